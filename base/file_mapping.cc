@@ -1,0 +1,66 @@
+#include "base/file_mapping.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace hexir {
+
+StatusOr<std::unique_ptr<FileMapping>> FileMapping::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFoundError("cannot open '", path, "': ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgumentError("'", path, "' is not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  void* data = nullptr;
+  if (size > 0) {
+    data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      return ResourceExhaustedError("cannot map '", path, "' (", size, " bytes): ", std::strerror(err));
+    }
+  }
+  ::close(fd);  // the mapping keeps the file alive
+  return std::unique_ptr<FileMapping>(new FileMapping(data, size));
+}
+
+FileMapping::~FileMapping() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return NotFoundError("cannot open '", path, "': ", std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return DataLossError("error reading '", path, "'");
+  return out;
+}
+
+Status WriteFileAtomically(const std::string& path, const void* data, size_t size) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return NotFoundError("cannot create '", tmp, "': ", std::strerror(errno));
+  bool ok = std::fwrite(data, 1, size, f) == size;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return InvalidArgumentError("cannot write '", path, "': ", std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace hexir

@@ -1,0 +1,37 @@
+// FileMapping: a read-only memory mapping of a whole file.
+//
+// Ownership: the mapping owns the mapped pages and unmaps them on destruction; bytes() is valid
+// for the mapping's lifetime. Thread safety: immutable after Open(); safe to share.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/span.h"
+#include "base/status.h"
+
+namespace hexir {
+
+class FileMapping {
+ public:
+  // Maps `path` read-only. An empty file maps to an empty span.
+  static StatusOr<std::unique_ptr<FileMapping>> Open(const std::string& path);
+  ~FileMapping();
+  FileMapping(const FileMapping&) = delete;
+  FileMapping& operator=(const FileMapping&) = delete;
+
+  ByteSpan bytes() const { return ByteSpan(static_cast<const unsigned char*>(data_), size_); }
+
+ private:
+  FileMapping(void* data, size_t size) : data_(data), size_(size) {}
+  void* data_;
+  size_t size_;
+};
+
+// Reads a whole file into memory (tools and tests; the runtime maps instead).
+StatusOr<std::string> ReadFileToString(const std::string& path);
+// Writes `size` bytes to `path` via a temporary file and rename, so a failed write leaves no
+// partial file behind.
+Status WriteFileAtomically(const std::string& path, const void* data, size_t size);
+
+}  // namespace hexir

@@ -1,0 +1,52 @@
+//===- HostCodegen.h - kernels to a host shared object ---------*- C++ -*-===//
+//
+// Host code generation in three steps, one file each:
+//   lowerKernelsToLLVMDialect  kernel func.func ops on tensors -> LLVM dialect (bare pointers)
+//   emitHostObject             LLVM IR with exported entry wrappers -> optimized PIC object
+//   linkSharedObject           object -> ELF shared object bytes (ld.lld, no libc needed)
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_CODEGEN_HOSTCODEGEN_H
+#define HEXIR_COMPILER_CODEGEN_HOSTCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::hexir {
+
+// One exported kernel entry: `void name(void* const* bindings, uint32_t wg_begin,
+// uint32_t wg_end)` with `arity` bindings (inputs, then outputs).
+struct KernelInfo {
+  std::string name;
+  unsigned arity = 0;
+};
+
+struct HostTargetOptions {
+  std::string cpu = "host";  // an LLVM CPU name, or "host" for this machine's CPU and features
+  std::string linkerPath;    // ld.lld
+};
+
+// Clones every kernel (func.func marked hexir.kernel) of `module` into a new module, in symbol
+// order, and lowers it to the LLVM dialect. `kernels` receives each kernel's name and arity.
+FailureOr<OwningOpRef<ModuleOp>> lowerKernelsToLLVMDialect(ModuleOp module,
+                                                           SmallVectorImpl<KernelInfo> &kernels);
+
+// Translates an LLVM-dialect kernel module to LLVM IR, adds the exported entry wrappers,
+// optimizes at O3 for the target CPU and emits a PIC object. Fails if the object needs any
+// external symbol other than memcpy/memset/memmove.
+FailureOr<std::vector<char>> emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
+                                            const HostTargetOptions &options);
+
+// Links a relocatable object into a shared object with ld.lld, in temporary files that are
+// always removed.
+FailureOr<std::vector<uint8_t>> linkSharedObject(ArrayRef<char> object, Location loc,
+                                                 const HostTargetOptions &options);
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_CODEGEN_HOSTCODEGEN_H

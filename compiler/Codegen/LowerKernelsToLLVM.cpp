@@ -1,0 +1,31 @@
+//===- LowerKernelsToLLVM.cpp - kernel functions to the LLVM dialect ------===//
+#include "Codegen/HostCodegen.h"
+
+#include "Dialect/HexirDialect.h"
+#include "Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelInfo> &kernels) {
+  OpBuilder b(module.getContext());
+  OwningOpRef<ModuleOp> kernelModule = ModuleOp::create(b, module.getLoc());
+  b.setInsertionPointToEnd(kernelModule->getBody());
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (!fn->hasAttr(kKernelAttrName))
+      continue;
+    auto clone = cast<func::FuncOp>(b.clone(*fn));
+    clone->removeAttr(kKernelAttrName);
+    clone.setPublic();
+    FunctionType type = fn.getFunctionType();
+    kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults()});
+  }
+  PassManager pm(module.getContext());
+  buildKernelToLLVMPipeline(pm);
+  if (failed(pm.run(*kernelModule)))
+    return module.emitError() << "lowering the kernels to LLVM failed (see the errors above)";
+  return kernelModule;
+}

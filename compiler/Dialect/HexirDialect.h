@@ -1,0 +1,24 @@
+//===- HexirDialect.h - the Hexir dialect and its ops ----------*- C++ -*-===//
+#ifndef HEXIR_COMPILER_DIALECT_HEXIRDIALECT_H
+#define HEXIR_COMPILER_DIALECT_HEXIRDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Dialect/HexirDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "Dialect/HexirOps.h.inc"
+
+namespace mlir::hexir {
+// Unit attribute on a func.func that is a kernel (an outlined dispatch), not a graph.
+inline constexpr llvm::StringLiteral kKernelAttrName = "hexir.kernel";
+// String attribute on an entry function's argument or result: its name in the signature.
+inline constexpr llvm::StringLiteral kNameAttrName = "hexir.name";
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_DIALECT_HEXIRDIALECT_H

@@ -1,0 +1,55 @@
+//===- HexirOps.td - the Hexir dialect ------------------------------------===//
+//
+// The graph-level dialect of Hexir: after dispatch formation, an entry function is a list of
+// hexir.call_tir ops over static tensors, constants and reshape views. Every call_tir names a
+// kernel function in destination-passing style: it reads its inputs and writes its results into
+// buffers the memory planner chose.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HEXIR_OPS_TD
+#define HEXIR_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Hexir_Dialect : Dialect {
+  let name = "hexir";
+  let cppNamespace = "::mlir::hexir";
+  let summary = "Hexir: kernel dispatches over statically planned memory";
+  let description = [{
+    The dialect in which Hexir expresses a graph after dispatch formation. Kernels are plain
+    `func.func` ops marked `hexir.kernel`; the graph calls them with `hexir.call_tir`.
+  }];
+}
+
+class Hexir_Op<string mnemonic, list<Trait> traits = []> :
+    Op<Hexir_Dialect, mnemonic, traits>;
+
+def Hexir_CallTirOp : Hexir_Op<"call_tir",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "dispatches a kernel function in destination-passing style";
+  let description = [{
+    Calls the kernel function `callee` with the tensor `inputs`. The results are the
+    destinations the kernel writes: at run time each result is a buffer chosen by the memory
+    planner (an arena slot, or the caller's output buffer), and the kernel receives the input
+    buffers followed by the result buffers. The callee is a `func.func` marked `hexir.kernel`
+    whose argument and result types equal the operand and result types. The kernel is pure: it
+    reads only its inputs and writes only its results, so a call_tir without uses can be erased.
+
+    Example:
+
+    ```mlir
+    %y = hexir.call_tir @main_dispatch_0_matmul(%x, %w)
+        : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+  }];
+}
+
+#endif // HEXIR_OPS_TD

@@ -1,0 +1,123 @@
+//===- Compile.cpp - the Hexir compiler as a library ----------------------===//
+#include "Driver/Compile.h"
+
+#include "Codegen/HostCodegen.h"
+#include "Driver/BuildExecutable.h"
+#include "Driver/Registration.h"
+#include "Transforms/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "base/file_mapping.h"
+#include "serializer/writer.h"
+
+using namespace mlir;
+
+namespace hexir::compiler {
+namespace {
+
+bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions &options,
+                    std::vector<uint8_t> &bytes) {
+  // Graph: verify, lower TOSA, form dispatches.
+  PassManager pm(&context);
+  if (options.printIRAfterAll) {
+    context.disableMultithreading();
+    pm.enableIRPrinting();
+  }
+  mlir::hexir::buildGraphPipeline(pm, options.entry);
+  if (failed(pm.run(module)))
+    return false;
+  if (!options.dumpGraphPath.empty()) {
+    std::string error;
+    auto out = openOutputFile(options.dumpGraphPath, &error);
+    if (!out) {
+      module.emitError() << "cannot write '" << options.dumpGraphPath << "': " << error;
+      return false;
+    }
+    module.print(out->os());
+    out->keep();
+  }
+
+  // Kernels: host shared object.
+  SmallVector<mlir::hexir::KernelInfo> kernels;
+  auto llvmModule = mlir::hexir::lowerKernelsToLLVMDialect(module, kernels);
+  if (failed(llvmModule))
+    return false;
+  mlir::hexir::HostTargetOptions target;
+  target.cpu = options.targetCpu;
+  target.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
+  auto object = mlir::hexir::emitHostObject(**llvmModule, kernels, target);
+  if (failed(object))
+    return false;
+  auto sharedObject = mlir::hexir::linkSharedObject(*object, module.getLoc(), target);
+  if (failed(sharedObject))
+    return false;
+
+  // Memory plan, commands and the file.
+  serializer::ExecutableSpec spec;
+  spec.producer = "hexir-compile 0.1.0";
+  serializer::KernelLibrary library;
+  library.kind = serializer::SectionKind::HostCode;
+  library.code = std::move(*sharedObject);
+  llvm::StringMap<unsigned> entryIndex;
+  for (const mlir::hexir::KernelInfo &k : kernels) {
+    entryIndex[k.name] = library.entries.size();
+    library.entries.push_back({k.name, k.arity});
+  }
+  spec.libraries.push_back(std::move(library));
+  auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
+  mlir::hexir::BuildExecutableOptions buildOptions;
+  buildOptions.verifyPlan = options.verifyPlan;
+  auto fn = mlir::hexir::buildFunction(entryFn, entryIndex, spec.constants, buildOptions);
+  if (failed(fn))
+    return false;
+  spec.functions.push_back(std::move(*fn));
+  bytes = serializer::WriteExecutable(spec);
+  return true;
+}
+
+} // namespace
+
+bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
+                    llvm::raw_ostream &diagnostics) {
+  DialectRegistry registry;
+  mlir::hexir::registerCompilerDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // Diagnostics point at the user's source; dumping the generic op form only adds noise.
+  context.printOpOnDiagnostic(false);
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnostics);
+  std::string error;
+  auto file = openInputFile(options.inputPath, &error);
+  if (!file) {
+    diagnostics << "error: cannot read '" << options.inputPath << "': " << error << "\n";
+    return false;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return false;
+  return runCompilation(context, *module, options, bytes);
+}
+
+bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics) {
+  std::vector<uint8_t> bytes;
+  if (!compileToBytes(options, bytes, diagnostics))
+    return false;
+  Status written = WriteFileAtomically(options.outputPath, bytes.data(), bytes.size());
+  if (!written.ok()) {
+    diagnostics << "error: " << written.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
+} // namespace hexir::compiler

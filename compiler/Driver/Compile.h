@@ -1,0 +1,40 @@
+//===- Compile.h - the Hexir compiler as a library --------------*- C++ -*-===//
+//
+// hexir-compile is a thin main over compileFile(). A compilation owns everything it creates
+// (MLIRContext, modules, LLVM context, TargetMachine, object buffers) and releases it before
+// returning. Diagnostics are printed to `diagnostics` with the input's locations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_DRIVER_COMPILE_H
+#define HEXIR_COMPILER_DRIVER_COMPILE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace hexir::compiler {
+
+struct CompileOptions {
+  std::string inputPath;   // a .mlir graph
+  std::string outputPath;  // the .hxb to write; nothing is written when compilation fails
+  std::string entry = "main";
+  std::string targetCpu = "host";
+  std::string linkerPath;  // empty: the ld.lld found at build time
+  bool verifyPlan = true;  // run the planner's independent verifier on the memory plan
+  bool printIRAfterAll = false;
+  std::string dumpGraphPath;  // if set, write the call_tir graph (.mlir) here
+};
+
+// Compiles a graph into executable bytes; false after printing diagnostics.
+bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
+                    llvm::raw_ostream &diagnostics);
+// compileToBytes, then writes options.outputPath atomically.
+bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics);
+
+} // namespace hexir::compiler
+
+#endif // HEXIR_COMPILER_DRIVER_COMPILE_H

@@ -1,0 +1,178 @@
+//===- OutlineDispatches.cpp - dispatch formation -------------------------===//
+//
+// Turns each tensor computation of a graph function into a kernel function and a
+// hexir.call_tir. One op per dispatch today; fusion will grow here by widening what
+// `collectClonedProducers` pulls into a kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_OUTLINEDISPATCHES
+#include "Transforms/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+namespace {
+
+bool isScalarConstant(Operation *op) {
+  auto c = dyn_cast_or_null<arith::ConstantOp>(op);
+  return c && c.getType().isIntOrIndexOrFloat();
+}
+
+// linalg.fill of a scalar constant into tensor.empty: an initializer, cheaper to recompute in
+// each consumer's kernel than to store.
+bool isInitFill(Operation *op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op);
+  return fill && isScalarConstant(fill.getInputs()[0].getDefiningOp()) &&
+         fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+}
+
+// Ops cloned into the kernels that use them rather than passed as operands.
+bool isCloneable(Operation *op) {
+  return op && (isa<tensor::EmptyOp>(op) || isScalarConstant(op) || isInitFill(op));
+}
+
+// Ops that compute a tensor and so run as a kernel.
+bool isComputeOp(Operation *op) {
+  return isa<linalg::LinalgDialect>(op->getDialect()) ||
+         isa<tensor::PadOp, tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(op);
+}
+
+// A compute op becomes a dispatch unless it is an init fill all of whose users are compute ops
+// (then each user's kernel recomputes it).
+bool isAnchor(Operation *op) {
+  if (!isComputeOp(op))
+    return false;
+  if (!isInitFill(op))
+    return true;
+  return !llvm::all_of(op->getUsers(), [](Operation *user) { return isComputeOp(user); });
+}
+
+// The values `op` reads: its operands and the values its regions capture from above.
+SmallVector<Value> readValues(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  llvm::SetVector<Value> captured;
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, captured);
+  values.append(captured.begin(), captured.end());
+  return values;
+}
+
+std::string sanitize(StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += llvm::isAlnum(c) ? c : '_';
+  return out;
+}
+
+struct OutlineDispatchesPass
+    : public mlir::hexir::impl::OutlineDispatchesBase<OutlineDispatchesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> graphs;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn->hasAttr(kKernelAttrName) && !fn.isDeclaration())
+        graphs.push_back(fn);
+    for (func::FuncOp graph : graphs)
+      if (failed(outline(graph, symbols)))
+        return signalPassFailure();
+  }
+
+  LogicalResult outline(func::FuncOp graph, SymbolTable &symbols) {
+    SmallVector<Operation *> anchors;
+    graph.walk([&](Operation *op) {
+      if (op->getParentOp() == graph && isAnchor(op))
+        anchors.push_back(op);
+    });
+    unsigned index = 0;
+    for (Operation *anchor : anchors) {
+      if (failed(outlineOne(graph, anchor, index++, symbols)))
+        return failure();
+    }
+    // Producers that were cloned into every consumer are now dead.
+    Block &body = graph.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (isCloneable(&op) && op.use_empty())
+        op.erase();
+    return success();
+  }
+
+  LogicalResult outlineOne(func::FuncOp graph, Operation *anchor, unsigned index,
+                           SymbolTable &symbols) {
+    // Walk producers: cloneable ones go into the kernel (in program order), others are inputs.
+    llvm::SetVector<Operation *> cloned;
+    llvm::SetVector<Value> inputs;
+    SmallVector<Value> worklist = readValues(anchor);
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (isCloneable(def)) {
+        if (cloned.insert(def))
+          llvm::append_range(worklist, readValues(def));
+      } else if (isa<TensorType>(v.getType())) {
+        inputs.insert(v);
+      } else {
+        return anchor->emitError() << "reads a non-tensor value of type " << v.getType()
+                                   << " from outside; Hexir can only pass tensors to kernels";
+      }
+    }
+    // Operands in first-use order for a stable kernel signature.
+    SmallVector<Value> orderedInputs;
+    llvm::SetVector<Value> seen;
+    std::function<void(Operation *)> collect = [&](Operation *op) {
+      for (Value v : readValues(op)) {
+        if (inputs.contains(v) && seen.insert(v))
+          orderedInputs.push_back(v);
+        else if (Operation *d = v.getDefiningOp(); d && cloned.contains(d))
+          collect(d);
+      }
+    };
+    collect(anchor);
+
+    // Kernels go at the end of the module, in dispatch order.
+    OpBuilder b = OpBuilder::atBlockEnd(graph->getParentOfType<ModuleOp>().getBody());
+    std::string name = (graph.getSymName() + "_dispatch_" + Twine(index) + "_" +
+                        sanitize(anchor->getName().stripDialect()))
+                           .str();
+    SmallVector<Type> inputTypes;
+    for (Value v : orderedInputs)
+      inputTypes.push_back(v.getType());
+    auto kernelType = b.getFunctionType(inputTypes, anchor->getResultTypes());
+    auto kernel = func::FuncOp::create(b, anchor->getLoc(), name, kernelType);
+    kernel->setAttr(kKernelAttrName, b.getUnitAttr());
+    for (unsigned i = 0; i < orderedInputs.size(); ++i)
+      kernel.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                        b.getBoolAttr(false));
+    symbols.insert(kernel); // renames on a clash
+
+    Block *entry = kernel.addEntryBlock();
+    OpBuilder kb = OpBuilder::atBlockBegin(entry);
+    IRMapping map;
+    for (auto [v, arg] : llvm::zip(orderedInputs, entry->getArguments()))
+      map.map(v, arg);
+    SmallVector<Operation *> clonedInOrder(cloned.begin(), cloned.end());
+    llvm::sort(clonedInOrder, [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+    for (Operation *op : clonedInOrder)
+      kb.clone(*op, map);
+    Operation *newAnchor = kb.clone(*anchor, map);
+    func::ReturnOp::create(kb, anchor->getLoc(), newAnchor->getResults());
+
+    OpBuilder gb(anchor);
+    auto call = CallTirOp::create(gb, anchor->getLoc(), anchor->getResultTypes(),
+                                  kernel.getSymName(), orderedInputs);
+    anchor->replaceAllUsesWith(call.getResults());
+    anchor->erase();
+    return success();
+  }
+};
+
+} // namespace

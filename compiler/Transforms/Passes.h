@@ -1,0 +1,37 @@
+//===- Passes.h - Hexir passes and pipelines -------------------*- C++ -*-===//
+#ifndef HEXIR_COMPILER_TRANSFORMS_PASSES_H
+#define HEXIR_COMPILER_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "Dialect/HexirDialect.h"
+
+namespace mlir::hexir {
+
+#define GEN_PASS_DECL
+#include "Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Transforms/Passes.h.inc"
+
+// tosa -> linalg/tensor/arith on tensors, then canonicalize (nested on func.func).
+void buildLowerTosaPipeline(OpPassManager &pm);
+// The graph pipeline: verify input, lower TOSA, form dispatches.
+void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry);
+// Kernel functions on tensors -> LLVM dialect with the bare-pointer ABI
+// `void kernel(ptr in0, ..., ptr out0, ...)`.
+void buildKernelToLLVMPipeline(OpPassManager &pm);
+// Registers the named pipelines for hexir-opt.
+void registerHexirPipelines();
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TRANSFORMS_PASSES_H

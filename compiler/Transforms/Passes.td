@@ -1,0 +1,77 @@
+//===- Passes.td - Hexir graph and kernel passes --------------------------===//
+
+#ifndef HEXIR_PASSES_TD
+#define HEXIR_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def VerifyInput : Pass<"hexir-verify-input", "mlir::ModuleOp"> {
+  let summary = "Checks that the entry function is a graph Hexir can compile";
+  let description = [{
+    Runs first, on the user's graph. The entry function must take and return statically shaped
+    ranked f32 tensors, and contain only supported operations (the TOSA subset listed in
+    docs/architecture.md, linalg ops on tensors, tensor.empty/pad/expand_shape/collapse_shape/
+    extract_slice/insert_slice/concat and arith.constant); every value must have a static
+    shape. Anything else is an error at the offending location saying what is wrong and what
+    to do. Other functions are errors too: Hexir compiles one graph function.
+
+    Before: `func.func @main(%x: tensor<?x4xf32>)` — after: error
+    "argument 0 of @main has type 'tensor<?x4xf32>' with a dynamic dimension; Hexir compiles
+    static shapes only: give every dimension a size".
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "Name of the function to compile">,
+  ];
+}
+
+def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
+  let summary = "Outlines every tensor computation into a kernel called by hexir.call_tir";
+  let description = [{
+    Dispatch formation. Every linalg op on tensors, and every tensor op that computes
+    (pad, extract_slice, insert_slice, concat), becomes a kernel function marked
+    `hexir.kernel` taking its tensor operands and returning its results, and is replaced in the
+    graph by `hexir.call_tir`. Cheap producers are cloned into the kernel instead of becoming
+    operands: tensor.empty, scalar constants and linalg.fill of a scalar constant into
+    tensor.empty (so an accumulator's zero-init is part of its matmul kernel). Tensor constants
+    stay in the graph (they become the constant pool) and reshapes stay as views.
+
+    Before:
+    ```mlir
+    %0 = tensor.empty() : tensor<4x16xf32>
+    %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<4x16xf32>) -> tensor<4x16xf32>
+    %2 = linalg.matmul ins(%x, %w : ...) outs(%1 : tensor<4x16xf32>) -> tensor<4x16xf32>
+    ```
+    After:
+    ```mlir
+    %2 = hexir.call_tir @main_dispatch_0_matmul(%x, %w) : (...) -> tensor<4x16xf32>
+    func.func private @main_dispatch_0_matmul(...) attributes {hexir.kernel} { fill; matmul }
+    ```
+    Kernel arguments are marked `bufferization.writable = false`: a kernel never writes its
+    inputs, which the runtime relies on to bind caller buffers without copies.
+  }];
+  let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::func::FuncDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
+def ApproximateMath : Pass<"hexir-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replaces transcendental math ops with inline polynomial approximations";
+  let description = [{
+    Kernels call no library (the host kernel ABI forbids libm), so math.exp, math.tanh,
+    math.erf, math.log and friends become arithmetic: MLIR's polynomial approximations, accurate
+    to a few ulp in f32.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def ExpandCopies : Pass<"hexir-expand-copies", "mlir::ModuleOp"> {
+  let summary = "Rewrites memref.copy into linalg.copy";
+  let description = [{
+    memref.copy between non-contiguous memrefs lowers to a call of the `memrefCopy` runtime
+    function, which a kernel library does not have. As linalg.copy it becomes plain loops.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+#endif // HEXIR_PASSES_TD

@@ -1,0 +1,80 @@
+//===- Pipelines.cpp - the pass pipelines of the Hexir compiler -----------===//
+#include "Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::hexir::buildLowerTosaPipeline(OpPassManager &pm) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  // Named ops first (conv, matmul, pooling) so the elementwise lowering does not see them.
+  fn.addPass(tosa::createTosaToLinalgNamed());
+  fn.addPass(tosa::createTosaToLinalg());
+  fn.addPass(createTosaToArithPass());
+  fn.addPass(createTosaToTensorPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry) {
+  // Reject what we cannot compile while locations still point at the user's ops.
+  VerifyInputOptions verify;
+  verify.entry = entry.str();
+  pm.addPass(createVerifyInput(verify));
+  buildLowerTosaPipeline(pm);
+  // Dispatch formation: one kernel per compute op, the graph becomes call_tir.
+  pm.addPass(createOutlineDispatches());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Tensors -> buffers; kernel arguments are read-only (marked by dispatch formation) and
+  // results become out-parameters: `void k(in..., out...)`. modify-public-functions: without
+  // it MLIR 22 leaves public kernels returning a malloc'd buffer.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Small temporaries (a pooling window) live on the stack; kernels never allocate.
+  pm.addNestedPass<func::FuncOp>(bufferization::createPromoteBuffersToStackPass());
+  pm.addPass(hexir::createExpandCopies());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(hexir::createApproximateMath());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::hexir::registerHexirPipelines() {
+  PassPipelineRegistration<>("hexir-lower-tosa",
+                             "Lowers TOSA to linalg, tensor and arith on tensors",
+                             buildLowerTosaPipeline);
+  PassPipelineRegistration<>("hexir-lower-kernels-to-llvm",
+                             "Lowers kernel functions on tensors to the LLVM dialect "
+                             "with the bare-pointer kernel ABI",
+                             buildKernelToLLVMPipeline);
+}

@@ -1,0 +1,191 @@
+//===- VerifyInput.cpp - reject graphs Hexir cannot compile ---------------===//
+//
+// The first pass on user input: everything downstream may then assume static f32 tensors and a
+// known set of ops. Each rejection is an error at the offending location that says why and
+// what to do; nothing downstream has to diagnose user input again.
+//
+//===----------------------------------------------------------------------===//
+#include "Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_VERIFYINPUT
+#include "Transforms/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+
+namespace {
+
+// The TOSA 1.0 ops Hexir compiles today.
+const llvm::StringSet<> &supportedTosaOps() {
+  static const llvm::StringSet<> ops = {
+      "tosa.const",       "tosa.const_shape", "tosa.add",        "tosa.sub",
+      "tosa.mul",         "tosa.matmul",      "tosa.clamp",      "tosa.reshape",
+      "tosa.transpose",   "tosa.conv2d",      "tosa.max_pool2d", "tosa.avg_pool2d",
+      "tosa.reduce_sum",  "tosa.reduce_max",  "tosa.exp",        "tosa.reciprocal",
+      "tosa.sigmoid",     "tosa.tanh"};
+  return ops;
+}
+
+const llvm::StringSet<> &supportedTensorOps() {
+  static const llvm::StringSet<> ops = {"tensor.empty",         "tensor.pad",
+                                        "tensor.expand_shape",  "tensor.collapse_shape",
+                                        "tensor.extract_slice", "tensor.insert_slice",
+                                        "tensor.concat"};
+  return ops;
+}
+
+std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+// Why `type` cannot be a tensor in a Hexir graph, or "" if it can. Integer constants are
+// allowed where TOSA wants them (the shift of tosa.mul, zero points), via `allowInteger`.
+std::string checkTensorType(Type type, bool allowInteger) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return "";
+  if (!shaped.hasRank())
+    return "is unranked; Hexir compiles ranked, statically shaped tensors only";
+  if (!shaped.hasStaticShape())
+    return "has a dynamic dimension; Hexir compiles static shapes only: give every dimension "
+           "a size";
+  Type element = shaped.getElementType();
+  if (element.isF32())
+    return "";
+  if (allowInteger && element.isSignlessInteger())
+    return "";
+  return "has element type " + typeString(element) +
+         ", which is not supported yet; Hexir compiles f32 tensors";
+}
+
+struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPass> {
+  using VerifyInputBase::VerifyInputBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp entryFn = module.lookupSymbol<func::FuncOp>(entry);
+    if (!entryFn) {
+      std::string names;
+      for (auto fn : module.getOps<func::FuncOp>())
+        names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
+      module.emitError() << "no entry function @" << entry << " in the input"
+                         << (names.empty() ? "" : " (it has " + names + ")")
+                         << "; name the function to compile with --entry NAME";
+      return signalPassFailure();
+    }
+    bool failed = false;
+    for (Operation &op : module.getBody()->getOperations()) {
+      auto fn = dyn_cast<func::FuncOp>(op);
+      if (!fn) {
+        op.emitError() << "unsupported top-level operation '" << op.getName()
+                       << "'; a Hexir input module holds func.func ops only";
+        failed = true;
+      } else if (fn != entryFn && !fn.isDeclaration()) {
+        fn.emitError() << "function @" << fn.getSymName() << " is not the entry @" << entry
+                       << "; Hexir compiles one function: pass --entry " << fn.getSymName()
+                       << " to compile it instead, or remove it";
+        failed = true;
+      }
+    }
+    if (entryFn.isDeclaration()) {
+      entryFn.emitError() << "entry function @" << entry << " has no body";
+      return signalPassFailure();
+    }
+    if (!entryFn.getBody().hasOneBlock()) {
+      entryFn.emitError() << "entry function @" << entry
+                          << " has control flow (several blocks); Hexir compiles straight-line graphs";
+      return signalPassFailure();
+    }
+
+    FunctionType type = entryFn.getFunctionType();
+    for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
+      std::string why = isa<RankedTensorType, UnrankedTensorType>(argType)
+                            ? checkTensorType(argType, /*allowInteger=*/false)
+                            : "is not a tensor; inputs must be tensors";
+      if (!why.empty()) {
+        emitError(entryFn.getArgument(i).getLoc())
+            << "argument " << i << " of @" << entry << " has type " << argType << " which " << why;
+        failed = true;
+      }
+    }
+    for (auto [i, resType] : llvm::enumerate(type.getResults())) {
+      std::string why = isa<RankedTensorType, UnrankedTensorType>(resType)
+                            ? checkTensorType(resType, /*allowInteger=*/false)
+                            : "is not a tensor; results must be tensors";
+      if (!why.empty()) {
+        entryFn.emitError() << "result " << i << " of @" << entry << " has type " << resType
+                            << " which " << why;
+        failed = true;
+      }
+    }
+
+    for (Operation &op : entryFn.getBody().front()) {
+      if (!verifyTopLevelOp(op))
+        failed = true;
+    }
+    if (failed)
+      signalPassFailure();
+  }
+
+  bool verifyTopLevelOp(Operation &op) {
+    StringRef name = op.getName().getStringRef();
+    StringRef dialect = op.getName().getDialectNamespace();
+    bool supported = supportedTosaOps().contains(name) || supportedTensorOps().contains(name) ||
+                     dialect == "linalg" || isa<arith::ConstantOp, func::ReturnOp>(op);
+    if (!supported) {
+      InFlightDiagnostic diag = op.emitError() << "unsupported operation '" << name << "'";
+      if (dialect == "tosa")
+        diag << "; supported TOSA ops: const, const_shape, add, sub, mul, matmul, clamp, "
+                "reshape, transpose, conv2d, max_pool2d, avg_pool2d, reduce_sum, reduce_max, "
+                "exp, reciprocal, sigmoid, tanh";
+      else if (isa<func::CallOp>(op))
+        diag << "; Hexir compiles one function: inline the callee first";
+      else
+        diag << "; Hexir accepts TOSA, linalg-on-tensors and the tensor ops listed in "
+                "docs/architecture.md";
+      return false;
+    }
+    bool isConstant = isa<tosa::ConstOp, arith::ConstantOp>(op);
+    bool ok = true;
+    for (auto [i, result] : llvm::enumerate(op.getResults())) {
+      if (isa<tosa::shapeType>(result.getType()))
+        continue;
+      if (!isConstant && !isa<ShapedType>(result.getType()) && !result.getType().isIntOrIndexOrFloat()) {
+        op.emitError() << "result " << i << " of '" << name << "' has type " << result.getType()
+                       << ", which Hexir cannot compile";
+        ok = false;
+        continue;
+      }
+      std::string why = checkTensorType(result.getType(), /*allowInteger=*/isConstant);
+      if (!why.empty()) {
+        op.emitError() << "result " << i << " of '" << name << "' has type " << result.getType()
+                       << " which " << why;
+        ok = false;
+      }
+    }
+    // Bodies of linalg ops and tensor.pad hold scalar code; it must be lowerable to plain
+    // arithmetic (no calls, no memory effects beyond the op itself).
+    op.walk([&](Operation *nested) {
+      if (nested == &op)
+        return;
+      StringRef d = nested->getName().getDialectNamespace();
+      if (d != "arith" && d != "math" && d != "linalg" && d != "tensor") {
+        nested->emitError() << "unsupported operation '" << nested->getName()
+                            << "' inside '" << name
+                            << "'; kernel bodies may use arith and math ops only";
+        ok = false;
+      }
+    });
+    return ok;
+  }
+};
+
+} // namespace

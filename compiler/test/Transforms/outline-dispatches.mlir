@@ -1,0 +1,75 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches | FileCheck %s
+
+// A matmul with a zero-filled accumulator: the fill and tensor.empty are cloned into the
+// kernel, the weights constant stays in the graph and becomes an operand.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<8x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[Y:.*]] = hexir.call_tir @main_dispatch_0_matmul(%[[X]], %[[W]]) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+// CHECK: return %[[Y]]
+// CHECK: func.func @main_dispatch_0_matmul(%[[A:.*]]: tensor<4x8xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<8x16xf32> {bufferization.writable = false}) -> tensor<4x16xf32> attributes {hexir.kernel}
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<4x16xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[F]] : tensor<4x16xf32>)
+// CHECK: return %[[M]]
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %w = arith.constant dense<0.5> : tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%acc : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// A chain: pad then a generic using a captured scalar. Each compute op is its own dispatch;
+// the reshape stays in the graph as a view; the scalar constant is cloned into the kernel.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[P:.*]] = hexir.call_tir @main_dispatch_0_pad(%arg0) : (tensor<2x2xf32>) -> tensor<4x4xf32>
+// CHECK: %[[G:.*]] = hexir.call_tir @main_dispatch_1_generic(%[[P]]) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[V:.*]] = tensor.collapse_shape %[[G]]
+// CHECK: return %[[V]]
+// CHECK: func.func @main_dispatch_0_pad
+// CHECK: arith.constant 0.000000e+00 : f32
+// CHECK: tensor.pad
+// CHECK: func.func @main_dispatch_1_generic
+// CHECK: %[[C:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK: linalg.generic
+// CHECK: arith.mulf %{{.*}}, %[[C]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<2x2xf32>) -> tensor<16xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %c3 = arith.constant 3.0 : f32
+  %p = tensor.pad %x low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c0 : f32
+  } : tensor<2x2xf32> to tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %c3 : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %v = tensor.collapse_shape %g [[0, 1]] : tensor<4x4xf32> into tensor<16xf32>
+  return %v : tensor<16xf32>
+}
+
+// -----
+
+// A fill that is returned is a dispatch of its own, and a tensor operand used twice is
+// passed once.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[F:.*]] = hexir.call_tir @main_dispatch_0_fill() : () -> tensor<3xf32>
+// CHECK: %[[A:.*]] = hexir.call_tir @main_dispatch_1_add(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK: return %[[F]], %[[A]]
+func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %e2 = tensor.empty() : tensor<3xf32>
+  %a = linalg.add ins(%x, %x : tensor<3xf32>, tensor<3xf32>) outs(%e2 : tensor<3xf32>) -> tensor<3xf32>
+  return %f, %a : tensor<3xf32>, tensor<3xf32>
+}

@@ -1,0 +1,72 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-verify-input -verify-diagnostics | FileCheck %s
+
+// A supported graph passes unchanged.
+// CHECK-LABEL: func.func @main(
+// CHECK: tosa.add
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = tosa.add %x, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// expected-error @+2 {{argument 0 of @main has type 'tensor<?x3xf32>' which has a dynamic dimension; Hexir compiles static shapes only}}
+// expected-error @+1 {{result 0 of @main has type 'tensor<?x3xf32>' which has a dynamic dimension}}
+func.func @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  return %x : tensor<?x3xf32>
+}
+
+// -----
+
+// expected-error @+2 {{argument 0 of @main has type 'tensor<2x3xf16>' which has element type f16, which is not supported yet}}
+// expected-error @+1 {{result 0 of @main has type 'tensor<2x3xf16>' which has element type f16}}
+func.func @main(%x: tensor<2x3xf16>) -> tensor<2x3xf16> {
+  return %x : tensor<2x3xf16>
+}
+
+// -----
+
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{unsupported operation 'tosa.sin'; supported TOSA ops: const}}
+  %y = tosa.sin %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xi32> {
+  // expected-error @+1 {{unsupported operation 'tosa.cast'}}
+  %y = tosa.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  // expected-error @-3 {{result 0 of @main has type 'tensor<2x3xi32>' which has element type i32}}
+  return %y : tensor<2x3xi32>
+}
+
+// -----
+
+// expected-error @+1 {{no entry function @main in the input (it has @other); name the function to compile with --entry NAME}}
+module {
+  func.func @other(%x: tensor<2xf32>) -> tensor<2xf32> {
+    return %x : tensor<2xf32>
+  }
+}
+
+// -----
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+// expected-error @+1 {{function @helper is not the entry @main; Hexir compiles one function: pass --entry helper to compile it instead, or remove it}}
+func.func @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant 0.0 : f64
+  // expected-error @+1 {{result 0 of 'tensor.empty' has type 'tensor<4xf64>' which has element type f64}}
+  %e = tensor.empty() : tensor<4xf64>
+  // expected-error @+1 {{result 0 of 'linalg.fill' has type 'tensor<4xf64>' which has element type f64}}
+  %z = linalg.fill ins(%c : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  return %x : tensor<4xf32>
+}

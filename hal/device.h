@@ -1,0 +1,55 @@
+// hal::Device: one compute device (the host CPU, a CUDA GPU) seen through the few operations
+// the VM needs: allocate device memory, load executables, dispatch kernels, fill and copy.
+//
+// Device memory is addressed by DevicePtr; on the host it is an ordinary pointer. Operations
+// are issued in order; Synchronize() waits for all of them (a no-op on the host, whose
+// operations complete before they return).
+//
+// Ownership: buffers from Allocate must be returned with Free before the device is destroyed.
+// Thread safety: Allocate/Free/LoadExecutable are thread-safe; Dispatch/Fill/Copy may be called
+// from several threads on disjoint memory.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/span.h"
+#include "base/status.h"
+#include "hal/executable.h"
+
+namespace hexir::hal {
+
+using DevicePtr = void*;
+
+struct Workgroups {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t total() const { return uint64_t{x} * y * z; }
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  // "host", "cuda:0", ...
+  virtual std::string name() const = 0;
+
+  // Device memory of `bytes` bytes aligned to `alignment` (a power of two).
+  virtual StatusOr<DevicePtr> Allocate(uint64_t bytes, uint64_t alignment) = 0;
+  virtual void Free(DevicePtr ptr) = 0;
+
+  // Loads kernels from `code` and resolves `entry_names`; NOT_FOUND names a missing entry.
+  virtual StatusOr<std::unique_ptr<Executable>> LoadExecutable(
+      ExecutableFormat format, ByteSpan code, const std::vector<std::string>& entry_names) = 0;
+
+  // Runs entry `entry` of `executable` over `workgroups` with `bindings` (device pointers).
+  virtual Status Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
+                          Span<const DevicePtr> bindings) = 0;
+  // Fills `length` bytes at `target` with a repeating `pattern_length`-byte pattern.
+  virtual Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) = 0;
+  virtual Status Copy(DevicePtr target, const void* source, uint64_t length) = 0;
+  virtual Status Synchronize() = 0;
+};
+
+}  // namespace hexir::hal

@@ -1,0 +1,64 @@
+#include "hal/host/host_device.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/alignment.h"
+#include "hal/host/host_executable.h"
+
+namespace hexir::hal {
+namespace {
+
+class HostDevice final : public Device {
+ public:
+  std::string name() const override { return "host"; }
+
+  StatusOr<DevicePtr> Allocate(uint64_t bytes, uint64_t alignment) override {
+    if (!IsPowerOfTwo(alignment)) return InvalidArgumentError("alignment ", alignment, " is not a power of two");
+    alignment = alignment < sizeof(void*) ? sizeof(void*) : alignment;
+    void* p = std::aligned_alloc(alignment, AlignUp(bytes == 0 ? 1 : bytes, alignment));
+    if (p == nullptr) return ResourceExhaustedError("host allocation of ", bytes, " bytes failed");
+    return p;
+  }
+
+  void Free(DevicePtr ptr) override { std::free(ptr); }
+
+  StatusOr<std::unique_ptr<Executable>> LoadExecutable(
+      ExecutableFormat format, ByteSpan code, const std::vector<std::string>& entry_names) override {
+    if (format != ExecutableFormat::kHostElf)
+      return InvalidArgumentError("the host device runs host ELF kernels, not this format");
+    HEXIR_ASSIGN_OR_RETURN(auto exe, HostExecutable::Load(code, entry_names));
+    return std::unique_ptr<Executable>(std::move(exe));
+  }
+
+  Status Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
+                  Span<const DevicePtr> bindings) override {
+    // Only host executables reach a host device (LoadExecutable made them).
+    const auto& host = static_cast<const HostExecutable&>(executable);
+    host.entry(entry)(bindings.data(), 0, static_cast<uint32_t>(workgroups.total()));
+    return Status::Ok();
+  }
+
+  Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) override {
+    auto* dst = static_cast<unsigned char*>(target);
+    if (pattern_length == 1) {
+      std::memset(dst, static_cast<int>(pattern & 0xff), length);
+      return Status::Ok();
+    }
+    for (uint64_t i = 0; i < length; i += pattern_length) std::memcpy(dst + i, &pattern, pattern_length);
+    return Status::Ok();
+  }
+
+  Status Copy(DevicePtr target, const void* source, uint64_t length) override {
+    std::memmove(target, source, length);
+    return Status::Ok();
+  }
+
+  Status Synchronize() override { return Status::Ok(); }
+};
+
+}  // namespace
+
+std::unique_ptr<Device> CreateHostDevice() { return std::make_unique<HostDevice>(); }
+
+}  // namespace hexir::hal

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Hexir needs, only those that are missing.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ pkg-config
+  llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 llvm-22-tools clang-22
+  flatbuffers-compiler libflatbuffers-dev catch2 libxxhash-dev
+  python3 python3-numpy binutils
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+# Try without refreshing the index first (fast); refresh once if that fails.
+$SUDO apt-get install -y --no-install-recommends "${missing[@]}" ||
+  { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; }

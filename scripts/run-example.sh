@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# README command one: installs what is missing, builds, compiles the bundled example and runs it.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${HEXIR_BUILD_DIR:-$root/build}"
+"$root/scripts/install-deps.sh"
+"$root/scripts/build.sh"
+"$root/examples/run_example.sh" "$build"

@@ -1,0 +1,89 @@
+// ExecutableSpec: everything the compiler hands the writer, as plain C++ values (no MLIR, no
+// flatbuffers). The writer lays it out as a .hxb file (writer.h).
+// Thread safety: plain values.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "serializer/executable_generated.h"
+
+namespace hexir::serializer {
+
+using fb::ElementType;
+using fb::MemorySpace;
+using fb::SectionKind;
+
+struct TensorSignature {
+  std::string name;
+  ElementType element_type = ElementType::F32;
+  std::vector<int64_t> shape;
+};
+
+struct Slot {
+  MemorySpace space = MemorySpace::Arena;
+  uint32_t index = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+struct AllocCommand {
+  MemorySpace space = MemorySpace::Arena;
+  uint64_t bytes = 0;
+  uint32_t alignment = 64;
+};
+struct FillCommand {
+  Slot target;
+  uint64_t pattern = 0;
+  uint8_t pattern_length = 4;
+};
+struct DispatchCommand {
+  uint32_t library = 0;
+  uint32_t entry = 0;
+  std::array<uint32_t, 3> workgroups = {1, 1, 1};
+  std::vector<Slot> bindings;  // inputs, then outputs
+  uint32_t num_inputs = 0;
+  std::vector<int32_t> aliases;  // per output: the input written in place, or -1
+};
+struct CopyCommand {
+  Slot source;
+  Slot target;
+};
+using Command = std::variant<AllocCommand, FillCommand, DispatchCommand, CopyCommand>;
+
+struct Function {
+  std::string name;
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+  uint64_t arena_bytes = 0;
+  uint32_t arena_alignment = 64;
+  std::vector<Command> commands;
+};
+
+struct KernelEntry {
+  std::string name;
+  uint32_t arity = 0;
+};
+
+struct KernelLibrary {
+  SectionKind kind = SectionKind::HostCode;
+  std::vector<uint8_t> code;
+  std::vector<KernelEntry> entries;
+};
+
+struct ExecutableSpec {
+  std::string producer;
+  std::vector<KernelLibrary> libraries;
+  std::vector<uint8_t> constants;  // the constant pool; Constant slots index into it
+  std::vector<Function> functions;
+};
+
+// Bytes per element; 0 for an unknown type.
+uint64_t ElementTypeSize(ElementType type);
+// "f32", "i64", ...
+const char* ElementTypeName(ElementType type);
+
+}  // namespace hexir::serializer

@@ -1,0 +1,34 @@
+// Constants and the fixed-size header of the .hxb container, shared by writer and reader.
+#pragma once
+
+#include <cstdint>
+#include <cstddef>
+
+namespace hexir::serializer {
+
+inline constexpr char kMagic[8] = {'H', 'E', 'X', 'I', 'R', 'X', 'B', '\0'};
+// Bumped on any incompatible change of the layout or of executable.fbs.
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kHeaderSize = 64;
+inline constexpr uint64_t kSectionAlignment = 64;
+inline constexpr uint64_t kConstantsAlignment = 4096;
+
+// The first 64 bytes of every .hxb file. Little-endian, written field by field.
+struct FileHeader {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t header_size;  // kHeaderSize
+  uint64_t metadata_offset;
+  uint64_t metadata_length;
+  uint64_t metadata_checksum;  // XXH3-64 of the flatbuffer
+  uint64_t file_length;
+  uint64_t header_checksum;  // XXH3-64 of the 48 bytes before this field
+  uint8_t reserved[8];
+};
+static_assert(sizeof(FileHeader) == kHeaderSize, "FileHeader must be 64 bytes");
+static_assert(offsetof(FileHeader, header_checksum) == 48, "checksum covers 48 bytes");
+
+// XXH3-64 over `size` bytes (the checksum of every section and of the metadata).
+uint64_t Checksum(const void* data, size_t size);
+
+}  // namespace hexir::serializer

@@ -1,0 +1,258 @@
+#include "serializer/reader.h"
+
+#include <cstring>
+
+#include "base/alignment.h"
+#include "serializer/executable_spec.h"
+#include "serializer/file_format.h"
+
+namespace hexir::serializer {
+namespace {
+
+// Largest tensor we accept: keeps byte-size arithmetic far from overflow.
+constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 48;
+
+uint64_t ReadLE(const unsigned char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
+  return v;
+}
+
+bool ValidElementType(fb::ElementType t) {
+  return t >= fb::ElementType::MIN && t <= fb::ElementType::MAX;
+}
+
+StatusOr<uint64_t> CheckedTensorBytes(const fb::TensorSignature& sig, const char* what) {
+  if (!ValidElementType(sig.element_type()))
+    return DataLossError(what, " '", sig.name()->str(), "' has unknown element type ",
+                         static_cast<int>(sig.element_type()));
+  uint64_t bytes = ElementTypeSize(sig.element_type());
+  for (int64_t d : *sig.shape()) {
+    if (d < 0 || (d != 0 && bytes > kMaxTensorBytes / static_cast<uint64_t>(d)))
+      return DataLossError(what, " '", sig.name()->str(), "' has an invalid dimension ", d);
+    bytes *= static_cast<uint64_t>(d);
+  }
+  return bytes;
+}
+
+class FunctionChecker {
+ public:
+  FunctionChecker(const fb::Executable& exe, const fb::Function& fn, uint64_t constant_bytes)
+      : exe_(exe), fn_(fn), constant_bytes_(constant_bytes) {}
+
+  Status Check() {
+    const std::string name = fn_.name()->str();
+    if (!IsPowerOfTwo(fn_.arena_alignment()) || fn_.arena_alignment() > 4096)
+      return DataLossError("function '", name, "': arena alignment ", fn_.arena_alignment(),
+                           " is not a power of two up to 4096");
+    for (const auto* sig : *fn_.inputs()) {
+      HEXIR_ASSIGN_OR_RETURN(uint64_t bytes, CheckedTensorBytes(*sig, "input"));
+      input_bytes_.push_back(bytes);
+    }
+    for (const auto* sig : *fn_.outputs()) {
+      HEXIR_ASSIGN_OR_RETURN(uint64_t bytes, CheckedTensorBytes(*sig, "output"));
+      output_bytes_.push_back(bytes);
+    }
+    uint32_t i = 0;
+    for (const fb::Command* cmd : *fn_.commands()) {
+      Status s = CheckCommand(*cmd);
+      if (!s.ok()) return DataLossError("function '", name, "' command ", i, ": ", s.message());
+      ++i;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status CheckSlot(const fb::Slot& s, bool written) {
+    uint64_t limit = 0;
+    switch (s.space()) {
+      case fb::MemorySpace::Arena: limit = fn_.arena_bytes(); break;
+      case fb::MemorySpace::Constant:
+        if (written) return DataLossError("writes into the constant pool");
+        limit = constant_bytes_;
+        break;
+      case fb::MemorySpace::Input:
+        if (written) return DataLossError("writes into input ", s.index());
+        if (s.index() >= input_bytes_.size())
+          return DataLossError("input index ", s.index(), " out of range (", input_bytes_.size(), " inputs)");
+        limit = input_bytes_[s.index()];
+        break;
+      case fb::MemorySpace::Output:
+        if (s.index() >= output_bytes_.size())
+          return DataLossError("output index ", s.index(), " out of range (", output_bytes_.size(), " outputs)");
+        limit = output_bytes_[s.index()];
+        break;
+      default:
+        return DataLossError("unknown memory space ", static_cast<int>(s.space()));
+    }
+    if (s.space() != fb::MemorySpace::Input && s.space() != fb::MemorySpace::Output && s.index() != 0)
+      return DataLossError("slot index ", s.index(), " set for a space without indices");
+    if (!RangeWithin(s.offset(), s.length(), limit))
+      return DataLossError("slot [", s.offset(), ", +", s.length(), ") exceeds its space of ", limit,
+                           " bytes");
+    return Status::Ok();
+  }
+
+  Status CheckCommand(const fb::Command& cmd) {
+    switch (cmd.op_type()) {
+      case fb::CommandOp::AllocCommand: {
+        const auto* a = cmd.op_as_AllocCommand();
+        if (a->space() != fb::MemorySpace::Arena || a->bytes() != fn_.arena_bytes())
+          return DataLossError("ALLOC of ", a->bytes(), " bytes does not match the arena of ",
+                               fn_.arena_bytes(), " bytes");
+        return Status::Ok();
+      }
+      case fb::CommandOp::FillCommand: {
+        const auto* f = cmd.op_as_FillCommand();
+        uint8_t n = f->pattern_length();
+        if (n != 1 && n != 2 && n != 4 && n != 8)
+          return DataLossError("FILL pattern length ", int{n}, " is not 1, 2, 4 or 8");
+        if (f->target()->length() % n != 0 || f->target()->offset() % n != 0)
+          return DataLossError("FILL target is not a multiple of its pattern length ", int{n});
+        return CheckSlot(*f->target(), /*written=*/true);
+      }
+      case fb::CommandOp::CopyCommand: {
+        const auto* c = cmd.op_as_CopyCommand();
+        if (c->source()->length() != c->target()->length())
+          return DataLossError("COPY of ", c->source()->length(), " bytes into ",
+                               c->target()->length(), " bytes");
+        HEXIR_RETURN_IF_ERROR(CheckSlot(*c->source(), false));
+        return CheckSlot(*c->target(), true);
+      }
+      case fb::CommandOp::DispatchCommand: {
+        const auto* d = cmd.op_as_DispatchCommand();
+        if (d->library() >= exe_.libraries()->size())
+          return DataLossError("DISPATCH library ", d->library(), " out of range");
+        const auto* entries = exe_.libraries()->Get(d->library())->entries();
+        if (d->entry() >= entries->size())
+          return DataLossError("DISPATCH entry ", d->entry(), " out of range (", entries->size(), " entries)");
+        const auto* entry = entries->Get(d->entry());
+        if (d->bindings()->size() != entry->arity())
+          return DataLossError("DISPATCH of '", entry->name()->str(), "' has ", d->bindings()->size(),
+                               " bindings; the kernel takes ", entry->arity());
+        if (d->num_inputs() > d->bindings()->size())
+          return DataLossError("DISPATCH has more inputs than bindings");
+        if (d->workgroups()->size() != 3)
+          return DataLossError("DISPATCH workgroup count must have 3 dimensions");
+        for (uint32_t w : *d->workgroups())
+          if (w == 0) return DataLossError("DISPATCH workgroup count of zero");
+        uint32_t num_outputs = d->bindings()->size() - d->num_inputs();
+        if (d->aliases() != nullptr) {
+          if (d->aliases()->size() != num_outputs)
+            return DataLossError("DISPATCH has ", d->aliases()->size(), " alias entries for ",
+                                 num_outputs, " outputs");
+          for (int32_t a : *d->aliases())
+            if (a < -1 || a >= static_cast<int32_t>(d->num_inputs()))
+              return DataLossError("DISPATCH alias ", a, " is not an input index");
+        }
+        for (uint32_t b = 0; b < d->bindings()->size(); ++b)
+          HEXIR_RETURN_IF_ERROR(CheckSlot(*d->bindings()->Get(b), b >= d->num_inputs()));
+        return Status::Ok();
+      }
+      default:
+        return DataLossError("unknown command type ", static_cast<int>(cmd.op_type()));
+    }
+  }
+
+  const fb::Executable& exe_;
+  const fb::Function& fn_;
+  uint64_t constant_bytes_;
+  std::vector<uint64_t> input_bytes_, output_bytes_;
+};
+
+}  // namespace
+
+uint64_t ExecutableView::TensorBytes(const fb::TensorSignature& sig) {
+  uint64_t bytes = ElementTypeSize(sig.element_type());
+  for (int64_t d : *sig.shape()) bytes *= static_cast<uint64_t>(d);
+  return bytes;
+}
+
+StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& options) {
+  if (file.size() < kHeaderSize)
+    return DataLossError("file is ", file.size(), " bytes, shorter than the ", kHeaderSize,
+                         "-byte header: not a Hexir executable or truncated");
+  if (!IsPointerAligned(file.data(), 8))
+    return InvalidArgumentError("executable bytes must be 8-byte aligned in memory");
+  const unsigned char* h = file.data();
+  if (std::memcmp(h, kMagic, sizeof(kMagic)) != 0)
+    return DataLossError("bad magic: not a Hexir executable (.hxb)");
+  uint32_t version = static_cast<uint32_t>(ReadLE(h + offsetof(FileHeader, format_version), 4));
+  if (version != kFormatVersion)
+    return UnimplementedError("format version ", version, " is not supported (this runtime reads version ",
+                              kFormatVersion, "); recompile the model");
+  uint64_t header_sum = ReadLE(h + offsetof(FileHeader, header_checksum), 8);
+  if (header_sum != Checksum(h, offsetof(FileHeader, header_checksum)))
+    return DataLossError("header checksum mismatch: the file is corrupt");
+  for (size_t i = offsetof(FileHeader, reserved); i < kHeaderSize; ++i)
+    if (h[i] != 0) return DataLossError("reserved header byte ", i, " is not zero: the file is corrupt");
+  uint64_t file_length = ReadLE(h + offsetof(FileHeader, file_length), 8);
+  if (file_length != file.size())
+    return DataLossError("file is ", file.size(), " bytes but its header says ", file_length,
+                         ": truncated or padded");
+  uint64_t meta_off = ReadLE(h + offsetof(FileHeader, metadata_offset), 8);
+  uint64_t meta_len = ReadLE(h + offsetof(FileHeader, metadata_length), 8);
+  if (meta_off < kHeaderSize || !IsAligned(meta_off, 8) || !RangeWithin(meta_off, meta_len, file.size()))
+    return DataLossError("metadata range [", meta_off, ", +", meta_len, ") is invalid for a ",
+                         file.size(), "-byte file");
+  const unsigned char* meta = h + meta_off;
+  if (ReadLE(h + offsetof(FileHeader, metadata_checksum), 8) != Checksum(meta, meta_len))
+    return DataLossError("metadata checksum mismatch: the file is corrupt");
+  flatbuffers::Verifier verifier(meta, meta_len);
+  if (!fb::VerifyExecutableBuffer(verifier))
+    return DataLossError("metadata failed flatbuffer verification");
+  const fb::Executable* root = fb::GetExecutable(meta);
+  if (root->format_version() != kFormatVersion)
+    return DataLossError("metadata format version ", root->format_version(), " disagrees with header ",
+                         kFormatVersion);
+
+  ExecutableView view(file, root);
+  const auto* sections = root->sections();
+  for (uint32_t i = 0; i < sections->size(); ++i) {
+    const fb::SectionRef* s = sections->Get(i);
+    bool is_constants = s->kind() == fb::SectionKind::Constants;
+    uint64_t align = is_constants ? kConstantsAlignment : kSectionAlignment;
+    if (s->offset() < meta_off + meta_len || !IsAligned(s->offset(), align) ||
+        !RangeWithin(s->offset(), s->length(), file.size()))
+      return DataLossError("section ", i, " [", s->offset(), ", +", s->length(),
+                           ") is out of range or misaligned in a ", file.size(), "-byte file");
+    if (!is_constants || options.verify_constants) {
+      if (Checksum(h + s->offset(), s->length()) != s->checksum())
+        return DataLossError("section ", i, " (", fb::EnumNameSectionKind(s->kind()),
+                             ") checksum mismatch: the file is corrupt");
+    }
+  }
+  int32_t cs = root->constants_section();
+  if (cs != -1 && (cs < 0 || static_cast<uint32_t>(cs) >= sections->size() ||
+                   sections->Get(cs)->kind() != fb::SectionKind::Constants))
+    return DataLossError("constants section index ", cs, " is invalid");
+  for (uint32_t i = 0; i < root->libraries()->size(); ++i) {
+    const fb::KernelLibrary* lib = root->libraries()->Get(i);
+    if (lib->section() >= sections->size() ||
+        sections->Get(lib->section())->kind() == fb::SectionKind::Constants)
+      return DataLossError("kernel library ", i, " names section ", lib->section(),
+                           ", which is not a code section");
+  }
+  uint64_t constant_bytes = view.constants().size();
+  for (const fb::Function* fn : *root->functions())
+    HEXIR_RETURN_IF_ERROR(FunctionChecker(*root, *fn, constant_bytes).Check());
+  return view;
+}
+
+ByteSpan ExecutableView::section(uint32_t index) const {
+  const fb::SectionRef* s = root_->sections()->Get(index);
+  return file_.subspan(s->offset(), s->length());
+}
+
+ByteSpan ExecutableView::constants() const {
+  int32_t cs = root_->constants_section();
+  return cs < 0 ? ByteSpan() : section(static_cast<uint32_t>(cs));
+}
+
+const fb::Function* ExecutableView::FindFunction(const std::string& name) const {
+  for (const fb::Function* fn : *root_->functions())
+    if (fn->name()->str() == name) return fn;
+  return nullptr;
+}
+
+}  // namespace hexir::serializer

@@ -1,0 +1,164 @@
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <random>
+
+#include "base/alignment.h"
+#include "serializer/file_format.h"
+#include "serializer/reader.h"
+#include "serializer/writer.h"
+
+namespace hexir::serializer {
+namespace {
+
+// A 8-byte aligned copy of a file image (the reader needs aligned bytes).
+struct Image {
+  explicit Image(const std::vector<uint8_t>& bytes) : words((bytes.size() + 7) / 8), size(bytes.size()) {
+    std::memcpy(words.data(), bytes.data(), bytes.size());
+  }
+  ByteSpan span() const { return ByteSpan(reinterpret_cast<const unsigned char*>(words.data()), size); }
+  unsigned char* data() { return reinterpret_cast<unsigned char*>(words.data()); }
+  std::vector<uint64_t> words;
+  size_t size;
+};
+
+ExecutableSpec SampleSpec() {
+  ExecutableSpec spec;
+  spec.producer = "serializer_test";
+  KernelLibrary lib;
+  lib.code.assign(1000, 0xAB);
+  lib.entries = {{"add", 3}, {"relu", 2}};
+  spec.libraries.push_back(lib);
+  spec.constants.resize(64);
+  for (size_t i = 0; i < 64; ++i) spec.constants[i] = static_cast<uint8_t>(i);
+  Function fn;
+  fn.name = "main";
+  fn.inputs = {{"x", ElementType::F32, {2, 4}}};
+  fn.outputs = {{"y", ElementType::F32, {2, 4}}};
+  fn.arena_bytes = 64;
+  fn.commands.push_back(AllocCommand{MemorySpace::Arena, 64, 64});
+  DispatchCommand add;
+  add.entry = 0;
+  add.bindings = {{MemorySpace::Input, 0, 0, 32}, {MemorySpace::Constant, 0, 0, 32}, {MemorySpace::Arena, 0, 0, 32}};
+  add.num_inputs = 2;
+  add.aliases = {-1};
+  fn.commands.push_back(add);
+  DispatchCommand relu;
+  relu.entry = 1;
+  relu.bindings = {{MemorySpace::Arena, 0, 0, 32}, {MemorySpace::Output, 0, 0, 32}};
+  relu.num_inputs = 1;
+  relu.aliases = {-1};
+  fn.commands.push_back(relu);
+  fn.commands.push_back(FillCommand{{MemorySpace::Arena, 0, 32, 32}, 0x3f800000, 4});
+  spec.functions.push_back(fn);
+  return spec;
+}
+
+TEST_CASE("written executables read back", "[serializer]") {
+  std::vector<uint8_t> bytes = WriteExecutable(SampleSpec());
+  CHECK(bytes == WriteExecutable(SampleSpec()));  // deterministic
+  Image image(bytes);
+  auto view = ExecutableView::Open(image.span(), {/*verify_constants=*/true});
+  REQUIRE(view.ok());
+  const fb::Executable& exe = view->executable();
+  CHECK(exe.format_version() == kFormatVersion);
+  REQUIRE(exe.libraries()->size() == 1);
+  CHECK(view->section(0).size() == 1000);
+  CHECK(view->section(0)[999] == 0xAB);
+  CHECK(IsAligned(exe.sections()->Get(0)->offset(), kSectionAlignment));
+  CHECK(view->constants().size() == 64);
+  CHECK(view->constants()[63] == 63);
+  CHECK(IsAligned(exe.sections()->Get(1)->offset(), kConstantsAlignment));
+  const fb::Function* fn = view->FindFunction("main");
+  REQUIRE(fn != nullptr);
+  CHECK(view->FindFunction("other") == nullptr);
+  CHECK(fn->inputs()->Get(0)->name()->str() == "x");
+  CHECK(ExecutableView::TensorBytes(*fn->inputs()->Get(0)) == 32);
+  REQUIRE(fn->commands()->size() == 4);
+  const auto* d = fn->commands()->Get(1)->op_as_DispatchCommand();
+  REQUIRE(d != nullptr);
+  CHECK(d->bindings()->Get(1)->space() == fb::MemorySpace::Constant);
+  CHECK(fn->commands()->Get(3)->op_as_FillCommand()->pattern() == 0x3f800000);
+}
+
+Status OpenSpec(const ExecutableSpec& spec) {
+  Image image(WriteExecutable(spec));
+  return ExecutableView::Open(image.span()).status();
+}
+
+TEST_CASE("structurally valid but inconsistent executables are refused", "[serializer]") {
+  SECTION("arity mismatch") {
+    ExecutableSpec spec = SampleSpec();
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings.pop_back();
+    Status s = OpenSpec(spec);
+    CHECK(s.code() == StatusCode::kDataLoss);
+    CHECK(s.message().find("has 2 bindings; the kernel takes 3") != std::string::npos);
+  }
+  SECTION("slot outside the arena") {
+    ExecutableSpec spec = SampleSpec();
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].offset = 40;
+    CHECK(OpenSpec(spec).message().find("exceeds its space of 64 bytes") != std::string::npos);
+  }
+  SECTION("writing into an input") {
+    ExecutableSpec spec = SampleSpec();
+    std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[1] = {MemorySpace::Input, 0, 0, 32};
+    CHECK(OpenSpec(spec).message().find("writes into input 0") != std::string::npos);
+  }
+  SECTION("bad output index") {
+    ExecutableSpec spec = SampleSpec();
+    std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[1].index = 3;
+    CHECK(OpenSpec(spec).message().find("output index 3 out of range") != std::string::npos);
+  }
+  SECTION("bad fill pattern") {
+    ExecutableSpec spec = SampleSpec();
+    std::get<FillCommand>(spec.functions[0].commands[3]).pattern_length = 3;
+    CHECK(OpenSpec(spec).message().find("pattern length 3") != std::string::npos);
+  }
+}
+
+TEST_CASE("truncated and corrupted files are refused and never crash", "[serializer]") {
+  std::vector<uint8_t> bytes = WriteExecutable(SampleSpec());
+  for (size_t len : {size_t{0}, size_t{10}, size_t{63}, size_t{64}, size_t{200}, bytes.size() - 1}) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + len);
+    Image image(cut);
+    CHECK_FALSE(ExecutableView::Open(image.span()).ok());
+  }
+  {
+    // A flipped byte inside the code section is caught by its checksum.
+    Image image(bytes);
+    auto view = ExecutableView::Open(image.span());
+    REQUIRE(view.ok());
+    uint64_t code_at = view->executable().sections()->Get(0)->offset();
+    image.data()[code_at + 500] ^= 0x01;
+    Status s = ExecutableView::Open(image.span()).status();
+    CHECK(s.code() == StatusCode::kDataLoss);
+    CHECK(s.message().find("section 0 (HostCode) checksum mismatch") != std::string::npos);
+  }
+  {
+    // A flipped constant is only caught when weights are verified on request.
+    Image image(bytes);
+    uint64_t const_at = ExecutableView::Open(image.span())->executable().sections()->Get(1)->offset();
+    image.data()[const_at + 3] ^= 0x80;
+    CHECK(ExecutableView::Open(image.span()).ok());
+    CHECK(ExecutableView::Open(image.span(), {true}).status().message().find("(Constants) checksum") !=
+          std::string::npos);
+  }
+  // Every single-byte flip outside the padding between sections is refused.
+  Image pristine(bytes);
+  const auto& sections = *ExecutableView::Open(pristine.span())->executable().sections();
+  uint64_t meta_len = 0;
+  std::memcpy(&meta_len, bytes.data() + offsetof(FileHeader, metadata_length), 8);
+  std::mt19937 rng(7);
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    bool checked = at < kHeaderSize + meta_len;
+    for (const fb::SectionRef* s : sections)
+      if (at >= s->offset() && at < s->offset() + s->length()) checked = true;
+    if (!checked) continue;
+    Image image(bytes);
+    image.data()[at] ^= static_cast<unsigned char>(1 + rng() % 255);
+    INFO("flipped byte " << at);
+    CHECK_FALSE(ExecutableView::Open(image.span(), {true}).ok());
+  }
+}
+
+}  // namespace
+}  // namespace hexir::serializer

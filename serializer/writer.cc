@@ -1,0 +1,137 @@
+#include "serializer/writer.h"
+
+#include <cstring>
+
+#include "base/alignment.h"
+#include "serializer/file_format.h"
+
+namespace hexir::serializer {
+namespace {
+
+struct SectionPlacement {
+  SectionKind kind;
+  const std::vector<uint8_t>* bytes;
+  uint64_t alignment;
+  uint64_t checksum;
+  uint64_t offset = 0;
+};
+
+fb::Slot ToFb(const Slot& s) { return fb::Slot(s.offset, s.length, s.index, s.space); }
+
+flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b, const Command& c) {
+  if (auto* a = std::get_if<AllocCommand>(&c)) {
+    auto op = fb::CreateAllocCommand(b, a->space, a->bytes, a->alignment);
+    return fb::CreateCommand(b, fb::CommandOp::AllocCommand, op.Union());
+  }
+  if (auto* f = std::get_if<FillCommand>(&c)) {
+    fb::Slot target = ToFb(f->target);
+    auto op = fb::CreateFillCommand(b, &target, f->pattern, f->pattern_length);
+    return fb::CreateCommand(b, fb::CommandOp::FillCommand, op.Union());
+  }
+  if (auto* d = std::get_if<DispatchCommand>(&c)) {
+    std::vector<fb::Slot> bindings;
+    for (const Slot& s : d->bindings) bindings.push_back(ToFb(s));
+    auto wg = b.CreateVector(d->workgroups.data(), d->workgroups.size());
+    auto bind = b.CreateVectorOfStructs(bindings);
+    auto aliases = b.CreateVector(d->aliases);
+    auto op = fb::CreateDispatchCommand(b, d->library, d->entry, wg, bind, d->num_inputs, aliases);
+    return fb::CreateCommand(b, fb::CommandOp::DispatchCommand, op.Union());
+  }
+  const auto& cp = std::get<CopyCommand>(c);
+  fb::Slot src = ToFb(cp.source), dst = ToFb(cp.target);
+  auto op = fb::CreateCopyCommand(b, &src, &dst);
+  return fb::CreateCommand(b, fb::CommandOp::CopyCommand, op.Union());
+}
+
+std::vector<flatbuffers::Offset<fb::TensorSignature>> BuildSignatures(
+    flatbuffers::FlatBufferBuilder& b, const std::vector<TensorSignature>& sigs) {
+  std::vector<flatbuffers::Offset<fb::TensorSignature>> out;
+  for (const TensorSignature& s : sigs)
+    out.push_back(fb::CreateTensorSignature(b, b.CreateString(s.name), s.element_type,
+                                            b.CreateVector(s.shape)));
+  return out;
+}
+
+// Builds the metadata flatbuffer. Section offsets are fixed-size fields, so the buffer's length
+// does not depend on their values: the writer builds once to learn it, then with real offsets.
+flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
+                                          const std::vector<SectionPlacement>& sections,
+                                          int32_t constants_section) {
+  flatbuffers::FlatBufferBuilder b(1024);
+  b.ForceDefaults(true);  // fixed layout regardless of values
+  std::vector<fb::SectionRef> refs;
+  for (const SectionPlacement& s : sections)
+    refs.emplace_back(s.offset, s.bytes->size(), s.checksum, s.kind);
+  std::vector<flatbuffers::Offset<fb::KernelLibrary>> libs;
+  for (size_t i = 0; i < spec.libraries.size(); ++i) {
+    std::vector<flatbuffers::Offset<fb::KernelEntry>> entries;
+    for (const KernelEntry& e : spec.libraries[i].entries)
+      entries.push_back(fb::CreateKernelEntry(b, b.CreateString(e.name), e.arity));
+    libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), b.CreateVector(entries)));
+  }
+  std::vector<flatbuffers::Offset<fb::Function>> funcs;
+  for (const Function& f : spec.functions) {
+    std::vector<flatbuffers::Offset<fb::Command>> cmds;
+    for (const Command& c : f.commands) cmds.push_back(BuildCommand(b, c));
+    auto name = b.CreateString(f.name);
+    auto ins = b.CreateVector(BuildSignatures(b, f.inputs));
+    auto outs = b.CreateVector(BuildSignatures(b, f.outputs));
+    auto commands = b.CreateVector(cmds);
+    funcs.push_back(fb::CreateFunction(b, name, ins, outs, f.arena_bytes, f.arena_alignment, commands));
+  }
+  auto producer = b.CreateString(spec.producer);
+  auto refs_vec = b.CreateVectorOfStructs(refs);
+  auto libs_vec = b.CreateVector(libs);
+  auto funcs_vec = b.CreateVector(funcs);
+  auto root = fb::CreateExecutable(b, kFormatVersion, producer, refs_vec, constants_section,
+                                   libs_vec, funcs_vec);
+  fb::FinishExecutableBuffer(b, root);
+  return b.Release();
+}
+
+void PutLE(uint8_t* dst, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) dst[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec) {
+  // Sections: kernel libraries in order (library i is section i), then the constant pool.
+  std::vector<SectionPlacement> sections;
+  for (const KernelLibrary& lib : spec.libraries)
+    sections.push_back({lib.kind, &lib.code, kSectionAlignment,
+                        Checksum(lib.code.data(), lib.code.size())});
+  int32_t constants_section = -1;
+  if (!spec.constants.empty()) {
+    constants_section = static_cast<int32_t>(sections.size());
+    sections.push_back({SectionKind::Constants, &spec.constants, kConstantsAlignment,
+                        Checksum(spec.constants.data(), spec.constants.size())});
+  }
+  uint64_t metadata_length = BuildMetadata(spec, sections, constants_section).size();
+  uint64_t cursor = kHeaderSize + metadata_length;
+  for (SectionPlacement& s : sections) {
+    s.offset = AlignUp(cursor, s.alignment);
+    cursor = s.offset + s.bytes->size();
+  }
+  flatbuffers::DetachedBuffer metadata = BuildMetadata(spec, sections, constants_section);
+  // Should the length ever change with the values, the file would be wrong: fail loudly.
+  if (metadata.size() != metadata_length) std::abort();
+
+  std::vector<uint8_t> file(cursor, 0);
+  std::memcpy(file.data() + kHeaderSize, metadata.data(), metadata.size());
+  for (const SectionPlacement& s : sections)
+    if (!s.bytes->empty()) std::memcpy(file.data() + s.offset, s.bytes->data(), s.bytes->size());
+
+  uint8_t* h = file.data();
+  std::memcpy(h, kMagic, sizeof(kMagic));
+  PutLE(h + offsetof(FileHeader, format_version), kFormatVersion, 4);
+  PutLE(h + offsetof(FileHeader, header_size), kHeaderSize, 4);
+  PutLE(h + offsetof(FileHeader, metadata_offset), kHeaderSize, 8);
+  PutLE(h + offsetof(FileHeader, metadata_length), metadata_length, 8);
+  PutLE(h + offsetof(FileHeader, metadata_checksum), Checksum(metadata.data(), metadata.size()), 8);
+  PutLE(h + offsetof(FileHeader, file_length), file.size(), 8);
+  PutLE(h + offsetof(FileHeader, header_checksum), Checksum(h, offsetof(FileHeader, header_checksum)), 8);
+  return file;
+}
+
+}  // namespace hexir::serializer

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Bad inputs through the command-line tools: each must fail with its expected message, exit
+code 1, no crash and no partial output file. Usage: cli_errors.py --bin BUILD/tools
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import graphs  # noqa: E402
+
+FAILURES = []
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def expect_failure(what, cmd, message, no_file=None):
+    r = run(cmd)
+    text = r.stdout + r.stderr
+    ok = r.returncode == 1 and message in text
+    if no_file and os.path.exists(no_file):
+        ok = False
+        text += f"\n(partial output {no_file} was left behind)"
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        FAILURES.append(what)
+        print(f"     exit {r.returncode}, expected message {message!r}, got:\n{text}")
+
+
+def expect_success(what, cmd, message=""):
+    r = run(cmd)
+    ok = r.returncode == 0 and message in r.stdout + r.stderr
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        FAILURES.append(what)
+        print(f"     exit {r.returncode}, expected {message!r}, got:\n{r.stdout}{r.stderr}")
+    return r
+
+
+BAD_GRAPHS = {
+    "dynamic dimension": ("func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {\n"
+                          "  return %x : tensor<?x4xf32>\n}\n",
+                          "graph.mlir:1:17: error: argument 0 of @main has type 'tensor<?x4xf32>' "
+                          "which has a dynamic dimension"),
+    "unsupported op": ("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                       "  %y = tosa.sin %x : (tensor<4xf32>) -> tensor<4xf32>\n"
+                       "  return %y : tensor<4xf32>\n}\n",
+                       "graph.mlir:2:8: error: unsupported operation 'tosa.sin'"),
+    "unsupported element type": ("func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {\n"
+                                 "  return %x : tensor<4xf16>\n}\n",
+                                 "element type f16, which is not supported yet; Hexir compiles f32 tensors"),
+    "missing entry": ("func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                      "  return %x : tensor<4xf32>\n}\n",
+                      "no entry function @main in the input (it has @other); name the function to compile with --entry NAME"),
+    "syntax error": ("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y : tensor<4xf32>\n}\n",
+                     "use of undeclared SSA value name"),
+    "not a tensor": ("func.func @main(%x: f32) -> f32 {\n  return %x : f32\n}\n",
+                     "argument 0 of @main has type 'f32' which is not a tensor"),
+}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    args = p.parse_args()
+    compile_ = os.path.join(args.bin, "hexir-compile")
+    run_ = os.path.join(args.bin, "hexir-run")
+    dump = os.path.join(args.bin, "hexir-dump")
+
+    with tempfile.TemporaryDirectory(prefix="hexir-cli-") as tmp:
+        os.chdir(tmp)
+        out = os.path.join(tmp, "out.hxb")
+        for what, (text, message) in BAD_GRAPHS.items():
+            with open("graph.mlir", "w") as f:
+                f.write(text)
+            expect_failure(f"hexir-compile: {what}", [compile_, "graph.mlir", "-o", out], message, no_file=out)
+        expect_failure("hexir-compile: missing file", [compile_, "nope.mlir", "-o", out],
+                       "cannot read 'nope.mlir'", no_file=out)
+
+        # --entry picks another function.
+        with open("graph.mlir", "w") as f:
+            f.write(BAD_GRAPHS["missing entry"][0])
+        expect_success("hexir-compile --entry other", [compile_, "graph.mlir", "--entry", "other", "-o", out])
+        expect_success("hexir-dump of the --entry executable", [dump, out], "function other")
+
+        # A good model, then bad inputs to hexir-run.
+        g = graphs.softmax(np.random.default_rng(1))
+        with open("softmax.mlir", "w") as f:
+            f.write(g.mlir)
+        exe = os.path.join(tmp, "softmax.hxb")
+        expect_success("hexir-compile softmax", [compile_, "softmax.mlir", "-o", exe])
+        np.save("x.npy", g.inputs["x"])
+        np.save("wrong_shape.npy", np.zeros((3, 10), np.float32))
+        np.save("wrong_dtype.npy", np.zeros((4, 10), np.float64))
+        expect_success("hexir-run prints outputs without --output", [run_, exe, "--input", "x=x.npy"],
+                       "probs: 4x10 f32 [")
+        expect_failure("hexir-run: wrong shape", [run_, exe, "--input", "x=wrong_shape.npy"],
+                       "input 0 'x' expects 4x10 f32, got 3x10 f32")
+        expect_failure("hexir-run: wrong dtype", [run_, exe, "--input", "x=wrong_dtype.npy"],
+                       "input 0 'x' expects 4x10 f32, got 4x10 f64")
+        expect_failure("hexir-run: missing input", [run_, exe], "missing input 'x': pass --input x=FILE.npy")
+        expect_failure("hexir-run: unknown input", [run_, exe, "--input", "x=x.npy", "--input", "z=x.npy"],
+                       "no input named 'z' (inputs: x)")
+        expect_failure("hexir-run: unknown output", [run_, exe, "--input", "x=x.npy", "--output", "q=q.npy"],
+                       "no output named 'q'", no_file="q.npy")
+        expect_failure("hexir-run: not an npy", [run_, exe, "--input", "x=softmax.mlir"], "not a .npy file")
+        expect_failure("hexir-run: unknown function", [run_, exe, "--function", "f", "--input", "x=x.npy"],
+                       "no function 'f' in the module (it has: main)")
+        expect_failure("hexir-run: bad flag", [run_, exe, "--frobnicate"], "unknown option '--frobnicate'")
+
+        # Corrupted executables are refused by hexir-run and hexir-dump.
+        data = open(exe, "rb").read()
+        dumped = run([dump, exe]).stdout
+        sections = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in
+                    re.finditer(r"#\d+ (\w+)\s+offset (\d+)\s+size (\d+)", dumped)}
+        with open("truncated.hxb", "wb") as f:
+            f.write(data[: len(data) // 2])
+        expect_failure("hexir-run: truncated file", [run_, "truncated.hxb", "--input", "x=x.npy"], "truncated")
+        expect_failure("hexir-dump: truncated file", [dump, "truncated.hxb"], "truncated")
+        code_at, code_len = sections["HostCode"]
+        flipped = bytearray(data)
+        flipped[code_at + code_len // 2] ^= 0x5A
+        with open("flipped.hxb", "wb") as f:
+            f.write(flipped)
+        expect_failure("hexir-run: flipped byte in the code section", [run_, "flipped.hxb", "--input", "x=x.npy"],
+                       "section 0 (HostCode) checksum mismatch")
+        with open("empty.hxb", "wb") as f:
+            pass
+        expect_failure("hexir-run: empty file", [run_, "empty.hxb"], "shorter than the 64-byte header")
+        expect_failure("hexir-run: not an executable", [run_, "softmax.mlir"], "bad magic")
+
+    print(f"{len(FAILURES)} failed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,305 @@
+"""Test graphs in TOSA 1.0 / linalg MLIR, with NumPy references.
+
+Each builder takes a numpy Generator and returns a Graph: the MLIR text (weights inlined as hex
+dense constants), the named inputs, and a reference function computing every output in
+float64 NumPy, independently of Hexir.
+"""
+import dataclasses
+from typing import Callable, Dict
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Graph:
+    mlir: str
+    inputs: Dict[str, np.ndarray]
+    reference: Callable[[Dict[str, np.ndarray]], Dict[str, np.ndarray]]
+    outputs: list
+
+
+def ty(shape, dtype="f32"):
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + dtype + ">"
+
+
+class Builder:
+    """Accumulates SSA lines of one function."""
+
+    def __init__(self):
+        self.lines = []
+        self.count = 0
+
+    def fresh(self):
+        self.count += 1
+        return f"%v{self.count}"
+
+    def op(self, text, result_type):
+        name = self.fresh()
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+    def const(self, array):
+        array = np.ascontiguousarray(array, dtype=np.float32)
+        hexdata = "0x" + array.tobytes().hex().upper()
+        t = ty(array.shape)
+        return self.op(f'"tosa.const"() {{values = dense<"{hexdata}"> : {t}}} : () -> {t}', t)
+
+    def zp(self):
+        return self.op('"tosa.const"() {values = dense<0.0> : tensor<1xf32>} : () -> tensor<1xf32>', "")
+
+    def shift(self):
+        return self.op('"tosa.const"() {values = dense<0> : tensor<1xi8>} : () -> tensor<1xi8>', "")
+
+    def reshape(self, x, from_shape, to_shape):
+        s = self.op(f"tosa.const_shape {{values = dense<[{', '.join(map(str, to_shape))}]> : "
+                    f"tensor<{len(to_shape)}xindex>}} : () -> !tosa.shape<{len(to_shape)}>", "")
+        return self.op(f"tosa.reshape {x}, {s} : ({ty(from_shape)}, !tosa.shape<{len(to_shape)}>) -> {ty(to_shape)}", "")
+
+    def binary(self, name, a, b, sa, sb, so):
+        return self.op(f"tosa.{name} {a}, {b} : ({ty(sa)}, {ty(sb)}) -> {ty(so)}", "")
+
+    def mul(self, a, b, sa, sb, so):
+        sh = self.shift()
+        return self.op(f"tosa.mul {a}, {b}, {sh} : ({ty(sa)}, {ty(sb)}, tensor<1xi8>) -> {ty(so)}", "")
+
+    def unary(self, name, x, shape):
+        return self.op(f"tosa.{name} {x} : ({ty(shape)}) -> {ty(shape)}", "")
+
+    def relu(self, x, shape):
+        return self.op(f"tosa.clamp {x} {{min_val = 0.0 : f32, max_val = 3.4e38 : f32}} : ({ty(shape)}) -> {ty(shape)}", "")
+
+    def matmul(self, a, b, sa, sb):
+        z = self.zp()
+        so = (sa[0], sa[1], sb[2])
+        return self.op(f"tosa.matmul {a}, {b}, {z}, {z} : ({ty(sa)}, {ty(sb)}, tensor<1xf32>, tensor<1xf32>) -> {ty(so)}", ""), so
+
+    def conv2d(self, x, w, b, sx, sw, stride, pad, dilation):
+        z = self.zp()
+        n, h, wd, c = sx
+        oc, kh, kw, _ = sw
+        oh = (h - 1 + pad[0] + pad[1] - (kh - 1) * dilation[0]) // stride[0] + 1
+        ow = (wd - 1 + pad[2] + pad[3] - (kw - 1) * dilation[1]) // stride[1] + 1
+        so = (n, oh, ow, oc)
+        attrs = (f"{{acc_type = f32, dilation = array<i64: {dilation[0]}, {dilation[1]}>, "
+                 f"pad = array<i64: {', '.join(map(str, pad))}>, stride = array<i64: {stride[0]}, {stride[1]}>}}")
+        return self.op(f"tosa.conv2d {x}, {w}, {b}, {z}, {z} {attrs} : ({ty(sx)}, {ty(sw)}, {ty((oc,))}, "
+                       f"tensor<1xf32>, tensor<1xf32>) -> {ty(so)}", ""), so
+
+    def pool(self, kind, x, sx, kernel, stride, pad):
+        n, h, w, c = sx
+        oh = (h + pad[0] + pad[1] - kernel[0]) // stride[0] + 1
+        ow = (w + pad[2] + pad[3] - kernel[1]) // stride[1] + 1
+        so = (n, oh, ow, c)
+        attrs = (f"kernel = array<i64: {kernel[0]}, {kernel[1]}>, pad = array<i64: {', '.join(map(str, pad))}>, "
+                 f"stride = array<i64: {stride[0]}, {stride[1]}>")
+        if kind == "max":
+            return self.op(f"tosa.max_pool2d {x} {{{attrs}}} : ({ty(sx)}) -> {ty(so)}", ""), so
+        z = self.zp()
+        return self.op(f"tosa.avg_pool2d {x}, {z}, {z} {{acc_type = f32, {attrs}}} : ({ty(sx)}, tensor<1xf32>, "
+                       f"tensor<1xf32>) -> {ty(so)}", ""), so
+
+    def reduce(self, kind, x, sx, axis):
+        so = list(sx)
+        so[axis] = 1
+        return self.op(f"tosa.reduce_{kind} {x} {{axis = {axis} : i32}} : ({ty(sx)}) -> {ty(so)}", ""), tuple(so)
+
+    def function(self, name, args, results):
+        """args: list of (ssa, name, shape); results: list of (ssa, name, shape)."""
+        sig = ", ".join(f'{a}: {ty(s)} {{hexir.name = "{n}"}}' for a, n, s in args)
+        res = ", ".join(f'{ty(s)} {{hexir.name = "{n}"}}' for _, n, s in results)
+        ret = f"  return {', '.join(r for r, _, _ in results)} : {', '.join(ty(s) for _, _, s in results)}"
+        return f"func.func @{name}({sig}) -> ({res}) {{\n" + "\n".join(self.lines) + "\n" + ret + "\n}\n"
+
+
+# ---------------------------------------------------------------- numpy references (float64)
+
+def np_conv2d(x, w, b, stride, pad, dilation):
+    x = np.pad(x, ((0, 0), (pad[0], pad[1]), (pad[2], pad[3]), (0, 0)))
+    n, h, wd, c = x.shape
+    oc, kh, kw, _ = w.shape
+    oh = (h - (kh - 1) * dilation[0] - 1) // stride[0] + 1
+    ow = (wd - (kw - 1) * dilation[1] - 1) // stride[1] + 1
+    out = np.zeros((n, oh, ow, oc)) + b
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, i * dilation[0]: i * dilation[0] + stride[0] * (oh - 1) + 1: stride[0],
+                      j * dilation[1]: j * dilation[1] + stride[1] * (ow - 1) + 1: stride[1], :]
+            out += np.einsum("nhwc,oc->nhwo", patch, w[:, i, j, :])
+    return out
+
+
+def np_pool(kind, x, kernel, stride):
+    n, h, w, c = x.shape
+    oh = (h - kernel[0]) // stride[0] + 1
+    ow = (w - kernel[1]) // stride[1] + 1
+    windows = np.stack([x[:, i: i + stride[0] * (oh - 1) + 1: stride[0], j: j + stride[1] * (ow - 1) + 1: stride[1], :]
+                        for i in range(kernel[0]) for j in range(kernel[1])])
+    return windows.max(axis=0) if kind == "max" else windows.mean(axis=0)
+
+
+def f64(d):
+    return {k: v.astype(np.float64) for k, v in d.items()}
+
+
+# ---------------------------------------------------------------- graphs
+
+def mlp(rng):
+    """3-layer MLP: matmul + bias + clamp (ReLU), twice, then a final matmul + bias."""
+    sizes = [64, 128, 64, 10]
+    batch = 8
+    ws = [rng.standard_normal((1, sizes[i], sizes[i + 1])).astype(np.float32) / np.sqrt(sizes[i]) for i in range(3)]
+    bs = [rng.standard_normal((1, 1, sizes[i + 1])).astype(np.float32) * 0.1 for i in range(3)]
+    g = Builder()
+    h = g.reshape("%x", (batch, sizes[0]), (1, batch, sizes[0]))
+    shape = (1, batch, sizes[0])
+    for i in range(3):
+        w = g.const(ws[i])
+        b = g.const(bs[i])
+        h, shape = g.matmul(h, w, shape, ws[i].shape)
+        h = g.binary("add", h, b, shape, bs[i].shape, shape)
+        if i < 2:
+            h = g.relu(h, shape)
+    y = g.reshape(h, shape, (batch, sizes[3]))
+    text = g.function("main", [("%x", "x", (batch, sizes[0]))], [(y, "y", (batch, sizes[3]))])
+
+    def ref(inp):
+        h = inp["x"]
+        for i in range(3):
+            h = h @ ws[i][0].astype(np.float64) + bs[i][0].astype(np.float64)
+            if i < 2:
+                h = np.maximum(h, 0)
+        return {"y": h}
+
+    return Graph(text, {"x": rng.standard_normal((batch, sizes[0])).astype(np.float32)}, ref, ["y"])
+
+
+def cnn(rng):
+    """conv2d + clamp + max_pool2d, a strided conv2d + clamp, reshape, matmul."""
+    w1 = rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3
+    b1 = rng.standard_normal((8,)).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((16, 3, 3, 8)).astype(np.float32) * 0.2
+    b2 = rng.standard_normal((16,)).astype(np.float32) * 0.1
+    wf = rng.standard_normal((1, 256, 10)).astype(np.float32) * 0.1
+    g = Builder()
+    c1, s1 = g.conv2d("%x", g.const(w1), g.const(b1), (1, 16, 16, 3), w1.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    r1 = g.relu(c1, s1)
+    p1, sp = g.pool("max", r1, s1, (2, 2), (2, 2), (0, 0, 0, 0))
+    c2, s2 = g.conv2d(p1, g.const(w2), g.const(b2), sp, w2.shape, (2, 2), (1, 0, 1, 0), (1, 1))
+    r2 = g.relu(c2, s2)
+    flat = g.reshape(r2, s2, (1, 1, 256))
+    logits, sl = g.matmul(flat, g.const(wf), (1, 1, 256), wf.shape)
+    y = g.reshape(logits, sl, (1, 10))
+    text = g.function("main", [("%x", "image", (1, 16, 16, 3))], [(y, "logits", (1, 10))])
+
+    def ref(inp):
+        a = np.maximum(np_conv2d(inp["image"], w1, b1, (1, 1), (1, 1, 1, 1), (1, 1)), 0)
+        a = np_pool("max", a, (2, 2), (2, 2))
+        a = np.maximum(np_conv2d(a, w2, b2, (2, 2), (1, 0, 1, 0), (1, 1)), 0)
+        return {"logits": a.reshape(1, 256) @ wf[0].astype(np.float64)}
+
+    return Graph(text, {"image": rng.standard_normal((1, 16, 16, 3)).astype(np.float32)}, ref, ["logits"])
+
+
+def softmax(rng):
+    """softmax(x) along the last axis from reduce_max, sub, exp, reduce_sum, reciprocal, mul."""
+    shape = (4, 10)
+    g = Builder()
+    m, sm = g.reduce("max", "%x", shape, 1)
+    d = g.binary("sub", "%x", m, shape, sm, shape)
+    e = g.unary("exp", d, shape)
+    s, ss = g.reduce("sum", e, shape, 1)
+    r = g.unary("reciprocal", s, ss)
+    y = g.mul(e, r, shape, ss, shape)
+    text = g.function("main", [("%x", "x", shape)], [(y, "probs", shape)])
+
+    def ref(inp):
+        x = inp["x"]
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return {"probs": e / e.sum(axis=1, keepdims=True)}
+
+    return Graph(text, {"x": (rng.standard_normal(shape) * 3).astype(np.float32)}, ref, ["probs"])
+
+
+def two_outputs(rng):
+    """Two outputs; the first is also an intermediate feeding the second."""
+    w = rng.standard_normal((1, 16, 32)).astype(np.float32) / 4
+    g = Builder()
+    x3 = g.reshape("%x", (4, 16), (1, 4, 16))
+    h, sh = g.matmul(x3, g.const(w), (1, 4, 16), w.shape)
+    h2 = g.reshape(h, sh, (4, 32))
+    t = g.unary("tanh", h2, (4, 32))
+    s = g.unary("sigmoid", h2, (4, 32))
+    y = g.binary("add", t, s, (4, 32), (4, 32), (4, 32))
+    text = g.function("main", [("%x", "x", (4, 16))], [(h2, "hidden", (4, 32)), (y, "y", (4, 32))])
+
+    def ref(inp):
+        h = inp["x"] @ w[0].astype(np.float64)
+        return {"hidden": h, "y": np.tanh(h) + 1 / (1 + np.exp(-h))}
+
+    return Graph(text, {"x": rng.standard_normal((4, 16)).astype(np.float32)}, ref, ["hidden", "y"])
+
+
+def misc_ops(rng):
+    """The remaining TOSA ops: transpose, avg_pool2d, dilated strided conv2d, sub, reduce_sum."""
+    w = rng.standard_normal((2, 3, 3, 4)).astype(np.float32) * 0.3
+    b = rng.standard_normal((2,)).astype(np.float32)
+    g = Builder()
+    p, sp = g.pool("avg", "%img", (1, 8, 8, 4), (2, 2), (2, 2), (0, 0, 0, 0))
+    c, sc = g.conv2d("%img", g.const(w), g.const(b), (1, 8, 8, 4), w.shape, (2, 2), (1, 2, 1, 2), (2, 2))
+    tr = g.op(f"tosa.transpose %m {{perms = array<i32: 1, 0>}} : ({ty((3, 5))}) -> {ty((5, 3))}", "")
+    rs, srs = g.reduce("sum", "%m", (3, 5), 1)
+    d = g.binary("sub", "%m", rs, (3, 5), srs, (3, 5))
+    text = g.function("main", [("%img", "img", (1, 8, 8, 4)), ("%m", "m", (3, 5))],
+                      [(p, "avg", sp), (c, "conv", sc), (tr, "transposed", (5, 3)), (d, "centered", (3, 5))])
+
+    def ref(inp):
+        m = inp["m"]
+        return {"avg": np_pool("avg", inp["img"], (2, 2), (2, 2)),
+                "conv": np_conv2d(inp["img"], w, b, (2, 2), (1, 2, 1, 2), (2, 2)),
+                "transposed": m.T, "centered": m - m.sum(axis=1, keepdims=True)}
+
+    return Graph(text, {"img": rng.standard_normal((1, 8, 8, 4)).astype(np.float32),
+                        "m": rng.standard_normal((3, 5)).astype(np.float32)},
+                 ref, ["avg", "conv", "transposed", "centered"])
+
+
+def linalg_graph(rng):
+    """linalg on tensors directly: a named matmul and a linalg.generic (x * 2 + 1, exp)."""
+    w = rng.standard_normal((8, 6)).astype(np.float32) / 3
+    hexdata = "0x" + w.tobytes().hex().upper()
+    text = f"""#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<4x8xf32> {{hexir.name = "x"}}) -> (tensor<4x6xf32> {{hexir.name = "y"}}) {{
+  %w = arith.constant dense<"{hexdata}"> : tensor<8x6xf32>
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x6xf32>) outs(%acc : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %e2 = tensor.empty() : tensor<4x6xf32>
+  %y = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%mm : tensor<4x6xf32>) outs(%e2 : tensor<4x6xf32>) {{
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.mulf %in, %two : f32
+    %b = arith.addf %a, %one : f32
+    %c = math.exp %b : f32
+    linalg.yield %c : f32
+  }} -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}}
+"""
+
+    def ref(inp):
+        return {"y": np.exp(inp["x"] @ w.astype(np.float64) * 2 + 1)}
+
+    return Graph(text, {"x": (rng.standard_normal((4, 8)) * 0.3).astype(np.float32)}, ref, ["y"])
+
+
+GRAPHS = {
+    "mlp": mlp,
+    "cnn": cnn,
+    "softmax": softmax,
+    "two_outputs": two_outputs,
+    "misc_ops": misc_ops,
+    "linalg": linalg_graph,
+}

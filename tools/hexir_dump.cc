@@ -1,0 +1,109 @@
+// hexir-dump: prints what is inside a .hxb: signatures, sections, kernels, commands, slots.
+#include <cstdio>
+#include <string>
+
+#include "base/file_mapping.h"
+#include "serializer/executable_spec.h"
+#include "serializer/reader.h"
+
+namespace fb = hexir::serializer::fb;
+
+namespace {
+
+std::string Shape(const fb::TensorSignature& sig) {
+  std::string s;
+  for (int64_t d : *sig.shape()) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return (s.empty() ? "scalar" : s) + " " + hexir::serializer::ElementTypeName(sig.element_type());
+}
+
+std::string SlotText(const fb::Slot& slot) {
+  std::string space = fb::EnumNameMemorySpace(slot.space());
+  if (slot.space() == fb::MemorySpace::Input || slot.space() == fb::MemorySpace::Output)
+    space += std::to_string(slot.index());
+  return space + "[" + std::to_string(slot.offset()) + ", +" + std::to_string(slot.length()) + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2 || std::string(argv[1]) == "--help") {
+    std::fprintf(argc == 2 ? stdout : stderr, "usage: hexir-dump MODEL.hxb\n");
+    return argc == 2 ? 0 : 1;
+  }
+  auto mapping = hexir::FileMapping::Open(argv[1]);
+  if (!mapping.ok()) {
+    std::fprintf(stderr, "hexir-dump: error: %s\n", mapping.status().message().c_str());
+    return 1;
+  }
+  auto view = hexir::serializer::ExecutableView::Open((*mapping)->bytes(), {/*verify_constants=*/true});
+  if (!view.ok()) {
+    std::fprintf(stderr, "hexir-dump: error: '%s': %s\n", argv[1], view.status().message().c_str());
+    return 1;
+  }
+  const fb::Executable& exe = view->executable();
+  std::printf("executable: %s (format %u, %zu bytes, producer '%s')\n", argv[1], exe.format_version(),
+              (*mapping)->bytes().size(), exe.producer() ? exe.producer()->c_str() : "");
+  std::printf("sections:\n");
+  for (uint32_t i = 0; i < exe.sections()->size(); ++i) {
+    const fb::SectionRef* s = exe.sections()->Get(i);
+    std::printf("  #%u %-10s offset %-10llu size %-10llu xxh3 %016llx\n", i, fb::EnumNameSectionKind(s->kind()),
+                static_cast<unsigned long long>(s->offset()), static_cast<unsigned long long>(s->length()),
+                static_cast<unsigned long long>(s->checksum()));
+  }
+  for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {
+    const fb::KernelLibrary* lib = exe.libraries()->Get(i);
+    std::printf("kernel library %u (section #%u): %u entries\n", i, lib->section(), lib->entries()->size());
+    for (uint32_t e = 0; e < lib->entries()->size(); ++e)
+      std::printf("  [%u] %s (arity %u)\n", e, lib->entries()->Get(e)->name()->c_str(),
+                  lib->entries()->Get(e)->arity());
+  }
+  for (const fb::Function* fn : *exe.functions()) {
+    std::printf("function %s\n", fn->name()->c_str());
+    for (const auto* sig : *fn->inputs()) std::printf("  input  %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
+    for (const auto* sig : *fn->outputs()) std::printf("  output %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
+    std::printf("  arena: %llu bytes, align %u\n", static_cast<unsigned long long>(fn->arena_bytes()),
+                fn->arena_alignment());
+    std::printf("  commands (%u):\n", fn->commands()->size());
+    uint32_t index = 0;
+    for (const fb::Command* cmd : *fn->commands()) {
+      std::printf("    %3u ", index++);
+      switch (cmd->op_type()) {
+        case fb::CommandOp::AllocCommand: {
+          const auto* a = cmd->op_as_AllocCommand();
+          std::printf("ALLOC %s %llu bytes align %u\n", fb::EnumNameMemorySpace(a->space()),
+                      static_cast<unsigned long long>(a->bytes()), a->alignment());
+          break;
+        }
+        case fb::CommandOp::FillCommand: {
+          const auto* f = cmd->op_as_FillCommand();
+          std::printf("FILL %s pattern 0x%llx/%u\n", SlotText(*f->target()).c_str(),
+                      static_cast<unsigned long long>(f->pattern()), f->pattern_length());
+          break;
+        }
+        case fb::CommandOp::CopyCommand: {
+          const auto* c = cmd->op_as_CopyCommand();
+          std::printf("COPY %s -> %s\n", SlotText(*c->source()).c_str(), SlotText(*c->target()).c_str());
+          break;
+        }
+        case fb::CommandOp::DispatchCommand: {
+          const auto* d = cmd->op_as_DispatchCommand();
+          const auto* entry = exe.libraries()->Get(d->library())->entries()->Get(d->entry());
+          std::printf("DISPATCH %s wg(%u,%u,%u)\n", entry->name()->c_str(), d->workgroups()->Get(0),
+                      d->workgroups()->Get(1), d->workgroups()->Get(2));
+          for (uint32_t b = 0; b < d->bindings()->size(); ++b) {
+            bool out = b >= d->num_inputs();
+            std::string alias;
+            if (out && d->aliases() && d->aliases()->Get(b - d->num_inputs()) >= 0)
+              alias = " (in place of input " + std::to_string(d->aliases()->Get(b - d->num_inputs())) + ")";
+            std::printf("          %s %s%s\n", out ? "out" : "in ", SlotText(*d->bindings()->Get(b)).c_str(),
+                        alias.c_str());
+          }
+          break;
+        }
+        default:
+          std::printf("?\n");
+      }
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,148 @@
+#include "tools/npy.h"
+
+#include <cstring>
+
+#include "base/file_mapping.h"
+#include "serializer/executable_spec.h"
+
+namespace hexir::npy {
+namespace {
+
+struct DtypeName {
+  const char* descr;
+  ElementType type;
+};
+constexpr DtypeName kDtypes[] = {
+    {"<f4", ElementType::F32}, {"<f2", ElementType::F16}, {"<f8", ElementType::F64},
+    {"|i1", ElementType::I8},  {"<i2", ElementType::I16}, {"<i4", ElementType::I32},
+    {"<i8", ElementType::I64}, {"|u1", ElementType::U8},  {"|b1", ElementType::BOOL},
+};
+
+// Value text of `key` in the header dict: "'descr': '<f4'" -> "'<f4'".
+bool FindValue(const std::string& header, const std::string& key, std::string* value) {
+  size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos) return false;
+  size_t colon = header.find(':', k);
+  if (colon == std::string::npos) return false;
+  size_t start = header.find_first_not_of(' ', colon + 1);
+  if (start == std::string::npos) return false;
+  size_t end;
+  if (header[start] == '(') {
+    end = header.find(')', start);
+    if (end == std::string::npos) return false;
+    ++end;
+  } else {
+    end = header.find_first_of(",}", start);
+    if (end == std::string::npos) return false;
+  }
+  *value = header.substr(start, end - start);
+  while (!value->empty() && value->back() == ' ') value->pop_back();
+  return true;
+}
+
+}  // namespace
+
+uint64_t Array::element_count() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+void Array::Resize(uint64_t bytes) {
+  byte_size = bytes;
+  storage.assign((bytes + 7) / 8, 0);
+}
+
+StatusOr<Array> Parse(const std::string& bytes, const std::string& what) {
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
+    return InvalidArgumentError(what, ": not a .npy file (bad magic)");
+  uint8_t major = static_cast<uint8_t>(bytes[6]);
+  uint64_t header_len, header_start;
+  if (major == 1) {
+    header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) return InvalidArgumentError(what, ": truncated .npy header");
+    header_len = 0;
+    for (int i = 0; i < 4; ++i) header_len |= uint64_t{static_cast<uint8_t>(bytes[8 + i])} << (8 * i);
+    header_start = 12;
+  } else {
+    return InvalidArgumentError(what, ": unsupported .npy version ", int{major});
+  }
+  if (header_start + header_len > bytes.size()) return InvalidArgumentError(what, ": truncated .npy header");
+  std::string header = bytes.substr(header_start, header_len);
+  std::string descr, fortran, shape_text;
+  if (!FindValue(header, "descr", &descr) || !FindValue(header, "fortran_order", &fortran) ||
+      !FindValue(header, "shape", &shape_text))
+    return InvalidArgumentError(what, ": malformed .npy header: ", header);
+  if (fortran != "False")
+    return InvalidArgumentError(what, ": Fortran-order arrays are not supported; save with np.ascontiguousarray");
+  if (descr.size() < 2) return InvalidArgumentError(what, ": malformed dtype ", descr);
+  descr = descr.substr(1, descr.size() - 2);
+  Array array;
+  bool known = false;
+  for (const DtypeName& d : kDtypes) {
+    if (descr == d.descr || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(d.descr).substr(1))) {
+      array.element_type = d.type;
+      known = true;
+    }
+  }
+  if (!known) return InvalidArgumentError(what, ": unsupported dtype '", descr, "'");
+  // shape: "(2, 3)" or "(5,)" or "()"
+  std::string dims = shape_text.substr(1, shape_text.size() - 2);
+  size_t pos = 0;
+  while (pos < dims.size()) {
+    size_t comma = dims.find(',', pos);
+    std::string tok = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t first = tok.find_first_not_of(' ');
+    if (first != std::string::npos) {
+      tok = tok.substr(first);
+      char* end = nullptr;
+      long long v = std::strtoll(tok.c_str(), &end, 10);
+      if (end == tok.c_str() || v < 0) return InvalidArgumentError(what, ": malformed shape ", shape_text);
+      array.shape.push_back(v);
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  uint64_t bytes_needed = array.element_count() * serializer::ElementTypeSize(array.element_type);
+  uint64_t data_start = header_start + header_len;
+  if (bytes.size() - data_start != bytes_needed)
+    return InvalidArgumentError(what, ": holds ", bytes.size() - data_start, " data bytes, its header says ",
+                                bytes_needed);
+  array.Resize(bytes_needed);
+  std::memcpy(array.data(), bytes.data() + data_start, bytes_needed);
+  return array;
+}
+
+StatusOr<Array> Read(const std::string& path) {
+  HEXIR_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  return Parse(bytes, "'" + path + "'");
+}
+
+std::string Serialize(const Array& array) {
+  const char* descr = "<f4";
+  for (const DtypeName& d : kDtypes)
+    if (d.type == array.element_type) descr = d.descr;
+  std::string shape = "(";
+  for (size_t i = 0; i < array.shape.size(); ++i) shape += std::to_string(array.shape[i]) + (array.shape.size() == 1 ? "," : (i + 1 < array.shape.size() ? ", " : ""));
+  shape += ")";
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad so the data starts 64-byte aligned; the header ends with '\n'.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(static_cast<const char*>(array.data()), array.byte_size);
+  return out;
+}
+
+Status Write(const std::string& path, const Array& array) {
+  std::string bytes = Serialize(array);
+  return WriteFileAtomically(path, bytes.data(), bytes.size());
+}
+
+}  // namespace hexir::npy

@@ -1,0 +1,32 @@
+// Reading and writing NumPy .npy files (format versions 1.0-3.0, C order, little-endian).
+// Thread safety: free functions over values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "vm/tensor.h"
+
+namespace hexir::npy {
+
+struct Array {
+  ElementType element_type = ElementType::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint64_t> storage;  // 8-byte aligned bytes
+  uint64_t byte_size = 0;
+
+  void* data() { return storage.data(); }
+  const void* data() const { return storage.data(); }
+  uint64_t element_count() const;
+  void Resize(uint64_t bytes);
+};
+
+// INVALID_ARGUMENT names the file and what is wrong (Fortran order, big-endian, unknown dtype).
+StatusOr<Array> Read(const std::string& path);
+StatusOr<Array> Parse(const std::string& bytes, const std::string& what);
+Status Write(const std::string& path, const Array& array);
+std::string Serialize(const Array& array);
+
+}  // namespace hexir::npy

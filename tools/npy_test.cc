@@ -1,0 +1,59 @@
+#include "tools/npy.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+
+namespace hexir::npy {
+namespace {
+
+// Bytes of np.save(f, np.arange(6, dtype=np.float32).reshape(2, 3)) as numpy 1.24 writes them.
+std::string NumpyBytes() {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size());
+  out += '\0';
+  out += header;
+  for (int i = 0; i < 6; ++i) {
+    float f = static_cast<float>(i);
+    out.append(reinterpret_cast<const char*>(&f), 4);
+  }
+  return out;
+}
+
+TEST_CASE("npy round trip", "[npy]") {
+  auto a = Parse(NumpyBytes(), "test");
+  REQUIRE(a.ok());
+  CHECK(a->element_type == ElementType::F32);
+  CHECK(a->shape == std::vector<int64_t>{2, 3});
+  CHECK(static_cast<const float*>(a->data())[5] == 5.0f);
+  std::string again = Serialize(*a);
+  CHECK((again.size() - a->byte_size) % 64 == 0);
+  auto b = Parse(again, "again");
+  REQUIRE(b.ok());
+  CHECK(b->shape == a->shape);
+  CHECK(std::memcmp(b->data(), a->data(), 24) == 0);
+  Array v;
+  v.shape = {5};
+  v.Resize(20);
+  auto c = Parse(Serialize(v), "vector");
+  REQUIRE(c.ok());
+  CHECK(c->shape == std::vector<int64_t>{5});
+}
+
+TEST_CASE("npy errors name the problem", "[npy]") {
+  CHECK(Parse("garbage", "g").status().message() == "g: not a .npy file (bad magic)");
+  std::string bad = NumpyBytes();
+  bad.pop_back();
+  CHECK(Parse(bad, "t").status().message() == "t: holds 23 data bytes, its header says 24");
+  std::string fortran = NumpyBytes();
+  fortran.replace(fortran.find("False"), 5, "True ");
+  CHECK(Parse(fortran, "t").status().message().find("Fortran-order") != std::string::npos);
+  std::string big = NumpyBytes();
+  big.replace(big.find("<f4"), 3, ">f4");
+  CHECK(Parse(big, "t").status().message() == "t: unsupported dtype '>f4'");
+}
+
+}  // namespace
+}  // namespace hexir::npy

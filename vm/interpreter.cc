@@ -1,0 +1,66 @@
+#include "vm/interpreter.h"
+
+#include <algorithm>
+
+namespace hexir::vm {
+namespace fb = serializer::fb;
+
+namespace {
+
+inline hal::DevicePtr Resolve(const fb::Slot& slot, const SpaceBases& bases) {
+  unsigned char* base = nullptr;
+  switch (slot.space()) {
+    case fb::MemorySpace::Arena: base = static_cast<unsigned char*>(bases.arena); break;
+    case fb::MemorySpace::Constant: base = static_cast<unsigned char*>(bases.constants); break;
+    case fb::MemorySpace::Input: base = static_cast<unsigned char*>(bases.inputs[slot.index()]); break;
+    case fb::MemorySpace::Output: base = static_cast<unsigned char*>(bases.outputs[slot.index()]); break;
+  }
+  return base + slot.offset();
+}
+
+}  // namespace
+
+size_t MaxDispatchArity(const fb::Function& function) {
+  size_t arity = 0;
+  for (const fb::Command* cmd : *function.commands())
+    if (const auto* d = cmd->op_as_DispatchCommand()) arity = std::max<size_t>(arity, d->bindings()->size());
+  return arity;
+}
+
+Status Execute(const Module& module, const fb::Function& function, const SpaceBases& bases,
+               std::vector<hal::DevicePtr>& bindings) {
+  hal::Device& device = module.device();
+  for (const fb::Command* cmd : *function.commands()) {
+    switch (cmd->op_type()) {
+      case fb::CommandOp::AllocCommand:
+        break;  // the Session allocated the arena when it was created
+      case fb::CommandOp::FillCommand: {
+        const auto* f = cmd->op_as_FillCommand();
+        HEXIR_RETURN_IF_ERROR(device.Fill(Resolve(*f->target(), bases), f->target()->length(),
+                                          f->pattern(), f->pattern_length()));
+        break;
+      }
+      case fb::CommandOp::CopyCommand: {
+        const auto* c = cmd->op_as_CopyCommand();
+        HEXIR_RETURN_IF_ERROR(device.Copy(Resolve(*c->target(), bases), Resolve(*c->source(), bases),
+                                          c->target()->length()));
+        break;
+      }
+      case fb::CommandOp::DispatchCommand: {
+        const auto* d = cmd->op_as_DispatchCommand();
+        uint32_t n = d->bindings()->size();
+        for (uint32_t i = 0; i < n; ++i) bindings[i] = Resolve(*d->bindings()->Get(i), bases);
+        const auto* wg = d->workgroups();
+        HEXIR_RETURN_IF_ERROR(device.Dispatch(module.library(d->library()), d->entry(),
+                                              {wg->Get(0), wg->Get(1), wg->Get(2)},
+                                              Span<const hal::DevicePtr>(bindings.data(), n)));
+        break;
+      }
+      default:
+        return InternalError("unverified command type reached the interpreter");
+    }
+  }
+  return device.Synchronize();
+}
+
+}  // namespace hexir::vm

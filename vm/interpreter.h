@@ -1,0 +1,29 @@
+// The command interpreter: replays a verified function's commands on a device. It trusts the
+// image (the reader verified every slot and arity) and allocates nothing.
+#pragma once
+
+#include <vector>
+
+#include "base/status.h"
+#include "hal/device.h"
+#include "serializer/reader.h"
+#include "vm/module.h"
+
+namespace hexir::vm {
+
+// Where each memory space lives for one run.
+struct SpaceBases {
+  hal::DevicePtr arena = nullptr;
+  hal::DevicePtr constants = nullptr;
+  const hal::DevicePtr* inputs = nullptr;
+  const hal::DevicePtr* outputs = nullptr;
+};
+
+// `bindings` must hold at least as many entries as the largest dispatch arity.
+Status Execute(const Module& module, const serializer::fb::Function& function,
+               const SpaceBases& bases, std::vector<hal::DevicePtr>& bindings);
+
+// The largest dispatch arity in `function`.
+size_t MaxDispatchArity(const serializer::fb::Function& function);
+
+}  // namespace hexir::vm

@@ -1,0 +1,126 @@
+// Module and Session over executables written by the serializer with hand-written kernels
+// (hal/host/test_kernels.c), so the VM is tested without the compiler.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <unistd.h>
+
+#include "base/file_mapping.h"
+#include "hal/host/host_device.h"
+#include "serializer/writer.h"
+#include "vm/session.h"
+
+namespace hexir {
+namespace {
+using namespace serializer;
+
+std::string WriteTestExecutable(const std::string& tag) {
+  ExecutableSpec spec;
+  auto elf = ReadFileToString(HEXIR_TEST_KERNELS_PATH);
+  REQUIRE(elf.ok());
+  KernelLibrary lib;
+  lib.code.assign(elf->begin(), elf->end());
+  lib.entries = {{"test_add8", 3}, {"test_relu8", 2}};
+  spec.libraries.push_back(lib);
+  // constants: 8 floats of -1
+  spec.constants.resize(32);
+  float minus_one[8];
+  for (float& v : minus_one) v = -1.0f;
+  std::memcpy(spec.constants.data(), minus_one, 32);
+  Function fn;
+  fn.name = "main";
+  fn.inputs = {{"x", ElementType::F32, {2, 4}}};
+  fn.outputs = {{"y", ElementType::F32, {2, 4}}, {"t", ElementType::F32, {8}}};
+  fn.arena_bytes = 64;
+  fn.commands.push_back(AllocCommand{MemorySpace::Arena, 64, 64});
+  // t = x + (-1) -> output 1 ; a = relu(t) -> arena ; y = a + a -> output 0 ; fill arena[32..64) = 2
+  DispatchCommand add;
+  add.bindings = {{MemorySpace::Input, 0, 0, 32}, {MemorySpace::Constant, 0, 0, 32}, {MemorySpace::Output, 1, 0, 32}};
+  add.num_inputs = 2;
+  add.aliases = {-1};
+  fn.commands.push_back(add);
+  DispatchCommand relu;
+  relu.entry = 1;
+  relu.bindings = {{MemorySpace::Output, 1, 0, 32}, {MemorySpace::Arena, 0, 0, 32}};
+  relu.num_inputs = 1;
+  relu.aliases = {-1};
+  fn.commands.push_back(relu);
+  fn.commands.push_back(FillCommand{{MemorySpace::Arena, 0, 32, 32}, 0x40000000, 4});  // 2.0f
+  DispatchCommand add2;
+  add2.bindings = {{MemorySpace::Arena, 0, 0, 32}, {MemorySpace::Arena, 0, 32, 32}, {MemorySpace::Output, 0, 0, 32}};
+  add2.num_inputs = 2;
+  add2.aliases = {-1};
+  fn.commands.push_back(add2);
+  spec.functions.push_back(fn);
+  std::vector<uint8_t> bytes = WriteExecutable(spec);
+  std::string path = "/tmp/hexir_vm_test_" + tag + "." + std::to_string(::getpid()) + ".hxb";
+  REQUIRE(WriteFileAtomically(path, bytes.data(), bytes.size()).ok());
+  return path;
+}
+
+TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
+  auto device = hal::CreateHostDevice();
+  std::string path = WriteTestExecutable("run");
+  auto module = Module::Load(path, device.get());
+  REQUIRE(module.ok());
+  auto session = Session::Create(*module);
+  REQUIRE(session.ok());
+  CHECK((*session)->arena_bytes() == 64);
+
+  float x[8] = {0, 1, 2, 3, -4, 5, 0.5f, 1.5f};
+  float y[8], t[8];
+  int64_t xs[] = {2, 4}, ts[] = {8};
+  TensorView in{x, ElementType::F32, Span<const int64_t>(xs, 2)};
+  MutableTensorView outs[] = {{y, ElementType::F32, Span<const int64_t>(xs, 2)},
+                              {t, ElementType::F32, Span<const int64_t>(ts, 1)}};
+  for (int run = 0; run < 3; ++run) {
+    REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+    for (int i = 0; i < 8; ++i) {
+      CHECK(t[i] == x[i] - 1.0f);
+      CHECK(y[i] == std::max(x[i] - 1.0f, 0.0f) + 2.0f);
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("bad bindings are refused with expected and actual", "[vm]") {
+  auto device = hal::CreateHostDevice();
+  std::string path = WriteTestExecutable("bind");
+  auto module = Module::Load(path, device.get());
+  REQUIRE(module.ok());
+  auto session = Session::Create(*module);
+  REQUIRE(session.ok());
+  float x[8], y[8], t[8];
+  int64_t wrong[] = {4, 2}, ys[] = {2, 4}, ts[] = {8};
+  TensorView in{x, ElementType::F32, Span<const int64_t>(wrong, 2)};
+  MutableTensorView outs[] = {{y, ElementType::F32, Span<const int64_t>(ys, 2)},
+                              {t, ElementType::F32, Span<const int64_t>(ts, 1)}};
+  Status s = (*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message() == "input 0 'x' expects 2x4 f32, got 4x2 f32");
+  in.shape = Span<const int64_t>(ys, 2);
+  in.element_type = ElementType::I32;
+  s = (*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
+  CHECK(s.message() == "input 0 'x' expects 2x4 f32, got 2x4 i32");
+  s = (*session)->Run(Span<const TensorView>(), Span<const MutableTensorView>(outs, 2));
+  CHECK(s.message() == "function 'main' takes 1 inputs, got 0");
+  CHECK(Session::Create(*module, "other").status().message() ==
+        "no function 'other' in the module (it has: main)");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("corrupt modules are refused at load", "[vm]") {
+  auto device = hal::CreateHostDevice();
+  std::string path = WriteTestExecutable("corrupt");
+  auto bytes = ReadFileToString(path);
+  REQUIRE(bytes.ok());
+  std::string cut = bytes->substr(0, bytes->size() / 2);
+  REQUIRE(WriteFileAtomically(path, cut.data(), cut.size()).ok());
+  auto module = Module::Load(path, device.get());
+  REQUIRE_FALSE(module.ok());
+  CHECK(module.status().message().find("truncated") != std::string::npos);
+  std::remove(path.c_str());
+  CHECK(Module::Load(path, device.get()).status().code() == StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace hexir
