@@ -4,10 +4,21 @@
 #include <numeric>
 
 #include "base/alignment.h"
+#include "planner/interval_index.h"
 
 namespace hexir::planner {
 
-StatusOr<Plan> SolveBestFit(const Problem& problem) {
+const char* BestFitOrderName(BestFitOrder order) {
+  switch (order) {
+    case BestFitOrder::kSizeDecreasing: return "size";
+    case BestFitOrder::kLifetimeDecreasing: return "lifetime";
+    case BestFitOrder::kAreaDecreasing: return "area";
+    case BestFitOrder::kBirthOrder: return "birth";
+  }
+  return "?";
+}
+
+Status ValidateProblem(const Problem& problem) {
   const std::vector<BufferRequest>& bufs = problem.buffers;
   for (size_t i = 0; i < bufs.size(); ++i) {
     if (!IsPowerOfTwo(bufs[i].alignment))
@@ -17,27 +28,55 @@ StatusOr<Plan> SolveBestFit(const Problem& problem) {
       return InvalidArgumentError("buffer ", i, " ('", bufs[i].name, "') dies at step ",
                                   bufs[i].last, " before it is born at step ", bufs[i].first);
   }
-  std::vector<size_t> order(bufs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (bufs[a].size != bufs[b].size) return bufs[a].size > bufs[b].size;
+  return Status::Ok();
+}
+
+StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order) {
+  HEXIR_RETURN_IF_ERROR(ValidateProblem(problem));
+  const std::vector<BufferRequest>& bufs = problem.buffers;
+  auto lifetime = [&](size_t i) { return static_cast<uint64_t>(bufs[i].last - bufs[i].first + 1); };
+  std::vector<size_t> ordered(bufs.size());
+  std::iota(ordered.begin(), ordered.end(), 0);
+  std::stable_sort(ordered.begin(), ordered.end(), [&](size_t a, size_t b) {
+    switch (order) {
+      case BestFitOrder::kSizeDecreasing:
+        if (bufs[a].size != bufs[b].size) return bufs[a].size > bufs[b].size;
+        break;
+      case BestFitOrder::kLifetimeDecreasing:
+        if (lifetime(a) != lifetime(b)) return lifetime(a) > lifetime(b);
+        if (bufs[a].size != bufs[b].size) return bufs[a].size > bufs[b].size;
+        break;
+      case BestFitOrder::kAreaDecreasing: {
+        // Sizes below 2^40 and lifetimes below 2^23 keep the product exact in 64 bits; beyond
+        // that, long double keeps the order sensible.
+        long double area_a = static_cast<long double>(bufs[a].size) * lifetime(a);
+        long double area_b = static_cast<long double>(bufs[b].size) * lifetime(b);
+        if (area_a != area_b) return area_a > area_b;
+        break;
+      }
+      case BestFitOrder::kBirthOrder:
+        break;
+    }
     return bufs[a].first < bufs[b].first;
   });
+
+  std::vector<std::pair<int64_t, int64_t>> intervals(bufs.size());
+  for (size_t i = 0; i < bufs.size(); ++i) intervals[i] = {bufs[i].first, bufs[i].last};
+  IntervalIndex index(intervals);
 
   Plan plan;
   plan.offsets.assign(bufs.size(), 0);
   plan.space_sizes.assign(problem.num_spaces(), 0);
-  std::vector<size_t> placed;
-  placed.reserve(bufs.size());
+  std::vector<size_t> conflicts;
   std::vector<std::pair<uint64_t, uint64_t>> busy;  // [offset, end) of conflicting buffers
-  for (size_t i : order) {
+  for (size_t i : ordered) {
     const BufferRequest& b = bufs[i];
     if (b.size == 0) continue;
+    conflicts.clear();
+    index.QueryActive(b.first, b.last, conflicts);
     busy.clear();
-    for (size_t j : placed) {
-      if (bufs[j].space == b.space && LifetimesOverlap(bufs[j], b))
-        busy.emplace_back(plan.offsets[j], plan.offsets[j] + bufs[j].size);
-    }
+    for (size_t j : conflicts)
+      if (bufs[j].space == b.space) busy.emplace_back(plan.offsets[j], plan.offsets[j] + bufs[j].size);
     std::sort(busy.begin(), busy.end());
     uint64_t best = UINT64_MAX, best_waste = UINT64_MAX, cursor = 0;
     for (const auto& [start, end] : busy) {
@@ -51,7 +90,7 @@ StatusOr<Plan> SolveBestFit(const Problem& problem) {
     if (best == UINT64_MAX) best = AlignUp(cursor, b.alignment);
     plan.offsets[i] = best;
     plan.space_sizes[b.space] = std::max(plan.space_sizes[b.space], best + b.size);
-    placed.push_back(i);
+    index.Activate(i);
   }
   for (uint32_t s = 0; s < plan.space_sizes.size(); ++s) {
     uint64_t cap = problem.capacity(s);

@@ -1,10 +1,11 @@
-// Best-fit-decreasing: buffers are placed largest first (ties: earlier first, then index),
-// each at the lowest-waste gap among the buffers already placed whose lifetimes overlap it.
+// Best-fit-decreasing: buffers are placed in a chosen order (by default largest first), each
+// at the lowest-waste gap among the already-placed buffers whose lifetimes overlap it.
 //
-// Origin: the classic heuristic used by TFLite's arena planner and XLA's heap simulator.
-// Complexity O(n^2 log n) in the worst case (each placement scans its conflicts). Known weak
-// spot: on adversarial instances it can be 30-40% above the lower bound; a better solver is a
-// later step. Deterministic: no hash-map order anywhere.
+// Origin: the classic heuristic of TFLite's arena planner and XLA's heap simulator. Conflicts
+// come from an IntervalIndex, so a placement costs O(log n + k log k) for k live neighbours:
+// 100,000 buffers plan in well under a second when lifetimes are short. Known weak spot: on
+// adversarial instances it lands 30-40% above the lower bound (see exact_search.h).
+// Deterministic: stable sorts, no hash-map order. Ignores may_share_with (see sharing.h).
 #pragma once
 
 #include "base/status.h"
@@ -13,8 +14,22 @@
 
 namespace hexir::planner {
 
-// Fails with RESOURCE_EXHAUSTED, naming the space, the size needed and the capacity, when a
-// space's capacity is exceeded.
-StatusOr<Plan> SolveBestFit(const Problem& problem);
+enum class BestFitOrder {
+  kSizeDecreasing,      // largest first (TFLite, XLA)
+  kLifetimeDecreasing,  // longest-lived first
+  kAreaDecreasing,      // size x lifetime
+  kBirthOrder,          // as they are born (a greedy online allocator)
+};
+inline constexpr BestFitOrder kAllBestFitOrders[] = {
+    BestFitOrder::kSizeDecreasing, BestFitOrder::kLifetimeDecreasing,
+    BestFitOrder::kAreaDecreasing, BestFitOrder::kBirthOrder};
+const char* BestFitOrderName(BestFitOrder order);
+
+// Checks the requests (power-of-two alignment, first <= last): INVALID_ARGUMENT otherwise.
+Status ValidateProblem(const Problem& problem);
+
+// One ordering. Fails with RESOURCE_EXHAUSTED, naming the space, the size needed and the
+// capacity, when a space's capacity is exceeded.
+StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order = BestFitOrder::kSizeDecreasing);
 
 }  // namespace hexir::planner

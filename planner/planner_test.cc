@@ -2,6 +2,7 @@
 #include <random>
 
 #include "planner/best_fit.h"
+#include "planner/schedule.h"
 #include "planner/lower_bound.h"
 #include "planner/verifier.h"
 

@@ -11,6 +11,7 @@
 // Thread safety: plain values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,7 +25,12 @@ struct BufferRequest {
   int64_t first = 0;
   int64_t last = 0;
   uint32_t space = 0;  // memory space; each space is its own arena
-  std::string name;    // for messages and dumps only
+  // A hint: this buffer may take over the memory of buffer `may_share_with` (an index into
+  // Problem::buffers), as an elementwise kernel writes its output into a dying input. Honoured
+  // when that buffer dies at the step this one is born, and both have the same size and space;
+  // then both get the same offset. -1: no hint.
+  int64_t may_share_with = -1;
+  std::string name;  // for messages and dumps only
 };
 
 struct Problem {

@@ -52,6 +52,17 @@ Status Verify(const Problem& problem, const Plan& plan) {
     if (b.size == 0) continue;
     auto& set = live[b.space];
     uint64_t off = plan.offsets[i];
+    // An honoured sharing hint: this buffer takes over the memory of one that dies as it is
+    // born. Legal only as an exact handoff; the old buffer then leaves the live set.
+    if (int64_t t = plan.shared(i); t >= 0) {
+      const BufferRequest& x = bufs[static_cast<size_t>(t)];
+      if (x.last != b.first || x.size != b.size || x.space != b.space || plan.offsets[t] != off)
+        return InternalError("buffer ", i, " ('", b.name, "') shares the memory of buffer ", t, " ('",
+                             x.name, "') but is not an exact handoff (", x.name, " lives ", x.first, "..",
+                             x.last, " at ", plan.offsets[t], " size ", x.size, "; ", b.name, " lives ",
+                             b.first, "..", b.last, " at ", off, " size ", b.size, ")");
+      set.erase({off, static_cast<size_t>(t)});
+    }
     auto it = set.lower_bound({off, 0});
     auto clash = [&](size_t j) {
       return InternalError("buffers ", i, " ('", b.name, "', [", off, ", ", off + b.size,

@@ -1,0 +1,323 @@
+#include "planner/exact_search.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "base/alignment.h"
+
+namespace hexir::planner {
+namespace {
+
+class Search {
+ public:
+  // `order`: the static preorder as letters, most significant first: T = the largest total
+  // size in the buffer's sections, A = area (size x lifetime), W = width (lifetime).
+  Search(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
+         const std::string& order, uint64_t seed, uint64_t node_limit)
+      : capacity_(capacity), deadline_(deadline), node_limit_(node_limit) {
+    // Only buffers with memory take part; zero-size buffers sit at offset 0.
+    for (size_t i = 0; i < problem.buffers.size(); ++i)
+      if (problem.buffers[i].size > 0) ids_.push_back(i);
+    n_ = ids_.size();
+    std::vector<int64_t> points;
+    for (size_t k : ids_) {
+      points.push_back(problem.buffers[k].first);
+      points.push_back(problem.buffers[k].last + 1);
+    }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    sections_ = points.empty() ? 0 : points.size() - 1;
+    buf_.resize(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      const BufferRequest& r = problem.buffers[ids_[i]];
+      Buf& b = buf_[i];
+      b.size = r.size;
+      b.align = r.alignment;
+      b.s0 = std::lower_bound(points.begin(), points.end(), r.first) - points.begin();
+      b.s1 = std::lower_bound(points.begin(), points.end(), r.last + 1) - points.begin();
+      b.length = static_cast<uint64_t>(r.last - r.first + 1);
+    }
+    // Overlap lists and the first identical buffer (same sections, size, alignment).
+    overlaps_.resize(n_);
+    twin_.assign(n_, -1);
+    for (size_t i = 0; i < n_; ++i)
+      for (size_t j = i + 1; j < n_; ++j) {
+        if (buf_[i].s0 < buf_[j].s1 && buf_[j].s0 < buf_[i].s1) {
+          overlaps_[i].push_back(j);
+          overlaps_[j].push_back(i);
+        }
+        if (twin_[j] < 0 && buf_[i].s0 == buf_[j].s0 && buf_[i].s1 == buf_[j].s1 &&
+            buf_[i].size == buf_[j].size && buf_[i].align == buf_[j].align)
+          twin_[j] = static_cast<int64_t>(i);
+      }
+    height_.assign(sections_, 0);
+    remaining_.assign(sections_, 0);
+    for (const Buf& b : buf_)
+      for (size_t s = b.s0; s < b.s1; ++s) remaining_[s] += b.size;
+    gravity_.assign(n_, 0);
+    offset_.assign(n_, 0);
+    placed_.assign(n_, 0);
+    // A static total order: candidates at equal offsets are tried, and may only be placed, in
+    // this order (larger area first, then the most crowded sections, then index). The tie
+    // rule and the candidate order must agree, or a buffer skipped at an offset is stranded.
+    area_.resize(n_);
+    std::vector<uint64_t> total(n_, 0);
+    // Seeds after the first jitter the areas by up to 25%, so restarts explore differently.
+    std::mt19937_64 rng(seed);
+    for (size_t i = 0; i < n_; ++i) {
+      area_[i] = static_cast<long double>(buf_[i].size) * buf_[i].length;
+      if (seed != 0) area_[i] *= 1.0L + 0.25L * (rng() % 1024) / 1024.0L;
+      for (size_t s = buf_[i].s0; s < buf_[i].s1; ++s) total[i] = std::max(total[i], remaining_[s]);
+    }
+    std::vector<size_t> preorder(n_);
+    std::iota(preorder.begin(), preorder.end(), 0);
+    std::stable_sort(preorder.begin(), preorder.end(), [&](size_t a, size_t b) {
+      for (char k : order) {
+        if (k == 'A' && area_[a] != area_[b]) return area_[a] > area_[b];
+        if (k == 'T' && total[a] != total[b]) return total[a] > total[b];
+        if (k == 'W' && buf_[a].length != buf_[b].length) return buf_[a].length > buf_[b].length;
+      }
+      return false;
+    });
+    rank_.resize(n_);
+    for (size_t k = 0; k < n_; ++k) rank_[preorder[k]] = k;
+    min_start_.assign(sections_, UINT64_MAX);
+    candidates_.resize(n_ + 1);
+    rest_.resize(n_ + 1);
+  }
+
+  SearchResult Run(const Problem& problem) {
+    SearchResult result;
+    bool fits = true;
+    for (size_t s = 0; s < sections_; ++s) fits &= remaining_[s] <= capacity_;
+    std::vector<size_t> all(n_);
+    std::iota(all.begin(), all.end(), 0);
+    std::stable_sort(all.begin(), all.end(), [&](size_t a, size_t b) { return buf_[a].s0 < buf_[b].s0; });
+    std::vector<std::vector<size_t>> parts;
+    if (!SplitInto(all, parts)) parts.push_back(all);
+    bool solved = fits;
+    if (fits) {
+      for (const std::vector<size_t>& part : parts) {
+        if (!Solve(part, 0, SIZE_MAX)) {
+          solved = false;
+          break;
+        }
+      }
+    }
+    if (solved) {
+      result.outcome = SearchOutcome::kFound;
+      result.offsets.assign(problem.buffers.size(), 0);
+      for (size_t i = 0; i < n_; ++i) result.offsets[ids_[i]] = offset_[i];
+    } else {
+      result.outcome = timed_out_ ? SearchOutcome::kTimeout
+                       : aborted_ ? SearchOutcome::kNodeLimit
+                                  : SearchOutcome::kInfeasible;
+    }
+    result.nodes = nodes_;
+    return result;
+  }
+
+ private:
+  struct Buf {
+    uint64_t size, align;
+    size_t s0, s1;    // sections [s0, s1)
+    uint64_t length;  // lifetime in schedule steps
+  };
+  struct Candidate {
+    uint64_t offset;
+    size_t index;
+  };
+
+  // Places every buffer of `items` (unplaced, and not overlapping in time any unplaced
+  // buffer outside `items`) at or above `floor`. On failure, everything it placed is undone.
+  bool Solve(const std::vector<size_t>& items, uint64_t floor, size_t last_index) {
+    if (items.empty()) return true;
+    if (++nodes_ > node_limit_) aborted_ = true;
+    if ((nodes_ & 1023) == 0 && std::chrono::steady_clock::now() > deadline_) timed_out_ = true;
+    if (timed_out_ || aborted_) return false;
+
+    // One pass over the items: dominance, each section's lowest possible start, candidates.
+    size_t lo = SIZE_MAX, hi = 0;
+    for (size_t i : items) {
+      lo = std::min(lo, buf_[i].s0);
+      hi = std::max(hi, buf_[i].s1);
+    }
+    size_t depth = placed_stack_.size();
+    std::fill(min_start_.begin() + lo, min_start_.begin() + hi, UINT64_MAX);
+    uint64_t* min_start = min_start_.data();  // indexed by section
+    std::vector<Candidate>& candidates = candidates_[depth];
+    candidates.clear();
+    for (size_t i : items) {
+      const Buf& b = buf_[i];
+      uint64_t g = AlignUp(gravity_[i], b.align);
+      // Dominance: if i fits entirely below the floor where it would rest, that space stays
+      // free forever (later placements are at or above the floor), so moving i down gives a
+      // solution at least as good, found in a sibling branch that placed i earlier.
+      if (g + b.size <= floor) return false;
+      uint64_t start = std::max(g, floor);
+      for (size_t s = b.s0; s < b.s1; ++s) min_start[s] = std::min(min_start[s], start);
+      if (twin_[i] >= 0 && !placed_[twin_[i]]) continue;  // identical buffers in index order
+      // Canonical placements sit exactly at their gravity offset, at or above the floor; at
+      // the floor itself only in the static order. A buffer below the floor waits until an
+      // overlapping placement lifts it.
+      if (gravity_[i] < floor ||
+          (g == floor && last_index != SIZE_MAX && rank_[i] < rank_[last_index]))
+        continue;
+      if (g + b.size > capacity_) return false;  // it can only go higher
+      candidates.push_back({g, i});
+    }
+    // Section inference: what remains to be placed in a section stacks above the section's
+    // floor, which is at least its height, the global floor and the lowest start of the
+    // unplaced buffers there.
+    for (size_t s = lo; s < hi; ++s) {
+      if (remaining_[s] == 0) continue;
+      uint64_t f = std::max({height_[s], floor, min_start[s]});
+      if (f + remaining_[s] > capacity_) return false;
+    }
+    std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+      if (a.offset != b.offset) return a.offset < b.offset;
+      return rank_[a.index] < rank_[b.index];
+    });
+    std::vector<size_t>& rest = rest_[depth];
+    for (const Candidate& c : candidates) {
+      size_t mark = placed_stack_.size();
+      Place(c.index, c.offset);
+      rest.clear();
+      for (size_t i : items)
+        if (i != c.index) rest.push_back(i);
+      // Dynamic decomposition: parts of the rest that share no time section are solved one
+      // after another; a failure in one never re-explores the others. Each part is a problem
+      // of its own, so its canonical order starts afresh (floor 0): the monotone floor only
+      // breaks symmetry within one part.
+      std::vector<std::vector<size_t>> parts;
+      if (!SplitInto(rest, parts)) parts.push_back(rest);
+      bool ok = true;
+      for (const std::vector<size_t>& part : parts) {
+        bool split = parts.size() > 1;
+        if (!Solve(part, split ? 0 : c.offset, split ? SIZE_MAX : c.index)) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) return true;
+      UndoTo(mark);
+      if (timed_out_ || aborted_) return false;
+    }
+    return false;
+  }
+
+  // Splits buffers (sorted by first section) into groups whose section ranges chain
+  // together, in time order. Returns false, leaving `parts` empty, when there is one group.
+  bool SplitInto(const std::vector<size_t>& items, std::vector<std::vector<size_t>>& parts) {
+    size_t reach = 0, groups = 0;
+    for (size_t i : items) {
+      if (groups == 0 || buf_[i].s0 >= reach) ++groups;
+      reach = std::max(reach, buf_[i].s1);
+    }
+    if (groups <= 1) return false;
+    reach = 0;
+    for (size_t i : items) {
+      if (parts.empty() || buf_[i].s0 >= reach) parts.emplace_back();
+      parts.back().push_back(i);
+      reach = std::max(reach, buf_[i].s1);
+    }
+    return true;
+  }
+
+  void UndoTo(size_t mark) {
+    while (placed_stack_.size() > mark) {
+      auto [i, trail_mark] = placed_stack_.back();
+      placed_stack_.pop_back();
+      Unplace(i, trail_mark);
+    }
+  }
+
+  void Place(size_t i, uint64_t o) {
+    const Buf& b = buf_[i];
+    placed_stack_.push_back({i, trail_.size()});
+    placed_[i] = 1;
+    offset_[i] = o;
+    uint64_t top = o + b.size;
+    for (size_t s = b.s0; s < b.s1; ++s) {
+      trail_.push_back({Change::kHeight, s, height_[s]});
+      height_[s] = top;
+      remaining_[s] -= b.size;
+    }
+    for (size_t j : overlaps_[i]) {
+      if (placed_[j] || gravity_[j] >= top) continue;
+      trail_.push_back({Change::kGravity, j, gravity_[j]});
+      gravity_[j] = top;
+    }
+  }
+
+  void Unplace(size_t i, size_t trail_mark) {
+    const Buf& b = buf_[i];
+    placed_[i] = 0;
+    for (size_t s = b.s0; s < b.s1; ++s) remaining_[s] += b.size;
+    while (trail_.size() > trail_mark) {
+      const Change& c = trail_.back();
+      if (c.kind == Change::kHeight)
+        height_[c.index] = c.old_value;
+      else
+        gravity_[c.index] = c.old_value;
+      trail_.pop_back();
+    }
+  }
+
+  struct Change {
+    enum Kind { kHeight, kGravity } kind;
+    size_t index;
+    uint64_t old_value;
+  };
+
+  uint64_t capacity_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::vector<size_t> ids_;
+  size_t n_ = 0, sections_ = 0;
+  std::vector<Buf> buf_;
+  std::vector<std::vector<size_t>> overlaps_;
+  std::vector<int64_t> twin_;
+  std::vector<uint64_t> height_, remaining_, gravity_, offset_;
+  std::vector<char> placed_;
+  std::vector<Change> trail_;
+  std::vector<std::pair<size_t, size_t>> placed_stack_;  // (buffer, trail mark)
+  // Scratch reused across nodes: per section, and per search depth.
+  std::vector<uint64_t> min_start_;
+  std::vector<std::vector<Candidate>> candidates_;
+  std::vector<std::vector<size_t>> rest_;
+  std::vector<long double> area_;
+  std::vector<size_t> rank_;
+  uint64_t node_limit_;
+  uint64_t nodes_ = 0;
+  bool timed_out_ = false;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+SearchResult SearchExact(const Problem& problem, uint64_t capacity,
+                         std::chrono::steady_clock::time_point deadline) {
+  // Depth-first search is heavy-tailed: a bad early choice under one order can take forever
+  // where another order finishes at once. So run several static orders round-robin with a
+  // node limit that doubles each round (restarts, as MiniMalloc does); the last round's
+  // limit grows until the deadline, so the search stays complete.
+  static const char* kOrders[] = {"AT", "TA", "TWA", "WAT"};
+  uint64_t limit = 2 * std::max<uint64_t>(problem.buffers.size(), 16);
+  uint64_t nodes = 0;
+  for (uint64_t round = 0;; ++round) {
+    for (const char* order : kOrders) {
+      Search search(problem, capacity, deadline, order, round, limit);
+      SearchResult r = search.Run(problem);
+      nodes += r.nodes;
+      if (r.outcome != SearchOutcome::kNodeLimit) {
+        r.nodes = nodes;
+        return r;
+      }
+    }
+    limit *= 2;
+  }
+}
+
+}  // namespace hexir::planner

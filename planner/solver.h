@@ -1,0 +1,53 @@
+// The planner's front door: coalesce shared buffers, then per memory space take the best of
+// best-fit over several orderings and, when that is above the lower bound (or over the
+// capacity), an exact search under a time budget that tightens the arena toward the bound.
+//
+// Usage:
+//   planner::SolveOptions options;
+//   options.time_limit_seconds = 1.0;
+//   StatusOr<planner::Solution> s = planner::Solve(problem, options);
+//   s->plan.offsets[i], s->spaces[0].arena_bytes, s->spaces[0].lower_bound_bytes
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "planner/plan.h"
+#include "planner/problem.h"
+
+namespace hexir::planner {
+
+struct SolveOptions {
+  double time_limit_seconds = 1.0;  // for the exact search, over all spaces
+  bool exact_search = true;         // false: best-fit orderings only
+  // With a capacity: stop at the first plan that fits it, rather than spending the rest of
+  // the time limit tightening it toward the lower bound.
+  bool stop_at_capacity = true;
+};
+
+struct SpaceReport {
+  uint64_t arena_bytes = 0;
+  uint64_t lower_bound_bytes = 0;  // max-load bound, after sharing
+  uint64_t best_fit_bytes = 0;     // the best of the best-fit orderings
+  std::string method;              // "best-fit(size)", "exact", ...
+  bool optimal = false;            // arena == lower bound, or proven minimal by the search
+  // 1 - lower_bound / arena: the share of the arena no plan could avoid wasting... or did.
+  double fragmentation() const {
+    return arena_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(lower_bound_bytes) / arena_bytes;
+  }
+};
+
+struct Solution {
+  Plan plan;
+  std::vector<SpaceReport> spaces;
+  double seconds = 0;
+};
+
+// RESOURCE_EXHAUSTED when a space cannot be fitted under its capacity within the time limit,
+// with the capacity, the lower bound and the best size found.
+StatusOr<Solution> Solve(const Problem& problem, const SolveOptions& options = {});
+
+}  // namespace hexir::planner

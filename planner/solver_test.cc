@@ -1,0 +1,152 @@
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "planner/best_fit.h"
+#include "planner/csv.h"
+#include "planner/exact_search.h"
+#include "planner/interval_index.h"
+#include "planner/lower_bound.h"
+#include "planner/sharing.h"
+#include "planner/solver.h"
+#include "planner/verifier.h"
+
+namespace hexir::planner {
+namespace {
+
+BufferRequest Buf(uint64_t size, int64_t first, int64_t last, uint64_t align = 1) {
+  BufferRequest b;
+  b.size = size;
+  b.alignment = align;
+  b.first = first;
+  b.last = last;
+  return b;
+}
+
+TEST_CASE("exact search reaches the lower bound and proves the bound below it", "[planner]") {
+  //   step   0  1  2  3  4
+  //   a (1)  ====== .  .  .      lower bound 3 (steps 2 and 3), reached exactly;
+  //   b (2)  .  .  .  ====       a capacity of 2 is infeasible.
+  //   c (2)  .  ======= .
+  //   d (1)  .  .  .  .  =
+  //   e (1)  =  .  .  .  .
+  Problem p;
+  p.buffers = {Buf(1, 0, 2), Buf(2, 3, 4), Buf(2, 1, 3), Buf(1, 4, 4), Buf(1, 0, 0)};
+  uint64_t lb = MaxLoadLowerBound(p)[0];
+  auto found = SearchExact(p, lb, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  REQUIRE(found.outcome == SearchOutcome::kFound);
+  Plan plan{found.offsets, {lb}, {}};
+  CHECK(Verify(p, plan).ok());
+  auto infeasible = SearchExact(p, lb - 1, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  CHECK(infeasible.outcome == SearchOutcome::kInfeasible);
+}
+
+TEST_CASE("MiniMalloc's example instance reaches its capacity", "[planner]") {
+  // example.12.csv from google/minimalloc: five buffers that fit exactly 12 bytes.
+  const char* csv = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n";
+  auto p = ParseMiniMallocCsv(csv);
+  REQUIRE(p.ok());
+  CHECK(p->buffers.size() == 5);
+  CHECK(p->buffers[0].last == 2);  // [0, 3) is steps 0..2
+  p->capacities = {12};
+  auto s = Solve(*p);
+  REQUIRE(s.ok());
+  CHECK(Verify(*p, s->plan).ok());
+  CHECK(s->spaces[0].arena_bytes == 12);
+  std::string out = FormatSolutionCsv(*p, s->plan);
+  CHECK(out.rfind("id,lower,upper,size,offset\nb1,0,3,4,", 0) == 0);
+  p->capacities = {11};
+  auto too_small = Solve(*p);
+  CHECK(too_small.status().code() == StatusCode::kResourceExhausted);
+  CHECK(too_small.status().message().find("capacity of 11 bytes") != std::string::npos);
+}
+
+TEST_CASE("CSV errors name the line", "[planner]") {
+  CHECK(ParseMiniMallocCsv("id,lower,size\n").status().message().find("line 1") != std::string::npos);
+  CHECK(ParseMiniMallocCsv("id,lower,upper,size\nx,5,5,4\n").status().message() ==
+        "line 2: buffer 'x' has an empty lifetime [5, 5)");
+  CHECK(ParseMiniMallocCsv("id,lower,upper,size\nx,1,2\n").status().message() ==
+        "line 2: expected 4 fields, got 3");
+  CHECK(ParseMiniMallocCsv("id,lower,upper,size\nx,a,2,3\n").status().message().find("integers") !=
+        std::string::npos);
+  CHECK(ParseMiniMallocCsv("").status().message() == "empty input: no header line");
+}
+
+TEST_CASE("sharing hints become handoffs when legal", "[planner]") {
+  // x (steps 0..1) -> y (steps 1..2) in place: y takes x's memory. z is born at 1 too and
+  // tries to take x as well: refused (x is taken). w hints at a buffer of another size: refused.
+  //
+  //   offset  0      64     128
+  //   step 0  [x    ]
+  //   step 1  [x=y  ][z    ]
+  //   step 2  [y    ][z    ]
+  Problem p;
+  p.buffers = {Buf(64, 0, 1), Buf(64, 1, 2), Buf(64, 1, 2), Buf(32, 2, 3)};
+  p.buffers[1].may_share_with = 0;
+  p.buffers[2].may_share_with = 0;
+  p.buffers[3].may_share_with = 1;
+  CoalescedProblem c = Coalesce(p);
+  CHECK(c.shared_with == std::vector<int64_t>{-1, 0, -1, -1});
+  CHECK(c.blocks.buffers.size() == 3);
+  auto s = Solve(p);
+  REQUIRE(s.ok());
+  REQUIRE(Verify(p, s->plan).ok());
+  CHECK(s->plan.offsets[0] == s->plan.offsets[1]);
+  CHECK(s->spaces[0].arena_bytes == 160);
+  CHECK(s->spaces[0].lower_bound_bytes == 160);
+  // A forged handoff is caught by the verifier.
+  Plan forged = s->plan;
+  forged.shared_with[2] = 0;
+  forged.offsets[2] = forged.offsets[0];
+  CHECK(Verify(p, forged).message().find("overlap in memory while both are live") != std::string::npos);
+}
+
+TEST_CASE("the interval index finds exactly the overlapping active intervals", "[planner]") {
+  std::mt19937_64 rng(99);
+  std::vector<std::pair<int64_t, int64_t>> iv;
+  for (int i = 0; i < 500; ++i) {
+    int64_t a = static_cast<int64_t>(rng() % 1000);
+    iv.push_back({a, a + static_cast<int64_t>(rng() % 50)});
+  }
+  IntervalIndex index(iv);
+  for (size_t i = 0; i < iv.size(); i += 2) index.Activate(i);
+  for (int q = 0; q < 200; ++q) {
+    int64_t a = static_cast<int64_t>(rng() % 1000), b = a + static_cast<int64_t>(rng() % 80);
+    std::vector<size_t> got;
+    index.QueryActive(a, b, got);
+    std::sort(got.begin(), got.end());
+    std::vector<size_t> want;
+    for (size_t i = 0; i < iv.size(); i += 2)
+      if (iv[i].first <= b && a <= iv[i].second) want.push_back(i);
+    REQUIRE(got == want);
+  }
+}
+
+TEST_CASE("random problems - the solver verifies and never beats the lower bound", "[planner]") {
+  std::mt19937_64 rng(4321);
+  for (int trial = 0; trial < 100; ++trial) {
+    Problem p;
+    int n = 1 + static_cast<int>(rng() % 60);
+    for (int i = 0; i < n; ++i) {
+      int64_t first = static_cast<int64_t>(rng() % 30);
+      p.buffers.push_back(Buf(1 + rng() % 512, first, first + static_cast<int64_t>(rng() % 8),
+                              uint64_t{1} << (rng() % 4)));
+      if (i > 0 && rng() % 4 == 0) p.buffers.back().may_share_with = static_cast<int64_t>(rng() % i);
+      p.buffers.back().space = static_cast<uint32_t>(rng() % 2);
+    }
+    SolveOptions options;
+    options.time_limit_seconds = 0.05;
+    auto s = Solve(p, options);
+    REQUIRE(s.ok());
+    REQUIRE(Verify(p, s->plan).ok());
+    for (const SpaceReport& r : s->spaces) {
+      CHECK(r.arena_bytes >= r.lower_bound_bytes);
+      CHECK(r.arena_bytes <= r.best_fit_bytes);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hexir::planner
