@@ -74,10 +74,19 @@ struct KernelLibrary {
   std::vector<KernelEntry> entries;
 };
 
+struct ConstantFillSpec {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t pattern = 0;
+  uint8_t pattern_length = 4;
+};
+
 struct ExecutableSpec {
   std::string producer;
   std::vector<KernelLibrary> libraries;
   std::vector<uint8_t> constants;  // the constant pool; Constant slots index into it
+  uint64_t filled_constants_bytes = 0;
+  std::vector<ConstantFillSpec> constant_fills;  // FilledConstant slots index into these
   std::vector<Function> functions;
 };
 

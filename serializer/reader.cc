@@ -39,6 +39,14 @@ class FunctionChecker {
  public:
   FunctionChecker(const fb::Executable& exe, const fb::Function& fn, uint64_t constant_bytes)
       : exe_(exe), fn_(fn), constant_bytes_(constant_bytes) {}
+  // Shared with the module-level fill check.
+  static Status CheckPattern(uint8_t n, uint64_t offset, uint64_t length, const char* what) {
+    if (n != 1 && n != 2 && n != 4 && n != 8)
+      return DataLossError(what, " pattern length ", int{n}, " is not 1, 2, 4 or 8");
+    if (length % n != 0 || offset % n != 0)
+      return DataLossError(what, " target is not a multiple of its pattern length ", int{n});
+    return Status::Ok();
+  }
 
   Status Check() {
     const std::string name = fn_.name()->str();
@@ -70,6 +78,10 @@ class FunctionChecker {
       case fb::MemorySpace::Constant:
         if (written) return DataLossError("writes into the constant pool");
         limit = constant_bytes_;
+        break;
+      case fb::MemorySpace::FilledConstant:
+        if (written) return DataLossError("writes into the filled constants");
+        limit = exe_.filled_constants_bytes();
         break;
       case fb::MemorySpace::Input:
         if (written) return DataLossError("writes into input ", s.index());
@@ -104,11 +116,8 @@ class FunctionChecker {
       }
       case fb::CommandOp::FillCommand: {
         const auto* f = cmd.op_as_FillCommand();
-        uint8_t n = f->pattern_length();
-        if (n != 1 && n != 2 && n != 4 && n != 8)
-          return DataLossError("FILL pattern length ", int{n}, " is not 1, 2, 4 or 8");
-        if (f->target()->length() % n != 0 || f->target()->offset() % n != 0)
-          return DataLossError("FILL target is not a multiple of its pattern length ", int{n});
+        HEXIR_RETURN_IF_ERROR(
+            CheckPattern(f->pattern_length(), f->target()->offset(), f->target()->length(), "FILL"));
         return CheckSlot(*f->target(), /*written=*/true);
       }
       case fb::CommandOp::CopyCommand: {
@@ -233,6 +242,18 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
       return DataLossError("kernel library ", i, " names section ", lib->section(),
                            ", which is not a code section");
   }
+  if (root->constant_fills() != nullptr) {
+    for (uint32_t i = 0; i < root->constant_fills()->size(); ++i) {
+      const fb::ConstantFill* f = root->constant_fills()->Get(i);
+      HEXIR_RETURN_IF_ERROR(FunctionChecker::CheckPattern(f->pattern_length(), f->offset(), f->length(),
+                                                          "constant fill"));
+      if (!RangeWithin(f->offset(), f->length(), root->filled_constants_bytes()))
+        return DataLossError("constant fill ", i, " [", f->offset(), ", +", f->length(),
+                             ") exceeds the filled constants of ", root->filled_constants_bytes(), " bytes");
+    }
+  }
+  if (root->filled_constants_bytes() > (uint64_t{1} << 48))
+    return DataLossError("filled constants of ", root->filled_constants_bytes(), " bytes are implausible");
   uint64_t constant_bytes = view.constants().size();
   for (const fb::Function* fn : *root->functions())
     HEXIR_RETURN_IF_ERROR(FunctionChecker(*root, *fn, constant_bytes).Check());

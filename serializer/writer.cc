@@ -79,12 +79,16 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
     auto commands = b.CreateVector(cmds);
     funcs.push_back(fb::CreateFunction(b, name, ins, outs, f.arena_bytes, f.arena_alignment, commands));
   }
+  std::vector<fb::ConstantFill> fills;
+  for (const ConstantFillSpec& f : spec.constant_fills)
+    fills.emplace_back(f.offset, f.length, f.pattern, f.pattern_length);
+  auto fills_vec = b.CreateVectorOfStructs(fills);
   auto producer = b.CreateString(spec.producer);
   auto refs_vec = b.CreateVectorOfStructs(refs);
   auto libs_vec = b.CreateVector(libs);
   auto funcs_vec = b.CreateVector(funcs);
   auto root = fb::CreateExecutable(b, kFormatVersion, producer, refs_vec, constants_section,
-                                   libs_vec, funcs_vec);
+                                   spec.filled_constants_bytes, fills_vec, libs_vec, funcs_vec);
   fb::FinishExecutableBuffer(b, root);
   return b.Release();
 }

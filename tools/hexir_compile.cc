@@ -25,6 +25,16 @@ int main(int argc, char **argv) {
                         cl::cat(category));
   cl::opt<std::string> dumpGraph("dump-graph", cl::desc("Write the call_tir graph (.mlir) here"),
                                  cl::value_desc("file"), cl::cat(category));
+  cl::opt<bool> printPlan("print-plan", cl::desc("Print the memory plan (buffers, offsets, lifetimes)"),
+                          cl::cat(category));
+  cl::opt<std::string> planJson("plan-json", cl::desc("Write the memory plan as JSON"),
+                                cl::value_desc("file"), cl::cat(category));
+  cl::opt<std::string> planSvg("plan-svg", cl::desc("Draw the memory plan as SVG (offset over time)"),
+                               cl::value_desc("file"), cl::cat(category));
+  cl::opt<double> planTime("plan-time-limit", cl::desc("Seconds for the exact packing search (default 1)"),
+                           cl::init(1.0), cl::cat(category));
+  cl::opt<bool> noSchedule("no-schedule", cl::desc("Keep the program order of dispatches"), cl::cat(category));
+  cl::opt<bool> noInPlace("no-in-place", cl::desc("Never write results over dying inputs"), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Hexir compiler: graph to executable\n");
 
@@ -37,5 +47,11 @@ int main(int argc, char **argv) {
   options.verifyPlan = verifyPlan;
   options.printIRAfterAll = printIR;
   options.dumpGraphPath = dumpGraph;
-  return hexir::compiler::compileFile(options, llvm::errs()) ? 0 : 1;
+  options.printPlan = printPlan;
+  options.planJsonPath = planJson;
+  options.planSvgPath = planSvg;
+  options.planTimeLimit = planTime;
+  options.schedule = !noSchedule;
+  options.inPlace = !noInPlace;
+  return hexir::compiler::compileFile(options, llvm::errs(), &llvm::outs()) ? 0 : 1;
 }

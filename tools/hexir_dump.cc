@@ -50,6 +50,14 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(s->offset()), static_cast<unsigned long long>(s->length()),
                 static_cast<unsigned long long>(s->checksum()));
   }
+  if (exe.constant_fills() != nullptr && exe.constant_fills()->size() > 0) {
+    std::printf("filled constants: %llu bytes, %u fills\n",
+                static_cast<unsigned long long>(exe.filled_constants_bytes()), exe.constant_fills()->size());
+    for (const fb::ConstantFill* f : *exe.constant_fills())
+      std::printf("  [%llu, +%llu) pattern 0x%llx/%u\n", static_cast<unsigned long long>(f->offset()),
+                  static_cast<unsigned long long>(f->length()), static_cast<unsigned long long>(f->pattern()),
+                  f->pattern_length());
+  }
   for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {
     const fb::KernelLibrary* lib = exe.libraries()->Get(i);
     std::printf("kernel library %u (section #%u): %u entries\n", i, lib->section(), lib->entries()->size());

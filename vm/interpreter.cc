@@ -14,6 +14,7 @@ inline hal::DevicePtr Resolve(const fb::Slot& slot, const SpaceBases& bases) {
     case fb::MemorySpace::Constant: base = static_cast<unsigned char*>(bases.constants); break;
     case fb::MemorySpace::Input: base = static_cast<unsigned char*>(bases.inputs[slot.index()]); break;
     case fb::MemorySpace::Output: base = static_cast<unsigned char*>(bases.outputs[slot.index()]); break;
+    case fb::MemorySpace::FilledConstant: base = static_cast<unsigned char*>(bases.filled_constants); break;
   }
   return base + slot.offset();
 }

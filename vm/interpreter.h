@@ -15,6 +15,7 @@ namespace hexir::vm {
 struct SpaceBases {
   hal::DevicePtr arena = nullptr;
   hal::DevicePtr constants = nullptr;
+  hal::DevicePtr filled_constants = nullptr;
   const hal::DevicePtr* inputs = nullptr;
   const hal::DevicePtr* outputs = nullptr;
 };

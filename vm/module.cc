@@ -30,9 +30,19 @@ StatusOr<std::shared_ptr<const Module>> Module::Load(const std::string& path, ha
   // reader guarantees nothing writes into the constant space).
   ByteSpan constants = module->view_.constants();
   module->constants_ = constants.empty() ? nullptr : const_cast<unsigned char*>(constants.data());
+  // Splat constants: a few bytes in the file, filled once into device memory.
+  if (uint64_t bytes = exe.filled_constants_bytes(); bytes > 0) {
+    HEXIR_ASSIGN_OR_RETURN(module->filled_constants_, device->Allocate(bytes, 64));
+    for (const auto* fill : *exe.constant_fills()) {
+      auto* target = static_cast<unsigned char*>(module->filled_constants_) + fill->offset();
+      HEXIR_RETURN_IF_ERROR(device->Fill(target, fill->length(), fill->pattern(), fill->pattern_length()));
+    }
+  }
   return std::shared_ptr<const Module>(std::move(module));
 }
 
-Module::~Module() = default;
+Module::~Module() {
+  if (filled_constants_ != nullptr) device_->Free(filled_constants_);
+}
 
 }  // namespace hexir

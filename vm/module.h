@@ -1,7 +1,7 @@
 // Module: a loaded executable (the load phase). Load() maps the file, verifies it once
 // (serializer::ExecutableView::Open), loads every kernel library onto the device and resolves
 // every entry point, and makes the constant pool resident (on the host: used in place from the
-// mapping, so loading does not read the weights).
+// mapping, so loading does not read the weights). Splat constants are filled once, here.
 //
 // Ownership: the Module owns its mapping and loaded kernels; it borrows `device`, which must
 // outlive it. Sessions hold a shared_ptr to their Module.
@@ -37,6 +37,8 @@ class Module {
   const hal::Executable& library(uint32_t index) const { return *libraries_[index]; }
   // The constant pool on the device (nullptr when there is none).
   hal::DevicePtr constants() const { return constants_; }
+  // The splat constants, filled at load (nullptr when there are none).
+  hal::DevicePtr filled_constants() const { return filled_constants_; }
   // Size in bytes of the file's sections, for reporting.
   uint64_t file_bytes() const { return mapping_->bytes().size(); }
 
@@ -49,6 +51,7 @@ class Module {
   hal::Device* device_;
   std::vector<std::unique_ptr<hal::Executable>> libraries_;
   hal::DevicePtr constants_ = nullptr;
+  hal::DevicePtr filled_constants_ = nullptr;
 };
 
 }  // namespace hexir

@@ -83,6 +83,7 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   vm::SpaceBases bases;
   bases.arena = arena_;
   bases.constants = module_->constants();
+  bases.filled_constants = module_->filled_constants();
   bases.inputs = input_bases_.data();
   bases.outputs = output_bases_.data();
   return vm::Execute(*module_, *function_, bases, bindings_);

@@ -32,7 +32,10 @@ std::string WriteTestExecutable(const std::string& tag) {
   fn.outputs = {{"y", ElementType::F32, {2, 4}}, {"t", ElementType::F32, {8}}};
   fn.arena_bytes = 64;
   fn.commands.push_back(AllocCommand{MemorySpace::Arena, 64, 64});
-  // t = x + (-1) -> output 1 ; a = relu(t) -> arena ; y = a + a -> output 0 ; fill arena[32..64) = 2
+  // t = x + (-1) -> output 1; a = relu(t) -> arena[0, 32); arena[32, 64) = 2 (FILL);
+  // arena[32, 64) += a (in place, alias bit); y = arena[32, 64) + 3 (a filled constant).
+  spec.filled_constants_bytes = 64;
+  spec.constant_fills = {{32, 32, 0x40400000, 4}};  // 3.0f at [32, 64)
   DispatchCommand add;
   add.bindings = {{MemorySpace::Input, 0, 0, 32}, {MemorySpace::Constant, 0, 0, 32}, {MemorySpace::Output, 1, 0, 32}};
   add.num_inputs = 2;
@@ -45,11 +48,16 @@ std::string WriteTestExecutable(const std::string& tag) {
   relu.aliases = {-1};
   fn.commands.push_back(relu);
   fn.commands.push_back(FillCommand{{MemorySpace::Arena, 0, 32, 32}, 0x40000000, 4});  // 2.0f
-  DispatchCommand add2;
-  add2.bindings = {{MemorySpace::Arena, 0, 0, 32}, {MemorySpace::Arena, 0, 32, 32}, {MemorySpace::Output, 0, 0, 32}};
-  add2.num_inputs = 2;
-  add2.aliases = {-1};
-  fn.commands.push_back(add2);
+  DispatchCommand accumulate;
+  accumulate.bindings = {{MemorySpace::Arena, 0, 0, 32}, {MemorySpace::Arena, 0, 32, 32}, {MemorySpace::Arena, 0, 32, 32}};
+  accumulate.num_inputs = 2;
+  accumulate.aliases = {1};
+  fn.commands.push_back(accumulate);
+  DispatchCommand add3;
+  add3.bindings = {{MemorySpace::Arena, 0, 32, 32}, {MemorySpace::FilledConstant, 0, 32, 32}, {MemorySpace::Output, 0, 0, 32}};
+  add3.num_inputs = 2;
+  add3.aliases = {-1};
+  fn.commands.push_back(add3);
   spec.functions.push_back(fn);
   std::vector<uint8_t> bytes = WriteExecutable(spec);
   std::string path = "/tmp/hexir_vm_test_" + tag + "." + std::to_string(::getpid()) + ".hxb";
@@ -76,7 +84,7 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
     REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
     for (int i = 0; i < 8; ++i) {
       CHECK(t[i] == x[i] - 1.0f);
-      CHECK(y[i] == std::max(x[i] - 1.0f, 0.0f) + 2.0f);
+      CHECK(y[i] == std::max(x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
     }
   }
   std::remove(path.c_str());

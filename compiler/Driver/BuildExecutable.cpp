@@ -2,22 +2,25 @@
 #include "Driver/BuildExecutable.h"
 
 #include "Dialect/HexirDialect.h"
+#include "Driver/ConstantPool.h"
+#include "Driver/InPlaceAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "base/alignment.h"
-#include "planner/best_fit.h"
+#include "planner/lower_bound.h"
+#include "planner/schedule.h"
+#include "planner/solver.h"
 #include "planner/verifier.h"
 
-#include <map>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::hexir;
 namespace ser = ::hexir::serializer;
+namespace planner = ::hexir::planner;
 
 namespace {
 
@@ -40,58 +43,19 @@ Value rootOf(Value v) {
   return v;
 }
 
-// Raw little-endian bytes of a constant tensor.
-FailureOr<std::vector<uint8_t>> constantBytes(arith::ConstantOp op) {
-  auto type = cast<RankedTensorType>(op.getType());
-  uint64_t size = byteSize(type);
-  std::vector<uint8_t> bytes(size);
-  if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
-    ArrayRef<char> raw = dense.getRawData();
-    if (dense.isSplat()) {
-      uint64_t elem = type.getElementTypeBitWidth() / 8;
-      for (uint64_t i = 0; i < size; i += elem)
-        std::memcpy(bytes.data() + i, raw.data(), elem);
-    } else {
-      if (raw.size() != size)
-        return op.emitError() << "constant holds " << raw.size() << " bytes, expected " << size;
-      std::memcpy(bytes.data(), raw.data(), size);
+// Calls `fn` for every op reading `v` directly or through views.
+template <typename Fn> void forEachReader(Value v, Fn fn) {
+  SmallVector<Value> worklist = {v};
+  while (!worklist.empty()) {
+    Value cur = worklist.pop_back_val();
+    for (Operation *user : cur.getUsers()) {
+      if (isView(user))
+        worklist.push_back(user->getResult(0));
+      else
+        fn(user);
     }
-    return bytes;
   }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return op.emitError() << "constant refers to a resource without data";
-    ArrayRef<char> raw = blob->getData();
-    if (raw.size() != size)
-      return op.emitError() << "constant resource holds " << raw.size() << " bytes, expected " << size;
-    std::memcpy(bytes.data(), raw.data(), size);
-    return bytes;
-  }
-  return op.emitError() << "unsupported constant attribute kind; use dense<...> or dense_resource";
 }
-
-// Appends constants to the pool, each aligned, identical ones stored once.
-class ConstantPool {
-public:
-  explicit ConstantPool(std::vector<uint8_t> &pool) : pool_(pool) {}
-  uint64_t add(const std::vector<uint8_t> &bytes) {
-    auto key = std::make_pair(bytes.size(), std::hash<std::string_view>()(
-                                                std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size())));
-    for (uint64_t offset : seen_[key])
-      if (std::memcmp(pool_.data() + offset, bytes.data(), bytes.size()) == 0)
-        return offset;
-    uint64_t offset = ::hexir::AlignUp(pool_.size(), kBufferAlignment);
-    pool_.resize(offset + bytes.size());
-    std::memcpy(pool_.data() + offset, bytes.data(), bytes.size());
-    seen_[key].push_back(offset);
-    return offset;
-  }
-
-private:
-  std::vector<uint8_t> &pool_;
-  std::map<std::pair<size_t, size_t>, std::vector<uint64_t>> seen_;
-};
 
 std::string nameOf(func::FuncOp fn, unsigned index, bool isResult) {
   auto attr = isResult ? fn.getResultAttrOfType<StringAttr>(index, kNameAttrName)
@@ -112,14 +76,24 @@ FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned i
   return sig;
 }
 
+std::string bufferName(CallTirOp d, Value result) {
+  std::string name = d.getCallee().str();
+  if (d.getNumResults() > 1)
+    name += "#" + std::to_string(cast<OpResult>(result).getResultNumber());
+  return name;
+}
+
 } // namespace
 
-FailureOr<ser::Function> mlir::hexir::buildFunction(func::FuncOp graph,
+FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
                                                     const llvm::StringMap<unsigned> &entryIndex,
-                                                    std::vector<uint8_t> &constantPool,
+                                                    ser::ExecutableSpec &spec,
                                                     const BuildExecutableOptions &options) {
-  ser::Function fn;
+  BuiltFunction built;
+  ser::Function &fn = built.function;
+  planner::PlanReport &report = built.report;
   fn.name = graph.getSymName().str();
+  report.function = fn.name;
   FunctionType type = graph.getFunctionType();
   for (unsigned i = 0; i < type.getNumInputs(); ++i) {
     auto sig = signature(graph, type.getInput(i), i, false);
@@ -136,10 +110,10 @@ FailureOr<ser::Function> mlir::hexir::buildFunction(func::FuncOp graph,
 
   Block &body = graph.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  SmallVector<CallTirOp> dispatches;
+  SmallVector<CallTirOp> program;
   for (Operation &op : body) {
     if (auto call = dyn_cast<CallTirOp>(op))
-      dispatches.push_back(call);
+      program.push_back(call);
     else if (!isView(&op) && !isa<arith::ConstantOp, func::ReturnOp>(op))
       return op.emitError() << "'" << op.getName()
                             << "' survived dispatch formation; Hexir cannot run it";
@@ -149,92 +123,189 @@ FailureOr<ser::Function> mlir::hexir::buildFunction(func::FuncOp graph,
   // other returned value (an input, a constant, a value returned twice) is copied at the end.
   llvm::DenseMap<Value, unsigned> outputOf;
   SmallVector<std::pair<Value, unsigned>> copies;
+  llvm::DenseSet<Value> copied;
   for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
     Value root = rootOf(v);
-    if (root.getDefiningOp<CallTirOp>() && !outputOf.count(root))
+    if (root.getDefiningOp<CallTirOp>() && !outputOf.count(root)) {
       outputOf[root] = k;
-    else
+    } else {
       copies.push_back({v, k});
+      copied.insert(root);
+    }
   }
 
-  // Schedule steps: dispatch i runs at step i, the final copies after all dispatches.
+  // 1. Schedule. Values read by the final copies must live to the end; the scheduler does
+  // not count them (it cannot move the copies).
+  llvm::DenseMap<Operation *, size_t> programIndex;
+  for (auto [i, d] : llvm::enumerate(program))
+    programIndex[d] = i;
+  planner::ScheduleGraph sg;
+  sg.num_nodes = program.size();
+  for (CallTirOp d : program) {
+    for (Value r : d.getResults()) {
+      planner::ScheduleGraph::Value value;
+      value.size = byteSize(r.getType());
+      value.producer = static_cast<int64_t>(programIndex[d]);
+      value.counted = !outputOf.count(r) && !copied.contains(r);
+      forEachReader(r, [&](Operation *user) {
+        if (auto c = dyn_cast<CallTirOp>(user))
+          value.consumers.push_back(programIndex[c]);
+      });
+      sg.values.push_back(value);
+    }
+  }
+  std::vector<size_t> order(program.size());
+  std::iota(order.begin(), order.end(), 0);
+  report.peak_program_order = planner::PeakMemory(sg, order);
+  report.peak_scheduled = report.peak_program_order;
+  if (options.schedule) {
+    std::vector<size_t> scheduled = planner::ScheduleForMemory(sg);
+    uint64_t peak = planner::PeakMemory(sg, scheduled);
+    if (peak < report.peak_program_order) {
+      order = scheduled;
+      report.peak_scheduled = peak;
+    }
+  }
+  SmallVector<CallTirOp> dispatches;
   llvm::DenseMap<Operation *, int64_t> stepOf;
-  for (auto [i, d] : llvm::enumerate(dispatches))
-    stepOf[d] = i;
+  for (size_t i : order) {
+    stepOf[program[i]] = static_cast<int64_t>(dispatches.size());
+    dispatches.push_back(program[i]);
+  }
   int64_t copyStep = static_cast<int64_t>(dispatches.size());
 
-  // Arena buffers: every dispatch result that is not an output.
-  ::hexir::planner::Problem problem;
-  llvm::DenseMap<Value, unsigned> bufferOf;
+  // 2. Lifetimes: every dispatch result that is not an output is an arena buffer.
+  planner::Problem problem;
+  llvm::DenseMap<Value, size_t> bufferOf;
+  SmallVector<Value> bufferValue;
   for (CallTirOp d : dispatches) {
     for (Value result : d.getResults()) {
       if (outputOf.count(result))
         continue;
       int64_t last = stepOf[d];
-      SmallVector<Value> worklist = {result};
-      while (!worklist.empty()) {
-        Value v = worklist.pop_back_val();
-        for (Operation *user : v.getUsers()) {
-          if (isView(user))
-            worklist.push_back(user->getResult(0));
-          else if (isa<func::ReturnOp>(user))
-            last = std::max(last, copyStep);
-          else
-            last = std::max(last, stepOf.lookup(user));
-        }
-      }
-      ::hexir::planner::BufferRequest request;
-      request.size = byteSize(result.getType());
+      forEachReader(result, [&](Operation *user) {
+        if (isa<func::ReturnOp>(user))
+          last = std::max(last, copyStep);
+        else
+          last = std::max(last, stepOf.lookup(user));
+      });
+      planner::BufferRequest request;
+      // Sizes are padded to the alignment, so the bound and the packing speak of the same
+      // bytes (a 16-byte buffer still occupies a 64-byte slot).
+      request.size = ::hexir::AlignUp(byteSize(result.getType()), kBufferAlignment);
       request.alignment = kBufferAlignment;
       request.first = stepOf[d];
       request.last = last;
-      request.name = d.getCallee().str() + "#" + std::to_string(cast<OpResult>(result).getResultNumber());
+      request.name = bufferName(d, result);
       bufferOf[result] = problem.buffers.size();
+      bufferValue.push_back(result);
       problem.buffers.push_back(request);
     }
   }
-  auto plan = ::hexir::planner::SolveBestFit(problem);
-  if (!plan.ok())
-    return graph.emitError() << "memory planning failed: " << plan.status().message();
+  for (CallTirOp d : program)
+    for (Value r : d.getResults())
+      report.naive_bytes += byteSize(r.getType());
+  for (Operation &op : body)
+    if (isView(&op))
+      report.naive_bytes += byteSize(op.getResult(0).getType());
+  std::vector<uint64_t> boundBefore = planner::MaxLoadLowerBound(problem);
+  report.lower_bound_before_sharing = boundBefore.empty() ? 0 : boundBefore[0];
+
+  // 3. In place: a result may take over an input buffer that dies at its dispatch.
+  ModuleOp module = graph->getParentOfType<ModuleOp>();
+  llvm::DenseSet<size_t> takenOver;
+  if (options.inPlace) {
+    for (CallTirOp d : dispatches) {
+      auto kernel = module.lookupSymbol<func::FuncOp>(d.getCallee());
+      if (!kernel)
+        continue;
+      SmallVector<SmallVector<unsigned>> candidates = findInPlaceCandidates(kernel);
+      for (auto [k, result] : llvm::enumerate(d.getResults())) {
+        auto own = bufferOf.find(result);
+        if (own == bufferOf.end())
+          continue;  // an output: written straight into the caller's buffer
+        for (unsigned i : candidates[k]) {
+          Value root = rootOf(d.getInputs()[i]);
+          auto input = bufferOf.find(root);
+          if (input == bufferOf.end() || takenOver.contains(input->second))
+            continue;
+          const planner::BufferRequest &in = problem.buffers[input->second];
+          if (in.last != stepOf[d] || in.size != problem.buffers[own->second].size)
+            continue;
+          // Any other operand reading the same memory must be an identity read too.
+          bool safe = true;
+          for (auto [j, other] : llvm::enumerate(d.getInputs()))
+            if (j != i && rootOf(other) == root && !llvm::is_contained(candidates[k], j))
+              safe = false;
+          if (!safe)
+            continue;
+          problem.buffers[own->second].may_share_with = static_cast<int64_t>(input->second);
+          takenOver.insert(input->second);
+          break;
+        }
+      }
+    }
+  }
+
+  // 4. Pack the arena.
+  planner::SolveOptions solveOptions;
+  solveOptions.time_limit_seconds = options.planTimeLimit;
+  auto solution = planner::Solve(problem, solveOptions);
+  if (!solution.ok())
+    return graph.emitError() << "memory planning failed: " << solution.status().message();
+  const planner::Plan &plan = solution->plan;
   if (options.verifyPlan) {
-    ::hexir::Status verified = ::hexir::planner::Verify(problem, *plan);
+    ::hexir::Status verified = planner::Verify(problem, plan);
     if (!verified.ok())
       return graph.emitError() << "memory plan failed verification (compiler bug): "
                                << verified.message();
   }
-  fn.arena_bytes = plan->space_sizes.empty() ? 0 : plan->space_sizes[0];
+  fn.arena_bytes = plan.space_sizes.empty() ? 0 : plan.space_sizes[0];
   fn.arena_alignment = kBufferAlignment;
-
-  ConstantPool pool(constantPool);
-  llvm::DenseMap<Value, uint64_t> constantOffset;
-  for (Operation &op : body) {
-    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-      if (!isa<RankedTensorType>(c.getType()) || c->use_empty())
-        continue;
-      auto bytes = constantBytes(c);
-      if (failed(bytes))
-        return failure();
-      constantOffset[c.getResult()] = pool.add(*bytes);
-    }
+  report.arena_bytes = fn.arena_bytes;
+  if (!solution->spaces.empty()) {
+    report.lower_bound_bytes = solution->spaces[0].lower_bound_bytes;
+    report.method = solution->spaces[0].method;
   }
+  for (size_t b = 0; b < problem.buffers.size(); ++b) {
+    const planner::BufferRequest &r = problem.buffers[b];
+    int64_t shared = plan.shared(b);
+    report.buffers.push_back({r.name, r.size, plan.offsets[b], r.first, r.last,
+                              shared >= 0 ? problem.buffers[shared].name : std::string()});
+  }
+
+  // Constants: stored or filled.
+  ConstantPool pool(spec);
+  llvm::DenseMap<Value, ser::Slot> constantSlot;
+  uint64_t storedBefore = spec.constants.size(), filledBefore = spec.filled_constants_bytes;
+  for (Operation &op : body) {
+    auto c = dyn_cast<arith::ConstantOp>(op);
+    if (!c || !isa<RankedTensorType>(c.getType()) || c->use_empty())
+      continue;
+    auto slot = pool.add(c);
+    if (failed(slot))
+      return failure();
+    constantSlot[c.getResult()] = *slot;
+  }
+  report.constant_bytes = spec.constants.size() - storedBefore;
+  report.filled_constant_bytes = spec.filled_constants_bytes - filledBefore;
 
   auto slotOf = [&](Value v) -> ser::Slot {
     Value root = rootOf(v);
     ser::Slot slot;
-    slot.length = byteSize(v.getType());
     if (auto arg = dyn_cast<BlockArgument>(root)) {
       slot.space = ser::MemorySpace::Input;
       slot.index = arg.getArgNumber();
-    } else if (constantOffset.count(root)) {
-      slot.space = ser::MemorySpace::Constant;
-      slot.offset = constantOffset[root];
+    } else if (auto it = constantSlot.find(root); it != constantSlot.end()) {
+      slot = it->second;
     } else if (outputOf.count(root)) {
       slot.space = ser::MemorySpace::Output;
       slot.index = outputOf[root];
     } else {
       slot.space = ser::MemorySpace::Arena;
-      slot.offset = plan->offsets[bufferOf[root]];
+      slot.offset = plan.offsets[bufferOf[root]];
     }
+    slot.length = byteSize(v.getType());
     return slot;
   };
 
@@ -253,6 +324,17 @@ FailureOr<ser::Function> mlir::hexir::buildFunction(func::FuncOp graph,
       cmd.bindings.push_back(slotOf(v));
     cmd.num_inputs = d.getInputs().size();
     cmd.aliases.assign(d.getNumResults(), -1);
+    for (auto [k, result] : llvm::enumerate(d.getResults())) {
+      auto own = bufferOf.find(result);
+      if (own == bufferOf.end() || plan.shared(own->second) < 0)
+        continue;
+      Value taken = bufferValue[plan.shared(own->second)];
+      for (auto [i, input] : llvm::enumerate(d.getInputs()))
+        if (rootOf(input) == taken) {
+          cmd.aliases[k] = static_cast<int32_t>(i);
+          break;
+        }
+    }
     fn.commands.push_back(cmd);
   }
   for (auto [v, k] : copies) {
@@ -262,5 +344,5 @@ FailureOr<ser::Function> mlir::hexir::buildFunction(func::FuncOp graph,
     target.length = byteSize(v.getType());
     fn.commands.push_back(ser::CopyCommand{slotOf(v), target});
   }
-  return fn;
+  return built;
 }

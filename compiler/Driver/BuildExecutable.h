@@ -1,11 +1,16 @@
 //===- BuildExecutable.h - call_tir graph to an executable spec -*- C++ -*-===//
 //
 // The last compiler step before the writer: a graph function in call_tir form becomes a
-// serializer::Function (signature, commands, slots) and its constants are appended to the
-// constant pool. Memory is planned here: every call_tir result that is not a graph output is
-// an arena buffer live from its dispatch to its last reader (through reshape views); the
-// planner library (MLIR-free) packs them, and a graph output is written by its producing
-// dispatch straight into the caller's output buffer.
+// serializer::Function (signature, commands, slots), and its constants go to the pool.
+//
+// Memory is planned here, with the MLIR-free planner library:
+//  1. schedule: a memory-aware order of the dispatches (kept only if it lowers the peak);
+//  2. lifetimes: every dispatch result that is not a graph output is an arena buffer, live
+//     from its dispatch to its last reader; reshapes are views sharing their source's memory;
+//  3. in place: an elementwise dispatch writes its result into an input buffer that dies at
+//     it (the DISPATCH alias bit), when the kernel allows it (InPlaceAnalysis.h);
+//  4. packing: planner::Solve, checked by the planner's independent verifier.
+// A dispatch producing a graph output writes straight into the caller's output buffer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HEXIR_COMPILER_DRIVER_BUILDEXECUTABLE_H
@@ -14,19 +19,28 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 
+#include "planner/report.h"
 #include "serializer/executable_spec.h"
 
 namespace mlir::hexir {
 
 struct BuildExecutableOptions {
-  // Check the memory plan with the planner's independent verifier.
-  bool verifyPlan = true;
+  bool verifyPlan = true;         // check the plan with the planner's verifier
+  bool schedule = true;           // memory-aware dispatch order
+  bool inPlace = true;            // elementwise results overwrite dying inputs
+  double planTimeLimit = 1.0;     // seconds for the exact packing search
 };
 
-// `entryIndex` maps kernel names to their entry index in kernel library 0.
-FailureOr<::hexir::serializer::Function>
-buildFunction(func::FuncOp graph, const llvm::StringMap<unsigned> &entryIndex,
-              std::vector<uint8_t> &constantPool, const BuildExecutableOptions &options);
+struct BuiltFunction {
+  ::hexir::serializer::Function function;
+  ::hexir::planner::PlanReport report;
+};
+
+// `entryIndex` maps kernel names to their entry index in kernel library 0; constants are added
+// to `spec` (its pool and fills).
+FailureOr<BuiltFunction> buildFunction(func::FuncOp graph, const llvm::StringMap<unsigned> &entryIndex,
+                                       ::hexir::serializer::ExecutableSpec &spec,
+                                       const BuildExecutableOptions &options);
 
 } // namespace mlir::hexir
 

@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "base/file_mapping.h"
+#include "planner/report.h"
 #include "serializer/writer.h"
 
 using namespace mlir;
@@ -22,8 +23,15 @@ using namespace mlir;
 namespace hexir::compiler {
 namespace {
 
+bool writeText(const std::string &path, const std::string &text, ModuleOp module) {
+  Status s = WriteFileAtomically(path, text.data(), text.size());
+  if (!s.ok())
+    module.emitError() << s.message();
+  return s.ok();
+}
+
 bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions &options,
-                    std::vector<uint8_t> &bytes) {
+                    std::vector<uint8_t> &bytes, llvm::raw_ostream *planOutput) {
   // Graph: verify, lower TOSA, form dispatches.
   PassManager pm(&context);
   if (options.printIRAfterAll) {
@@ -74,10 +82,21 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
   mlir::hexir::BuildExecutableOptions buildOptions;
   buildOptions.verifyPlan = options.verifyPlan;
-  auto fn = mlir::hexir::buildFunction(entryFn, entryIndex, spec.constants, buildOptions);
-  if (failed(fn))
+  buildOptions.planTimeLimit = options.planTimeLimit;
+  buildOptions.schedule = options.schedule;
+  buildOptions.inPlace = options.inPlace;
+  auto built = mlir::hexir::buildFunction(entryFn, entryIndex, spec, buildOptions);
+  if (failed(built))
     return false;
-  spec.functions.push_back(std::move(*fn));
+  spec.functions.push_back(std::move(built->function));
+  if (options.printPlan && planOutput)
+    *planOutput << planner::FormatPlanTable(built->report);
+  if (!options.planJsonPath.empty() &&
+      !writeText(options.planJsonPath, planner::FormatPlanJson(built->report), module))
+    return false;
+  if (!options.planSvgPath.empty() &&
+      !writeText(options.planSvgPath, planner::FormatPlanSvg(built->report), module))
+    return false;
   bytes = serializer::WriteExecutable(spec);
   return true;
 }
@@ -85,7 +104,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
 } // namespace
 
 bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
-                    llvm::raw_ostream &diagnostics) {
+                    llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput) {
   DialectRegistry registry;
   mlir::hexir::registerCompilerDialects(registry);
   MLIRContext context(registry);
@@ -105,12 +124,13 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return false;
-  return runCompilation(context, *module, options, bytes);
+  return runCompilation(context, *module, options, bytes, planOutput);
 }
 
-bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics) {
+bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
+                 llvm::raw_ostream *planOutput) {
   std::vector<uint8_t> bytes;
-  if (!compileToBytes(options, bytes, diagnostics))
+  if (!compileToBytes(options, bytes, diagnostics, planOutput))
     return false;
   Status written = WriteFileAtomically(options.outputPath, bytes.data(), bytes.size());
   if (!written.ok()) {

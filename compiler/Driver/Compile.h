@@ -27,13 +27,21 @@ struct CompileOptions {
   bool verifyPlan = true;  // run the planner's independent verifier on the memory plan
   bool printIRAfterAll = false;
   std::string dumpGraphPath;  // if set, write the call_tir graph (.mlir) here
+  bool printPlan = false;     // print the memory plan table to `planOutput`
+  std::string planJsonPath;   // if set, write the memory plan as JSON here
+  std::string planSvgPath;    // if set, draw the memory plan (offset over time) here
+  double planTimeLimit = 1.0; // seconds for the exact packing search per function
+  bool schedule = true;       // memory-aware dispatch order
+  bool inPlace = true;        // elementwise results overwrite dying inputs
 };
 
 // Compiles a graph into executable bytes; false after printing diagnostics.
+// `planOutput` receives the --print-plan table.
 bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
-                    llvm::raw_ostream &diagnostics);
+                    llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput = nullptr);
 // compileToBytes, then writes options.outputPath atomically.
-bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics);
+bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
+                 llvm::raw_ostream *planOutput = nullptr);
 
 } // namespace hexir::compiler
 

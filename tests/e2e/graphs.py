@@ -16,6 +16,9 @@ class Graph:
     inputs: Dict[str, np.ndarray]
     reference: Callable[[Dict[str, np.ndarray]], Dict[str, np.ndarray]]
     outputs: list
+    # Memory-plan expectations checked by run_graph.py: "min_in_place" (dispatches writing
+    # over a dying input), "max_file_bytes" (size of the .hxb), "filled_constant_bytes".
+    expect: dict = dataclasses.field(default_factory=dict)
 
 
 def ty(shape, dtype="f32"):
@@ -295,6 +298,120 @@ func.func @main(%x: tensor<4x8xf32> {{hexir.name = "x"}}) -> (tensor<4x6xf32> {{
     return Graph(text, {"x": (rng.standard_normal((4, 8)) * 0.3).astype(np.float32)}, ref, ["y"])
 
 
+def in_place_chain(rng):
+    """An elementwise chain on intermediates: each step can overwrite the previous buffer."""
+    shape = (8, 32)
+    w = rng.standard_normal((1, 32, 32)).astype(np.float32) / 6
+    c = rng.standard_normal(shape).astype(np.float32)
+    g = Builder()
+    x3 = g.reshape("%x", shape, (1, 8, 32))
+    h, sh = g.matmul(x3, g.const(w), (1, 8, 32), w.shape)
+    h = g.reshape(h, sh, shape)                 # a view of the matmul result
+    a = g.binary("add", h, g.const(c), shape, shape, shape)
+    t = g.unary("tanh", a, shape)
+    s = g.unary("sigmoid", t, shape)
+    m = g.mul(s, t, shape, shape, shape)
+    y = g.unary("exp", m, shape)
+    text = g.function("main", [("%x", "x", shape)], [(y, "y", shape)])
+
+    def ref(inp):
+        h = inp["x"] @ w[0].astype(np.float64) + c
+        t = np.tanh(h)
+        s = 1 / (1 + np.exp(-t))
+        return {"y": np.exp(s * t)}
+
+    return Graph(text, {"x": rng.standard_normal(shape).astype(np.float32)}, ref, ["y"],
+                 expect={"min_in_place": 3})
+
+
+def views(rng):
+    """Reshapes are views: an intermediate read through two different shapes."""
+    g = Builder()
+    w = rng.standard_normal((1, 6, 12)).astype(np.float32) / 3
+    x3 = g.reshape("%x", (4, 6), (1, 4, 6))
+    h, sh = g.matmul(x3, g.const(w), (1, 4, 6), w.shape)       # 1x4x12
+    flat = g.reshape(h, sh, (1, 48))
+    sq = g.reshape(h, sh, (4, 3, 4))
+    e = g.unary("exp", flat, (1, 48))
+    r, sr = g.reduce("sum", sq, (4, 3, 4), 2)
+    text = g.function("main", [("%x", "x", (4, 6))], [(e, "e", (1, 48)), (r, "r", sr)])
+
+    def ref(inp):
+        h = inp["x"] @ w[0].astype(np.float64)
+        return {"e": np.exp(h.reshape(1, 48)), "r": h.reshape(4, 3, 4).sum(axis=2, keepdims=True)}
+
+    return Graph(text, {"x": rng.standard_normal((4, 6)).astype(np.float32)}, ref, ["e", "r"])
+
+
+def splat(rng):
+    """A 256x256 splat constant becomes a fill: a few bytes in the file, not 256 KiB."""
+    shape = (256, 256)
+    g = Builder()
+    c = g.op(f'"tosa.const"() {{values = dense<0.75> : {ty(shape)}}} : () -> {ty(shape)}', "")
+    y = g.binary("add", "%x", c, shape, shape, shape)
+    y = g.mul(y, c, shape, shape, shape)
+    text = g.function("main", [("%x", "x", shape)], [(y, "y", shape)])
+
+    def ref(inp):
+        return {"y": (inp["x"] + 0.75) * 0.75}
+
+    return Graph(text, {"x": rng.standard_normal(shape).astype(np.float32)}, ref, ["y"],
+                 expect={"max_file_bytes": 64 * 1024, "filled_constant_bytes": 256 * 256 * 4})
+
+
+def resnet_blocks(rng, blocks=3, channels=8, hw=12):
+    """Residual blocks: conv-relu-conv, add the skip, relu. Branches, in-place adds."""
+    g = Builder()
+    shape = (1, hw, hw, channels)
+    weights = []
+    x = "%x"
+    for _ in range(blocks):
+        w1 = rng.standard_normal((channels, 3, 3, channels)).astype(np.float32) * 0.15
+        b1 = rng.standard_normal((channels,)).astype(np.float32) * 0.1
+        w2 = rng.standard_normal((channels, 3, 3, channels)).astype(np.float32) * 0.15
+        b2 = rng.standard_normal((channels,)).astype(np.float32) * 0.1
+        weights.append((w1, b1, w2, b2))
+        h, _ = g.conv2d(x, g.const(w1), g.const(b1), shape, w1.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+        h = g.relu(h, shape)
+        h, _ = g.conv2d(h, g.const(w2), g.const(b2), shape, w2.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+        h = g.binary("add", h, x, shape, shape, shape)
+        x = g.relu(h, shape)
+    text = g.function("main", [("%x", "x", shape)], [(x, "y", shape)])
+
+    def ref(inp):
+        x = inp["x"]
+        for w1, b1, w2, b2 in weights:
+            h = np.maximum(np_conv2d(x, w1, b1, (1, 1), (1, 1, 1, 1), (1, 1)), 0)
+            x = np.maximum(np_conv2d(h, w2, b2, (1, 1), (1, 1, 1, 1), (1, 1)) + x, 0)
+        return {"y": x}
+
+    return Graph(text, {"x": rng.standard_normal(shape).astype(np.float32)}, ref, ["y"],
+                 expect={"min_in_place": 2 * blocks})
+
+
+def branches(rng, count=4, width=1024):
+    """Independent branches written breadth-first: every big intermediate is live at once in
+    program order; the memory-aware schedule runs each branch to its small result first."""
+    g = Builder()
+    ws = [rng.standard_normal((1, 64, width)).astype(np.float32) / 8 for _ in range(count)]
+    x3 = g.reshape("%x", (1, 64), (1, 1, 64))
+    bigs = []
+    for w in ws:
+        h, sh = g.matmul(x3, g.const(w), (1, 1, 64), w.shape)
+        bigs.append((g.unary("tanh", h, sh), sh))
+    smalls = [g.reduce("sum", h, sh, 2) for h, sh in bigs]
+    y, sy = smalls[0]
+    for s_, _ in smalls[1:]:
+        y = g.binary("add", y, s_, sy, sy, sy)
+    text = g.function("main", [("%x", "x", (1, 64))], [(y, "y", sy)])
+
+    def ref(inp):
+        return {"y": sum(np.tanh(inp["x"] @ w[0].astype(np.float64)).sum(axis=1, keepdims=True)
+                         for w in ws).reshape(1, 1, 1)}
+
+    return Graph(text, {"x": rng.standard_normal((1, 64)).astype(np.float32)}, ref, ["y"])
+
+
 GRAPHS = {
     "mlp": mlp,
     "cnn": cnn,
@@ -302,4 +419,9 @@ GRAPHS = {
     "two_outputs": two_outputs,
     "misc_ops": misc_ops,
     "linalg": linalg_graph,
+    "in_place_chain": in_place_chain,
+    "views": views,
+    "splat": splat,
+    "resnet_blocks": resnet_blocks,
+    "branches": branches,
 }

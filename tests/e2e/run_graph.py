@@ -6,6 +6,7 @@ output with the NumPy reference: max |hexir - ref| must be within rtol * max(|re
 relative plus that absolute floor. Usage: run_graph.py NAME --bin BUILD/tools [--seed N]
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,43 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import graphs  # noqa: E402
+
+
+def check_plan(name, plan, file_bytes, expect):
+    """The memory plan is valid, tight, and shows what the graph is there to show."""
+    ok = True
+    bufs = plan["buffers"]
+    # Independent overlap check: buffers live at a common step must not share bytes, except
+    # an in-place handoff (same offset, the older one dies where the newer one is born).
+    for a in bufs:
+        for b in bufs:
+            if a is b or a["first"] > b["last"] or b["first"] > a["last"]:
+                continue
+            if a["offset"] < b["offset"] + b["size"] and b["offset"] < a["offset"] + a["size"]:
+                handoff = (b["alias_of"] == a["name"] and a["last"] == b["first"]) or \
+                          (a["alias_of"] == b["name"] and b["last"] == a["first"])
+                if not handoff:
+                    print(f"{name}: plan overlap between {a['name']} and {b['name']}")
+                    ok = False
+        if a["offset"] + a["size"] > plan["arena_bytes"]:
+            print(f"{name}: {a['name']} lies outside the arena")
+            ok = False
+    in_place = sum(1 for b in bufs if b["alias_of"])
+    print(f"{name}: arena {plan['arena_bytes']} B, lower bound {plan['lower_bound_bytes']} B, "
+          f"naive {plan['naive_bytes']} B, {in_place} in place, file {file_bytes} B")
+    if plan["arena_bytes"] > plan["lower_bound_bytes"]:
+        print(f"{name}: arena above the lower bound")
+        ok = False
+    if in_place < expect.get("min_in_place", 0):
+        print(f"{name}: expected at least {expect['min_in_place']} in-place dispatches")
+        ok = False
+    if file_bytes > expect.get("max_file_bytes", file_bytes):
+        print(f"{name}: executable of {file_bytes} B exceeds {expect['max_file_bytes']} B")
+        ok = False
+    if plan["filled_constant_bytes"] < expect.get("filled_constant_bytes", 0):
+        print(f"{name}: expected {expect['filled_constant_bytes']} B of filled constants")
+        ok = False
+    return ok
 
 
 def main():
@@ -32,7 +70,12 @@ def main():
         exe = os.path.join(tmp, "graph.hxb")
         with open(src, "w") as f:
             f.write(g.mlir)
-        subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe], check=True)
+        plan_path = os.path.join(tmp, "plan.json")
+        subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe, "--plan-json", plan_path],
+                       check=True)
+        with open(plan_path) as f:
+            plan = json.load(f)
+        ok = check_plan(args.name, plan, os.path.getsize(exe), g.expect)
         cmd = [os.path.join(args.bin, "hexir-run"), exe]
         for name, value in g.inputs.items():
             path = os.path.join(tmp, f"in_{name}.npy")
@@ -42,7 +85,6 @@ def main():
             cmd += ["--output", f"{name}={os.path.join(tmp, 'out_' + name + '.npy')}"]
         subprocess.run(cmd, check=True)
         ref = g.reference(graphs.f64(g.inputs))
-        ok = True
         for name in g.outputs:
             got = np.load(os.path.join(tmp, f"out_{name}.npy"))
             want = ref[name]
@@ -52,12 +94,11 @@ def main():
                 continue
             scale = max(float(np.abs(want).max()), 1.0)
             err = np.abs(got.astype(np.float64) - want)
-            worst = float((err / (np.abs(want) + scale * args.rtol)).max())
             rel = float(err.max()) / scale
             good = bool(np.all(err <= args.rtol * (np.abs(want) + scale)))
             print(f"{args.name}/{name}: shape {got.shape}, max abs err {err.max():.3g}, "
                   f"max err / max|ref| {rel:.3g} -> {'ok' if good else 'MISMATCH'}")
-            ok &= good
+            ok = ok and good
         return 0 if ok else 1
 
 

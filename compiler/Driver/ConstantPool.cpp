@@ -1,0 +1,87 @@
+//===- ConstantPool.cpp - the constants of an executable ------------------===//
+#include "Driver/ConstantPool.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include "base/alignment.h"
+
+#include <cstring>
+#include <string_view>
+
+using namespace mlir;
+namespace ser = ::hexir::serializer;
+
+namespace {
+constexpr uint64_t kAlignment = 64;
+} // namespace
+
+FailureOr<ser::Slot> mlir::hexir::ConstantPool::add(arith::ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  uint64_t elemBytes = type.getElementTypeBitWidth() / 8;
+  uint64_t size = static_cast<uint64_t>(type.getNumElements()) * elemBytes;
+  ser::Slot slot;
+  slot.length = size;
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  // A splat larger than its descriptor becomes a fill.
+  if (dense && dense.isSplat() && size > 32 &&
+      (elemBytes == 1 || elemBytes == 2 || elemBytes == 4 || elemBytes == 8)) {
+    uint64_t pattern = 0;
+    std::memcpy(&pattern, dense.getRawData().data(), elemBytes);
+    auto key = std::make_tuple(size, pattern, static_cast<uint8_t>(elemBytes));
+    auto it = filled_.find(key);
+    uint64_t offset;
+    if (it != filled_.end()) {
+      offset = it->second;
+    } else {
+      offset = ::hexir::AlignUp(spec_.filled_constants_bytes, kAlignment);
+      spec_.filled_constants_bytes = offset + size;
+      spec_.constant_fills.push_back({offset, size, pattern, static_cast<uint8_t>(elemBytes)});
+      filled_[key] = offset;
+    }
+    slot.space = ser::MemorySpace::FilledConstant;
+    slot.offset = offset;
+    return slot;
+  }
+
+  std::vector<uint8_t> bytes(size);
+  if (dense) {
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      for (uint64_t i = 0; i < size; i += elemBytes)
+        std::memcpy(bytes.data() + i, raw.data(), elemBytes);
+    } else {
+      if (raw.size() != size)
+        return op.emitError() << "constant holds " << raw.size() << " bytes, expected " << size;
+      std::memcpy(bytes.data(), raw.data(), size);
+    }
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return op.emitError() << "constant refers to a resource without data";
+    ArrayRef<char> raw = blob->getData();
+    if (raw.size() != size)
+      return op.emitError() << "constant resource holds " << raw.size() << " bytes, expected " << size;
+    std::memcpy(bytes.data(), raw.data(), size);
+  } else {
+    return op.emitError() << "unsupported constant attribute kind; use dense<...> or dense_resource";
+  }
+
+  std::vector<uint8_t> &pool = spec_.constants;
+  auto key = std::make_pair(bytes.size(), std::hash<std::string_view>()(std::string_view(
+                                              reinterpret_cast<const char *>(bytes.data()), bytes.size())));
+  slot.space = ser::MemorySpace::Constant;
+  for (uint64_t offset : stored_[key]) {
+    if (std::memcmp(pool.data() + offset, bytes.data(), bytes.size()) == 0) {
+      slot.offset = offset;
+      return slot;
+    }
+  }
+  uint64_t offset = ::hexir::AlignUp(pool.size(), kAlignment);
+  pool.resize(offset + bytes.size());
+  std::memcpy(pool.data() + offset, bytes.data(), bytes.size());
+  stored_[key].push_back(offset);
+  slot.offset = offset;
+  return slot;
+}

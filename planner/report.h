@@ -1,0 +1,44 @@
+// A compiled function's memory plan, explained: where each buffer lives and dies, what shares
+// memory with what, and how far the arena is from the lower bound. Rendered as a table
+// (hexir-compile --print-plan), JSON (--plan-json) and SVG (--plan-svg: offset over time).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hexir::planner {
+
+struct ReportBuffer {
+  std::string name;
+  uint64_t size = 0;
+  uint64_t offset = 0;
+  int64_t first = 0, last = 0;  // dispatch indices in the final schedule, inclusive
+  std::string alias_of;         // the buffer whose memory it took over in place, or ""
+};
+
+struct PlanReport {
+  std::string function;
+  uint64_t arena_bytes = 0;
+  uint64_t lower_bound_bytes = 0;        // max-load bound of the final schedule, after in-place
+  uint64_t lower_bound_before_sharing = 0;  // ... before in-place sharing
+  uint64_t naive_bytes = 0;              // one allocation per value (no reuse, no views)
+  uint64_t constant_bytes = 0;           // stored constant pool
+  uint64_t filled_constant_bytes = 0;    // splat constants (a few bytes each in the file)
+  uint64_t peak_program_order = 0;       // live-memory peak before scheduling
+  uint64_t peak_scheduled = 0;           // ... after memory-aware scheduling
+  std::string method;                    // the solver that produced the plan
+  std::vector<ReportBuffer> buffers;
+
+  double fragmentation() const {
+    return arena_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(lower_bound_bytes) / arena_bytes;
+  }
+};
+
+std::string FormatPlanTable(const PlanReport& report);
+// {"arena_bytes", "lower_bound_bytes", "constant_bytes", "buffers": [{"name", "size",
+//  "offset", "first", "last", "alias_of"}]} plus the other summary fields.
+std::string FormatPlanJson(const PlanReport& report);
+std::string FormatPlanSvg(const PlanReport& report);
+
+}  // namespace hexir::planner
