@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "base/span.h"
-#include "base/status.h"
+#include "hexir/span.h"
+#include "hexir/status.h"
 
 namespace hexir {
 

@@ -1,4 +1,4 @@
-#include "base/status.h"
+#include "hexir/status.h"
 
 #include <catch2/catch.hpp>
 

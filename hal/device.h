@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "base/span.h"
-#include "base/status.h"
+#include "hexir/span.h"
+#include "hexir/status.h"
 #include "hal/executable.h"
 
 namespace hexir::hal {

@@ -8,7 +8,7 @@
 // Deterministic: stable sorts, no hash-map order. Ignores may_share_with (see sharing.h).
 #pragma once
 
-#include "base/status.h"
+#include "hexir/status.h"
 #include "planner/plan.h"
 #include "planner/problem.h"
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "base/status.h"
+#include "hexir/status.h"
 #include "planner/plan.h"
 #include "planner/problem.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
+#include "hexir/status.h"
 #include "planner/plan.h"
 #include "planner/problem.h"
 

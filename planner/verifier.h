@@ -4,7 +4,7 @@
 // pairs reported; used by every planner test and by the compiler in debug builds.
 #pragma once
 
-#include "base/status.h"
+#include "hexir/status.h"
 #include "planner/plan.h"
 #include "planner/problem.h"
 

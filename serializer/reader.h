@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <string>
 
-#include "base/span.h"
-#include "base/status.h"
+#include "hexir/span.h"
+#include "hexir/status.h"
 #include "serializer/executable_generated.h"
 
 namespace hexir::serializer {

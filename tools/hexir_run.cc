@@ -1,22 +1,27 @@
-// hexir-run: loads a .hxb, binds .npy inputs, runs it on the host, writes or prints outputs.
+// hexir-run: loads a .hxb, binds .npy inputs, runs it on the host, writes or prints outputs;
+// with --benchmark N, times N runs. A thin main over the public runtime API.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "hal/host/host_device.h"
-#include "serializer/executable_spec.h"
+#include "hexir/hexir.h"
 #include "tools/npy.h"
-#include "vm/session.h"
+#include "tools/run_benchmark.h"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
-    "                 [--output NAME=FILE.npy]... [--verify-weights]\n"
+    "                 [--output NAME=FILE.npy]... [--verify-weights] [--threads N]\n"
+    "                 [--benchmark RUNS]\n"
     "Runs the function (default 'main') on the host. Without --output, prints each output's\n"
-    "name, shape, dtype and first values.\n";
+    "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
+    "not given are zeros). --threads: worker threads per dispatch (default: every core).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
@@ -31,17 +36,20 @@ bool SplitAssignment(const std::string& text, std::string* name, std::string* pa
   return true;
 }
 
+bool ParseCount(const char* text, long* out) {
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < 0) return false;
+  *out = v;
+  return true;
+}
+
 void PrintArray(const std::string& name, const hexir::npy::Array& a) {
-  std::string shape;
-  for (size_t i = 0; i < a.shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(a.shape[i]);
-  std::printf("%s: %s %s [", name.c_str(), shape.empty() ? "scalar" : shape.c_str(),
-              hexir::serializer::ElementTypeName(a.element_type));
-  uint64_t n = a.element_count();
-  uint64_t shown = n < 8 ? n : 8;
-  for (uint64_t i = 0; i < shown; ++i) {
-    if (a.element_type == hexir::ElementType::F32)
-      std::printf("%s%.6g", i ? ", " : "", static_cast<const float*>(a.data())[i]);
-  }
+  std::string text = hexir::DescribeTensor(a.element_type, hexir::Span<const int64_t>(a.shape));
+  std::printf("%s: %s [", name.c_str(), text.c_str());
+  uint64_t n = a.element_count(), shown = n < 8 ? n : 8;
+  for (uint64_t i = 0; i < shown && a.element_type == hexir::ElementType::kF32; ++i)
+    std::printf("%s%.6g", i ? ", " : "", static_cast<const float*>(a.data())[i]);
   std::printf("%s]\n", n > shown ? ", ..." : "");
 }
 
@@ -50,29 +58,35 @@ void PrintArray(const std::string& name, const hexir::npy::Array& a) {
 int main(int argc, char** argv) {
   std::string model, function = "main";
   std::map<std::string, std::string> input_files, output_files;
-  hexir::ModuleOptions options;
+  hexir::ModuleOptions module_options;
+  hexir::RuntimeOptions runtime_options;
+  long benchmark_runs = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    auto value = [&](const char* flag) -> const char* {
-      if (i + 1 >= argc) return nullptr;
-      (void)flag;
-      return argv[++i];
-    };
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
     std::string name, path;
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (arg == "--function") {
-      const char* v = value("--function");
-      if (!v) return Fail("--function needs a name");
-      function = v;
+      if (!value) return Fail("--function needs a name");
+      function = argv[++i];
     } else if (arg == "--input" || arg == "--output") {
-      const char* v = value(arg.c_str());
-      if (!v || !SplitAssignment(v, &name, &path)) return Fail(arg + " needs NAME=FILE.npy");
+      if (!value || !SplitAssignment(value, &name, &path)) return Fail(arg + " needs NAME=FILE.npy");
+      ++i;
       auto& files = arg == "--input" ? input_files : output_files;
       if (!files.emplace(name, path).second) return Fail(arg + " '" + name + "' given twice");
     } else if (arg == "--verify-weights") {
-      options.verify_weights = true;
+      module_options.verify_weights = true;
+    } else if (arg == "--threads") {
+      long n;
+      if (!value || !ParseCount(value, &n) || n > 1024) return Fail("--threads needs a count from 0 to 1024");
+      runtime_options.threads = static_cast<int>(n);
+      ++i;
+    } else if (arg == "--benchmark") {
+      if (!value || !ParseCount(value, &benchmark_runs) || benchmark_runs < 1)
+        return Fail("--benchmark needs a number of runs of at least 1");
+      ++i;
     } else if (!arg.empty() && arg[0] == '-') {
       return Fail("unknown option '" + arg + "'\n" + kUsage);
     } else if (model.empty()) {
@@ -83,19 +97,27 @@ int main(int argc, char** argv) {
   }
   if (model.empty()) return Fail(std::string("no model given\n") + kUsage);
 
-  auto device = hexir::hal::CreateHostDevice();
-  auto module = hexir::Module::Load(model, device.get(), options);
+  auto runtime = hexir::Runtime::Create(runtime_options);
+  if (!runtime.ok()) return Fail(runtime.status().message());
+  auto load_start = std::chrono::steady_clock::now();
+  auto module = hexir::Module::Load(**runtime, model, module_options);
+  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   if (!module.ok()) return Fail(module.status().message());
   auto session = hexir::Session::Create(*module, function);
   if (!session.ok()) return Fail(session.status().message());
-  const auto& fn = (*session)->function();
 
   std::vector<hexir::npy::Array> inputs;
-  std::vector<hexir::TensorView> input_views;
-  for (const auto* sig : *fn.inputs()) {
-    auto it = input_files.find(sig->name()->str());
-    if (it == input_files.end())
-      return Fail("missing input '" + sig->name()->str() + "': pass --input " + sig->name()->str() + "=FILE.npy");
+  for (const hexir::TensorInfo& sig : (*session)->inputs()) {
+    auto it = input_files.find(sig.name);
+    if (it == input_files.end()) {
+      if (benchmark_runs == 0) return Fail("missing input '" + sig.name + "': pass --input " + sig.name + "=FILE.npy");
+      hexir::npy::Array zeros;  // benchmark inputs default to zeros
+      zeros.element_type = sig.element_type;
+      zeros.shape = sig.shape;
+      zeros.Resize(sig.byte_size);
+      inputs.push_back(std::move(zeros));
+      continue;
+    }
     auto array = hexir::npy::Read(it->second);
     if (!array.ok()) return Fail(array.status().message());
     inputs.push_back(std::move(*array));
@@ -103,34 +125,44 @@ int main(int argc, char** argv) {
   }
   if (!input_files.empty()) {
     std::string names;
-    for (const auto* sig : *fn.inputs()) names += (names.empty() ? "" : ", ") + sig->name()->str();
+    for (const hexir::TensorInfo& sig : (*session)->inputs()) names += (names.empty() ? "" : ", ") + sig.name;
     return Fail("no input named '" + input_files.begin()->first + "' (inputs: " + names + ")");
   }
-  for (const auto& a : inputs)
-    input_views.push_back({a.data(), a.element_type, hexir::Span<const int64_t>(a.shape)});
-
-  std::vector<hexir::npy::Array> outputs(fn.outputs()->size());
-  std::vector<hexir::MutableTensorView> output_views;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const auto* sig = fn.outputs()->Get(i);
-    outputs[i].element_type = sig->element_type();
-    outputs[i].shape.assign(sig->shape()->begin(), sig->shape()->end());
-    outputs[i].Resize(hexir::serializer::ExecutableView::TensorBytes(*sig));
-  }
-  for (auto& a : outputs)
-    output_views.push_back({a.data(), a.element_type, hexir::Span<const int64_t>(a.shape)});
   for (const auto& [name, path] : output_files) {
     bool found = false;
-    for (const auto* sig : *fn.outputs()) found |= sig->name()->str() == name;
+    for (const hexir::TensorInfo& sig : (*session)->outputs()) found |= sig.name == name;
     if (!found) return Fail("no output named '" + name + "'");
   }
+  std::vector<hexir::TensorView> input_views;
+  for (const auto& a : inputs) input_views.push_back({a.data(), a.element_type, hexir::Span<const int64_t>(a.shape)});
+  std::vector<hexir::npy::Array> outputs;
+  for (const hexir::TensorInfo& sig : (*session)->outputs()) {
+    hexir::npy::Array out;
+    out.element_type = sig.element_type;
+    out.shape = sig.shape;
+    out.Resize(sig.byte_size);
+    outputs.push_back(std::move(out));
+  }
+  std::vector<hexir::MutableTensorView> output_views;
+  for (auto& a : outputs) output_views.push_back({a.data(), a.element_type, hexir::Span<const int64_t>(a.shape)});
+  hexir::Span<const hexir::TensorView> in_span(input_views);
+  hexir::Span<const hexir::MutableTensorView> out_span(output_views);
 
-  hexir::Status status = (*session)->Run(hexir::Span<const hexir::TensorView>(input_views),
-                                         hexir::Span<const hexir::MutableTensorView>(output_views));
+  if (benchmark_runs > 0) {
+    hexir::tools::BenchmarkReport report;
+    hexir::Status s = hexir::tools::RunBenchmark(**session, **module, in_span, out_span,
+                                                 static_cast<int>(benchmark_runs), load_ms, &report);
+    if (!s.ok()) return Fail(s.message());
+    int threads = runtime_options.threads > 0 ? runtime_options.threads
+                                              : static_cast<int>(std::thread::hardware_concurrency());
+    hexir::tools::PrintBenchmark(report, threads, stdout);
+    return 0;
+  }
+
+  hexir::Status status = (*session)->Run(in_span, out_span);
   if (!status.ok()) return Fail(status.message());
-
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string name = fn.outputs()->Get(i)->name()->str();
+    const std::string& name = (*session)->outputs()[i].name;
     auto it = output_files.find(name);
     if (it != output_files.end()) {
       hexir::Status s = hexir::npy::Write(it->second, outputs[i]);

@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "base/file_mapping.h"
-#include "serializer/executable_spec.h"
 
 namespace hexir::npy {
 namespace {
@@ -13,9 +12,9 @@ struct DtypeName {
   ElementType type;
 };
 constexpr DtypeName kDtypes[] = {
-    {"<f4", ElementType::F32}, {"<f2", ElementType::F16}, {"<f8", ElementType::F64},
-    {"|i1", ElementType::I8},  {"<i2", ElementType::I16}, {"<i4", ElementType::I32},
-    {"<i8", ElementType::I64}, {"|u1", ElementType::U8},  {"|b1", ElementType::BOOL},
+    {"<f4", ElementType::kF32}, {"<f2", ElementType::kF16}, {"<f8", ElementType::kF64},
+    {"|i1", ElementType::kI8},  {"<i2", ElementType::kI16}, {"<i4", ElementType::kI32},
+    {"<i8", ElementType::kI64}, {"|u1", ElementType::kU8},  {"|b1", ElementType::kBool},
 };
 
 // Value text of `key` in the header dict: "'descr': '<f4'" -> "'<f4'".
@@ -105,7 +104,7 @@ StatusOr<Array> Parse(const std::string& bytes, const std::string& what) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  uint64_t bytes_needed = array.element_count() * serializer::ElementTypeSize(array.element_type);
+  uint64_t bytes_needed = array.element_count() * ElementTypeSize(array.element_type);
   uint64_t data_start = header_start + header_len;
   if (bytes.size() - data_start != bytes_needed)
     return InvalidArgumentError(what, ": holds ", bytes.size() - data_start, " data bytes, its header says ",

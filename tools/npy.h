@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
-#include "vm/tensor.h"
+#include "hexir/status.h"
+#include "hexir/types.h"
 
 namespace hexir::npy {
 
 struct Array {
-  ElementType element_type = ElementType::F32;
+  ElementType element_type = ElementType::kF32;
   std::vector<int64_t> shape;
   std::vector<uint64_t> storage;  // 8-byte aligned bytes
   uint64_t byte_size = 0;

@@ -25,7 +25,7 @@ std::string NumpyBytes() {
 TEST_CASE("npy round trip", "[npy]") {
   auto a = Parse(NumpyBytes(), "test");
   REQUIRE(a.ok());
-  CHECK(a->element_type == ElementType::F32);
+  CHECK(a->element_type == ElementType::kF32);
   CHECK(a->shape == std::vector<int64_t>{2, 3});
   CHECK(static_cast<const float*>(a->data())[5] == 5.0f);
   std::string again = Serialize(*a);

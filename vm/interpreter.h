@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "base/status.h"
+#include "hexir/status.h"
 #include "hal/device.h"
 #include "serializer/reader.h"
 #include "vm/module.h"

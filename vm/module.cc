@@ -2,16 +2,33 @@
 
 #include "base/alignment.h"
 
-namespace hexir {
+namespace hexir::vm {
 
-StatusOr<std::shared_ptr<const Module>> Module::Load(const std::string& path, hal::Device* device,
-                                                     const ModuleOptions& options) {
+namespace {
+
+std::vector<TensorInfo> Describe(const flatbuffers::Vector<flatbuffers::Offset<serializer::fb::TensorSignature>>& sigs) {
+  std::vector<TensorInfo> out;
+  for (const auto* sig : sigs) {
+    TensorInfo info;
+    info.name = sig->name()->str();
+    info.element_type = static_cast<ElementType>(sig->element_type());
+    info.shape.assign(sig->shape()->begin(), sig->shape()->end());
+    info.byte_size = serializer::ExecutableView::TensorBytes(*sig);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Device* device,
+                                               const ModuleOptions& options) {
   HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<FileMapping> mapping, FileMapping::Open(path));
   serializer::ReadOptions read_options;
   read_options.verify_constants = options.verify_weights;
   auto view = serializer::ExecutableView::Open(mapping->bytes(), read_options);
   if (!view.ok()) return Status(view.status().code(), "'" + path + "': " + view.status().message());
-  std::shared_ptr<Module> module(new Module(std::move(mapping), *view, device));
+  std::unique_ptr<Module> module(new Module(std::move(mapping), *view, device));
 
   const auto& exe = module->view_.executable();
   for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {
@@ -38,11 +55,21 @@ StatusOr<std::shared_ptr<const Module>> Module::Load(const std::string& path, ha
       HEXIR_RETURN_IF_ERROR(device->Fill(target, fill->length(), fill->pattern(), fill->pattern_length()));
     }
   }
-  return std::shared_ptr<const Module>(std::move(module));
+  for (const serializer::fb::Function* fn : *exe.functions())
+    module->functions_.push_back({fn, Describe(*fn->inputs()), Describe(*fn->outputs())});
+  return module;
+}
+
+StatusOr<const FunctionInfo*> Module::FindFunction(const std::string& name) const {
+  for (const FunctionInfo& f : functions_)
+    if (f.function->name()->str() == name) return &f;
+  std::string names;
+  for (const FunctionInfo& f : functions_) names += (names.empty() ? "" : ", ") + f.function->name()->str();
+  return NotFoundError("no function '", name, "' in the module (it has: ", names, ")");
 }
 
 Module::~Module() {
   if (filled_constants_ != nullptr) device_->Free(filled_constants_);
 }
 
-}  // namespace hexir
+}  // namespace hexir::vm

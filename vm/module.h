@@ -1,11 +1,9 @@
-// Module: a loaded executable (the load phase). Load() maps the file, verifies it once
-// (serializer::ExecutableView::Open), loads every kernel library onto the device and resolves
-// every entry point, and makes the constant pool resident (on the host: used in place from the
-// mapping, so loading does not read the weights). Splat constants are filled once, here.
+// vm::Module: the load phase behind hexir::Module (include/hexir/module.h): the mapped file,
+// its verified view, the kernels loaded on the device, the resident constants, and each
+// function's signature as TensorInfo.
 //
-// Ownership: the Module owns its mapping and loaded kernels; it borrows `device`, which must
-// outlive it. Sessions hold a shared_ptr to their Module.
-// Thread safety: immutable after Load(); share it freely across threads.
+// Ownership: owns the mapping, kernels and filled constants; borrows the device, which must
+// outlive it. Thread safety: immutable after Load().
 #pragma once
 
 #include <memory>
@@ -13,21 +11,23 @@
 #include <vector>
 
 #include "base/file_mapping.h"
-#include "base/status.h"
 #include "hal/device.h"
+#include "hexir/module.h"
+#include "hexir/status.h"
+#include "hexir/types.h"
 #include "serializer/reader.h"
 
-namespace hexir {
+namespace hexir::vm {
 
-struct ModuleOptions {
-  // Checksum the constant pool at load (reads every weight once).
-  bool verify_weights = false;
+struct FunctionInfo {
+  const serializer::fb::Function* function;
+  std::vector<TensorInfo> inputs, outputs;
 };
 
 class Module {
  public:
-  static StatusOr<std::shared_ptr<const Module>> Load(const std::string& path, hal::Device* device,
-                                                      const ModuleOptions& options = {});
+  static StatusOr<std::unique_ptr<Module>> Load(const std::string& path, hal::Device* device,
+                                                const ModuleOptions& options = {});
   ~Module();
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -39,8 +39,10 @@ class Module {
   hal::DevicePtr constants() const { return constants_; }
   // The splat constants, filled at load (nullptr when there are none).
   hal::DevicePtr filled_constants() const { return filled_constants_; }
-  // Size in bytes of the file's sections, for reporting.
   uint64_t file_bytes() const { return mapping_->bytes().size(); }
+  // The function named `name`, or NOT_FOUND listing the functions there are.
+  StatusOr<const FunctionInfo*> FindFunction(const std::string& name) const;
+  const std::vector<FunctionInfo>& functions() const { return functions_; }
 
  private:
   Module(std::unique_ptr<FileMapping> mapping, serializer::ExecutableView view, hal::Device* device)
@@ -52,6 +54,7 @@ class Module {
   std::vector<std::unique_ptr<hal::Executable>> libraries_;
   hal::DevicePtr constants_ = nullptr;
   hal::DevicePtr filled_constants_ = nullptr;
+  std::vector<FunctionInfo> functions_;
 };
 
-}  // namespace hexir
+}  // namespace hexir::vm

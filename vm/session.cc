@@ -1,92 +1,107 @@
 #include "vm/session.h"
 
 #include <algorithm>
-#include <sstream>
+#include <cstring>
 
-#include "serializer/executable_spec.h"
+#include "base/alignment.h"
 #include "vm/interpreter.h"
 
-namespace hexir {
-namespace fb = serializer::fb;
+namespace hexir::vm {
 
-std::string DescribeTensor(ElementType type, Span<const int64_t> shape) {
-  std::ostringstream os;
-  for (size_t i = 0; i < shape.size(); ++i) os << (i ? "x" : "") << shape[i];
-  if (shape.empty()) os << "scalar";
-  os << " " << serializer::ElementTypeName(type);
-  return os.str();
-}
-
-StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Module> module,
-                                                   const std::string& function) {
-  const fb::Function* fn = module->view().FindFunction(function);
-  if (fn == nullptr) {
-    std::string names;
-    for (const fb::Function* f : *module->view().executable().functions())
-      names += (names.empty() ? "" : ", ") + f->name()->str();
-    return NotFoundError("no function '", function, "' in the module (it has: ", names, ")");
+StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const std::string& function) {
+  HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(function));
+  std::unique_ptr<Session> session(new Session(module, info));
+  const serializer::fb::Function& fn = *info->function;
+  if (fn.arena_bytes() > 0) {
+    HEXIR_ASSIGN_OR_RETURN(session->arena_, module.device().Allocate(fn.arena_bytes(), fn.arena_alignment()));
   }
-  std::unique_ptr<Session> session(new Session(module, fn));
-  if (fn->arena_bytes() > 0) {
-    HEXIR_ASSIGN_OR_RETURN(session->arena_,
-                           module->device().Allocate(fn->arena_bytes(), fn->arena_alignment()));
+  for (const TensorInfo& in : info->inputs) {
+    hal::DevicePtr staging = nullptr;
+    if (ElementTypeSize(in.element_type) > 1 && in.byte_size > 0) {
+      HEXIR_ASSIGN_OR_RETURN(staging, module.device().Allocate(in.byte_size, 64));
+    }
+    session->staging_.push_back(staging);
   }
-  session->input_bases_.resize(fn->inputs()->size());
-  session->output_bases_.resize(fn->outputs()->size());
-  session->bindings_.resize(vm::MaxDispatchArity(*fn));
+  session->input_bases_.resize(info->inputs.size());
+  session->output_bases_.resize(info->outputs.size());
+  session->bindings_.resize(MaxDispatchArity(fn));
   return session;
 }
 
 Session::~Session() {
-  if (arena_ != nullptr) module_->device().Free(arena_);
+  for (hal::DevicePtr p : staging_)
+    if (p != nullptr) module_.device().Free(p);
+  if (arena_ != nullptr) module_.device().Free(arena_);
 }
 
 namespace {
 
 template <typename View>
-Status CheckOne(const fb::TensorSignature& sig, const View& view, const char* kind, size_t index) {
-  bool same_shape = view.shape.size() == sig.shape()->size() &&
-                    std::equal(view.shape.begin(), view.shape.end(), sig.shape()->begin());
-  if (view.element_type != sig.element_type() || !same_shape) {
-    Span<const int64_t> expected(sig.shape()->data(), sig.shape()->size());
-    return InvalidArgumentError(kind, " ", index, " '", sig.name()->str(), "' expects ",
-                                DescribeTensor(sig.element_type(), expected), ", got ",
+Status CheckOne(const TensorInfo& sig, const View& view, const char* kind, size_t index) {
+  bool same_shape = view.shape.size() == sig.shape.size() &&
+                    std::equal(view.shape.begin(), view.shape.end(), sig.shape.begin());
+  if (view.element_type != sig.element_type || !same_shape)
+    return InvalidArgumentError(kind, " ", index, " '", sig.name, "' expects ",
+                                DescribeTensor(sig.element_type, Span<const int64_t>(sig.shape)), ", got ",
                                 DescribeTensor(view.element_type, view.shape));
-  }
-  if (view.data == nullptr && serializer::ExecutableView::TensorBytes(sig) != 0)
-    return InvalidArgumentError(kind, " ", index, " '", sig.name()->str(), "' has no data");
+  if (view.data == nullptr && sig.byte_size != 0)
+    return InvalidArgumentError(kind, " ", index, " '", sig.name, "' has no data");
   return Status::Ok();
+}
+
+bool Overlap(const void* a, uint64_t a_len, const void* b, uint64_t b_len) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return a_len > 0 && b_len > 0 && x < y + b_len && y < x + a_len;
 }
 
 }  // namespace
 
 Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) const {
-  if (inputs.size() != function_->inputs()->size())
-    return InvalidArgumentError("function '", function_->name()->str(), "' takes ",
-                                function_->inputs()->size(), " inputs, got ", inputs.size());
-  if (outputs.size() != function_->outputs()->size())
-    return InvalidArgumentError("function '", function_->name()->str(), "' returns ",
-                                function_->outputs()->size(), " outputs, got ", outputs.size());
+  const std::string& name = info_->function->name()->str();
+  if (inputs.size() != info_->inputs.size())
+    return InvalidArgumentError("function '", name, "' takes ", info_->inputs.size(), " inputs, got ",
+                                inputs.size());
+  if (outputs.size() != info_->outputs.size())
+    return InvalidArgumentError("function '", name, "' returns ", info_->outputs.size(), " outputs, got ",
+                                outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
-    HEXIR_RETURN_IF_ERROR(CheckOne(*function_->inputs()->Get(i), inputs[i], "input", i));
-  for (size_t i = 0; i < outputs.size(); ++i)
-    HEXIR_RETURN_IF_ERROR(CheckOne(*function_->outputs()->Get(i), outputs[i], "output", i));
+    HEXIR_RETURN_IF_ERROR(CheckOne(info_->inputs[i], inputs[i], "input", i));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    HEXIR_RETURN_IF_ERROR(CheckOne(info_->outputs[i], outputs[i], "output", i));
+    // Kernels write outputs while they may still read inputs: they must not share memory.
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (Overlap(outputs[i].data, info_->outputs[i].byte_size, inputs[j].data, info_->inputs[j].byte_size))
+        return InvalidArgumentError("output ", i, " '", info_->outputs[i].name, "' overlaps input ", j, " '",
+                                    info_->inputs[j].name, "'; give outputs their own buffers");
+    for (size_t j = 0; j < i; ++j)
+      if (Overlap(outputs[i].data, info_->outputs[i].byte_size, outputs[j].data, info_->outputs[j].byte_size))
+        return InvalidArgumentError("outputs ", j, " and ", i, " overlap");
+  }
   return Status::Ok();
 }
 
 Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   HEXIR_RETURN_IF_ERROR(CheckBindings(inputs, outputs));
-  // Kernels never write inputs (the reader refuses any command that would), so binding the
-  // caller's const memory directly is safe.
-  for (size_t i = 0; i < inputs.size(); ++i) input_bases_[i] = const_cast<void*>(inputs[i].data);
+  // Kernels never write inputs (the reader refuses any command that would), so a caller's
+  // buffer is bound in place when it is aligned to its element size; otherwise it is copied
+  // into staging made at Create() (kernels may rely on natural alignment).
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    uint64_t align = ElementTypeSize(info_->inputs[i].element_type);
+    if (align <= 1 || IsPointerAligned(inputs[i].data, align)) {
+      input_bases_[i] = const_cast<void*>(inputs[i].data);
+    } else {
+      HEXIR_RETURN_IF_ERROR(module_.device().Copy(staging_[i], inputs[i].data, info_->inputs[i].byte_size));
+      input_bases_[i] = staging_[i];
+    }
+  }
   for (size_t i = 0; i < outputs.size(); ++i) output_bases_[i] = outputs[i].data;
-  vm::SpaceBases bases;
+  SpaceBases bases;
   bases.arena = arena_;
-  bases.constants = module_->constants();
-  bases.filled_constants = module_->filled_constants();
+  bases.constants = module_.constants();
+  bases.filled_constants = module_.filled_constants();
   bases.inputs = input_bases_.data();
   bases.outputs = output_bases_.data();
-  return vm::Execute(*module_, *function_, bases, bindings_);
+  return Execute(module_, *info_->function, bases, bindings_);
 }
 
-}  // namespace hexir
+}  // namespace hexir::vm

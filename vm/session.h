@@ -1,48 +1,45 @@
-// Session: the execute phase of one function of a Module. Create() allocates the arena and
-// every scratch structure once; Run() binds the caller's inputs (zero-copy: kernels read them
-// in place and never write them) and outputs (kernels write results straight into them),
-// replays the function's commands and makes no heap allocation.
+// vm::Session: the execute phase behind hexir::Session (include/hexir/session.h). Create()
+// allocates the arena, the staging for inputs that arrive misaligned, and every per-run
+// structure; Run() checks the bindings, replays the commands and allocates nothing.
 //
-// Ownership: a Session keeps its Module alive. Thread safety: thread-compatible; use one
-// Session per thread (many Sessions may share one Module).
+// Ownership: borrows its vm::Module (the public Session keeps it alive).
+// Thread safety: thread-compatible.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "base/span.h"
-#include "base/status.h"
+#include "hexir/span.h"
+#include "hexir/status.h"
+#include "hexir/types.h"
 #include "vm/module.h"
-#include "vm/tensor.h"
 
-namespace hexir {
+namespace hexir::vm {
 
 class Session {
  public:
-  static StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const Module> module,
-                                                   const std::string& function = "main");
+  static StatusOr<std::unique_ptr<Session>> Create(const Module& module, const std::string& function);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  const serializer::fb::Function& function() const { return *function_; }
-  uint64_t arena_bytes() const { return function_->arena_bytes(); }
-
-  // Runs the function. `inputs` and `outputs` are in signature order; each must match its
-  // signature's element type and shape exactly (INVALID_ARGUMENT names expected and actual).
+  const FunctionInfo& info() const { return *info_; }
+  uint64_t arena_bytes() const { return info_->function->arena_bytes(); }
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
  private:
-  Session(std::shared_ptr<const Module> module, const serializer::fb::Function* function)
-      : module_(std::move(module)), function_(function) {}
+  Session(const Module& module, const FunctionInfo* info) : module_(module), info_(info) {}
   Status CheckBindings(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) const;
 
-  std::shared_ptr<const Module> module_;
-  const serializer::fb::Function* function_;
+  const Module& module_;
+  const FunctionInfo* info_;
   hal::DevicePtr arena_ = nullptr;
+  // Per input: staging for a misaligned caller buffer (allocated at Create, nullptr when the
+  // element size is 1, where every address is aligned).
+  std::vector<hal::DevicePtr> staging_;
   // Scratch reused by every Run(): per-space base pointers and a dispatch's bindings.
   std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
 };
 
-}  // namespace hexir
+}  // namespace hexir::vm

@@ -5,13 +5,21 @@
 #include <unistd.h>
 
 #include "base/file_mapping.h"
-#include "hal/host/host_device.h"
 #include "serializer/writer.h"
-#include "vm/session.h"
+#include "serializer/executable_spec.h"
+#include "hexir/hexir.h"
 
 namespace hexir {
 namespace {
-using namespace serializer;
+using serializer::AllocCommand;
+using serializer::CopyCommand;
+using serializer::DispatchCommand;
+using serializer::ExecutableSpec;
+using serializer::FillCommand;
+using serializer::Function;
+using serializer::KernelLibrary;
+using serializer::MemorySpace;
+namespace fbt = serializer::fb;
 
 std::string WriteTestExecutable(const std::string& tag) {
   ExecutableSpec spec;
@@ -28,8 +36,8 @@ std::string WriteTestExecutable(const std::string& tag) {
   std::memcpy(spec.constants.data(), minus_one, 32);
   Function fn;
   fn.name = "main";
-  fn.inputs = {{"x", ElementType::F32, {2, 4}}};
-  fn.outputs = {{"y", ElementType::F32, {2, 4}}, {"t", ElementType::F32, {8}}};
+  fn.inputs = {{"x", fbt::ElementType::F32, {2, 4}}};
+  fn.outputs = {{"y", fbt::ElementType::F32, {2, 4}}, {"t", fbt::ElementType::F32, {8}}};
   fn.arena_bytes = 64;
   fn.commands.push_back(AllocCommand{MemorySpace::Arena, 64, 64});
   // t = x + (-1) -> output 1; a = relu(t) -> arena[0, 32); arena[32, 64) = 2 (FILL);
@@ -59,16 +67,17 @@ std::string WriteTestExecutable(const std::string& tag) {
   add3.aliases = {-1};
   fn.commands.push_back(add3);
   spec.functions.push_back(fn);
-  std::vector<uint8_t> bytes = WriteExecutable(spec);
+  std::vector<uint8_t> bytes = serializer::WriteExecutable(spec);
   std::string path = "/tmp/hexir_vm_test_" + tag + "." + std::to_string(::getpid()) + ".hxb";
   REQUIRE(WriteFileAtomically(path, bytes.data(), bytes.size()).ok());
   return path;
 }
 
 TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
-  auto device = hal::CreateHostDevice();
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
   std::string path = WriteTestExecutable("run");
-  auto module = Module::Load(path, device.get());
+  auto module = Module::Load(**runtime, path);
   REQUIRE(module.ok());
   auto session = Session::Create(*module);
   REQUIRE(session.ok());
@@ -77,9 +86,9 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
   float x[8] = {0, 1, 2, 3, -4, 5, 0.5f, 1.5f};
   float y[8], t[8];
   int64_t xs[] = {2, 4}, ts[] = {8};
-  TensorView in{x, ElementType::F32, Span<const int64_t>(xs, 2)};
-  MutableTensorView outs[] = {{y, ElementType::F32, Span<const int64_t>(xs, 2)},
-                              {t, ElementType::F32, Span<const int64_t>(ts, 1)}};
+  TensorView in{x, ElementType::kF32, Span<const int64_t>(xs, 2)};
+  MutableTensorView outs[] = {{y, ElementType::kF32, Span<const int64_t>(xs, 2)},
+                              {t, ElementType::kF32, Span<const int64_t>(ts, 1)}};
   for (int run = 0; run < 3; ++run) {
     REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
     for (int i = 0; i < 8; ++i) {
@@ -91,22 +100,23 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
 }
 
 TEST_CASE("bad bindings are refused with expected and actual", "[vm]") {
-  auto device = hal::CreateHostDevice();
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
   std::string path = WriteTestExecutable("bind");
-  auto module = Module::Load(path, device.get());
+  auto module = Module::Load(**runtime, path);
   REQUIRE(module.ok());
   auto session = Session::Create(*module);
   REQUIRE(session.ok());
   float x[8], y[8], t[8];
   int64_t wrong[] = {4, 2}, ys[] = {2, 4}, ts[] = {8};
-  TensorView in{x, ElementType::F32, Span<const int64_t>(wrong, 2)};
-  MutableTensorView outs[] = {{y, ElementType::F32, Span<const int64_t>(ys, 2)},
-                              {t, ElementType::F32, Span<const int64_t>(ts, 1)}};
+  TensorView in{x, ElementType::kF32, Span<const int64_t>(wrong, 2)};
+  MutableTensorView outs[] = {{y, ElementType::kF32, Span<const int64_t>(ys, 2)},
+                              {t, ElementType::kF32, Span<const int64_t>(ts, 1)}};
   Status s = (*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
   CHECK(s.code() == StatusCode::kInvalidArgument);
   CHECK(s.message() == "input 0 'x' expects 2x4 f32, got 4x2 f32");
   in.shape = Span<const int64_t>(ys, 2);
-  in.element_type = ElementType::I32;
+  in.element_type = ElementType::kI32;
   s = (*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
   CHECK(s.message() == "input 0 'x' expects 2x4 f32, got 2x4 i32");
   s = (*session)->Run(Span<const TensorView>(), Span<const MutableTensorView>(outs, 2));
@@ -117,17 +127,18 @@ TEST_CASE("bad bindings are refused with expected and actual", "[vm]") {
 }
 
 TEST_CASE("corrupt modules are refused at load", "[vm]") {
-  auto device = hal::CreateHostDevice();
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
   std::string path = WriteTestExecutable("corrupt");
   auto bytes = ReadFileToString(path);
   REQUIRE(bytes.ok());
   std::string cut = bytes->substr(0, bytes->size() / 2);
   REQUIRE(WriteFileAtomically(path, cut.data(), cut.size()).ok());
-  auto module = Module::Load(path, device.get());
+  auto module = Module::Load(**runtime, path);
   REQUIRE_FALSE(module.ok());
   CHECK(module.status().message().find("truncated") != std::string::npos);
   std::remove(path.c_str());
-  CHECK(Module::Load(path, device.get()).status().code() == StatusCode::kNotFound);
+  CHECK(Module::Load(**runtime, path).status().code() == StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -1,16 +1,31 @@
 #include "hal/host/host_device.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 #include <cstring>
 
 #include "base/alignment.h"
 #include "hal/host/host_executable.h"
+#include "hal/host/thread_pool.h"
 
 namespace hexir::hal {
 namespace {
 
+struct DispatchContext {
+  HostKernelFn fn;
+  void* const* bindings;
+};
+
+void RunWorkgroups(void* ctx, uint32_t begin, uint32_t end) {
+  auto* c = static_cast<DispatchContext*>(ctx);
+  c->fn(c->bindings, begin, end);
+}
+
 class HostDevice final : public Device {
  public:
+  explicit HostDevice(int threads) : pool_(threads) {}
+
   std::string name() const override { return "host"; }
 
   StatusOr<DevicePtr> Allocate(uint64_t bytes, uint64_t alignment) override {
@@ -35,7 +50,8 @@ class HostDevice final : public Device {
                   Span<const DevicePtr> bindings) override {
     // Only host executables reach a host device (LoadExecutable made them).
     const auto& host = static_cast<const HostExecutable&>(executable);
-    host.entry(entry)(bindings.data(), 0, static_cast<uint32_t>(workgroups.total()));
+    DispatchContext ctx{host.entry(entry), bindings.data()};
+    pool_.ParallelFor(static_cast<uint32_t>(workgroups.total()), RunWorkgroups, &ctx);
     return Status::Ok();
   }
 
@@ -55,10 +71,16 @@ class HostDevice final : public Device {
   }
 
   Status Synchronize() override { return Status::Ok(); }
+
+ private:
+  ThreadPool pool_;
 };
 
 }  // namespace
 
-std::unique_ptr<Device> CreateHostDevice() { return std::make_unique<HostDevice>(); }
+std::unique_ptr<Device> CreateHostDevice(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::make_unique<HostDevice>(threads);
+}
 
 }  // namespace hexir::hal

@@ -1,0 +1,51 @@
+// ThreadPool: a fixed set of worker threads that run one parallel loop at a time.
+//
+// ParallelFor(n, fn, ctx) calls fn(ctx, begin, end) over disjoint chunks covering [0, n), on
+// the workers and the calling thread, and returns when all are done. It allocates nothing.
+// When another ParallelFor is already running (two sessions on two threads), the caller runs
+// its loop alone rather than wait: sessions never block each other.
+//
+// Ownership: joins its threads on destruction. Thread safety: ParallelFor is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace hexir::hal {
+
+class ThreadPool {
+ public:
+  using ChunkFn = void (*)(void* ctx, uint32_t begin, uint32_t end);
+
+  // `threads` counts the caller: 1 means no workers.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  void ParallelFor(uint32_t n, ChunkFn fn, void* ctx);
+
+ private:
+  void WorkerLoop();
+  void RunChunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex busy_;  // held by the thread whose loop the workers serve
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  // The current loop.
+  ChunkFn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  uint32_t n_ = 0, chunk_ = 1;
+  std::atomic<uint32_t> next_{0};
+  int active_ = 0;
+};
+
+}  // namespace hexir::hal

@@ -1,0 +1,51 @@
+// Module: a loaded executable, the load phase. Load() maps the file, verifies it once
+// (structure, checksums, every slot inside its memory space, every dispatch's arity, every
+// kernel symbol present), loads the kernels, and makes the constants resident: on the host
+// they are used in place from the mapping, so loading does not read the weights. Splat
+// constants are filled once, here.
+//
+// Ownership: shared; every Session keeps its Module alive. The Runtime must outlive it.
+// Thread safety: immutable after Load(); share it freely across threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hexir/runtime.h"
+#include "hexir/status.h"
+#include "hexir/types.h"
+
+namespace hexir {
+
+namespace vm {
+class Module;
+}  // namespace vm
+
+struct ModuleOptions {
+  bool verify_weights = false;  // also checksum the constant pool (reads every weight once)
+};
+
+class Module {
+ public:
+  // NOT_FOUND (no such file), DATA_LOSS (corrupt), UNIMPLEMENTED (newer format), ...; the
+  // message names the file and what is wrong.
+  static StatusOr<std::shared_ptr<const Module>> Load(const Runtime& runtime, const std::string& path,
+                                                      const ModuleOptions& options = {});
+  ~Module();
+
+  std::vector<std::string> function_names() const;
+  // The signature of `function`; NOT_FOUND names the functions there are.
+  StatusOr<std::vector<TensorInfo>> inputs(const std::string& function = "main") const;
+  StatusOr<std::vector<TensorInfo>> outputs(const std::string& function = "main") const;
+  uint64_t file_bytes() const;
+  uint64_t constant_bytes() const;  // stored constants plus filled splats
+
+  const vm::Module& impl() const { return *impl_; }
+
+ private:
+  explicit Module(std::unique_ptr<vm::Module> impl);
+  std::unique_ptr<vm::Module> impl_;
+};
+
+}  // namespace hexir

@@ -1,0 +1,46 @@
+// Session: the execute phase of one function of a Module. Create() allocates the arena and
+// every scratch structure once; Run() binds the caller's inputs (zero-copy when they are
+// aligned to their element size, else copied into staging made at Create()) and writes the
+// outputs straight into the caller's buffers. Run() makes no heap allocation.
+//
+// Ownership: a Session keeps its Module alive. Thread safety: thread-compatible: use one
+// Session per thread; any number of Sessions may share one Module.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "hexir/module.h"
+#include "hexir/span.h"
+#include "hexir/status.h"
+#include "hexir/types.h"
+
+namespace hexir {
+
+namespace vm {
+class Session;
+}  // namespace vm
+
+class Session {
+ public:
+  // NOT_FOUND when the module has no such function; RESOURCE_EXHAUSTED when the arena cannot
+  // be allocated.
+  static StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const Module> module,
+                                                   const std::string& function = "main");
+  ~Session();
+
+  // `inputs` and `outputs` in signature order, each matching its declared element type and
+  // shape exactly: INVALID_ARGUMENT names the tensor, the expected and the actual type.
+  Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+  uint64_t arena_bytes() const;
+
+ private:
+  Session(std::shared_ptr<const Module> module, std::unique_ptr<vm::Session> impl);
+  std::shared_ptr<const Module> module_;
+  std::unique_ptr<vm::Session> impl_;
+};
+
+}  // namespace hexir

@@ -1,0 +1,25 @@
+// The timing loop behind `hexir-run --benchmark N`: warm-up, N timed runs, and a report of
+// the load time, median and p90 latency, arena and constant bytes and peak RSS. A progress
+// line goes to stderr during runs longer than a second.
+#pragma once
+
+#include <cstdio>
+
+#include "hexir/session.h"
+#include "hexir/status.h"
+
+namespace hexir::tools {
+
+struct BenchmarkReport {
+  double load_ms = 0;
+  double median_ms = 0, p90_ms = 0, min_ms = 0;
+  int runs = 0;
+  uint64_t arena_bytes = 0, constant_bytes = 0;
+  long peak_rss_kib = 0;
+};
+
+Status RunBenchmark(Session& session, const Module& module, Span<const TensorView> inputs,
+                    Span<const MutableTensorView> outputs, int runs, double load_ms, BenchmarkReport* report);
+void PrintBenchmark(const BenchmarkReport& report, int threads, FILE* out);
+
+}  // namespace hexir::tools

@@ -1,0 +1,77 @@
+// The public runtime API (include/hexir/*.h) over the VM and the HAL.
+#include <utility>
+
+#include "hal/host/host_device.h"
+#include "hexir/module.h"
+#include "hexir/runtime.h"
+#include "hexir/session.h"
+#include "vm/module.h"
+#include "vm/session.h"
+
+namespace hexir {
+
+Runtime::Runtime(std::unique_ptr<hal::Device> device, std::string name)
+    : device_(std::move(device)), device_name_(std::move(name)) {}
+Runtime::~Runtime() = default;
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
+  if (options.threads < 0) return InvalidArgumentError("threads must be 0 (every core) or more, got ", options.threads);
+  if (options.device == "host" || options.device == "cpu") {
+    return std::unique_ptr<Runtime>(new Runtime(hal::CreateHostDevice(options.threads), "host"));
+  }
+  if (options.device == "cuda" || options.device.rfind("cuda:", 0) == 0)
+    return FailedPreconditionError("no CUDA device: this build of the runtime has no CUDA backend yet");
+  return NotFoundError("no such device '", options.device, "' (devices: host)");
+}
+
+Module::Module(std::unique_ptr<vm::Module> impl) : impl_(std::move(impl)) {}
+Module::~Module() = default;
+
+StatusOr<std::shared_ptr<const Module>> Module::Load(const Runtime& runtime, const std::string& path,
+                                                     const ModuleOptions& options) {
+  HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<vm::Module> impl, vm::Module::Load(path, &runtime.device(), options));
+  return std::shared_ptr<const Module>(new Module(std::move(impl)));
+}
+
+std::vector<std::string> Module::function_names() const {
+  std::vector<std::string> names;
+  for (const vm::FunctionInfo& f : impl_->functions()) names.push_back(f.function->name()->str());
+  return names;
+}
+
+StatusOr<std::vector<TensorInfo>> Module::inputs(const std::string& function) const {
+  HEXIR_ASSIGN_OR_RETURN(const vm::FunctionInfo* f, impl_->FindFunction(function));
+  return f->inputs;
+}
+
+StatusOr<std::vector<TensorInfo>> Module::outputs(const std::string& function) const {
+  HEXIR_ASSIGN_OR_RETURN(const vm::FunctionInfo* f, impl_->FindFunction(function));
+  return f->outputs;
+}
+
+uint64_t Module::file_bytes() const { return impl_->file_bytes(); }
+
+uint64_t Module::constant_bytes() const {
+  return impl_->view().constants().size() + impl_->view().executable().filled_constants_bytes();
+}
+
+Session::Session(std::shared_ptr<const Module> module, std::unique_ptr<vm::Session> impl)
+    : module_(std::move(module)), impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Module> module,
+                                                   const std::string& function) {
+  if (module == nullptr) return InvalidArgumentError("Session::Create needs a loaded module");
+  HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<vm::Session> impl, vm::Session::Create(module->impl(), function));
+  return std::unique_ptr<Session>(new Session(std::move(module), std::move(impl)));
+}
+
+Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  return impl_->Run(inputs, outputs);
+}
+
+const std::vector<TensorInfo>& Session::inputs() const { return impl_->info().inputs; }
+const std::vector<TensorInfo>& Session::outputs() const { return impl_->info().outputs; }
+uint64_t Session::arena_bytes() const { return impl_->arena_bytes(); }
+
+}  // namespace hexir
