@@ -1,0 +1,77 @@
+#include "vm/test_executable.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "base/file_mapping.h"
+#include "serializer/writer.h"
+
+namespace hexir::testing {
+
+using serializer::AllocCommand;
+using serializer::DispatchCommand;
+using serializer::ExecutableSpec;
+using serializer::FillCommand;
+using serializer::Function;
+using serializer::KernelLibrary;
+using serializer::MemorySpace;
+namespace fbt = serializer::fb;
+
+serializer::ExecutableSpec TestExecutableSpec(const std::string& kernel_library_path) {
+  ExecutableSpec spec;
+  auto elf = ReadFileToString(kernel_library_path);
+  if (!elf.ok()) return spec;
+  KernelLibrary lib;
+  lib.code.assign(elf->begin(), elf->end());
+  lib.entries = {{"test_add8", 3}, {"test_relu8", 2}};
+  spec.libraries.push_back(lib);
+  // constants: 8 floats of -1
+  spec.constants.resize(32);
+  float minus_one[8];
+  for (float& v : minus_one) v = -1.0f;
+  std::memcpy(spec.constants.data(), minus_one, 32);
+  Function fn;
+  fn.name = "main";
+  fn.inputs = {{"x", fbt::ElementType::F32, {2, 4}}};
+  fn.outputs = {{"y", fbt::ElementType::F32, {2, 4}}, {"t", fbt::ElementType::F32, {8}}};
+  fn.arena_bytes = 64;
+  fn.commands.push_back(AllocCommand{MemorySpace::Arena, 64, 64});
+  // t = x + (-1) -> output 1; a = relu(t) -> arena[0, 32); arena[32, 64) = 2 (FILL);
+  // arena[32, 64) += a (in place, alias bit); y = arena[32, 64) + 3 (a filled constant).
+  spec.filled_constants_bytes = 64;
+  spec.constant_fills = {{32, 32, 0x40400000, 4}};  // 3.0f at [32, 64)
+  DispatchCommand add;
+  add.bindings = {{MemorySpace::Input, 0, 0, 32}, {MemorySpace::Constant, 0, 0, 32}, {MemorySpace::Output, 1, 0, 32}};
+  add.num_inputs = 2;
+  add.aliases = {-1};
+  fn.commands.push_back(add);
+  DispatchCommand relu;
+  relu.entry = 1;
+  relu.bindings = {{MemorySpace::Output, 1, 0, 32}, {MemorySpace::Arena, 0, 0, 32}};
+  relu.num_inputs = 1;
+  relu.aliases = {-1};
+  fn.commands.push_back(relu);
+  fn.commands.push_back(FillCommand{{MemorySpace::Arena, 0, 32, 32}, 0x40000000, 4});  // 2.0f
+  DispatchCommand accumulate;
+  accumulate.bindings = {{MemorySpace::Arena, 0, 0, 32}, {MemorySpace::Arena, 0, 32, 32}, {MemorySpace::Arena, 0, 32, 32}};
+  accumulate.num_inputs = 2;
+  accumulate.aliases = {1};
+  fn.commands.push_back(accumulate);
+  DispatchCommand add3;
+  add3.bindings = {{MemorySpace::Arena, 0, 32, 32}, {MemorySpace::FilledConstant, 0, 32, 32}, {MemorySpace::Output, 0, 0, 32}};
+  add3.num_inputs = 2;
+  add3.aliases = {-1};
+  fn.commands.push_back(add3);
+  spec.functions.push_back(fn);
+  return spec;
+}
+
+std::string WriteTestExecutable(const std::string& kernel_library_path, const std::string& tag) {
+  std::vector<uint8_t> bytes = serializer::WriteExecutable(TestExecutableSpec(kernel_library_path));
+  std::string path = "/tmp/hexir_vm_test_" + tag + "." + std::to_string(::getpid()) + ".hxb";
+  if (!WriteFileAtomically(path, bytes.data(), bytes.size()).ok()) return "";
+  return path;
+}
+
+}  // namespace hexir::testing
