@@ -21,6 +21,8 @@ struct TensorSignature {
   std::string name;
   ElementType element_type = ElementType::F32;
   std::vector<int64_t> shape;
+  bool donated = false;     // inputs
+  int32_t tied_input = -1;  // outputs
 };
 
 struct Slot {
@@ -66,6 +68,7 @@ struct Function {
 struct KernelEntry {
   std::string name;
   uint32_t arity = 0;
+  uint32_t workgroups = 1;
 };
 
 struct KernelLibrary {

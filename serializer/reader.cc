@@ -57,9 +57,17 @@ class FunctionChecker {
       HEXIR_ASSIGN_OR_RETURN(uint64_t bytes, CheckedTensorBytes(*sig, "input"));
       input_bytes_.push_back(bytes);
     }
+    std::vector<bool> tied(fn_.inputs()->size(), false);
     for (const auto* sig : *fn_.outputs()) {
       HEXIR_ASSIGN_OR_RETURN(uint64_t bytes, CheckedTensorBytes(*sig, "output"));
       output_bytes_.push_back(bytes);
+      int32_t t = sig->tied_input();
+      if (t == -1) continue;
+      if (t < 0 || static_cast<size_t>(t) >= input_bytes_.size() || !fn_.inputs()->Get(t)->donated() ||
+          input_bytes_[t] != bytes || tied[t])
+        return DataLossError("function '", name, "': output '", sig->name()->str(), "' is tied to input ", t,
+                             ", which is not a donated input of its size (or is tied twice)");
+      tied[t] = true;
     }
     uint32_t i = 0;
     for (const fb::Command* cmd : *fn_.commands()) {
@@ -143,8 +151,11 @@ class FunctionChecker {
           return DataLossError("DISPATCH has more inputs than bindings");
         if (d->workgroups()->size() != 3)
           return DataLossError("DISPATCH workgroup count must have 3 dimensions");
-        for (uint32_t w : *d->workgroups())
-          if (w == 0) return DataLossError("DISPATCH workgroup count of zero");
+        uint64_t total = 1;
+        for (uint32_t w : *d->workgroups()) total *= w;
+        if (total != entry->workgroups())
+          return DataLossError("DISPATCH of '", entry->name()->str(), "' runs ", total,
+                               " workgroups; the kernel has ", entry->workgroups());
         uint32_t num_outputs = d->bindings()->size() - d->num_inputs();
         if (d->aliases() != nullptr) {
           if (d->aliases()->size() != num_outputs)

@@ -48,7 +48,7 @@ std::vector<flatbuffers::Offset<fb::TensorSignature>> BuildSignatures(
   std::vector<flatbuffers::Offset<fb::TensorSignature>> out;
   for (const TensorSignature& s : sigs)
     out.push_back(fb::CreateTensorSignature(b, b.CreateString(s.name), s.element_type,
-                                            b.CreateVector(s.shape)));
+                                            b.CreateVector(s.shape), s.donated, s.tied_input));
   return out;
 }
 
@@ -66,7 +66,7 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
   for (size_t i = 0; i < spec.libraries.size(); ++i) {
     std::vector<flatbuffers::Offset<fb::KernelEntry>> entries;
     for (const KernelEntry& e : spec.libraries[i].entries)
-      entries.push_back(fb::CreateKernelEntry(b, b.CreateString(e.name), e.arity));
+      entries.push_back(fb::CreateKernelEntry(b, b.CreateString(e.name), e.arity, e.workgroups));
     libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), b.CreateVector(entries)));
   }
   std::vector<flatbuffers::Offset<fb::Function>> funcs;

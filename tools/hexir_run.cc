@@ -18,10 +18,12 @@ namespace {
 constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--threads N]\n"
-    "                 [--benchmark RUNS]\n"
+    "                 [--benchmark RUNS] [--in-place OUTPUT]...\n"
     "Runs the function (default 'main') on the host. Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
-    "not given are zeros). --threads: worker threads per dispatch (default: every core).\n";
+    "not given are zeros). --threads: worker threads per dispatch (default: every core).\n"
+    "--in-place OUTPUT binds OUTPUT onto the buffer of the donated input it is tied to, so the\n"
+    "module updates that input in place.\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   hexir::ModuleOptions module_options;
   hexir::RuntimeOptions runtime_options;
   long benchmark_runs = 0;
+  std::vector<std::string> in_place;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -83,6 +86,9 @@ int main(int argc, char** argv) {
       if (!value || !ParseCount(value, &n) || n > 1024) return Fail("--threads needs a count from 0 to 1024");
       runtime_options.threads = static_cast<int>(n);
       ++i;
+    } else if (arg == "--in-place") {
+      if (!value) return Fail("--in-place needs an output name");
+      in_place.push_back(argv[++i]);
     } else if (arg == "--benchmark") {
       if (!value || !ParseCount(value, &benchmark_runs) || benchmark_runs < 1)
         return Fail("--benchmark needs a number of runs of at least 1");
@@ -145,6 +151,16 @@ int main(int argc, char** argv) {
   }
   std::vector<hexir::MutableTensorView> output_views;
   for (auto& a : outputs) output_views.push_back({a.data(), a.element_type, hexir::Span<const int64_t>(a.shape)});
+  for (const std::string& name : in_place) {
+    const auto& outs = (*session)->outputs();
+    size_t k = 0;
+    while (k < outs.size() && outs[k].name != name) ++k;
+    if (k == outs.size()) return Fail("--in-place: no output named '" + name + "'");
+    if (outs[k].tied_input < 0)
+      return Fail("--in-place: output '" + name + "' is not tied to a donated input (mark the input "
+                  "{hexir.donate} and compute the output from it as its last use)");
+    output_views[k].data = inputs[static_cast<size_t>(outs[k].tied_input)].data();
+  }
   hexir::Span<const hexir::TensorView> in_span(input_views);
   hexir::Span<const hexir::MutableTensorView> out_span(output_views);
 
@@ -164,11 +180,16 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = (*session)->outputs()[i].name;
     auto it = output_files.find(name);
+    // An output bound in place lives in its input's buffer.
+    hexir::npy::Array& result =
+        output_views[i].data == outputs[i].data()
+            ? outputs[i]
+            : inputs[static_cast<size_t>((*session)->outputs()[i].tied_input)];
     if (it != output_files.end()) {
-      hexir::Status s = hexir::npy::Write(it->second, outputs[i]);
+      hexir::Status s = hexir::npy::Write(it->second, result);
       if (!s.ok()) return Fail(s.message());
     } else if (output_files.empty()) {
-      PrintArray(name, outputs[i]);
+      PrintArray(name, result);
     }
   }
   return 0;

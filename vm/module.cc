@@ -14,6 +14,8 @@ std::vector<TensorInfo> Describe(const flatbuffers::Vector<flatbuffers::Offset<s
     info.element_type = static_cast<ElementType>(sig->element_type());
     info.shape.assign(sig->shape()->begin(), sig->shape()->end());
     info.byte_size = serializer::ExecutableView::TensorBytes(*sig);
+    info.donated = sig->donated();
+    info.tied_input = sig->tied_input();
     out.push_back(std::move(info));
   }
   return out;

@@ -68,11 +68,17 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
     HEXIR_RETURN_IF_ERROR(CheckOne(info_->inputs[i], inputs[i], "input", i));
   for (size_t i = 0; i < outputs.size(); ++i) {
     HEXIR_RETURN_IF_ERROR(CheckOne(info_->outputs[i], outputs[i], "output", i));
-    // Kernels write outputs while they may still read inputs: they must not share memory.
-    for (size_t j = 0; j < inputs.size(); ++j)
-      if (Overlap(outputs[i].data, info_->outputs[i].byte_size, inputs[j].data, info_->inputs[j].byte_size))
-        return InvalidArgumentError("output ", i, " '", info_->outputs[i].name, "' overlaps input ", j, " '",
-                                    info_->inputs[j].name, "'; give outputs their own buffers");
+    // Kernels write outputs while they may still read inputs: they must not share memory,
+    // except an output bound exactly onto the donated input it is tied to (in place).
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (!Overlap(outputs[i].data, info_->outputs[i].byte_size, inputs[j].data, info_->inputs[j].byte_size))
+        continue;
+      if (info_->outputs[i].tied_input == static_cast<int>(j) && outputs[i].data == inputs[j].data) continue;
+      return InvalidArgumentError("output ", i, " '", info_->outputs[i].name, "' overlaps input ", j, " '",
+                                  info_->inputs[j].name, "'; give outputs their own buffers",
+                                  info_->outputs[i].tied_input == static_cast<int>(j)
+                                      ? " or bind it exactly onto that input" : "");
+    }
     for (size_t j = 0; j < i; ++j)
       if (Overlap(outputs[i].data, info_->outputs[i].byte_size, outputs[j].data, info_->outputs[j].byte_size))
         return InvalidArgumentError("outputs ", j, " and ", i, " overlap");

@@ -23,7 +23,7 @@ namespace {
 
 // Renames each lowered kernel to an internal implementation and exports a wrapper with the
 // kernel's name in the Hexir host ABI: void name(void* const* bindings, u32 wg_begin,
-// u32 wg_end). The workgroup range is unused while every dispatch is one workgroup.
+// u32 wg_end), which loads the bindings and passes the workgroup range on.
 LogicalResult addEntryWrappers(llvm::Module &module, ArrayRef<KernelInfo> kernels, Location loc) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
@@ -33,9 +33,10 @@ LogicalResult addEntryWrappers(llvm::Module &module, ArrayRef<KernelInfo> kernel
     llvm::Function *impl = module.getFunction(k.name);
     if (!impl)
       return emitError(loc) << "lowered kernel '" << k.name << "' is missing from the LLVM module";
-    if (impl->arg_size() != k.arity)
+    // The bindings, then the workgroup range (DistributeWorkgroups adds it to every kernel).
+    if (impl->arg_size() != k.arity + 2)
       return emitError(loc) << "kernel '" << k.name << "' lowered to " << impl->arg_size()
-                            << " parameters, expected " << k.arity << " bindings";
+                            << " parameters, expected " << k.arity << " bindings and a workgroup range";
     impl->setName("__hexir_impl_" + k.name);
     impl->setLinkage(llvm::GlobalValue::InternalLinkage);
     impl->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -48,6 +49,8 @@ LogicalResult addEntryWrappers(llvm::Module &module, ArrayRef<KernelInfo> kernel
       llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
       args.push_back(b.CreateAlignedLoad(ptr, slot, llvm::Align(8)));
     }
+    args.push_back(entry->getArg(1));
+    args.push_back(entry->getArg(2));
     b.CreateCall(impl, args);
     b.CreateRetVoid();
   }

@@ -24,6 +24,7 @@ namespace mlir::hexir {
 struct KernelInfo {
   std::string name;
   unsigned arity = 0;
+  unsigned workgroups = 1;  // independent workgroups (DistributeWorkgroups)
 };
 
 struct HostTargetOptions {

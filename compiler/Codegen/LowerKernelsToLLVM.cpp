@@ -21,11 +21,18 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
     clone->removeAttr(kKernelAttrName);
     clone.setPublic();
     FunctionType type = fn.getFunctionType();
-    kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults()});
+    // Results become trailing out-parameters; DistributeWorkgroups needs to know which.
+    clone->setAttr("hexir.num_outputs", b.getI64IntegerAttr(type.getNumResults()));
+    kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1});
   }
   PassManager pm(module.getContext());
   buildKernelToLLVMPipeline(pm);
   if (failed(pm.run(*kernelModule)))
     return module.emitError() << "lowering the kernels to LLVM failed (see the errors above)";
+  for (KernelInfo &k : kernels) {
+    Operation *fn = kernelModule->lookupSymbol(k.name);
+    if (auto wg = fn ? fn->getAttrOfType<IntegerAttr>(kWorkgroupsAttrName) : nullptr)
+      k.workgroups = static_cast<unsigned>(wg.getInt());
+  }
   return kernelModule;
 }

@@ -19,6 +19,9 @@ namespace mlir::hexir {
 inline constexpr llvm::StringLiteral kKernelAttrName = "hexir.kernel";
 // String attribute on an entry function's argument or result: its name in the signature.
 inline constexpr llvm::StringLiteral kNameAttrName = "hexir.name";
+// Unit attribute on an entry function's argument: the caller donates the buffer, which the
+// module may update in place (an output computed from it is then tied to it).
+inline constexpr llvm::StringLiteral kDonateAttrName = "hexir.donate";
 } // namespace mlir::hexir
 
 #endif // HEXIR_COMPILER_DIALECT_HEXIRDIALECT_H

@@ -87,6 +87,7 @@ std::string bufferName(CallTirOp d, Value result) {
 
 FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
                                                     const llvm::StringMap<unsigned> &entryIndex,
+                                                    const llvm::StringMap<unsigned> &workgroups,
                                                     ser::ExecutableSpec &spec,
                                                     const BuildExecutableOptions &options) {
   BuiltFunction built;
@@ -99,6 +100,7 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
     auto sig = signature(graph, type.getInput(i), i, false);
     if (failed(sig))
       return failure();
+    sig->donated = graph.getArgAttr(i, kDonateAttrName) != nullptr;
     fn.inputs.push_back(*sig);
   }
   for (unsigned i = 0; i < type.getNumResults(); ++i) {
@@ -247,6 +249,40 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
     }
   }
 
+  // Donated inputs: an output whose dispatch could write it over a donated input that dies
+  // there is tied to that input; the caller may then bind both to one buffer (in place).
+  llvm::DenseMap<Operation *, std::pair<unsigned, unsigned>> tieOf;  // dispatch -> (result, input)
+  llvm::DenseSet<unsigned> tiedInputs;
+  for (CallTirOp d : dispatches) {
+    auto kernel = module.lookupSymbol<func::FuncOp>(d.getCallee());
+    if (!kernel)
+      continue;
+    SmallVector<SmallVector<unsigned>> candidates = findInPlaceCandidates(kernel);
+    for (auto [k, result] : llvm::enumerate(d.getResults())) {
+      auto out = outputOf.find(result);
+      if (out == outputOf.end())
+        continue;
+      for (unsigned i : candidates[k]) {
+        auto arg = dyn_cast<BlockArgument>(rootOf(d.getInputs()[i]));
+        if (!arg || !fn.inputs[arg.getArgNumber()].donated || tiedInputs.contains(arg.getArgNumber()) ||
+            byteSize(arg.getType()) != byteSize(result.getType()))
+          continue;
+        // The input must die here: no other reader, and not returned.
+        bool dies = true;
+        forEachReader(arg, [&](Operation *user) { dies &= user == d.getOperation(); });
+        unsigned reads = 0;
+        for (Value v : d.getInputs())
+          reads += rootOf(v) == arg;
+        if (!dies || reads != 1)
+          continue;
+        fn.outputs[out->second].tied_input = static_cast<int32_t>(arg.getArgNumber());
+        tiedInputs.insert(arg.getArgNumber());
+        tieOf[d] = {static_cast<unsigned>(k), i};
+        break;
+      }
+    }
+  }
+
   // 4. Pack the arena.
   planner::SolveOptions solveOptions;
   solveOptions.time_limit_seconds = options.planTimeLimit;
@@ -318,12 +354,17 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
       return d.emitError() << "kernel " << d.getCalleeAttr() << " was not compiled";
     ser::DispatchCommand cmd;
     cmd.entry = it->second;
+    cmd.workgroups = {workgroups.lookup(d.getCallee()), 1, 1};
+    if (cmd.workgroups[0] == 0)
+      cmd.workgroups[0] = 1;
     for (Value v : d.getInputs())
       cmd.bindings.push_back(slotOf(v));
     for (Value v : d.getResults())
       cmd.bindings.push_back(slotOf(v));
     cmd.num_inputs = d.getInputs().size();
     cmd.aliases.assign(d.getNumResults(), -1);
+    if (auto tie = tieOf.find(d); tie != tieOf.end())
+      cmd.aliases[tie->second.first] = static_cast<int32_t>(tie->second.second);
     for (auto [k, result] : llvm::enumerate(d.getResults())) {
       auto own = bufferOf.find(result);
       if (own == bufferOf.end() || plan.shared(own->second) < 0)

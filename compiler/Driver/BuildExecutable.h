@@ -36,9 +36,10 @@ struct BuiltFunction {
   ::hexir::planner::PlanReport report;
 };
 
-// `entryIndex` maps kernel names to their entry index in kernel library 0; constants are added
-// to `spec` (its pool and fills).
+// `entryIndex` maps kernel names to their entry index in kernel library 0 and `workgroups` to
+// their workgroup counts; constants are added to `spec` (its pool and fills).
 FailureOr<BuiltFunction> buildFunction(func::FuncOp graph, const llvm::StringMap<unsigned> &entryIndex,
+                                       const llvm::StringMap<unsigned> &workgroups,
                                        ::hexir::serializer::ExecutableSpec &spec,
                                        const BuildExecutableOptions &options);
 

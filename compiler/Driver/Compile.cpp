@@ -73,10 +73,11 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   serializer::KernelLibrary library;
   library.kind = serializer::SectionKind::HostCode;
   library.code = std::move(*sharedObject);
-  llvm::StringMap<unsigned> entryIndex;
+  llvm::StringMap<unsigned> entryIndex, workgroups;
   for (const mlir::hexir::KernelInfo &k : kernels) {
     entryIndex[k.name] = library.entries.size();
-    library.entries.push_back({k.name, k.arity});
+    library.entries.push_back({k.name, k.arity, k.workgroups});
+    workgroups[k.name] = k.workgroups;
   }
   spec.libraries.push_back(std::move(library));
   auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
@@ -85,7 +86,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   buildOptions.planTimeLimit = options.planTimeLimit;
   buildOptions.schedule = options.schedule;
   buildOptions.inPlace = options.inPlace;
-  auto built = mlir::hexir::buildFunction(entryFn, entryIndex, spec, buildOptions);
+  auto built = mlir::hexir::buildFunction(entryFn, entryIndex, workgroups, spec, buildOptions);
   if (failed(built))
     return false;
   spec.functions.push_back(std::move(built->function));

@@ -10,8 +10,29 @@ SmallVector<SmallVector<unsigned>> mlir::hexir::findInPlaceCandidates(func::Func
   SmallVector<SmallVector<unsigned>> result(kernel.getNumResults());
   if (kernel.isDeclaration())
     return result;
-  auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+  Block &body = kernel.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto onlyUse = [&](Value v, Operation *user) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body && arg.hasOneUse() && *arg.getUsers().begin() == user;
+  };
+  // Update in place: tensor.insert_slice into an argument.
+  if (ret.getNumOperands() == 1) {
+    if (auto insert = ret.getOperand(0).getDefiningOp<tensor::InsertSliceOp>()) {
+      if (onlyUse(insert.getDest(), insert) && insert.getSource() != insert.getDest())
+        result[0].push_back(cast<BlockArgument>(insert.getDest()).getArgNumber());
+      return result;
+    }
+  }
   auto linalgOp = ret.getNumOperands() > 0 ? ret.getOperand(0).getDefiningOp<linalg::LinalgOp>() : nullptr;
+  if (linalgOp && linalgOp.hasPureTensorSemantics()) {
+    // Update in place: the result's init is an argument used only there.
+    for (unsigned k = 0; k < kernel.getNumResults() && k < linalgOp.getNumDpsInits(); ++k) {
+      OpOperand *init = linalgOp.getDpsInitOperand(k);
+      if (ret.getOperand(k) == linalgOp->getResult(k) && onlyUse(init->get(), linalgOp))
+        result[k].push_back(cast<BlockArgument>(init->get()).getArgNumber());
+    }
+  }
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
     return result;

@@ -2,7 +2,10 @@
 #ifndef HEXIR_COMPILER_TRANSFORMS_PASSES_H
 #define HEXIR_COMPILER_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -15,6 +18,9 @@
 #include "Dialect/HexirDialect.h"
 
 namespace mlir::hexir {
+
+// The workgroup count DistributeWorkgroups records on each kernel.
+inline constexpr llvm::StringLiteral kWorkgroupsAttrName = "hexir.workgroups";
 
 #define GEN_PASS_DECL
 #include "Transforms/Passes.h.inc"

@@ -74,4 +74,29 @@ def ExpandCopies : Pass<"hexir-expand-copies", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def DistributeWorkgroups : Pass<"hexir-distribute-workgroups", "mlir::ModuleOp"> {
+  let summary = "Splits each bufferized kernel into independent workgroups along one output dimension";
+  let description = [{
+    Runs on kernels after bufferization (memrefs, results as out-parameters). Every kernel
+    gets two trailing i32 arguments, the workgroup range [begin, end) its caller asks for, and
+    a `hexir.workgroups` attribute with its workgroup count.
+
+    A kernel is split when every op touching an output buffer is a linalg op writing the
+    whole buffer, and some output dimension p of extent >= 2 is, in every such op, a plain
+    parallel loop: then each op is tiled along that loop with a tile of `chunk` rows, and the
+    tile loop runs over rows [begin * chunk, min(end * chunk, extent)). Workgroups touch
+    disjoint rows of every output, so they are independent and the host thread pool may run
+    them concurrently in any order. Small kernels (below `min-work` loop iterations) and
+    kernels of any other shape stay one workgroup and ignore the range.
+  }];
+  let options = [
+    Option<"maxWorkgroups", "max-workgroups", "int64_t", /*default=*/"64",
+           "Most workgroups per kernel">,
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Loop iterations per workgroup below which a kernel is not split further">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect"];
+}
+
 #endif // HEXIR_PASSES_TD

@@ -51,6 +51,9 @@ void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(hexir::createExpandCopies());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Independent workgroups along an output dimension, for the host thread pool.
+  pm.addPass(hexir::createDistributeWorkgroups());
+  pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(hexir::createApproximateMath());
   pm.addPass(createConvertVectorToSCFPass());

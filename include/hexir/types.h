@@ -24,6 +24,8 @@ struct TensorInfo {
   ElementType element_type = ElementType::kF32;
   std::vector<int64_t> shape;
   uint64_t byte_size = 0;
+  bool donated = false;  // inputs: the module may update this buffer in place
+  int tied_input = -1;   // outputs: may share the buffer of this donated input (in place)
 };
 
 // A caller's input: read, never written (unless the module declares the input donated).

@@ -412,6 +412,36 @@ def branches(rng, count=4, width=1024):
     return Graph(text, {"x": rng.standard_normal((1, 64)).astype(np.float32)}, ref, ["y"])
 
 
+def kv_cache(rng):
+    """A donated cache updated in place: insert a new row, then an elementwise decay."""
+    cache = rng.standard_normal((16, 8)).astype(np.float32)
+    new = rng.standard_normal((1, 8)).astype(np.float32)
+    text = """#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%cache: tensor<16x8xf32> {hexir.name = "cache", hexir.donate},
+                %new: tensor<1x8xf32> {hexir.name = "new"})
+    -> (tensor<16x8xf32> {hexir.name = "cache_out"}, tensor<1x8xf32> {hexir.name = "scaled"}) {
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<1x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%new : tensor<1x8xf32>) outs(%e : tensor<1x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %half : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8xf32>
+  %updated = tensor.insert_slice %s into %cache[5, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  return %updated, %s : tensor<16x8xf32>, tensor<1x8xf32>
+}
+"""
+
+    def ref(inp):
+        out = inp["cache"].copy()
+        out[5] = inp["new"][0] * 0.5
+        return {"cache_out": out, "scaled": inp["new"] * 0.5}
+
+    return Graph(text, {"cache": cache, "new": new}, ref, ["cache_out", "scaled"],
+                 expect={"tied": {"cache_out": "cache"}})
+
+
 GRAPHS = {
     "mlp": mlp,
     "cnn": cnn,
@@ -424,4 +454,5 @@ GRAPHS = {
     "splat": splat,
     "resnet_blocks": resnet_blocks,
     "branches": branches,
+    "kv_cache": kv_cache,
 }

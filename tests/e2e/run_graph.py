@@ -83,8 +83,30 @@ def main():
             cmd += ["--input", f"{name}={path}"]
         for name in g.outputs:
             cmd += ["--output", f"{name}={os.path.join(tmp, 'out_' + name + '.npy')}"]
-        subprocess.run(cmd, check=True)
+        subprocess.run(cmd + ["--threads", "2"], check=True)
         ref = g.reference(graphs.f64(g.inputs))
+        # Workgroups are independent: one thread gives the same bits as two.
+        for name in g.outputs:
+            os.rename(os.path.join(tmp, f"out_{name}.npy"), os.path.join(tmp, f"two_{name}.npy"))
+        subprocess.run(cmd + ["--threads", "1"], check=True)
+        for name in g.outputs:
+            a = np.load(os.path.join(tmp, f"out_{name}.npy"))
+            b = np.load(os.path.join(tmp, f"two_{name}.npy"))
+            if a.tobytes() != b.tobytes():
+                print(f"{args.name}/{name}: one thread and two threads differ")
+                ok = False
+        # Donated inputs: outputs tied to them can be computed in place, with the same result.
+        for out_name, in_name in g.expect.get("tied", {}).items():
+            in_place_cmd = [c for c in cmd]
+            in_place_cmd += ["--in-place", out_name]
+            subprocess.run(in_place_cmd, check=True)
+            got = np.load(os.path.join(tmp, f"out_{out_name}.npy"))
+            want = ref[out_name]
+            if not np.allclose(got, want, rtol=args.rtol, atol=args.rtol * max(1.0, float(np.abs(want).max()))):
+                print(f"{args.name}/{out_name}: wrong when computed in place over '{in_name}'")
+                ok = False
+            else:
+                print(f"{args.name}/{out_name}: computed in place over the donated '{in_name}' -> ok")
         for name in g.outputs:
             got = np.load(os.path.join(tmp, f"out_{name}.npy"))
             want = ref[name]

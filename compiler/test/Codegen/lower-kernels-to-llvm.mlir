@@ -1,8 +1,8 @@
 // RUN: %hexir-opt %s -hexir-lower-kernels-to-llvm | FileCheck %s
 
 // A kernel on tensors becomes an LLVM function over bare pointers, inputs then outputs, with
-// no allocation, no libm call and no memrefCopy.
-// CHECK-LABEL: llvm.func @k(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// no allocation, no libm call and no memrefCopy; the last two parameters are the workgroup range.
+// CHECK-LABEL: llvm.func @k(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32)
 // CHECK-NOT: llvm.call
 // CHECK-NOT: malloc
 // CHECK: llvm.return
