@@ -5,11 +5,13 @@
 // are issued in order; Synchronize() waits for all of them (a no-op on the host, whose
 // operations complete before they return).
 //
-// Ownership: buffers from Allocate must be returned with Free before the device is destroyed.
+// Ownership: buffers from Allocate must be returned with Free (with their size) before the
+// device is destroyed; a device destroyed with live buffers reports them on stderr.
 // Thread safety: Allocate/Free/LoadExecutable are thread-safe; Dispatch/Fill/Copy may be called
 // from several threads on disjoint memory.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,9 +37,13 @@ class Device {
   // "host", "cuda:0", ...
   virtual std::string name() const = 0;
 
-  // Device memory of `bytes` bytes aligned to `alignment` (a power of two).
-  virtual StatusOr<DevicePtr> Allocate(uint64_t bytes, uint64_t alignment) = 0;
-  virtual void Free(DevicePtr ptr) = 0;
+  // Device memory of `bytes` bytes aligned to `alignment` (a power of two). Every buffer is
+  // counted until it is freed: live_buffers() and live_bytes() report what is outstanding.
+  StatusOr<DevicePtr> Allocate(uint64_t bytes, uint64_t alignment);
+  void Free(DevicePtr ptr, uint64_t bytes);
+  uint64_t live_buffers() const { return live_buffers_.load(); }
+  uint64_t live_bytes() const { return live_bytes_.load(); }
+  uint64_t total_allocations() const { return total_allocations_.load(); }
 
   // Loads kernels from `code` and resolves `entry_names`; NOT_FOUND names a missing entry.
   virtual StatusOr<std::unique_ptr<Executable>> LoadExecutable(
@@ -50,6 +56,15 @@ class Device {
   virtual Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) = 0;
   virtual Status Copy(DevicePtr target, const void* source, uint64_t length) = 0;
   virtual Status Synchronize() = 0;
+
+ protected:
+  virtual StatusOr<DevicePtr> DoAllocate(uint64_t bytes, uint64_t alignment) = 0;
+  virtual void DoFree(DevicePtr ptr) = 0;
+  // Backends call this from their destructor: reports buffers never freed.
+  void ReportLeaks() const;
+
+ private:
+  std::atomic<uint64_t> live_buffers_{0}, live_bytes_{0}, total_allocations_{0};
 };
 
 }  // namespace hexir::hal

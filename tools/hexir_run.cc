@@ -192,5 +192,11 @@ int main(int argc, char** argv) {
       PrintArray(name, result);
     }
   }
+  // Everything the runtime allocated is returned when the session and module go.
+  session->reset();
+  module->reset();
+  if ((*runtime)->live_buffers() != 0)
+    return Fail("internal error: " + std::to_string((*runtime)->live_buffers()) + " device buffers (" +
+                std::to_string((*runtime)->live_bytes()) + " bytes) outstanding after the session and module were destroyed");
   return 0;
 }

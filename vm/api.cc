@@ -13,6 +13,8 @@ namespace hexir {
 Runtime::Runtime(std::unique_ptr<hal::Device> device, std::string name)
     : device_(std::move(device)), device_name_(std::move(name)) {}
 Runtime::~Runtime() = default;
+uint64_t Runtime::live_buffers() const { return device_->live_buffers(); }
+uint64_t Runtime::live_bytes() const { return device_->live_bytes(); }
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
   if (options.threads < 0) return InvalidArgumentError("threads must be 0 (every core) or more, got ", options.threads);

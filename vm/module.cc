@@ -71,7 +71,7 @@ StatusOr<const FunctionInfo*> Module::FindFunction(const std::string& name) cons
 }
 
 Module::~Module() {
-  if (filled_constants_ != nullptr) device_->Free(filled_constants_);
+  if (filled_constants_ != nullptr) device_->Free(filled_constants_, view_.executable().filled_constants_bytes());
 }
 
 }  // namespace hexir::vm

@@ -29,9 +29,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const s
 }
 
 Session::~Session() {
-  for (hal::DevicePtr p : staging_)
-    if (p != nullptr) module_.device().Free(p);
-  if (arena_ != nullptr) module_.device().Free(arena_);
+  for (size_t i = 0; i < staging_.size(); ++i) module_.device().Free(staging_[i], info_->inputs[i].byte_size);
+  module_.device().Free(arena_, arena_bytes());
 }
 
 namespace {

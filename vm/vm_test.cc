@@ -49,6 +49,13 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
       CHECK(y[i] == std::max(x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
     }
   }
+  // Arena, staging and filled constants are device buffers, all returned at destruction.
+  CHECK((*runtime)->live_buffers() == 3);
+  session->reset();
+  CHECK((*runtime)->live_buffers() == 1);
+  module->reset();
+  CHECK((*runtime)->live_buffers() == 0);
+  CHECK((*runtime)->live_bytes() == 0);
   std::remove(path.c_str());
 }
 

@@ -130,5 +130,11 @@ int main(int argc, char** argv) {
               sessions, requests, threads, sessions * requests / seconds,
               static_cast<unsigned long long>(pool[0]->arena_bytes()));
   std::printf("outputs bit-identical to the single-threaded run: %s\n", mismatches == 0 && ok ? "yes" : "NO");
-  return mismatches == 0 && ok ? 0 : 1;
+  // Shut down: every buffer the runtime allocated comes back.
+  pool.clear();
+  reference_session->reset();
+  module->reset();
+  std::printf("device buffers outstanding after shutdown: %llu\n",
+              static_cast<unsigned long long>((*runtime)->live_buffers()));
+  return mismatches == 0 && ok && (*runtime)->live_buffers() == 0 ? 0 : 1;
 }

@@ -25,10 +25,11 @@ void RunWorkgroups(void* ctx, uint32_t begin, uint32_t end) {
 class HostDevice final : public Device {
  public:
   explicit HostDevice(int threads) : pool_(threads) {}
+  ~HostDevice() override { ReportLeaks(); }
 
   std::string name() const override { return "host"; }
 
-  StatusOr<DevicePtr> Allocate(uint64_t bytes, uint64_t alignment) override {
+  StatusOr<DevicePtr> DoAllocate(uint64_t bytes, uint64_t alignment) override {
     if (!IsPowerOfTwo(alignment)) return InvalidArgumentError("alignment ", alignment, " is not a power of two");
     alignment = alignment < sizeof(void*) ? sizeof(void*) : alignment;
     void* p = std::aligned_alloc(alignment, AlignUp(bytes == 0 ? 1 : bytes, alignment));
@@ -36,7 +37,7 @@ class HostDevice final : public Device {
     return p;
   }
 
-  void Free(DevicePtr ptr) override { std::free(ptr); }
+  void DoFree(DevicePtr ptr) override { std::free(ptr); }
 
   StatusOr<std::unique_ptr<Executable>> LoadExecutable(
       ExecutableFormat format, ByteSpan code, const std::vector<std::string>& entry_names) override {

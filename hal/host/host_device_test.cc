@@ -33,7 +33,8 @@ TEST_CASE("host device loads a kernel library from memory and dispatches", "[hal
 
   REQUIRE(device->Fill(f, 32, 0x3f800000, 4).ok());
   for (int i = 0; i < 8; ++i) CHECK(f[i] == 1.0f);
-  device->Free(*buf);
+  device->Free(*buf, 3 * 8 * sizeof(float));
+  CHECK(device->live_buffers() == 0);
 }
 
 TEST_CASE("host device refuses bad kernel libraries", "[hal]") {

@@ -33,6 +33,10 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   const std::string& device_name() const { return device_name_; }
+  // Device buffers allocated and not yet freed (arenas, staging, filled constants): zero once
+  // every Session and Module made with this runtime is destroyed.
+  uint64_t live_buffers() const;
+  uint64_t live_bytes() const;
   // The HAL device (for Hexir's own libraries; not part of the stable API).
   hal::Device& device() const { return *device_; }
 
