@@ -5,7 +5,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 llvm-22-tools clang-22
   flatbuffers-compiler libflatbuffers-dev catch2 libxxhash-dev
-  python3 python3-numpy binutils
+  python3 python3-numpy binutils libclang-rt-22-dev
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -19,5 +19,5 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 # Try without refreshing the index first (fast); refresh once if that fails.
-$SUDO apt-get install -y --no-install-recommends "${missing[@]}" ||
-  { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; }
+$SUDO apt-get install -y "${missing[@]}" ||
+  { $SUDO apt-get update && $SUDO apt-get install -y "${missing[@]}"; }

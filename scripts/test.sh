@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# README command two: installs what is missing, builds, and runs the whole test suite.
+# README command two: installs what is missing, builds, and runs the whole test suite:
+#   1. unit, FileCheck, end-to-end and differential tests (ctest, the normal build);
+#   2. the runtime and planner under ASan + UBSan + LSan, the concurrency tests under TSan;
+#   3. bounded libFuzzer runs of the executable loader and hexir-plan's CSV reader.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 ctest --test-dir "${HEXIR_BUILD_DIR:-$root/build}" --output-on-failure -j 2
+echo "== sanitizers"
+"$root/scripts/sanitize.sh"
+echo "== fuzzing"
+"$root/scripts/fuzz.sh"

@@ -1,5 +1,6 @@
 #include "serializer/reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/alignment.h"
@@ -18,11 +19,17 @@ uint64_t ReadLE(const unsigned char* p, int bytes) {
   return v;
 }
 
+// flatbuffers' verifier checks a vector's length field for 4-byte alignment only; vectors of
+// 8-byte elements (and 8-byte structs in tables) must be 8-aligned to be read without UB.
+bool Aligned8(const void* p) { return p == nullptr || IsPointerAligned(p, 8); }
+
 bool ValidElementType(fb::ElementType t) {
   return t >= fb::ElementType::MIN && t <= fb::ElementType::MAX;
 }
 
 StatusOr<uint64_t> CheckedTensorBytes(const fb::TensorSignature& sig, const char* what) {
+  if (!Aligned8(sig.shape()->data()))
+    return DataLossError(what, " '", sig.name()->str(), "' has a misaligned shape");
   if (!ValidElementType(sig.element_type()))
     return DataLossError(what, " '", sig.name()->str(), "' has unknown element type ",
                          static_cast<int>(sig.element_type()));
@@ -75,6 +82,12 @@ class FunctionChecker {
       if (!s.ok()) return DataLossError("function '", name, "' command ", i, ": ", s.message());
       ++i;
     }
+    // The arena holds nothing but the slots placed in it: a larger size is corruption (and
+    // would make a session allocate memory no command uses).
+    uint64_t align = std::max<uint64_t>(64, fn_.arena_alignment());
+    if (fn_.arena_bytes() > AlignUp(arena_end_, align))
+      return DataLossError("function '", name, "': arena of ", fn_.arena_bytes(), " bytes, but its slots end at ",
+                           arena_end_);
     return Status::Ok();
   }
 
@@ -110,6 +123,7 @@ class FunctionChecker {
     if (!RangeWithin(s.offset(), s.length(), limit))
       return DataLossError("slot [", s.offset(), ", +", s.length(), ") exceeds its space of ", limit,
                            " bytes");
+    if (s.space() == fb::MemorySpace::Arena) arena_end_ = std::max(arena_end_, s.offset() + s.length());
     return Status::Ok();
   }
 
@@ -124,12 +138,14 @@ class FunctionChecker {
       }
       case fb::CommandOp::FillCommand: {
         const auto* f = cmd.op_as_FillCommand();
+        if (!Aligned8(f->target())) return DataLossError("FILL target is misaligned");
         HEXIR_RETURN_IF_ERROR(
             CheckPattern(f->pattern_length(), f->target()->offset(), f->target()->length(), "FILL"));
         return CheckSlot(*f->target(), /*written=*/true);
       }
       case fb::CommandOp::CopyCommand: {
         const auto* c = cmd.op_as_CopyCommand();
+        if (!Aligned8(c->source()) || !Aligned8(c->target())) return DataLossError("COPY slots are misaligned");
         if (c->source()->length() != c->target()->length())
           return DataLossError("COPY of ", c->source()->length(), " bytes into ",
                                c->target()->length(), " bytes");
@@ -138,6 +154,7 @@ class FunctionChecker {
       }
       case fb::CommandOp::DispatchCommand: {
         const auto* d = cmd.op_as_DispatchCommand();
+        if (!Aligned8(d->bindings()->data())) return DataLossError("DISPATCH bindings are misaligned");
         if (d->library() >= exe_.libraries()->size())
           return DataLossError("DISPATCH library ", d->library(), " out of range");
         const auto* entries = exe_.libraries()->Get(d->library())->entries();
@@ -178,6 +195,7 @@ class FunctionChecker {
   const fb::Function& fn_;
   uint64_t constant_bytes_;
   std::vector<uint64_t> input_bytes_, output_bytes_;
+  uint64_t arena_end_ = 0;
 };
 
 }  // namespace
@@ -228,6 +246,8 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
 
   ExecutableView view(file, root);
   const auto* sections = root->sections();
+  if (!Aligned8(sections->data()) || (root->constant_fills() && !Aligned8(root->constant_fills()->data())))
+    return DataLossError("metadata vectors are misaligned: the file is corrupt");
   for (uint32_t i = 0; i < sections->size(); ++i) {
     const fb::SectionRef* s = sections->Get(i);
     bool is_constants = s->kind() == fb::SectionKind::Constants;
@@ -253,6 +273,7 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
       return DataLossError("kernel library ", i, " names section ", lib->section(),
                            ", which is not a code section");
   }
+  uint64_t fills_end = 0;
   if (root->constant_fills() != nullptr) {
     for (uint32_t i = 0; i < root->constant_fills()->size(); ++i) {
       const fb::ConstantFill* f = root->constant_fills()->Get(i);
@@ -261,10 +282,13 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
       if (!RangeWithin(f->offset(), f->length(), root->filled_constants_bytes()))
         return DataLossError("constant fill ", i, " [", f->offset(), ", +", f->length(),
                              ") exceeds the filled constants of ", root->filled_constants_bytes(), " bytes");
+      fills_end = std::max(fills_end, f->offset() + f->length());
     }
   }
-  if (root->filled_constants_bytes() > (uint64_t{1} << 48))
-    return DataLossError("filled constants of ", root->filled_constants_bytes(), " bytes are implausible");
+  // The FilledConstant space holds nothing but the fills.
+  if (root->filled_constants_bytes() > AlignUp(fills_end, kSectionAlignment))
+    return DataLossError("filled constants of ", root->filled_constants_bytes(), " bytes, but the fills end at ",
+                         fills_end);
   uint64_t constant_bytes = view.constants().size();
   for (const fb::Function* fn : *root->functions())
     HEXIR_RETURN_IF_ERROR(FunctionChecker(*root, *fn, constant_bytes).Check());

@@ -13,7 +13,7 @@ namespace {
 // A 8-byte aligned copy of a file image (the reader needs aligned bytes).
 struct Image {
   explicit Image(const std::vector<uint8_t>& bytes) : words((bytes.size() + 7) / 8), size(bytes.size()) {
-    std::memcpy(words.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(words.data(), bytes.data(), bytes.size());
   }
   ByteSpan span() const { return ByteSpan(reinterpret_cast<const unsigned char*>(words.data()), size); }
   unsigned char* data() { return reinterpret_cast<unsigned char*>(words.data()); }

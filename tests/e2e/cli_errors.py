@@ -84,6 +84,23 @@ def main():
         expect_failure("hexir-compile: missing file", [compile_, "nope.mlir", "-o", out],
                        "cannot read 'nope.mlir'", no_file=out)
 
+        # Bad command lines.
+        r = run([compile_, "graph.mlir"])
+        ok = r.returncode != 0 and "-o" in r.stderr and "must be specified" in r.stderr
+        print(("ok  " if ok else "FAIL") + " hexir-compile: missing -o")
+        if not ok:
+            FAILURES.append("hexir-compile missing -o")
+        r = run([compile_, "graph.mlir", "-o", out, "--frobnicate"])
+        ok = r.returncode != 0 and "Unknown command line argument '--frobnicate'" in r.stderr and not os.path.exists(out)
+        print(("ok  " if ok else "FAIL") + " hexir-compile: unknown option")
+        if not ok:
+            FAILURES.append("hexir-compile unknown option")
+        expect_failure("hexir-dump: no model", [dump], "usage: hexir-dump MODEL.hxb")
+        expect_failure("hexir-dump: missing file", [dump, "nope.hxb"], "cannot open 'nope.hxb'")
+        expect_failure("hexir-plan: no input", [os.path.join(args.bin, "hexir-plan")], "no --input given")
+        expect_failure("hexir-plan: bad capacity", [os.path.join(args.bin, "hexir-plan"), "--input", "x.csv",
+                                                    "--capacity", "lots"], "bad --capacity 'lots'")
+
         # --entry picks another function.
         with open("graph.mlir", "w") as f:
             f.write(BAD_GRAPHS["missing entry"][0])
@@ -111,6 +128,16 @@ def main():
         expect_failure("hexir-run: unknown output", [run_, exe, "--input", "x=x.npy", "--output", "q=q.npy"],
                        "no output named 'q'", no_file="q.npy")
         expect_failure("hexir-run: not an npy", [run_, exe, "--input", "x=softmax.mlir"], "not a .npy file")
+        good_npy = open("x.npy", "rb").read()
+        with open("short.npy", "wb") as f:
+            f.write(good_npy[:-4])
+        expect_failure("hexir-run: truncated npy", [run_, exe, "--input", "x=short.npy"],
+                       "holds 156 data bytes, its header says 160")
+        expect_failure("hexir-run: --threads out of range", [run_, exe, "--threads", "-3"],
+                       "--threads needs a count from 0 to 1024")
+        expect_failure("hexir-run: --in-place on an untied output", [run_, exe, "--input", "x=x.npy",
+                                                                     "--in-place", "probs"],
+                       "output 'probs' is not tied to a donated input")
         expect_failure("hexir-run: unknown function", [run_, exe, "--function", "f", "--input", "x=x.npy"],
                        "no function 'f' in the module (it has: main)")
         expect_failure("hexir-run: bad flag", [run_, exe, "--frobnicate"], "unknown option '--frobnicate'")

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The sanitizer stage of the test suite: the runtime, the planner and their tests built with
+# AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer on), then the concurrency tests
+# with ThreadSanitizer. No compiler (MLIR/LLVM) in these builds: they test what a server links.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+for kind in address thread; do
+  dir="${HEXIR_BUILD_DIR:-$root/build}-$kind"
+  cmake -G Ninja -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXIR_BUILD_COMPILER=OFF \
+    -DHEXIR_SANITIZE=$kind -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+  if [ "$kind" = thread ]; then
+    cmake --build "$dir" -j 2 --target hal_test vm_test
+    # TSan: the thread pool and many sessions over one module.
+    ASAN_OPTIONS= TSAN_OPTIONS=halt_on_error=1 "$dir/hal/hal_test"
+    TSAN_OPTIONS=halt_on_error=1 "$dir/vm/vm_test" "[vm]"
+  else
+    cmake --build "$dir" -j 2
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir "$dir" --output-on-failure -j 2
+  fi
+done
