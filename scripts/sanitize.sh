@@ -11,8 +11,8 @@ for kind in address thread; do
   if [ "$kind" = thread ]; then
     cmake --build "$dir" -j 2 --target hal_test vm_test
     # TSan: the thread pool and many sessions over one module.
-    ASAN_OPTIONS= TSAN_OPTIONS=halt_on_error=1 "$dir/hal/hal_test"
-    TSAN_OPTIONS=halt_on_error=1 "$dir/vm/vm_test" "[vm]"
+    TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 "$dir/hal/hal_test"
+    TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 "$dir/vm/vm_test" "8 sessions over 2 threads*"
   else
     cmake --build "$dir" -j 2
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -1,37 +1,20 @@
+#include "hexir/types.h"
 #include "serializer/executable_spec.h"
 
 namespace hexir::serializer {
 
+// The format's element types are the public ones (include/hexir/types.h), value for value.
+static_assert(static_cast<int>(hexir::ElementType::kF32) == static_cast<int>(ElementType::F32) &&
+                  static_cast<int>(hexir::ElementType::kBool) == static_cast<int>(ElementType::BOOL) &&
+                  static_cast<int>(hexir::ElementType::kI64) == static_cast<int>(ElementType::I64),
+              "public element types must match the executable format");
+
 uint64_t ElementTypeSize(ElementType type) {
-  switch (type) {
-    case ElementType::F32: return 4;
-    case ElementType::F16: return 2;
-    case ElementType::BF16: return 2;
-    case ElementType::F64: return 8;
-    case ElementType::I8: return 1;
-    case ElementType::I16: return 2;
-    case ElementType::I32: return 4;
-    case ElementType::I64: return 8;
-    case ElementType::U8: return 1;
-    case ElementType::BOOL: return 1;
-  }
-  return 0;
+  return hexir::ElementTypeSize(static_cast<hexir::ElementType>(type));
 }
 
 const char* ElementTypeName(ElementType type) {
-  switch (type) {
-    case ElementType::F32: return "f32";
-    case ElementType::F16: return "f16";
-    case ElementType::BF16: return "bf16";
-    case ElementType::F64: return "f64";
-    case ElementType::I8: return "i8";
-    case ElementType::I16: return "i16";
-    case ElementType::I32: return "i32";
-    case ElementType::I64: return "i64";
-    case ElementType::U8: return "u8";
-    case ElementType::BOOL: return "bool";
-  }
-  return "unknown";
+  return hexir::ElementTypeName(static_cast<hexir::ElementType>(type));
 }
 
 }  // namespace hexir::serializer

@@ -5,23 +5,11 @@
 #include <unistd.h>
 
 #include "base/file_mapping.h"
-#include "serializer/writer.h"
-#include "serializer/executable_spec.h"
 #include "hexir/hexir.h"
 #include "vm/test_executable.h"
 
 namespace hexir {
 namespace {
-using serializer::AllocCommand;
-using serializer::CopyCommand;
-using serializer::DispatchCommand;
-using serializer::ExecutableSpec;
-using serializer::FillCommand;
-using serializer::Function;
-using serializer::KernelLibrary;
-using serializer::MemorySpace;
-namespace fbt = serializer::fb;
-
 std::string WriteTestExecutable(const std::string& tag) {
   return testing::WriteTestExecutable(HEXIR_TEST_KERNELS_PATH, tag);
 }

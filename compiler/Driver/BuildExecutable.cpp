@@ -213,15 +213,20 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
   std::vector<uint64_t> boundBefore = planner::MaxLoadLowerBound(problem);
   report.lower_bound_before_sharing = boundBefore.empty() ? 0 : boundBefore[0];
 
-  // 3. In place: a result may take over an input buffer that dies at its dispatch.
+  // Which inputs each dispatch's kernel may overwrite with each result (InPlaceAnalysis.h).
   ModuleOp module = graph->getParentOfType<ModuleOp>();
+  llvm::DenseMap<Operation *, SmallVector<SmallVector<unsigned>>> inPlaceCandidates;
+  for (CallTirOp d : dispatches) {
+    auto kernel = module.lookupSymbol<func::FuncOp>(d.getCallee());
+    inPlaceCandidates[d] = kernel ? findInPlaceCandidates(kernel)
+                                  : SmallVector<SmallVector<unsigned>>(d.getNumResults());
+  }
+
+  // 3. In place: a result may take over an input buffer that dies at its dispatch.
   llvm::DenseSet<size_t> takenOver;
   if (options.inPlace) {
     for (CallTirOp d : dispatches) {
-      auto kernel = module.lookupSymbol<func::FuncOp>(d.getCallee());
-      if (!kernel)
-        continue;
-      SmallVector<SmallVector<unsigned>> candidates = findInPlaceCandidates(kernel);
+      const SmallVector<SmallVector<unsigned>> &candidates = inPlaceCandidates[d];
       for (auto [k, result] : llvm::enumerate(d.getResults())) {
         auto own = bufferOf.find(result);
         if (own == bufferOf.end())
@@ -254,10 +259,7 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
   llvm::DenseMap<Operation *, std::pair<unsigned, unsigned>> tieOf;  // dispatch -> (result, input)
   llvm::DenseSet<unsigned> tiedInputs;
   for (CallTirOp d : dispatches) {
-    auto kernel = module.lookupSymbol<func::FuncOp>(d.getCallee());
-    if (!kernel)
-      continue;
-    SmallVector<SmallVector<unsigned>> candidates = findInPlaceCandidates(kernel);
+    const SmallVector<SmallVector<unsigned>> &candidates = inPlaceCandidates[d];
     for (auto [k, result] : llvm::enumerate(d.getResults())) {
       auto out = outputOf.find(result);
       if (out == outputOf.end())

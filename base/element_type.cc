@@ -2,15 +2,7 @@
 
 #include <sstream>
 
-#include "serializer/executable_generated.h"
-
 namespace hexir {
-
-namespace fb = serializer::fb;
-static_assert(static_cast<int>(ElementType::kF32) == static_cast<int>(fb::ElementType::F32) &&
-                  static_cast<int>(ElementType::kBool) == static_cast<int>(fb::ElementType::BOOL) &&
-                  static_cast<int>(ElementType::kI64) == static_cast<int>(fb::ElementType::I64),
-              "public element types must match the executable format");
 
 uint64_t ElementTypeSize(ElementType type) {
   switch (type) {
