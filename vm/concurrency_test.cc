@@ -9,7 +9,9 @@
 namespace hexir {
 namespace {
 
-// Runs `runs` requests with inputs derived from (seed, run) and returns every output.
+// Runs `runs` requests with inputs derived from (seed, run) and returns every output (empty
+// if a run fails). No Catch2 assertions here: it runs on worker threads, and Catch2's
+// assertion machinery is not thread-safe.
 std::vector<float> Serve(Session& session, int seed, int runs) {
   std::vector<float> all;
   alignas(64) float x[8], y[8], t[8];
@@ -19,7 +21,7 @@ std::vector<float> Serve(Session& session, int seed, int runs) {
                               {t, ElementType::kF32, Span<const int64_t>(ts, 1)}};
   for (int r = 0; r < runs; ++r) {
     for (int i = 0; i < 8; ++i) x[i] = static_cast<float>((seed * 31 + r * 7 + i * 3) % 17) - 8.0f;
-    REQUIRE(session.Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+    if (!session.Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok()) return {};
     all.insert(all.end(), y, y + 8);
     all.insert(all.end(), t, t + 8);
   }
@@ -54,6 +56,7 @@ TEST_CASE("8 sessions over 2 threads are bit-identical to one thread", "[vm]") {
     });
   for (auto& th : threads) th.join();
   for (int s = 0; s < kSessions; ++s) {
+    REQUIRE(!reference[s].empty());
     REQUIRE(results[s].size() == reference[s].size());
     CHECK(std::memcmp(results[s].data(), reference[s].data(), results[s].size() * sizeof(float)) == 0);
   }
