@@ -1,6 +1,6 @@
 // Planner benchmark (not a test): prints ratios against baselines measured in the same run.
 //
-//   planner_bench [MINIMALLOC_DIR] [--time-limit SECONDS]
+//   planner_bench [MINIMALLOC_DIR] [--time-limit SECONDS] [--threads N]
 //
 // 1. MiniMalloc's challenging instances (../shared/benchmarks/minimalloc by default): the
 //    largest-first best-fit baseline against the lower bound, and whether Hexir's solver fits
@@ -31,13 +31,15 @@ static double Seconds(Clock::time_point since) {
 int main(int argc, char** argv) {
   std::string dir = HEXIR_DEFAULT_MINIMALLOC_DIR;
   double time_limit = 5.0;
+  int threads = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) time_limit = std::atof(argv[++i]);
+    else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
     else dir = argv[i];
   }
   const uint64_t kCapacity = 1048576;
-  std::printf("== MiniMalloc challenging instances, capacity %llu, time limit %.1f s\n",
-              static_cast<unsigned long long>(kCapacity), time_limit);
+  std::printf("== MiniMalloc challenging instances, capacity %llu, time limit %.1f s, %d search thread(s)\n",
+              static_cast<unsigned long long>(kCapacity), time_limit, threads);
   std::printf("%-4s %6s %10s %16s %10s %8s %8s\n", "inst", "bufs", "lower", "best-fit(size)", "hexir", "fits",
               "seconds");
   int fitted = 0, total = 0, bf_fitted = 0;
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
     problem->capacities = {kCapacity};
     SolveOptions options;
     options.time_limit_seconds = time_limit;
+    options.search_threads = threads;
     Clock::time_point t0 = Clock::now();
     auto solved = Solve(*problem, options);
     double secs = Seconds(t0);

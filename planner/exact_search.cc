@@ -1,7 +1,10 @@
 #include "planner/exact_search.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <numeric>
+#include <thread>
 #include <random>
 #include <string>
 
@@ -15,8 +18,9 @@ class Search {
   // `order`: the static preorder as letters, most significant first: T = the largest total
   // size in the buffer's sections, A = area (size x lifetime), W = width (lifetime).
   Search(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
-         const std::string& order, uint64_t seed, uint64_t node_limit)
-      : capacity_(capacity), deadline_(deadline), node_limit_(node_limit) {
+         const std::string& order, uint64_t seed, uint64_t node_limit,
+         const std::atomic<bool>* cancel = nullptr)
+      : capacity_(capacity), deadline_(deadline), node_limit_(node_limit), cancel_(cancel) {
     // Only buffers with memory take part; zero-size buffers sit at offset 0.
     for (size_t i = 0; i < problem.buffers.size(); ++i)
       if (problem.buffers[i].size > 0) ids_.push_back(i);
@@ -135,7 +139,9 @@ class Search {
   bool Solve(const std::vector<size_t>& items, uint64_t floor, size_t last_index) {
     if (items.empty()) return true;
     if (++nodes_ > node_limit_) aborted_ = true;
-    if ((nodes_ & 1023) == 0 && std::chrono::steady_clock::now() > deadline_) timed_out_ = true;
+    if ((nodes_ & 1023) == 0 &&
+        (std::chrono::steady_clock::now() > deadline_ || (cancel_ && cancel_->load(std::memory_order_relaxed))))
+      timed_out_ = true;
     if (timed_out_ || aborted_) return false;
 
     // One pass over the items: dominance, each section's lowest possible start, candidates.
@@ -290,6 +296,7 @@ class Search {
   std::vector<long double> area_;
   std::vector<size_t> rank_;
   uint64_t node_limit_;
+  const std::atomic<bool>* cancel_;
   uint64_t nodes_ = 0;
   bool timed_out_ = false;
   bool aborted_ = false;
@@ -297,27 +304,62 @@ class Search {
 
 }  // namespace
 
-SearchResult SearchExact(const Problem& problem, uint64_t capacity,
-                         std::chrono::steady_clock::time_point deadline) {
-  // Depth-first search is heavy-tailed: a bad early choice under one order can take forever
-  // where another order finishes at once. So run several static orders round-robin with a
-  // node limit that doubles each round (restarts, as MiniMalloc does); the last round's
-  // limit grows until the deadline, so the search stays complete.
+namespace {
+
+// Depth-first search is heavy-tailed: a bad early choice under one order can take forever
+// where another order finishes at once. So run several static orders round-robin with a
+// node limit that doubles each round (restarts, as MiniMalloc does). Worker `w` of `workers`
+// takes every workers-th order. Stops at a definite answer, the deadline, `max_nodes` (then
+// kTimeout) or `cancel`.
+SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
+                        uint64_t max_nodes, int worker, int workers, const std::atomic<bool>* cancel) {
   static const char* kOrders[] = {"AT", "TA", "TWA", "WAT"};
   uint64_t limit = 2 * std::max<uint64_t>(problem.buffers.size(), 16);
   uint64_t nodes = 0;
   for (uint64_t round = 0;; ++round) {
-    for (const char* order : kOrders) {
-      Search search(problem, capacity, deadline, order, round, limit);
+    for (int k = worker; k < 4; k += workers) {
+      uint64_t budget = max_nodes == 0 ? limit : std::min(limit, max_nodes - nodes);
+      Search search(problem, capacity, deadline, kOrders[k], round, budget, cancel);
       SearchResult r = search.Run(problem);
       nodes += r.nodes;
-      if (r.outcome != SearchOutcome::kNodeLimit) {
-        r.nodes = nodes;
+      r.nodes = nodes;
+      if (r.outcome != SearchOutcome::kNodeLimit) return r;
+      if (max_nodes != 0 && nodes >= max_nodes) {
+        r.outcome = SearchOutcome::kTimeout;
         return r;
       }
     }
     limit *= 2;
   }
+}
+
+}  // namespace
+
+SearchResult SearchExact(const Problem& problem, uint64_t capacity,
+                         std::chrono::steady_clock::time_point deadline, const SearchOptions& options) {
+  if (options.threads <= 1)
+    return RoundRobin(problem, capacity, deadline, options.max_nodes, 0, 1, nullptr);
+  // A parallel portfolio: the first worker with a definite answer wins and cancels the rest.
+  int workers = std::min(options.threads, 4);
+  std::atomic<bool> cancel{false};
+  std::mutex mu;
+  SearchResult best;
+  best.outcome = SearchOutcome::kTimeout;
+  bool decided = false;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      SearchResult r = RoundRobin(problem, capacity, deadline, options.max_nodes, w, workers, &cancel);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!decided && r.outcome != SearchOutcome::kTimeout) {
+        decided = true;
+        best = std::move(r);
+        cancel = true;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return best;
 }
 
 }  // namespace hexir::planner

@@ -38,8 +38,18 @@ struct SearchResult {
   uint64_t nodes = 0;             // search nodes visited
 };
 
+struct SearchOptions {
+  // Total search nodes before giving up (0: only the deadline). A node budget, unlike a
+  // deadline, gives the same answer on every run: the compiler uses it so that compiling
+  // twice gives the same bytes.
+  uint64_t max_nodes = 0;
+  // Workers of a parallel portfolio (different orders on different threads; the first
+  // definite answer wins). More than 1 makes the result depend on timing.
+  int threads = 1;
+};
+
 // Packs all buffers of `problem` (one space; `space` fields ignored) under `capacity` bytes.
 SearchResult SearchExact(const Problem& problem, uint64_t capacity,
-                         std::chrono::steady_clock::time_point deadline);
+                         std::chrono::steady_clock::time_point deadline, const SearchOptions& options = {});
 
 }  // namespace hexir::planner

@@ -32,6 +32,9 @@ StatusOr<Solution> Solve(const Problem& problem, const SolveOptions& options) {
   Clock::time_point start = Clock::now();
   Clock::time_point deadline =
       start + std::chrono::microseconds(static_cast<int64_t>(options.time_limit_seconds * 1e6));
+  SearchOptions search;
+  search.max_nodes = options.max_search_nodes;
+  search.threads = options.search_threads;
   CoalescedProblem coalesced = Coalesce(problem);
   const Problem& blocks = coalesced.blocks;
   uint32_t spaces = problem.num_spaces();
@@ -70,7 +73,7 @@ StatusOr<Solution> Solve(const Problem& problem, const SolveOptions& options) {
     if (options.exact_search && best > lb && !sub.buffers.empty() && sub.buffers.size() <= kMaxExactBuffers) {
       uint64_t low = lb, high = best;  // infeasible below `low` is unknown; `high` is feasible
       if (capacity != 0 && capacity < high) {
-        SearchResult r = SearchExact(sub, capacity, deadline);
+        SearchResult r = SearchExact(sub, capacity, deadline, search);
         if (r.outcome == SearchOutcome::kFound) {
           high = 0;
           for (size_t i = 0; i < sub.buffers.size(); ++i)
@@ -84,7 +87,7 @@ StatusOr<Solution> Solve(const Problem& problem, const SolveOptions& options) {
       while (low < high && Clock::now() < deadline && !(fits_capacity && options.stop_at_capacity)) {
         uint64_t target = low + (high - low) / 2;
         if (low == lb && target != lb) target = lb;  // try the bound itself first
-        SearchResult r = SearchExact(sub, target, deadline);
+        SearchResult r = SearchExact(sub, target, deadline, search);
         if (r.outcome == SearchOutcome::kFound) {
           uint64_t size = 0;
           for (size_t i = 0; i < sub.buffers.size(); ++i)

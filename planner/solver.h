@@ -22,6 +22,10 @@ namespace hexir::planner {
 
 struct SolveOptions {
   double time_limit_seconds = 1.0;  // for the exact search, over all spaces
+  // Search nodes per exact-search call (0: the time limit alone). Deterministic, unlike the
+  // time limit: with a budget that ends first, the same problem always gets the same plan.
+  uint64_t max_search_nodes = 0;
+  int search_threads = 1;  // > 1: parallel portfolio (fastest, but timing-dependent)
   bool exact_search = true;         // false: best-fit orderings only
   // With a capacity: stop at the first plan that fits it, rather than spending the rest of
   // the time limit tightening it toward the lower bound.

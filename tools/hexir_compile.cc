@@ -31,8 +31,13 @@ int main(int argc, char **argv) {
                                 cl::value_desc("file"), cl::cat(category));
   cl::opt<std::string> planSvg("plan-svg", cl::desc("Draw the memory plan as SVG (offset over time)"),
                                cl::value_desc("file"), cl::cat(category));
-  cl::opt<double> planTime("plan-time-limit", cl::desc("Seconds for the exact packing search (default 1)"),
-                           cl::init(1.0), cl::cat(category));
+  cl::opt<double> planTime("plan-time-limit",
+                           cl::desc("Seconds for the exact packing search, a safety net (default 60)"),
+                           cl::init(60.0), cl::cat(category));
+  cl::opt<uint64_t> planNodes("plan-search-nodes",
+                              cl::desc("Search nodes for the exact packing search (default 1000000); a node "
+                                       "budget keeps compilation deterministic"),
+                              cl::init(1000000), cl::cat(category));
   cl::opt<bool> noSchedule("no-schedule", cl::desc("Keep the program order of dispatches"), cl::cat(category));
   cl::opt<bool> noInPlace("no-in-place", cl::desc("Never write results over dying inputs"), cl::cat(category));
   cl::HideUnrelatedOptions(category);
@@ -51,6 +56,7 @@ int main(int argc, char **argv) {
   options.planJsonPath = planJson;
   options.planSvgPath = planSvg;
   options.planTimeLimit = planTime;
+  options.planSearchNodes = planNodes;
   options.schedule = !noSchedule;
   options.inPlace = !noInPlace;
   return hexir::compiler::compileFile(options, llvm::errs(), &llvm::outs()) ? 0 : 1;

@@ -21,7 +21,8 @@ int Fail(const std::string& message) {
 
 constexpr const char* kUsage =
     "usage: hexir-plan --input problem.csv [--capacity BYTES] [--time-limit SECONDS]\n"
-    "                  [--output solution.csv] [--best-fit-only]\n";
+    "                  [--output solution.csv] [--best-fit-only] [--threads N]\n"
+    "--threads N runs a parallel portfolio of search orders (faster; results may vary by run).\n";
 
 }  // namespace
 
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
       options.time_limit_seconds = std::strtod(argv[++i], &end);
       if (*end != '\0' || options.time_limit_seconds < 0)
         return Fail(std::string("bad --time-limit '") + argv[i] + "'");
+    } else if (arg == "--threads" && has_value) {
+      options.search_threads = std::atoi(argv[++i]);
+      if (options.search_threads < 1 || options.search_threads > 4) return Fail("--threads must be 1 to 4");
     } else if (arg == "--best-fit-only") {
       options.exact_search = false;
     } else {

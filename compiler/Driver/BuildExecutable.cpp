@@ -288,6 +288,7 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph,
   // 4. Pack the arena.
   planner::SolveOptions solveOptions;
   solveOptions.time_limit_seconds = options.planTimeLimit;
+  solveOptions.max_search_nodes = options.planSearchNodes;
   auto solution = planner::Solve(problem, solveOptions);
   if (!solution.ok())
     return graph.emitError() << "memory planning failed: " << solution.status().message();

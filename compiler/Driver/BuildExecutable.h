@@ -28,7 +28,8 @@ struct BuildExecutableOptions {
   bool verifyPlan = true;         // check the plan with the planner's verifier
   bool schedule = true;           // memory-aware dispatch order
   bool inPlace = true;            // elementwise results overwrite dying inputs
-  double planTimeLimit = 1.0;     // seconds for the exact packing search
+  double planTimeLimit = 60.0;    // seconds for the exact packing search (a safety net)
+  uint64_t planSearchNodes = 1000000;  // the deterministic budget that normally ends it
 };
 
 struct BuiltFunction {

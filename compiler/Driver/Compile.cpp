@@ -84,6 +84,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   mlir::hexir::BuildExecutableOptions buildOptions;
   buildOptions.verifyPlan = options.verifyPlan;
   buildOptions.planTimeLimit = options.planTimeLimit;
+  buildOptions.planSearchNodes = options.planSearchNodes;
   buildOptions.schedule = options.schedule;
   buildOptions.inPlace = options.inPlace;
   auto built = mlir::hexir::buildFunction(entryFn, entryIndex, workgroups, spec, buildOptions);

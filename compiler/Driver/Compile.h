@@ -30,7 +30,8 @@ struct CompileOptions {
   bool printPlan = false;     // print the memory plan table to `planOutput`
   std::string planJsonPath;   // if set, write the memory plan as JSON here
   std::string planSvgPath;    // if set, draw the memory plan (offset over time) here
-  double planTimeLimit = 1.0; // seconds for the exact packing search per function
+  double planTimeLimit = 60.0;         // seconds for the exact packing search (a safety net)
+  uint64_t planSearchNodes = 1000000;  // search nodes: a budget that keeps output deterministic
   bool schedule = true;       // memory-aware dispatch order
   bool inPlace = true;        // elementwise results overwrite dying inputs
 };

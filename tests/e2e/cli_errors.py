@@ -114,6 +114,13 @@ def main():
         exe = os.path.join(tmp, "softmax.hxb")
         expect_success("hexir-compile softmax", [compile_, "softmax.mlir", "-o", exe])
         np.save("x.npy", g.inputs["x"])
+        # Compiling twice gives the same bytes.
+        again = os.path.join(tmp, "again.hxb")
+        expect_success("hexir-compile softmax again", [compile_, "softmax.mlir", "-o", again])
+        same = open(exe, "rb").read() == open(again, "rb").read()
+        print(("ok  " if same else "FAIL") + " compiling twice gives byte-identical executables")
+        if not same:
+            FAILURES.append("deterministic output")
         np.save("wrong_shape.npy", np.zeros((3, 10), np.float32))
         np.save("wrong_dtype.npy", np.zeros((4, 10), np.float64))
         expect_success("hexir-run prints outputs without --output", [run_, exe, "--input", "x=x.npy"],
