@@ -4,19 +4,13 @@
 #include "planner/best_fit.h"
 #include "planner/schedule.h"
 #include "planner/lower_bound.h"
+#include "planner/test_util.h"
 #include "planner/verifier.h"
 
 namespace hexir::planner {
 namespace {
 
-BufferRequest Buf(uint64_t size, int64_t first, int64_t last, uint64_t align = 1) {
-  BufferRequest b;
-  b.size = size;
-  b.alignment = align;
-  b.first = first;
-  b.last = last;
-  return b;
-}
+using testing::Buf;
 
 TEST_CASE("best-fit packs a chain into two slots", "[planner]") {
   // A chain a -> b -> c -> d where each buffer dies at its consumer:

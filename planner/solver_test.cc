@@ -11,30 +11,26 @@
 #include "planner/lower_bound.h"
 #include "planner/sharing.h"
 #include "planner/solver.h"
+#include "planner/test_util.h"
 #include "planner/verifier.h"
 
 namespace hexir::planner {
 namespace {
 
-BufferRequest Buf(uint64_t size, int64_t first, int64_t last, uint64_t align = 1) {
-  BufferRequest b;
-  b.size = size;
-  b.alignment = align;
-  b.first = first;
-  b.last = last;
-  return b;
-}
+using testing::Buf;
 
 TEST_CASE("exact search reaches the lower bound and proves the bound below it", "[planner]") {
-  //   step   0  1  2  3  4
-  //   a (1)  ====== .  .  .      lower bound 3 (steps 2 and 3), reached exactly;
-  //   b (2)  .  .  .  ====       a capacity of 2 is infeasible.
-  //   c (2)  .  ======= .
-  //   d (1)  .  .  .  .  =
-  //   e (1)  =  .  .  .  .
+  //   step    0  1  2  3  4
+  //   a (1)   =  =  =  .  .
+  //   b (2)   .  .  .  =  =
+  //   c (2)   .  =  =  =  .
+  //   d (1)   .  .  .  .  =
+  //   e (1)   =  .  .  .  .
+  //   load    2  3  3  4  3    lower bound 4, reached exactly; 3 bytes are proven infeasible
   Problem p;
   p.buffers = {Buf(1, 0, 2), Buf(2, 3, 4), Buf(2, 1, 3), Buf(1, 4, 4), Buf(1, 0, 0)};
   uint64_t lb = MaxLoadLowerBound(p)[0];
+  REQUIRE(lb == 4);
   auto found = SearchExact(p, lb, std::chrono::steady_clock::now() + std::chrono::seconds(5));
   REQUIRE(found.outcome == SearchOutcome::kFound);
   Plan plan{found.offsets, {lb}, {}};
