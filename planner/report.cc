@@ -118,8 +118,15 @@ std::string FormatPlanSvg(const PlanReport& r) {
     os << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << h << "\" fill=\""
        << kColors[i % 10] << "\" stroke=\"#333\" stroke-width=\"0.5\"><title>" << XmlEscape(b.name) << ": "
        << b.size << " B at " << b.offset << ", steps " << b.first << ".." << b.last << "</title></rect>\n";
-    if (h > 11 && w > 40)
-      os << "<text x=\"" << x + 2 << "\" y=\"" << y + 10 << "\">" << XmlEscape(b.name) << "</text>\n";
+    // Labels are cut to what fits (about 7 px per character at this font size).
+    // Compiler names are "<function>_dispatch_<n>_<op>": the "<n>_<op>" part tells them apart.
+    size_t fits = w > 4 ? static_cast<size_t>((w - 4) / 7) : 0;
+    std::string label = b.name;
+    if (size_t at = label.find("_dispatch_"); at != std::string::npos) label = label.substr(at + 10);
+    if (h > 11 && fits >= 3) {
+      if (label.size() > fits) label = label.substr(0, fits - 1) + "~";
+      os << "<text x=\"" << x + 2 << "\" y=\"" << y + 10 << "\">" << XmlEscape(label) << "</text>\n";
+    }
   }
   os << "<text x=\"" << left << "\" y=\"" << height - 20 << "\">dispatch 0</text>\n"
      << "<text x=\"" << left + plot_w - 80 << "\" y=\"" << height - 20 << "\">dispatch " << steps - 1 << "</text>\n"

@@ -45,7 +45,7 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
     After:
     ```mlir
     %2 = hexir.call_tir @main_dispatch_0_matmul(%x, %w) : (...) -> tensor<4x16xf32>
-    func.func private @main_dispatch_0_matmul(...) attributes {hexir.kernel} { fill; matmul }
+    func.func @main_dispatch_0_matmul(...) attributes {hexir.kernel} { fill; matmul }
     ```
     Kernel arguments are marked `bufferization.writable = false`: a kernel never writes its
     inputs, which the runtime relies on to bind caller buffers without copies.
