@@ -75,6 +75,7 @@ struct KernelLibrary {
   SectionKind kind = SectionKind::HostCode;
   std::vector<uint8_t> code;
   std::vector<KernelEntry> entries;
+  std::vector<std::string> cpu_features;  // host code: extensions it needs
 };
 
 struct ConstantFillSpec {

@@ -67,7 +67,9 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
     std::vector<flatbuffers::Offset<fb::KernelEntry>> entries;
     for (const KernelEntry& e : spec.libraries[i].entries)
       entries.push_back(fb::CreateKernelEntry(b, b.CreateString(e.name), e.arity, e.workgroups));
-    libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), b.CreateVector(entries)));
+    auto entries_vec = b.CreateVector(entries);
+    auto features = b.CreateVectorOfStrings(spec.libraries[i].cpu_features);
+    libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), entries_vec, features));
   }
   std::vector<flatbuffers::Offset<fb::Function>> funcs;
   for (const Function& f : spec.functions) {

@@ -60,7 +60,11 @@ int main(int argc, char** argv) {
   }
   for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {
     const fb::KernelLibrary* lib = exe.libraries()->Get(i);
-    std::printf("kernel library %u (section #%u): %u entries\n", i, lib->section(), lib->entries()->size());
+    std::string features;
+    if (lib->cpu_features())
+      for (const auto* f : *lib->cpu_features()) features += std::string(features.empty() ? "" : " ") + f->str();
+    std::printf("kernel library %u (section #%u): %u entries; needs CPU extensions: %s\n", i, lib->section(),
+                lib->entries()->size(), features.empty() ? "none" : features.c_str());
     for (uint32_t e = 0; e < lib->entries()->size(); ++e)
       std::printf("  [%u] %s (arity %u)\n", e, lib->entries()->Get(e)->name()->c_str(),
                   lib->entries()->Get(e)->arity());

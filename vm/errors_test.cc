@@ -140,6 +140,15 @@ TEST_CASE("error: missing kernel", "[errors]") {
   CHECK(s.message().find("host kernel library is not an ELF shared object (4096 bytes)") != std::string::npos);
 }
 
+TEST_CASE("error: kernels built for a CPU extension this CPU lacks", "[errors]") {
+  Fixture f;
+  Status s = f.Load(FromSpec([](serializer::ExecutableSpec& spec) { spec.libraries[0].cpu_features = {"avx9000"}; }));
+  CHECK(s.code() == StatusCode::kFailedPrecondition);
+  CHECK(s.message().find("its kernels need the CPU extension 'avx9000', which this CPU lacks") != std::string::npos);
+  // No requirement: accepted.
+  CHECK(f.Load(FromSpec([](serializer::ExecutableSpec& spec) { spec.libraries[0].cpu_features = {}; })).ok());
+}
+
 TEST_CASE("error: bindings at run", "[errors]") {
   Fixture f;
   REQUIRE(f.Load(Good()).ok());

@@ -1,6 +1,7 @@
 #include "vm/module.h"
 
 #include "base/alignment.h"
+#include "hal/host/cpu_features.h"
 
 namespace hexir::vm {
 
@@ -40,6 +41,15 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
     hal::ExecutableFormat format = exe.sections()->Get(lib->section())->kind() == serializer::fb::SectionKind::CudaPtx
                                        ? hal::ExecutableFormat::kCudaPtx
                                        : hal::ExecutableFormat::kHostElf;
+    // Host code compiled for extensions this CPU lacks would crash on its first such
+    // instruction: refuse it here.
+    if (format == hal::ExecutableFormat::kHostElf && lib->cpu_features() != nullptr) {
+      for (const auto* feature : *lib->cpu_features())
+        if (!hal::HostCpuSupports(feature->str()))
+          return FailedPreconditionError("'", path, "': its kernels need the CPU extension '", feature->str(),
+                                         "', which this CPU lacks; recompile with hexir-compile --target-cpu ",
+                                         "for this machine (e.g. --target-cpu=x86-64-v2)");
+    }
     auto loaded = device->LoadExecutable(format, module->view_.section(lib->section()), names);
     if (!loaded.ok())
       return Status(loaded.status().code(), "'" + path + "': " + loaded.status().message());

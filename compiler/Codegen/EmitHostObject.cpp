@@ -8,6 +8,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -130,9 +131,8 @@ LogicalResult checkExternalSymbols(ArrayRef<char> object, Location loc) {
 
 } // namespace
 
-FailureOr<std::vector<char>> mlir::hexir::emitHostObject(ModuleOp llvmModule,
-                                                         ArrayRef<KernelInfo> kernels,
-                                                         const HostTargetOptions &options) {
+FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
+                                                  const HostTargetOptions &options) {
   Location loc = llvmModule.getLoc();
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
   if (!tm)
@@ -159,5 +159,16 @@ FailureOr<std::vector<char>> mlir::hexir::emitHostObject(ModuleOp llvmModule,
   codegen.run(*module);
   if (failed(checkExternalSymbols(buffer, loc)))
     return failure();
-  return std::vector<char>(buffer.begin(), buffer.end());
+  HostObject result;
+  result.object.assign(buffer.begin(), buffer.end());
+  // The extensions this target enables, among those the runtime can check on its CPU
+  // (hal/host/cpu_features.h keeps the same list).
+  static const char *kCheckable[] = {"sse4.1", "sse4.2",   "popcnt",   "avx",      "avx2",
+                                     "fma",    "f16c",     "bmi",      "bmi2",     "avx512f",
+                                     "avx512bw", "avx512dq", "avx512vl", "avx512cd"};
+  const llvm::MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
+  for (const char *feature : kCheckable)
+    if (sti->checkFeatures(std::string("+") + feature))
+      result.cpuFeatures.push_back(feature);
+  return result;
 }

@@ -37,11 +37,18 @@ struct HostTargetOptions {
 FailureOr<OwningOpRef<ModuleOp>> lowerKernelsToLLVMDialect(ModuleOp module,
                                                            SmallVectorImpl<KernelInfo> &kernels);
 
+struct HostObject {
+  std::vector<char> object;
+  // The instruction-set extensions the code may use (from a fixed list the runtime can test,
+  // such as "avx2" or "avx512f"): a CPU without one of them must refuse the kernels.
+  std::vector<std::string> cpuFeatures;
+};
+
 // Translates an LLVM-dialect kernel module to LLVM IR, adds the exported entry wrappers,
 // optimizes at O3 for the target CPU and emits a PIC object. Fails if the object needs any
 // external symbol other than memcpy/memset/memmove.
-FailureOr<std::vector<char>> emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
-                                            const HostTargetOptions &options);
+FailureOr<HostObject> emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
+                                     const HostTargetOptions &options);
 
 // Links a relocatable object into a shared object with ld.lld, in temporary files that are
 // always removed.

@@ -63,7 +63,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   auto object = mlir::hexir::emitHostObject(**llvmModule, kernels, target);
   if (failed(object))
     return false;
-  auto sharedObject = mlir::hexir::linkSharedObject(*object, module.getLoc(), target);
+  auto sharedObject = mlir::hexir::linkSharedObject(object->object, module.getLoc(), target);
   if (failed(sharedObject))
     return false;
 
@@ -73,6 +73,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   serializer::KernelLibrary library;
   library.kind = serializer::SectionKind::HostCode;
   library.code = std::move(*sharedObject);
+  library.cpu_features = object->cpuFeatures;
   llvm::StringMap<unsigned> entryIndex, workgroups;
   for (const mlir::hexir::KernelInfo &k : kernels) {
     entryIndex[k.name] = library.entries.size();
