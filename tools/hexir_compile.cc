@@ -1,4 +1,4 @@
-// hexir-compile: a graph (.mlir) to a Hexir executable (.hxb). A thin main over
+// hexir-compile: a graph (.mlir) or an ONNX model (.onnx) to a Hexir executable (.hxb). A thin main over
 // hexir::compiler::compileFile().
 #include "Driver/Compile.h"
 
@@ -11,9 +11,15 @@ namespace cl = llvm::cl;
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::OptionCategory category("hexir-compile options");
-  cl::opt<std::string> input(cl::Positional, cl::desc("<graph.mlir>"), cl::Required, cl::cat(category));
+  cl::opt<std::string> input(cl::Positional, cl::desc("<graph.mlir | model.onnx>"), cl::cat(category));
   cl::opt<std::string> output("o", cl::desc("Output executable (.hxb)"), cl::value_desc("file"),
-                              cl::Required, cl::cat(category));
+                              cl::cat(category));
+  cl::list<std::string> inputShapes("input-shape",
+                                    cl::desc("Static shape for an ONNX input with symbolic dimensions, "
+                                             "NAME=1x3x224x224 (repeatable)"),
+                                    cl::value_desc("name=dims"), cl::cat(category));
+  cl::opt<bool> listOps("list-ops", cl::desc("List the supported ONNX ops and opsets, then exit"),
+                        cl::cat(category));
   cl::opt<std::string> entry("entry", cl::desc("Function to compile (default: main)"),
                              cl::init("main"), cl::cat(category));
   cl::opt<std::string> cpu("target-cpu", cl::desc("LLVM CPU name for host kernels (default: host)"),
@@ -43,7 +49,22 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Hexir compiler: graph to executable\n");
 
+  if (listOps) {
+    hexir::compiler::printSupportedOnnxOps(llvm::outs());
+    return 0;
+  }
+  if (input.empty() || output.empty()) {
+    llvm::errs() << "hexir-compile: give an input graph and -o OUTPUT (see --help)\n";
+    return 2;
+  }
   hexir::compiler::CompileOptions options;
+  for (const std::string &text : inputShapes) {
+    std::string error;
+    if (!hexir::compiler::parseInputShape(text, options.inputShapes, error)) {
+      llvm::errs() << "hexir-compile: " << error << "\n";
+      return 2;
+    }
+  }
   options.inputPath = input;
   options.outputPath = output;
   options.entry = entry;

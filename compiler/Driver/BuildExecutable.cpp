@@ -67,11 +67,17 @@ std::string nameOf(func::FuncOp fn, unsigned index, bool isResult) {
 
 FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned index, bool isResult) {
   auto t = cast<RankedTensorType>(type);
-  if (!t.getElementType().isF32())
-    return fn.emitError() << "only f32 signatures are supported, got " << type;
+  Type et = t.getElementType();
   ser::TensorSignature sig;
+  if (et.isF32())
+    sig.element_type = ser::ElementType::F32;
+  else if (et.isSignlessInteger(64))
+    sig.element_type = ser::ElementType::I64;
+  else if (et.isSignlessInteger(32))
+    sig.element_type = ser::ElementType::I32;
+  else
+    return fn.emitError() << "only f32, i64 and i32 inputs and outputs are supported, got " << type;
   sig.name = nameOf(fn, index, isResult);
-  sig.element_type = ser::ElementType::F32;
   sig.shape.assign(t.getShape().begin(), t.getShape().end());
   return sig;
 }

@@ -4,6 +4,7 @@
 #include "Codegen/HostCodegen.h"
 #include "Driver/BuildExecutable.h"
 #include "Driver/Registration.h"
+#include "Import/Onnx/OnnxImporter.h"
 #include "Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -117,6 +118,21 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnostics);
+  if (llvm::StringRef(options.inputPath).ends_with(".onnx")) {
+    onnx_import::OnnxImportOptions importOptions;
+    importOptions.path = options.inputPath;
+    importOptions.entry = options.entry;
+    importOptions.inputShapes = options.inputShapes;
+    OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(context, importOptions);
+    if (!module)
+      return false;
+    return runCompilation(context, *module, options, bytes, planOutput);
+  }
+  if (!options.inputShapes.empty()) {
+    diagnostics << "error: --input-shape applies to ONNX models; '" << options.inputPath
+                << "' is an MLIR graph, whose shapes are in its types\n";
+    return false;
+  }
   std::string error;
   auto file = openInputFile(options.inputPath, &error);
   if (!file) {
@@ -129,6 +145,25 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
     return false;
   return runCompilation(context, *module, options, bytes, planOutput);
 }
+
+bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
+                     std::string &error) {
+  size_t eq = text.rfind('=');
+  std::vector<int64_t> shape;
+  if (eq == std::string::npos || eq == 0 || !onnx_import::parseShape(text.substr(eq + 1), shape)) {
+    error = "--input-shape '" + text + "' is not NAME=DIMS (e.g. input=1x3x224x224)";
+    return false;
+  }
+  std::string name = text.substr(0, eq);
+  if (shapes.count(name)) {
+    error = "--input-shape gives input '" + name + "' twice";
+    return false;
+  }
+  shapes[name] = shape;
+  return true;
+}
+
+void printSupportedOnnxOps(llvm::raw_ostream &os) { onnx_import::printSupportedOps(os); }
 
 bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
                  llvm::raw_ostream *planOutput) {

@@ -9,6 +9,7 @@
 #define HEXIR_COMPILER_DRIVER_COMPILE_H
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ class raw_ostream;
 namespace hexir::compiler {
 
 struct CompileOptions {
-  std::string inputPath;   // a .mlir graph
+  std::string inputPath;   // a .mlir graph or an .onnx model
+  // ONNX inputs with symbolic or unknown dimensions: name -> shape (--input-shape).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
   std::string outputPath;  // the .hxb to write; nothing is written when compilation fails
   std::string entry = "main";
   std::string targetCpu = "host";
@@ -40,6 +43,13 @@ struct CompileOptions {
 // `planOutput` receives the --print-plan table.
 bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
                     llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput = nullptr);
+// Parses --input-shape text "NAME=1x3x224x224" into `shapes`; false with `error` set.
+bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
+                     std::string &error);
+
+// Prints the ONNX ops the importer supports (--list-ops).
+void printSupportedOnnxOps(llvm::raw_ostream &os);
+
 // compileToBytes, then writes options.outputPath atomically.
 bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
                  llvm::raw_ostream *planOutput = nullptr);

@@ -46,9 +46,10 @@ std::string typeString(Type type) {
   return s;
 }
 
-// Why `type` cannot be a tensor in a Hexir graph, or "" if it can. Integer constants are
-// allowed where TOSA wants them (the shift of tosa.mul, zero points), via `allowInteger`.
-std::string checkTensorType(Type type, bool allowInteger) {
+// Why `type` cannot be a tensor in a Hexir graph, or "" if it can. Graph values are f32, i64
+// and i32 (indices, token ids), and i8 inside graphs (ONNX bools); any integer constant is
+// allowed where TOSA wants one (the shift of tosa.mul, zero points), via `allowInteger`.
+std::string checkTensorType(Type type, bool allowInteger, bool isInterface = false) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped)
     return "";
@@ -58,12 +59,15 @@ std::string checkTensorType(Type type, bool allowInteger) {
     return "has a dynamic dimension; Hexir compiles static shapes only: give every dimension "
            "a size";
   Type element = shaped.getElementType();
-  if (element.isF32())
+  if (element.isF32() || element.isSignlessInteger(64) || element.isSignlessInteger(32))
+    return "";
+  if (!isInterface && element.isSignlessInteger(8))
     return "";
   if (allowInteger && element.isSignlessInteger())
     return "";
   return "has element type " + typeString(element) +
-         ", which is not supported yet; Hexir compiles f32 tensors";
+         ", which is not supported yet; Hexir compiles f32, i64 and i32 tensors" +
+         (isInterface ? "" : " (and i8 for booleans)");
 }
 
 struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPass> {
@@ -108,7 +112,7 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
     FunctionType type = entryFn.getFunctionType();
     for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
       std::string why = isa<RankedTensorType, UnrankedTensorType>(argType)
-                            ? checkTensorType(argType, /*allowInteger=*/false)
+                            ? checkTensorType(argType, /*allowInteger=*/false, /*isInterface=*/true)
                             : "is not a tensor; inputs must be tensors";
       if (!why.empty()) {
         emitError(entryFn.getArgument(i).getLoc())
@@ -118,7 +122,7 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
     }
     for (auto [i, resType] : llvm::enumerate(type.getResults())) {
       std::string why = isa<RankedTensorType, UnrankedTensorType>(resType)
-                            ? checkTensorType(resType, /*allowInteger=*/false)
+                            ? checkTensorType(resType, /*allowInteger=*/false, /*isInterface=*/true)
                             : "is not a tensor; results must be tensors";
       if (!why.empty()) {
         entryFn.emitError() << "result " << i << " of @" << entry << " has type " << resType

@@ -55,7 +55,7 @@ BAD_GRAPHS = {
                        "graph.mlir:2:8: error: unsupported operation 'tosa.sin'"),
     "unsupported element type": ("func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {\n"
                                  "  return %x : tensor<4xf16>\n}\n",
-                                 "element type f16, which is not supported yet; Hexir compiles f32 tensors"),
+                                 "element type f16, which is not supported yet; Hexir compiles f32, i64 and i32 tensors"),
     "missing entry": ("func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
                       "  return %x : tensor<4xf32>\n}\n",
                       "no entry function @main in the input (it has @other); name the function to compile with --entry NAME"),

@@ -34,11 +34,11 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xi32> {
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xi16> {
   // expected-error @+1 {{unsupported operation 'tosa.cast'}}
-  %y = tosa.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
-  // expected-error @-3 {{result 0 of @main has type 'tensor<2x3xi32>' which has element type i32}}
-  return %y : tensor<2x3xi32>
+  %y = tosa.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi16>
+  // expected-error @-3 {{result 0 of @main has type 'tensor<2x3xi16>' which has element type i16}}
+  return %y : tensor<2x3xi16>
 }
 
 // -----

@@ -1,0 +1,336 @@
+//===- ConvolutionOps.cpp - ONNX Conv and pooling -------------------------===//
+//
+// NCHW throughout, as ONNX: Conv is linalg.conv_2d_nchw_fchw (group 1), depthwise_conv_2d_nchw_chw
+// (one filter per channel) or a grouped linalg.generic; pooling is linalg.pooling_nchw_*. 1-D
+// convolutions and pools run as 2-D ones of height 1. Padding is an explicit tensor.pad.
+//
+//===----------------------------------------------------------------------===//
+#include "Import/Onnx/Emit.h"
+#include "Import/Onnx/OpRegistry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace hexir::onnx_import {
+namespace {
+
+// Spatial geometry of a window op over the two spatial dims.
+struct Window {
+  int64_t kernel[2], stride[2], dilation[2], padBegin[2], padEnd[2], in[2], out[2];
+  bool oneD = false;
+};
+
+// Reads kernel_shape/strides/dilations/pads/auto_pad for a 1-D or 2-D window op on `x`.
+LogicalResult readWindow(NodeContext &ctx, const std::vector<int64_t> &xShape,
+                         const std::vector<int64_t> &kernelShape, bool ceilMode, Window &w) {
+  int64_t spatial = static_cast<int64_t>(xShape.size()) - 2;
+  if (spatial != 1 && spatial != 2)
+    return ctx.error() << "input has rank " << xShape.size()
+                       << "; Hexir supports 1-D and 2-D windows (rank 3 or 4, NCHW)";
+  if (static_cast<int64_t>(kernelShape.size()) != spatial)
+    return ctx.error() << "kernel_shape has " << kernelShape.size() << " values for " << spatial
+                       << " spatial dimensions";
+  std::vector<int64_t> strides = ctx.attrInts("strides"), dilations = ctx.attrInts("dilations"),
+                       pads = ctx.attrInts("pads");
+  if (strides.empty())
+    strides.assign(spatial, 1);
+  if (dilations.empty())
+    dilations.assign(spatial, 1);
+  if (pads.empty())
+    pads.assign(2 * spatial, 0);
+  if (static_cast<int64_t>(strides.size()) != spatial || static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return ctx.error() << "strides, dilations or pads do not match " << spatial << " spatial dimensions";
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  w.oneD = spatial == 1;
+  int64_t off = w.oneD ? 1 : 0;  // 1-D ops use the second (width) slot
+  for (int64_t d = 0; d < 2; ++d) {
+    w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+    w.padBegin[d] = w.padEnd[d] = 0;
+    w.in[d] = w.out[d] = 1;
+  }
+  for (int64_t s = 0; s < spatial; ++s) {
+    int64_t d = s + off;
+    w.kernel[d] = kernelShape[s];
+    w.stride[d] = strides[s];
+    w.dilation[d] = dilations[s];
+    w.in[d] = xShape[2 + s];
+    w.padBegin[d] = pads[s];
+    w.padEnd[d] = pads[s + spatial];
+    if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0 || w.padBegin[d] < 0 || w.padEnd[d] < 0)
+      return ctx.error() << "kernel, strides and dilations must be positive and pads non-negative";
+    int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (w.in[d] + w.stride[d] - 1) / w.stride[d];
+      int64_t total = std::max<int64_t>(0, (out - 1) * w.stride[d] + extent - w.in[d]);
+      w.padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.padEnd[d] = total - w.padBegin[d];
+    } else if (autoPad == "VALID") {
+      w.padBegin[d] = w.padEnd[d] = 0;
+    } else if (autoPad != "NOTSET") {
+      return ctx.error() << "unsupported attribute auto_pad='" << autoPad << "'";
+    }
+    int64_t span = w.in[d] + w.padBegin[d] + w.padEnd[d] - extent;
+    if (span < 0)
+      return ctx.error() << "the window (" << extent << ") is larger than the padded input ("
+                         << w.in[d] + w.padBegin[d] + w.padEnd[d] << ")";
+    int64_t out = (ceilMode ? (span + w.stride[d] - 1) / w.stride[d] : span / w.stride[d]) + 1;
+    // As PyTorch and ONNX Runtime: the last window must start inside the input or left padding.
+    if (ceilMode && (out - 1) * w.stride[d] >= w.in[d] + w.padBegin[d])
+      --out;
+    w.out[d] = out;
+  }
+  return success();
+}
+
+DenseIntElementsAttr i64Pair(OpBuilder &b, const int64_t v[2]) {
+  return DenseIntElementsAttr::get(RankedTensorType::get({2}, b.getI64Type()), ArrayRef<int64_t>{v[0], v[1]});
+}
+
+// x as NCHW (1-D inputs get height 1), padded with `padValue` up to what the window reads.
+Value padInput(NodeContext &ctx, Value x, const Window &w, double padValue) {
+  OpBuilder &b = ctx.b;
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t lowH = w.padBegin[0], lowW = w.padBegin[1];
+  int64_t needH = (w.out[0] - 1) * w.stride[0] + (w.kernel[0] - 1) * w.dilation[0] + 1;
+  int64_t needW = (w.out[1] - 1) * w.stride[1] + (w.kernel[1] - 1) * w.dilation[1] + 1;
+  int64_t highH = std::max<int64_t>(0, needH - w.in[0] - lowH);
+  int64_t highW = std::max<int64_t>(0, needW - w.in[1] - lowW);
+  if (lowH == 0 && lowW == 0 && highH == 0 && highW == 0)
+    return x;
+  SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(1), w.in[0] + lowH + highH,
+                                w.in[1] + lowW + highW};
+  Value pad = arith::ConstantOp::create(b, ctx.loc, b.getF32FloatAttr(static_cast<float>(padValue)));
+  return tensor::PadOp::create(b, ctx.loc, RankedTensorType::get(shape, type.getElementType()), x,
+                               getAsIndexOpFoldResult(b.getContext(), {0, 0, lowH, lowW}),
+                               getAsIndexOpFoldResult(b.getContext(), {0, 0, highH, highW}), pad);
+}
+
+std::vector<int64_t> as4D(const std::vector<int64_t> &shape) {
+  if (shape.size() == 3)
+    return {shape[0], shape[1], 1, shape[2]};
+  return shape;
+}
+
+// Sets output 0 from an NCHW result, back to 1-D if the input was.
+void setWindowOutput(NodeContext &ctx, Value out, const Window &w) {
+  if (w.oneD) {
+    auto s = shapeOf(out);
+    out = reshapeView(ctx.b, ctx.loc, out, {s[0], s[1], s[3]});
+  }
+  ctx.setOutput(0, OnnxValue::ofValue(out, DType::kFloat));
+}
+
+LogicalResult requireFloatInput(NodeContext &ctx) {
+  if (!isFloat(ctx.input(0).type))
+    return ctx.error() << "input must be a float tensor";
+  return success();
+}
+
+LogicalResult convertConv(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  const OnnxValue &x = ctx.input(0);
+  const OnnxValue &wv = ctx.input(1);
+  if (wv.rank() != x.rank())
+    return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  if (kernel.empty())
+    kernel.assign(wv.shape.begin() + 2, wv.shape.end());
+  Window w;
+  if (failed(readWindow(ctx, x.shape, kernel, /*ceilMode=*/false, w)))
+    return failure();
+  int64_t group = ctx.attrInt("group", 1);
+  int64_t n = x.shape[0], c = x.shape[1], f = wv.shape[0];
+  if (group <= 0 || c % group != 0 || f % group != 0 || wv.shape[1] != c / group)
+    return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input "
+                       << shapeString(x.shape) << " with group " << group;
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
+  auto outType = tensorType(mc, outShape, DType::kFloat);
+
+  // The bias is the accumulator's initial value.
+  Value init;
+  if (ctx.hasInput(2)) {
+    const OnnxValue &bias = ctx.input(2);
+    if (bias.numElements() != f)
+      return ctx.error() << "bias has " << bias.numElements() << " values for " << f << " filters";
+    OnnxValue b3 = bias;
+    if (bias.isConstant())
+      b3 = OnnxValue::ofConstant(reshape(*bias.constant, {f, 1, 1}));
+    else
+      b3 = OnnxValue::ofValue(reshapeView(b, ctx.loc, bias.value, {f, 1, 1}), bias.type);
+    init = broadcastTo(ctx, b3, outShape);
+  } else {
+    Value zero = floatConst(b, ctx.loc, 0.0);
+    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
+    init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
+  }
+
+  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, 0.0);
+  std::vector<int64_t> w4 = as4D(wv.shape);
+  OnnxValue weight = wv;
+  if (wv.isConstant())
+    weight = OnnxValue::ofConstant(reshape(*wv.constant, w4));
+  else
+    weight = OnnxValue::ofValue(reshapeView(b, ctx.loc, wv.value, w4), wv.type);
+  Value out;
+  if (group == 1) {
+    out = linalg::Conv2DNchwFchwOp::create(b, ctx.loc, TypeRange{outType},
+                                           ValueRange{input, materialize(ctx, weight)}, ValueRange{init},
+                                           i64Pair(b, w.stride), i64Pair(b, w.dilation))
+              .getResult(0);
+  } else if (group == c && f == c) {
+    std::vector<int64_t> chw = {c, w4[2], w4[3]};
+    Value filter = weight.isConstant() ? constantTensor(b, ctx.loc, reshape(*weight.constant, chw))
+                                       : reshapeView(b, ctx.loc, weight.value, chw);
+    out = linalg::DepthwiseConv2DNchwChwOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, filter},
+                                                   ValueRange{init}, i64Pair(b, w.stride),
+                                                   i64Pair(b, w.dilation))
+              .getResult(0);
+  } else {
+    // Grouped: output channel oc reads input channels (oc / (F/G)) * (C/G) + [0, C/G).
+    int64_t fg = f / group, cg = c / group;
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, mc); };
+    // Loops: n, oc, oh, ow | ic, kh, kw.
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0, {d(0), d(1).floorDiv(fg) * cg + d(4), d(2) * w.stride[0] + d(5) * w.dilation[0],
+                              d(3) * w.stride[1] + d(6) * w.dilation[1]}, mc),
+        AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, mc),
+        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, mc)};
+    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+    iterators.append(3, utils::IteratorType::reduction);
+    out = linalg::GenericOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, materialize(ctx, weight)},
+                                    ValueRange{init}, maps, iterators,
+                                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                                      Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                                      linalg::YieldOp::create(nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
+                                    })
+              .getResult(0);
+  }
+  setWindowOutput(ctx, out, w);
+  return success();
+}
+
+LogicalResult convertMaxPool(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  if (ctx.hasOutput(1))
+    return ctx.error() << "the Indices output is not supported";
+  const OnnxValue &x = ctx.input(0);
+  Window w;
+  if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
+    return failure();
+  OpBuilder &b = ctx.b;
+  double lowest = -std::numeric_limits<float>::infinity();
+  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, lowest);
+  std::vector<int64_t> outShape = {x.shape[0], x.shape[1], w.out[0], w.out[1]};
+  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
+  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, lowest)}, ValueRange{empty})
+                   .getResult(0);
+  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, b.getF32Type());
+  Value out = linalg::PoolingNchwMaxOp::create(b, ctx.loc, TypeRange{init.getType()}, ValueRange{input, window},
+                                               ValueRange{init}, i64Pair(b, w.stride), i64Pair(b, w.dilation))
+                  .getResult(0);
+  setWindowOutput(ctx, out, w);
+  return success();
+}
+
+LogicalResult convertAveragePool(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  if (!ctx.attrInts("dilations").empty())
+    for (int64_t dl : ctx.attrInts("dilations"))
+      if (dl != 1)
+        return ctx.error() << "unsupported attribute dilations (opset 19)";
+  const OnnxValue &x = ctx.input(0);
+  Window w;
+  if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
+    return failure();
+  bool countPad = ctx.attrInt("count_include_pad", 0) != 0;
+  OpBuilder &b = ctx.b;
+  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, 0.0);
+  std::vector<int64_t> outShape = {x.shape[0], x.shape[1], w.out[0], w.out[1]};
+  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
+  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, 0.0)}, ValueRange{empty}).getResult(0);
+  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, b.getF32Type());
+  Value sum = linalg::PoolingNchwSumOp::create(b, ctx.loc, TypeRange{init.getType()}, ValueRange{input, window},
+                                               ValueRange{init}, i64Pair(b, w.stride), i64Pair(b, w.dilation))
+                  .getResult(0);
+  // Each output's divisor, as PyTorch counts it: windows are clipped to the padded input
+  // (count_include_pad) or to the input itself; the ceil_mode overhang never counts.
+  HostTensor divisor = HostTensor::zeros(DType::kFloat, {1, 1, w.out[0], w.out[1]});
+  for (int64_t oh = 0; oh < w.out[0]; ++oh)
+    for (int64_t ow = 0; ow < w.out[1]; ++ow) {
+      int64_t count = 1;
+      for (int64_t d = 0; d < 2; ++d) {
+        int64_t o = d == 0 ? oh : ow;
+        int64_t start = o * w.stride[d] - w.padBegin[d];
+        int64_t end = std::min(start + w.kernel[d], w.in[d] + w.padEnd[d]);
+        int64_t size = end - start;
+        start = std::max<int64_t>(start, 0);
+        end = std::min(end, w.in[d]);
+        count *= countPad ? size : end - start;
+      }
+      divisor.f[oh * w.out[1] + ow] = 1.0f / static_cast<float>(std::max<int64_t>(count, 1));
+    }
+  OnnxValue sumV = OnnxValue::ofValue(sum, DType::kFloat);
+  OnnxValue divV = OnnxValue::ofConstant(std::move(divisor));
+  auto out = elementwise(ctx, {&sumV, &divV}, DType::kFloat, [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+    return arith::MulFOp::create(nb, nl, a[0], a[1]);
+  });
+  if (failed(out))
+    return failure();
+  setWindowOutput(ctx, out->value, w);
+  return success();
+}
+
+LogicalResult convertGlobalPool(NodeContext &ctx, bool isMax) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  const OnnxValue &x = ctx.input(0);
+  if (x.rank() < 3)
+    return ctx.error() << "input must have rank 3 or more (N, C, spatial...)";
+  SmallVector<int64_t> axes;
+  int64_t count = 1;
+  for (int64_t d = 2; d < x.rank(); ++d) {
+    axes.push_back(d);
+    count *= x.shape[d];
+  }
+  Value r = reduce(ctx, materialize(ctx, x), axes, isMax ? ReduceKind::kMax : ReduceKind::kSum);
+  if (!isMax) {
+    OnnxValue sumV = OnnxValue::ofValue(r, DType::kFloat);
+    double scale = 1.0 / static_cast<double>(count);
+    auto mean = elementwise(ctx, {&sumV}, DType::kFloat, [scale](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+      return arith::MulFOp::create(nb, nl, a[0], floatConst(nb, nl, scale));
+    });
+    if (failed(mean))
+      return failure();
+    r = mean->value;
+  }
+  ctx.setOutput(0, OnnxValue::ofValue(r, DType::kFloat));
+  return success();
+}
+LogicalResult convertGlobalAveragePool(NodeContext &ctx) { return convertGlobalPool(ctx, false); }
+LogicalResult convertGlobalMaxPool(NodeContext &ctx) { return convertGlobalPool(ctx, true); }
+
+} // namespace
+
+void addConvolutionOps(std::vector<OpSupport> &ops) {
+  ops.insert(ops.end(), {
+      {"AveragePool", 13, 17, convertAveragePool, "1-D and 2-D"},
+      {"Conv", 13, 17, convertConv, "1-D and 2-D"},
+      {"GlobalAveragePool", 13, 17, convertGlobalAveragePool, ""},
+      {"GlobalMaxPool", 13, 17, convertGlobalMaxPool, ""},
+      {"MaxPool", 13, 17, convertMaxPool, "1-D and 2-D, no Indices output"},
+  });
+}
+
+} // namespace hexir::onnx_import

@@ -1,0 +1,521 @@
+//===- ElementwiseOps.cpp - ONNX elementwise ops --------------------------===//
+//
+// Arithmetic, comparisons, activations and Cast, with NumPy broadcasting. All-constant inputs
+// are folded at import (shape arithmetic, masks); otherwise one linalg.generic.
+//
+//===----------------------------------------------------------------------===//
+#include "Import/Onnx/Emit.h"
+#include "Import/Onnx/OpRegistry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace hexir::onnx_import {
+namespace {
+
+using FoldF = std::function<double(const std::vector<double> &)>;
+using FoldI = std::function<int64_t(const std::vector<int64_t> &)>;
+
+Value toBool(OpBuilder &b, Location loc, Value i1) {
+  return arith::ExtUIOp::create(b, loc, b.getI8Type(), i1);
+}
+Value fromBool(OpBuilder &b, Location loc, Value i8) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, i8, zero);
+}
+bool isF(Value v) { return isa<FloatType>(v.getType()); }
+
+// Converts every input, folding when all are constants. `resultType` < 0: the inputs' type.
+LogicalResult convertElementwise(NodeContext &ctx, size_t numInputs, int resultTypeOverride,
+                                 const FoldF &fop, const FoldI &iop, const ScalarBody &body) {
+  std::vector<const OnnxValue *> inputs;
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (!ctx.hasInput(i))
+      return ctx.error() << "input " << i << " is missing";
+    inputs.push_back(&ctx.input(i));
+  }
+  DType type = inputs.back()->type;
+  if (resultTypeOverride >= 0)
+    type = static_cast<DType>(resultTypeOverride);
+  bool allConstant = llvm::all_of(inputs, [](const OnnxValue *v) { return v->isConstant(); });
+  if (allConstant) {
+    std::vector<int64_t> shape;
+    for (const OnnxValue *v : inputs) {
+      std::vector<int64_t> next;
+      if (!broadcastShapes(shape, v->shape, next))
+        return ctx.error() << "input shapes do not broadcast: " << shapeString(shape) << " and "
+                           << shapeString(v->shape);
+      shape = next;
+    }
+    std::vector<const HostTensor *> hosts;
+    for (const OnnxValue *v : inputs)
+      hosts.push_back(&*v->constant);
+    ctx.setOutput(0, OnnxValue::ofConstant(foldElementwise(hosts, type, fop, iop)));
+    return success();
+  }
+  auto result = elementwise(ctx, inputs, type, body);
+  if (failed(result))
+    return failure();
+  ctx.setOutput(0, *result);
+  return success();
+}
+
+// Binary ops whose inputs must have one element type.
+LogicalResult checkSameTypes(NodeContext &ctx, size_t n) {
+  for (size_t i = 1; i < n; ++i)
+    if (ctx.hasInput(i) && ctx.hasInput(0) && ctx.input(i).type != ctx.input(0).type)
+      return ctx.error() << "inputs have different element types (" << dtypeName(ctx.input(0).type)
+                         << " and " << dtypeName(ctx.input(i).type) << ")";
+  return success();
+}
+
+LogicalResult requireFloat(NodeContext &ctx) {
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i) && !isFloat(ctx.input(i).type))
+      return ctx.error() << "input " << i << " has element type " << dtypeName(ctx.input(i).type)
+                         << "; Hexir implements this op for float tensors";
+  return success();
+}
+
+// --- arithmetic -------------------------------------------------------------------------
+
+LogicalResult convertAdd(NodeContext &ctx) {
+  if (failed(checkSameTypes(ctx, 2)))
+    return failure();
+  return convertElementwise(
+      ctx, 2, -1, [](auto &a) { return a[0] + a[1]; }, [](auto &a) { return a[0] + a[1]; },
+      [](OpBuilder &b, Location l, ValueRange a) { return addScalar(b, l, a[0], a[1]); });
+}
+
+LogicalResult convertSub(NodeContext &ctx) {
+  if (failed(checkSameTypes(ctx, 2)))
+    return failure();
+  return convertElementwise(
+      ctx, 2, -1, [](auto &a) { return a[0] - a[1]; }, [](auto &a) { return a[0] - a[1]; },
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        if (isF(a[0]))
+          return arith::SubFOp::create(b, l, a[0], a[1]);
+        return arith::SubIOp::create(b, l, a[0], a[1]);
+      });
+}
+
+LogicalResult convertMul(NodeContext &ctx) {
+  if (failed(checkSameTypes(ctx, 2)))
+    return failure();
+  return convertElementwise(
+      ctx, 2, -1, [](auto &a) { return a[0] * a[1]; }, [](auto &a) { return a[0] * a[1]; },
+      [](OpBuilder &b, Location l, ValueRange a) { return mulScalar(b, l, a[0], a[1]); });
+}
+
+LogicalResult convertDiv(NodeContext &ctx) {
+  if (failed(checkSameTypes(ctx, 2)))
+    return failure();
+  return convertElementwise(
+      ctx, 2, -1, [](auto &a) { return a[0] / a[1]; },
+      [](auto &a) -> int64_t { return a[1] == 0 ? 0 : a[0] / a[1]; },
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        if (isF(a[0]))
+          return arith::DivFOp::create(b, l, a[0], a[1]);
+        // Integer division by 0 (and MIN / -1) would trap the process: they give 0 and -MIN.
+        Type t = a[0].getType();
+        Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0));
+        Value one = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 1));
+        Value minusOne = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, -1));
+        Value isZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], zero);
+        Value isMinusOne = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], minusOne);
+        Value unsafe = arith::OrIOp::create(b, l, isZero, isMinusOne);
+        Value divisor = arith::SelectOp::create(b, l, unsafe, one, a[1]);
+        Value q = arith::DivSIOp::create(b, l, a[0], divisor);
+        Value neg = arith::SubIOp::create(b, l, zero, a[0]);
+        Value r = arith::SelectOp::create(b, l, isMinusOne, neg, q);
+        return arith::SelectOp::create(b, l, isZero, zero, r);
+      });
+}
+
+LogicalResult convertPow(NodeContext &ctx) {
+  if (failed(requireFloat(ctx)))
+    return failure();
+  const OnnxValue &y = ctx.input(1);
+  // A constant integral exponent is repeated multiplication (exact for negative bases, as
+  // numpy); 0.5 is a square root; anything else exp(y * log(x)).
+  if (y.isSplat() && !ctx.input(0).isConstant()) {
+    double e = y.constant->asDouble(0);
+    if (e == 0.5)
+      return convertElementwise(ctx, 1, -1, nullptr, nullptr,
+                                [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                  return math::SqrtOp::create(b, l, a[0]);
+                                });
+    if (e == std::floor(e) && std::fabs(e) <= 16) {
+      int64_t n = static_cast<int64_t>(std::fabs(e));
+      bool reciprocal = e < 0;
+      return convertElementwise(ctx, 1, -1, nullptr, nullptr,
+                                [n, reciprocal](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                  Value r = floatConst(b, l, 1.0);
+                                  // Square-and-multiply keeps the product count (and the
+                                  // rounding) close to powf's.
+                                  Value base = a[0];
+                                  for (int64_t k = n; k > 0; k >>= 1) {
+                                    if (k & 1)
+                                      r = arith::MulFOp::create(b, l, r, base);
+                                    if (k > 1)
+                                      base = arith::MulFOp::create(b, l, base, base);
+                                  }
+                                  if (reciprocal)
+                                    r = arith::DivFOp::create(b, l, floatConst(b, l, 1.0), r);
+                                  return r;
+                                });
+    }
+  }
+  return convertElementwise(
+      ctx, 2, -1, [](auto &a) { return std::pow(a[0], a[1]); },
+      [](auto &a) { return static_cast<int64_t>(std::pow(a[0], a[1])); },
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value logx = math::LogOp::create(b, l, a[0]);
+        return math::ExpOp::create(b, l, arith::MulFOp::create(b, l, a[1], logx));
+      });
+}
+
+LogicalResult convertMinMax(NodeContext &ctx, bool isMax) {
+  if (ctx.numInputs() == 0)
+    return ctx.error() << "needs at least one input";
+  if (failed(checkSameTypes(ctx, ctx.numInputs())))
+    return failure();
+  return convertElementwise(
+      ctx, ctx.numInputs(), -1,
+      [isMax](auto &a) {
+        double r = a[0];
+        for (double v : a)
+          r = isMax ? std::max(r, v) : std::min(r, v);
+        return r;
+      },
+      [isMax](auto &a) {
+        int64_t r = a[0];
+        for (int64_t v : a)
+          r = isMax ? std::max(r, v) : std::min(r, v);
+        return r;
+      },
+      [isMax](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value r = a[0];
+        for (Value v : a.drop_front()) {
+          if (isF(r))
+            r = isMax ? arith::MaximumFOp::create(b, l, r, v).getResult()
+                      : arith::MinimumFOp::create(b, l, r, v).getResult();
+          else
+            r = isMax ? arith::MaxSIOp::create(b, l, r, v).getResult()
+                      : arith::MinSIOp::create(b, l, r, v).getResult();
+        }
+        return r;
+      });
+}
+LogicalResult convertMax(NodeContext &ctx) { return convertMinMax(ctx, true); }
+LogicalResult convertMin(NodeContext &ctx) { return convertMinMax(ctx, false); }
+
+// --- comparisons and logic ------------------------------------------------------------------
+
+LogicalResult convertCompare(NodeContext &ctx, arith::CmpFPredicate fp, arith::CmpIPredicate ip,
+                             const FoldF &fop) {
+  if (failed(checkSameTypes(ctx, 2)))
+    return failure();
+  return convertElementwise(
+      ctx, 2, static_cast<int>(DType::kBool), fop,
+      [fop](auto &a) -> int64_t { return fop({static_cast<double>(a[0]), static_cast<double>(a[1])}) != 0; },
+      [fp, ip](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value c = isF(a[0]) ? arith::CmpFOp::create(b, l, fp, a[0], a[1]).getResult()
+                            : arith::CmpIOp::create(b, l, ip, a[0], a[1]).getResult();
+        return toBool(b, l, c);
+      });
+}
+LogicalResult convertEqual(NodeContext &ctx) {
+  return convertCompare(ctx, arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
+                        [](auto &a) -> double { return a[0] == a[1]; });
+}
+LogicalResult convertLess(NodeContext &ctx) {
+  return convertCompare(ctx, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
+                        [](auto &a) -> double { return a[0] < a[1]; });
+}
+LogicalResult convertGreater(NodeContext &ctx) {
+  return convertCompare(ctx, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
+                        [](auto &a) -> double { return a[0] > a[1]; });
+}
+LogicalResult convertLessOrEqual(NodeContext &ctx) {
+  return convertCompare(ctx, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
+                        [](auto &a) -> double { return a[0] <= a[1]; });
+}
+LogicalResult convertGreaterOrEqual(NodeContext &ctx) {
+  return convertCompare(ctx, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
+                        [](auto &a) -> double { return a[0] >= a[1]; });
+}
+
+LogicalResult convertLogic(NodeContext &ctx, bool isAnd) {
+  for (size_t i = 0; i < 2; ++i)
+    if (!ctx.hasInput(i) || ctx.input(i).type != DType::kBool)
+      return ctx.error() << "inputs must be bool tensors";
+  return convertElementwise(
+      ctx, 2, -1, nullptr,
+      [isAnd](auto &a) -> int64_t { return isAnd ? (a[0] && a[1]) : (a[0] || a[1]); },
+      [isAnd](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return isAnd ? arith::AndIOp::create(b, l, a[0], a[1]).getResult()
+                     : arith::OrIOp::create(b, l, a[0], a[1]).getResult();
+      });
+}
+LogicalResult convertAnd(NodeContext &ctx) { return convertLogic(ctx, true); }
+LogicalResult convertOr(NodeContext &ctx) { return convertLogic(ctx, false); }
+
+LogicalResult convertNot(NodeContext &ctx) {
+  if (!ctx.hasInput(0) || ctx.input(0).type != DType::kBool)
+    return ctx.error() << "input must be a bool tensor";
+  return convertElementwise(
+      ctx, 1, -1, nullptr, [](auto &a) -> int64_t { return !a[0]; },
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value one = arith::ConstantOp::create(b, l, b.getI8IntegerAttr(1));
+        return arith::XOrIOp::create(b, l, a[0], one);
+      });
+}
+
+LogicalResult convertWhere(NodeContext &ctx) {
+  if (!ctx.hasInput(0) || ctx.input(0).type != DType::kBool)
+    return ctx.error() << "condition (input 0) must be a bool tensor";
+  if (ctx.numInputs() < 3 || ctx.input(1).type != ctx.input(2).type)
+    return ctx.error() << "inputs 1 and 2 must have one element type";
+  return convertElementwise(
+      ctx, 3, static_cast<int>(ctx.input(1).type),
+      [](auto &a) { return a[0] != 0 ? a[1] : a[2]; }, [](auto &a) { return a[0] ? a[1] : a[2]; },
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return arith::SelectOp::create(b, l, fromBool(b, l, a[0]), a[1], a[2]);
+      });
+}
+
+// --- unary float ops -----------------------------------------------------------------------
+
+LogicalResult convertUnary(NodeContext &ctx, const FoldF &fop, const ScalarBody &body) {
+  if (failed(requireFloat(ctx)))
+    return failure();
+  return convertElementwise(ctx, 1, -1, fop, nullptr, body);
+}
+
+template <typename MathOp> LogicalResult convertMathUnary(NodeContext &ctx, double (*f)(double)) {
+  return convertUnary(ctx, [f](auto &a) { return f(a[0]); },
+                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        return MathOp::create(b, l, a[0]);
+                      });
+}
+
+LogicalResult convertSqrt(NodeContext &ctx) { return convertMathUnary<math::SqrtOp>(ctx, std::sqrt); }
+LogicalResult convertExp(NodeContext &ctx) { return convertMathUnary<math::ExpOp>(ctx, std::exp); }
+LogicalResult convertLog(NodeContext &ctx) { return convertMathUnary<math::LogOp>(ctx, std::log); }
+LogicalResult convertTanh(NodeContext &ctx) { return convertMathUnary<math::TanhOp>(ctx, std::tanh); }
+LogicalResult convertErf(NodeContext &ctx) { return convertMathUnary<math::ErfOp>(ctx, std::erf); }
+LogicalResult convertFloor(NodeContext &ctx) { return convertMathUnary<math::FloorOp>(ctx, std::floor); }
+LogicalResult convertCeil(NodeContext &ctx) { return convertMathUnary<math::CeilOp>(ctx, std::ceil); }
+
+LogicalResult convertAbs(NodeContext &ctx) {
+  if (!isFloat(ctx.input(0).type))
+    return convertElementwise(ctx, 1, -1, nullptr, [](auto &a) { return std::llabs(a[0]); },
+                              [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                return math::AbsIOp::create(b, l, a[0]);
+                              });
+  return convertMathUnary<math::AbsFOp>(ctx, std::fabs);
+}
+
+LogicalResult convertNeg(NodeContext &ctx) {
+  return convertElementwise(ctx, 1, -1, [](auto &a) { return -a[0]; }, [](auto &a) { return -a[0]; },
+                            [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                              if (isF(a[0]))
+                                return arith::NegFOp::create(b, l, a[0]);
+                              Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(a[0].getType(), 0));
+                              return arith::SubIOp::create(b, l, zero, a[0]);
+                            });
+}
+
+LogicalResult convertReciprocal(NodeContext &ctx) {
+  return convertUnary(ctx, [](auto &a) { return 1.0 / a[0]; },
+                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        return arith::DivFOp::create(b, l, floatConst(b, l, 1.0), a[0]);
+                      });
+}
+
+LogicalResult convertRelu(NodeContext &ctx) {
+  return convertUnary(ctx, [](auto &a) { return a[0] > 0 ? a[0] : 0.0; },
+                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        return arith::MaximumFOp::create(b, l, a[0], floatConst(b, l, 0.0));
+                      });
+}
+
+LogicalResult convertLeakyRelu(NodeContext &ctx) {
+  double alpha = ctx.attrFloat("alpha", 0.01f);
+  return convertUnary(ctx, [alpha](auto &a) { return a[0] >= 0 ? a[0] : alpha * a[0]; },
+                      [alpha](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        Value scaled = arith::MulFOp::create(b, l, a[0], floatConst(b, l, alpha));
+                        Value pos = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, a[0],
+                                                          floatConst(b, l, 0.0));
+                        return arith::SelectOp::create(b, l, pos, a[0], scaled);
+                      });
+}
+
+Value sigmoidScalar(OpBuilder &b, Location l, Value x) {
+  Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+  Value one = floatConst(b, l, 1.0);
+  return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
+}
+
+LogicalResult convertSigmoid(NodeContext &ctx) {
+  return convertUnary(ctx, [](auto &a) { return 1.0 / (1.0 + std::exp(-a[0])); },
+                      [](OpBuilder &b, Location l, ValueRange a) { return sigmoidScalar(b, l, a[0]); });
+}
+
+Value clampScalar(OpBuilder &b, Location l, Value x, double lo, double hi) {
+  Value r = arith::MaximumFOp::create(b, l, x, floatConst(b, l, lo));
+  return arith::MinimumFOp::create(b, l, r, floatConst(b, l, hi));
+}
+
+LogicalResult convertHardSigmoid(NodeContext &ctx) {
+  double alpha = ctx.attrFloat("alpha", 0.2f), beta = ctx.attrFloat("beta", 0.5f);
+  return convertUnary(ctx,
+                      [=](auto &a) { return std::min(1.0, std::max(0.0, alpha * a[0] + beta)); },
+                      [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        Value y = arith::MulFOp::create(b, l, a[0], floatConst(b, l, alpha));
+                        y = arith::AddFOp::create(b, l, y, floatConst(b, l, beta));
+                        return clampScalar(b, l, y, 0.0, 1.0);
+                      });
+}
+
+LogicalResult convertHardSwish(NodeContext &ctx) {
+  // x * relu6(x + 3) / 6, in PyTorch's order of operations.
+  return convertUnary(ctx, [](auto &a) { return a[0] * std::min(6.0, std::max(0.0, a[0] + 3)) / 6; },
+                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        Value y = arith::AddFOp::create(b, l, a[0], floatConst(b, l, 3.0));
+                        y = clampScalar(b, l, y, 0.0, 6.0);
+                        y = arith::MulFOp::create(b, l, a[0], y);
+                        return arith::DivFOp::create(b, l, y, floatConst(b, l, 6.0));
+                      });
+}
+
+LogicalResult convertClip(NodeContext &ctx) {
+  double lo = -INFINITY, hi = INFINITY;
+  if (ctx.hasInput(1)) {
+    auto t = ctx.requireConstant(1, "min");
+    if (failed(t))
+      return failure();
+    lo = t->asDouble(0);
+  }
+  if (ctx.hasInput(2)) {
+    auto t = ctx.requireConstant(2, "max");
+    if (failed(t))
+      return failure();
+    hi = t->asDouble(0);
+  }
+  if (!isFloat(ctx.input(0).type))
+    return convertElementwise(
+        ctx, 1, -1, nullptr,
+        [=](auto &a) { return static_cast<int64_t>(std::min(hi, std::max(lo, double(a[0])))); },
+        [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Type t = a[0].getType();
+          Value r = a[0];
+          if (std::isfinite(lo))
+            r = arith::MaxSIOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, int64_t(lo))));
+          if (std::isfinite(hi))
+            r = arith::MinSIOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, int64_t(hi))));
+          return r;
+        });
+  return convertElementwise(ctx, 1, -1, [=](auto &a) { return std::min(hi, std::max(lo, a[0])); },
+                            nullptr, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+                              Value r = a[0];
+                              if (std::isfinite(lo))
+                                r = arith::MaximumFOp::create(b, l, r, floatConst(b, l, lo));
+                              if (std::isfinite(hi))
+                                r = arith::MinimumFOp::create(b, l, r, floatConst(b, l, hi));
+                              return r;
+                            });
+}
+
+LogicalResult convertCast(NodeContext &ctx) {
+  int64_t to = ctx.attrInt("to", 0);
+  DType target;
+  if (!dtypeFromOnnx(static_cast<int32_t>(to), target))
+    return ctx.error() << "cast to " << onnxTypeName(static_cast<int32_t>(to))
+                       << " is not supported (float, int64, int32, bool)";
+  const OnnxValue &x = ctx.input(0);
+  if (x.isConstant()) {
+    ctx.setOutput(0, OnnxValue::ofConstant(castTo(*x.constant, target)));
+    return success();
+  }
+  if (to == onnx::TensorProto::DOUBLE || to == onnx::TensorProto::INT8 ||
+      to == onnx::TensorProto::UINT8 || to == onnx::TensorProto::INT16)
+    return ctx.error() << "cast of a run-time tensor to " << onnxTypeName(static_cast<int32_t>(to))
+                       << " is not supported (float, int64, int32, bool)";
+  DType from = x.type;
+  if (from == target) {
+    ctx.setOutput(0, x);
+    return success();
+  }
+  auto result = elementwise(ctx, {&x}, target, [from, target](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Type et = elementType(b.getContext(), target);
+    Value v = a[0];
+    if (target == DType::kBool) {
+      Value c = isF(v) ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, v, floatConst(b, l, 0)).getResult()
+                       : arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, v,
+                                               arith::ConstantOp::create(b, l, b.getIntegerAttr(v.getType(), 0))).getResult();
+      return toBool(b, l, c);
+    }
+    if (from == DType::kBool)
+      return isFloat(target) ? arith::UIToFPOp::create(b, l, et, v).getResult()
+                             : arith::ExtUIOp::create(b, l, et, v).getResult();
+    if (isFloat(from))
+      return arith::FPToSIOp::create(b, l, et, v);
+    if (isFloat(target))
+      return arith::SIToFPOp::create(b, l, et, v);
+    unsigned fw = v.getType().getIntOrFloatBitWidth(), tw = et.getIntOrFloatBitWidth();
+    return fw < tw ? arith::ExtSIOp::create(b, l, et, v).getResult()
+                   : arith::TruncIOp::create(b, l, et, v).getResult();
+  });
+  if (failed(result))
+    return failure();
+  ctx.setOutput(0, *result);
+  return success();
+}
+
+} // namespace
+
+void addElementwiseOps(std::vector<OpSupport> &ops) {
+  ops.insert(ops.end(), {
+      {"Abs", 13, 17, convertAbs, ""},
+      {"Add", 13, 17, convertAdd, ""},
+      {"And", 13, 17, convertAnd, ""},
+      {"Cast", 13, 17, convertCast, "run-time casts between float, int64, int32 and bool"},
+      {"Ceil", 13, 17, convertCeil, ""},
+      {"Clip", 13, 17, convertClip, "min and max known at compile time"},
+      {"Div", 13, 17, convertDiv, "integer division by 0 gives 0"},
+      {"Equal", 13, 17, convertEqual, ""},
+      {"Erf", 13, 17, convertErf, ""},
+      {"Exp", 13, 17, convertExp, ""},
+      {"Floor", 13, 17, convertFloor, ""},
+      {"Greater", 13, 17, convertGreater, ""},
+      {"GreaterOrEqual", 13, 17, convertGreaterOrEqual, ""},
+      {"HardSigmoid", 13, 17, convertHardSigmoid, ""},
+      {"HardSwish", 14, 17, convertHardSwish, ""},
+      {"LeakyRelu", 13, 17, convertLeakyRelu, ""},
+      {"Less", 13, 17, convertLess, ""},
+      {"LessOrEqual", 13, 17, convertLessOrEqual, ""},
+      {"Log", 13, 17, convertLog, ""},
+      {"Max", 13, 17, convertMax, ""},
+      {"Min", 13, 17, convertMin, ""},
+      {"Mul", 13, 17, convertMul, ""},
+      {"Neg", 13, 17, convertNeg, ""},
+      {"Not", 13, 17, convertNot, ""},
+      {"Or", 13, 17, convertOr, ""},
+      {"Pow", 13, 17, convertPow, "float tensors"},
+      {"Reciprocal", 13, 17, convertReciprocal, ""},
+      {"Relu", 13, 17, convertRelu, ""},
+      {"Sigmoid", 13, 17, convertSigmoid, ""},
+      {"Sqrt", 13, 17, convertSqrt, ""},
+      {"Sub", 13, 17, convertSub, ""},
+      {"Tanh", 13, 17, convertTanh, ""},
+      {"Where", 13, 17, convertWhere, ""},
+  });
+}
+
+} // namespace hexir::onnx_import

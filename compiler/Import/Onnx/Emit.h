@@ -1,0 +1,66 @@
+//===- Emit.h - building linalg/tensor IR for ONNX ops ----------*- C++ -*-===//
+//
+// The graph the importer builds is linalg and tensor on static shapes: elementwise ops and
+// broadcasts are linalg.generic, reshapes are tensor.collapse_shape/expand_shape (views, never
+// copies), reductions are linalg.generic with reduction loops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_IMPORT_ONNX_EMIT_H
+#define HEXIR_COMPILER_IMPORT_ONNX_EMIT_H
+
+#include "Import/Onnx/NodeContext.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <functional>
+
+namespace hexir::onnx_import {
+
+mlir::Type elementType(mlir::MLIRContext *ctx, DType type);
+mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx, llvm::ArrayRef<int64_t> shape, DType type);
+
+// A run-time SSA value for `v` (constants become arith.constant).
+mlir::Value materialize(NodeContext &ctx, const OnnxValue &v);
+mlir::Value constantTensor(mlir::OpBuilder &b, mlir::Location loc, const HostTensor &t);
+// A scalar arith.constant of `type`.
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc, DType type, double value);
+
+// `v` viewed with `shape` (same element count): collapse and/or expand.
+mlir::Value reshapeView(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        llvm::ArrayRef<int64_t> shape);
+
+// Scalar body: block arguments in input order -> result.
+using ScalarBody = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+// An elementwise op over NumPy-broadcast inputs, result element type `resultType`.
+// Splat constants are passed as scalars, not tensors.
+mlir::FailureOr<OnnxValue> elementwise(NodeContext &ctx, llvm::ArrayRef<const OnnxValue *> inputs,
+                                       DType resultType, const ScalarBody &body);
+
+// Drops the dims of `v` not in `keep` (all of size 1) with a collapse view.
+mlir::Value collapseUnitDims(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                             const std::vector<bool> &keep);
+
+// `v` broadcast to `shape` (a copy).
+mlir::Value broadcastTo(NodeContext &ctx, const OnnxValue &v, llvm::ArrayRef<int64_t> shape);
+
+enum class ReduceKind { kSum, kSumSquares, kMax, kMin };
+// Reduces `v` over `axes` (sorted, unique); the result keeps the reduced dims as size 1.
+mlir::Value reduce(NodeContext &ctx, mlir::Value v, llvm::ArrayRef<int64_t> axes, ReduceKind kind);
+
+mlir::Value transposeValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                           llvm::ArrayRef<int64_t> perm);
+
+// Scalar arithmetic helpers for bodies, by element type.
+mlir::Value addScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
+mlir::Value mulScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
+mlir::Value floatConst(mlir::OpBuilder &b, mlir::Location loc, double v);
+
+std::vector<int64_t> shapeOf(mlir::Value v);
+
+// Normalizes a possibly negative axis; false if out of range.
+bool normalizeAxis(int64_t &axis, int64_t rank);
+
+} // namespace hexir::onnx_import
+
+#endif // HEXIR_COMPILER_IMPORT_ONNX_EMIT_H

@@ -1,0 +1,277 @@
+//===- HostTensor.cpp - constant tensors the ONNX importer computes with -------===//
+#include "Import/Onnx/HostTensor.h"
+
+#include <cassert>
+
+namespace hexir::onnx_import {
+
+bool isFloat(DType t) { return t == DType::kFloat; }
+
+const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::kFloat: return "float";
+  case DType::kInt64: return "int64";
+  case DType::kInt32: return "int32";
+  case DType::kBool: return "bool";
+  }
+  return "?";
+}
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::vector<int64_t> HostTensor::ints() const {
+  std::vector<int64_t> out(numElements());
+  for (int64_t k = 0; k < numElements(); ++k)
+    out[k] = asInt(k);
+  return out;
+}
+
+HostTensor HostTensor::zeros(DType type, std::vector<int64_t> shape) {
+  HostTensor t;
+  t.type = type;
+  t.shape = std::move(shape);
+  if (isFloat(type))
+    t.f.assign(t.numElements(), 0.0f);
+  else
+    t.i.assign(t.numElements(), 0);
+  return t;
+}
+
+HostTensor HostTensor::fromInts(std::vector<int64_t> values, std::vector<int64_t> shape, DType type) {
+  HostTensor t;
+  t.type = type;
+  t.shape = std::move(shape);
+  t.i = std::move(values);
+  assert(static_cast<int64_t>(t.i.size()) == t.numElements());
+  return t;
+}
+
+HostTensor HostTensor::scalarFloat(float v) {
+  HostTensor t;
+  t.f = {v};
+  return t;
+}
+
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string s;
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (d ? "x" : "") + std::to_string(shape[d]);
+  return s;
+}
+
+bool broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
+                     std::vector<int64_t> &out) {
+  size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t k = 0; k < rank; ++k) {
+    int64_t da = k < rank - a.size() ? 1 : a[k - (rank - a.size())];
+    int64_t db = k < rank - b.size() ? 1 : b[k - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return false;
+    out[k] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+namespace {
+// Offset into `t` of the broadcast output index `index` (output rank `rank`).
+int64_t broadcastOffset(const HostTensor &t, const std::vector<int64_t> &index) {
+  size_t lead = index.size() - t.shape.size();
+  int64_t offset = 0, stride = 1;
+  for (int64_t d = static_cast<int64_t>(t.shape.size()) - 1; d >= 0; --d) {
+    int64_t i = t.shape[d] == 1 ? 0 : index[d + lead];
+    offset += i * stride;
+    stride *= t.shape[d];
+  }
+  return offset;
+}
+
+void increment(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    if (++index[d] < shape[d])
+      return;
+    index[d] = 0;
+  }
+}
+} // namespace
+
+HostTensor foldElementwise(const std::vector<const HostTensor *> &inputs, DType resultType,
+                           const std::function<double(const std::vector<double> &)> &fop,
+                           const std::function<int64_t(const std::vector<int64_t> &)> &iop) {
+  std::vector<int64_t> shape;
+  for (const HostTensor *t : inputs) {
+    std::vector<int64_t> next;
+    bool ok = broadcastShapes(shape, t->shape, next);
+    assert(ok && "caller checks broadcasting");
+    (void)ok;
+    shape = next;
+  }
+  HostTensor out = HostTensor::zeros(resultType, shape);
+  bool allInt = true;
+  for (const HostTensor *t : inputs)
+    allInt &= !isFloat(t->type);
+  std::vector<int64_t> index(shape.size(), 0);
+  std::vector<double> fargs(inputs.size());
+  std::vector<int64_t> iargs(inputs.size());
+  for (int64_t k = 0; k < out.numElements(); ++k) {
+    if (allInt) {
+      for (size_t j = 0; j < inputs.size(); ++j)
+        iargs[j] = inputs[j]->i[broadcastOffset(*inputs[j], index)];
+      int64_t v = iop(iargs);
+      if (isFloat(resultType))
+        out.f[k] = static_cast<float>(v);
+      else
+        out.i[k] = v;
+    } else {
+      for (size_t j = 0; j < inputs.size(); ++j)
+        fargs[j] = inputs[j]->asDouble(broadcastOffset(*inputs[j], index));
+      double v = fop(fargs);
+      if (isFloat(resultType))
+        out.f[k] = static_cast<float>(v);
+      else
+        out.i[k] = static_cast<int64_t>(v);
+    }
+    increment(index, shape);
+  }
+  return out;
+}
+
+HostTensor castTo(const HostTensor &t, DType type) {
+  HostTensor out = HostTensor::zeros(type, t.shape);
+  for (int64_t k = 0; k < t.numElements(); ++k) {
+    if (isFloat(type))
+      out.f[k] = static_cast<float>(t.asDouble(k));
+    else if (type == DType::kBool)
+      out.i[k] = t.asDouble(k) != 0.0;
+    else if (type == DType::kInt32)
+      out.i[k] = static_cast<int32_t>(t.asInt(k));
+    else
+      out.i[k] = t.asInt(k);
+  }
+  return out;
+}
+
+HostTensor transpose(const HostTensor &t, const std::vector<int64_t> &perm) {
+  std::vector<int64_t> shape(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d)
+    shape[d] = t.shape[perm[d]];
+  HostTensor out = HostTensor::zeros(t.type, shape);
+  std::vector<int64_t> inStrides = stridesOf(t.shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t k = 0; k < out.numElements(); ++k) {
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      src += index[d] * inStrides[perm[d]];
+    if (isFloat(t.type))
+      out.f[k] = t.f[src];
+    else
+      out.i[k] = t.i[src];
+    increment(index, shape);
+  }
+  return out;
+}
+
+HostTensor reshape(const HostTensor &t, std::vector<int64_t> shape) {
+  HostTensor out = t;
+  out.shape = std::move(shape);
+  assert(out.numElements() == t.numElements());
+  return out;
+}
+
+HostTensor gather(const HostTensor &t, const HostTensor &indices, int64_t axis) {
+  std::vector<int64_t> shape(t.shape.begin(), t.shape.begin() + axis);
+  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+  shape.insert(shape.end(), t.shape.begin() + axis + 1, t.shape.end());
+  HostTensor out = HostTensor::zeros(t.type, shape);
+  int64_t outer = 1, inner = 1, dim = t.shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= t.shape[d];
+  for (size_t d = axis + 1; d < t.shape.size(); ++d)
+    inner *= t.shape[d];
+  int64_t n = indices.numElements(), k = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t idx = indices.asInt(j);
+      if (idx < 0)
+        idx += dim;
+      for (int64_t in = 0; in < inner; ++in, ++k) {
+        int64_t src = (o * dim + idx) * inner + in;
+        if (isFloat(t.type))
+          out.f[k] = t.f[src];
+        else
+          out.i[k] = t.i[src];
+      }
+    }
+  return out;
+}
+
+HostTensor concat(const std::vector<const HostTensor *> &inputs, int64_t axis) {
+  std::vector<int64_t> shape = inputs[0]->shape;
+  shape[axis] = 0;
+  for (const HostTensor *t : inputs)
+    shape[axis] += t->shape[axis];
+  HostTensor out = HostTensor::zeros(inputs[0]->type, shape);
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  int64_t k = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (const HostTensor *t : inputs) {
+      int64_t chunk = t->numElements() / std::max<int64_t>(outer, 1);
+      for (int64_t j = 0; j < chunk; ++j, ++k) {
+        if (isFloat(out.type))
+          out.f[k] = t->asDouble(o * chunk + j);
+        else
+          out.i[k] = t->asInt(o * chunk + j);
+      }
+    }
+  return out;
+}
+
+HostTensor slice(const HostTensor &t, const std::vector<int64_t> &starts,
+                 const std::vector<int64_t> &counts, const std::vector<int64_t> &steps) {
+  HostTensor out = HostTensor::zeros(t.type, counts);
+  std::vector<int64_t> inStrides = stridesOf(t.shape);
+  std::vector<int64_t> index(counts.size(), 0);
+  for (int64_t k = 0; k < out.numElements(); ++k) {
+    int64_t src = 0;
+    for (size_t d = 0; d < counts.size(); ++d)
+      src += (starts[d] + index[d] * steps[d]) * inStrides[d];
+    if (isFloat(t.type))
+      out.f[k] = t.f[src];
+    else
+      out.i[k] = t.i[src];
+    increment(index, counts);
+  }
+  return out;
+}
+
+HostTensor expand(const HostTensor &t, const std::vector<int64_t> &shape) {
+  HostTensor out = HostTensor::zeros(t.type, shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t k = 0; k < out.numElements(); ++k) {
+    int64_t src = broadcastOffset(t, index);
+    if (isFloat(t.type))
+      out.f[k] = t.f[src];
+    else
+      out.i[k] = t.i[src];
+    increment(index, shape);
+  }
+  return out;
+}
+
+} // namespace hexir::onnx_import

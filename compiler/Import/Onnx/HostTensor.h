@@ -1,0 +1,68 @@
+//===- HostTensor.h - constant tensors the ONNX importer computes with -*- C++ -*-===//
+//
+// Initializers, Constant nodes and everything folded from them at import time (shape
+// arithmetic: Shape -> Gather -> Concat -> Reshape, Split sizes, masks). Floating types are
+// held as float, integer and bool types as int64: exact for every value a shape computation
+// produces.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_IMPORT_ONNX_HOSTTENSOR_H
+#define HEXIR_COMPILER_IMPORT_ONNX_HOSTTENSOR_H
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hexir::onnx_import {
+
+// ONNX TensorProto data types that the importer computes with.
+enum class DType { kFloat, kInt64, kInt32, kBool };
+
+bool isFloat(DType t);
+const char *dtypeName(DType t);
+
+struct HostTensor {
+  DType type = DType::kFloat;
+  std::vector<int64_t> shape;
+  std::vector<float> f;    // kFloat
+  std::vector<int64_t> i;  // integer and bool types
+
+  int64_t numElements() const;
+  // Element `k` (row-major) as a double / an integer, whatever the type.
+  double asDouble(int64_t k) const { return isFloat(type) ? f[k] : static_cast<double>(i[k]); }
+  int64_t asInt(int64_t k) const { return isFloat(type) ? static_cast<int64_t>(f[k]) : i[k]; }
+  std::vector<int64_t> ints() const;  // all elements as integers
+
+  static HostTensor zeros(DType type, std::vector<int64_t> shape);
+  static HostTensor fromInts(std::vector<int64_t> values, std::vector<int64_t> shape, DType type = DType::kInt64);
+  static HostTensor scalarFloat(float v);
+};
+
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
+std::string shapeString(const std::vector<int64_t> &shape);  // "1x3x224x224", "scalar"
+
+// NumPy broadcasting of two shapes; false if they do not broadcast.
+bool broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
+                     std::vector<int64_t> &out);
+
+// Elementwise op over broadcast inputs. `fop` computes floats, `iop` integers and bools;
+// the result type is `resultType`.
+HostTensor foldElementwise(const std::vector<const HostTensor *> &inputs, DType resultType,
+                           const std::function<double(const std::vector<double> &)> &fop,
+                           const std::function<int64_t(const std::vector<int64_t> &)> &iop);
+
+HostTensor castTo(const HostTensor &t, DType type);
+HostTensor transpose(const HostTensor &t, const std::vector<int64_t> &perm);
+HostTensor reshape(const HostTensor &t, std::vector<int64_t> shape);
+// Elements taken along `axis` at `indices` (numpy.take).
+HostTensor gather(const HostTensor &t, const HostTensor &indices, int64_t axis);
+HostTensor concat(const std::vector<const HostTensor *> &inputs, int64_t axis);
+// Strided slice with per-axis start, count and step (steps may be negative).
+HostTensor slice(const HostTensor &t, const std::vector<int64_t> &starts,
+                 const std::vector<int64_t> &counts, const std::vector<int64_t> &steps);
+HostTensor expand(const HostTensor &t, const std::vector<int64_t> &shape);
+
+} // namespace hexir::onnx_import
+
+#endif // HEXIR_COMPILER_IMPORT_ONNX_HOSTTENSOR_H

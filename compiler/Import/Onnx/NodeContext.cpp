@@ -1,0 +1,244 @@
+//===- NodeContext.cpp - what an ONNX op converter sees -------------------===//
+#include "Import/Onnx/NodeContext.h"
+
+#include <cstring>
+#include <fstream>
+
+namespace hexir::onnx_import {
+
+int64_t OnnxValue::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool OnnxValue::isSplat() const {
+  if (!constant || constant->numElements() == 0)
+    return false;
+  for (int64_t k = 1; k < constant->numElements(); ++k)
+    if (constant->asDouble(k) != constant->asDouble(0))
+      return false;
+  return true;
+}
+
+OnnxValue OnnxValue::ofConstant(HostTensor t) {
+  OnnxValue v;
+  v.type = t.type;
+  v.shape = t.shape;
+  v.constant = std::move(t);
+  return v;
+}
+
+OnnxValue OnnxValue::ofValue(mlir::Value value, DType type) {
+  OnnxValue v;
+  v.type = type;
+  auto t = mlir::cast<mlir::RankedTensorType>(value.getType());
+  v.shape.assign(t.getShape().begin(), t.getShape().end());
+  v.value = value;
+  return v;
+}
+
+void NodeContext::setOutput(size_t i, OnnxValue v) {
+  if (outputs_.size() <= i)
+    outputs_.resize(i + 1);
+  outputs_[i] = std::move(v);
+}
+
+const onnx::AttributeProto *NodeContext::attr(const std::string &name) const {
+  for (const auto &a : node_.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::attrInt(const std::string &name, int64_t fallback) const {
+  const auto *a = attr(name);
+  return a ? a->i() : fallback;
+}
+
+float NodeContext::attrFloat(const std::string &name, float fallback) const {
+  const auto *a = attr(name);
+  return a ? a->f() : fallback;
+}
+
+std::string NodeContext::attrString(const std::string &name, const std::string &fallback) const {
+  const auto *a = attr(name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> NodeContext::attrInts(const std::string &name) const {
+  const auto *a = attr(name);
+  if (!a)
+    return {};
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+mlir::InFlightDiagnostic NodeContext::error() const {
+  std::string domain = node_.domain().empty() ? "ai.onnx" : node_.domain();
+  return mlir::emitError(loc) << "node '" << node_.name() << "' (" << node_.op_type()
+                              << ", domain " << domain << ", opset " << opset_ << "): ";
+}
+
+mlir::FailureOr<HostTensor> NodeContext::requireConstant(size_t i, const char *what) const {
+  if (!hasInput(i) || !input(i).isConstant()) {
+    error() << what << " (input " << i << ") must be known at compile time (an initializer, a "
+            << "Constant or computed from them); Hexir compiles static graphs";
+    return mlir::failure();
+  }
+  return *input(i).constant;
+}
+
+bool dtypeFromOnnx(int32_t onnxType, DType &out) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::DOUBLE:  // folded at import in float; never a run-time type
+    out = DType::kFloat;
+    return true;
+  case onnx::TensorProto::INT64:
+    out = DType::kInt64;
+    return true;
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+    out = DType::kInt32;
+    return true;
+  case onnx::TensorProto::BOOL:
+    out = DType::kBool;
+    return true;
+  default:
+    return false;
+  }
+}
+
+const char *onnxTypeName(int32_t onnxType) {
+  if (!onnx::TensorProto::DataType_IsValid(onnxType))
+    return "unknown";
+  static std::string names[32];
+  std::string &s = names[onnxType & 31];
+  s = onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnxType));
+  return s.c_str();
+}
+
+namespace {
+
+// Bytes of the external data of `proto`, read from the file its "location" names.
+bool readExternal(const onnx::TensorProto &proto, const std::string &baseDir, std::string &bytes,
+                  std::string &error) {
+  std::string location;
+  uint64_t offset = 0;
+  int64_t length = -1;
+  for (const auto &kv : proto.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::stoull(kv.value());
+    else if (kv.key() == "length")
+      length = std::stoll(kv.value());
+  }
+  if (location.empty()) {
+    error = "external data of tensor '" + proto.name() + "' has no location";
+    return false;
+  }
+  // As ONNX Runtime: the data file must lie beside the model, not elsewhere on the machine.
+  if (location.front() == '/' || location.find("..") != std::string::npos) {
+    error = "external data location '" + location + "' of tensor '" + proto.name() +
+            "' must be a relative path inside the model's directory";
+    return false;
+  }
+  std::string path = baseDir.empty() ? location : baseDir + "/" + location;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) {
+    error = "cannot open external data file '" + path + "' of tensor '" + proto.name() + "'";
+    return false;
+  }
+  uint64_t fileSize = static_cast<uint64_t>(in.tellg());
+  uint64_t n = length < 0 ? fileSize - std::min(offset, fileSize) : static_cast<uint64_t>(length);
+  if (offset > fileSize || n > fileSize - offset) {
+    error = "external data of tensor '" + proto.name() + "' (offset " + std::to_string(offset) +
+            ", length " + std::to_string(n) + ") lies outside '" + path + "' (" +
+            std::to_string(fileSize) + " bytes)";
+    return false;
+  }
+  bytes.resize(n);
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  if (!in) {
+    error = "cannot read external data of tensor '" + proto.name() + "' from '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+template <typename T> T load(const char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+} // namespace
+
+mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std::string &baseDir,
+                                       std::string &error) {
+  HostTensor t;
+  if (!dtypeFromOnnx(proto.data_type(), t.type)) {
+    error = "tensor '" + proto.name() + "' has element type " + onnxTypeName(proto.data_type()) +
+            ", which Hexir does not support (float, int64, int32, int8, uint8, bool)";
+    return mlir::failure();
+  }
+  t.shape.assign(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : t.shape)
+    if (d < 0) {
+      error = "tensor '" + proto.name() + "' has a negative dimension";
+      return mlir::failure();
+    }
+  int64_t n = t.numElements();
+  std::string external;
+  const std::string *raw = nullptr;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!readExternal(proto, baseDir, external, error))
+      return mlir::failure();
+    raw = &external;
+  } else if (proto.has_raw_data()) {
+    raw = &proto.raw_data();
+  }
+  int32_t dt = proto.data_type();
+  size_t width = dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::INT64 ? 8
+                 : dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::INT32 ? 4
+                 : dt == onnx::TensorProto::INT16 ? 2 : 1;
+  size_t have = raw ? raw->size() / width
+                : dt == onnx::TensorProto::FLOAT ? proto.float_data_size()
+                : dt == onnx::TensorProto::DOUBLE ? proto.double_data_size()
+                : dt == onnx::TensorProto::INT64 ? proto.int64_data_size()
+                                                 : proto.int32_data_size();
+  if (static_cast<int64_t>(have) != n || (raw && raw->size() != n * width)) {
+    error = "tensor '" + proto.name() + "' of shape " + shapeString(t.shape) + " holds " +
+            std::to_string(raw ? raw->size() : have) + (raw ? " bytes" : " values") +
+            ", expected " + std::to_string(raw ? n * width : n);
+    return mlir::failure();
+  }
+  if (isFloat(t.type))
+    t.f.resize(n);
+  else
+    t.i.resize(n);
+  for (int64_t k = 0; k < n; ++k) {
+    const char *p = raw ? raw->data() + k * width : nullptr;
+    switch (dt) {
+    case onnx::TensorProto::FLOAT: t.f[k] = p ? load<float>(p) : proto.float_data(k); break;
+    case onnx::TensorProto::DOUBLE:
+      t.f[k] = static_cast<float>(p ? load<double>(p) : proto.double_data(k));
+      break;
+    case onnx::TensorProto::INT64: t.i[k] = p ? load<int64_t>(p) : proto.int64_data(k); break;
+    case onnx::TensorProto::INT32: t.i[k] = p ? load<int32_t>(p) : proto.int32_data(k); break;
+    case onnx::TensorProto::INT16: t.i[k] = p ? load<int16_t>(p) : proto.int32_data(k); break;
+    case onnx::TensorProto::INT8: t.i[k] = p ? load<int8_t>(p) : proto.int32_data(k); break;
+    case onnx::TensorProto::UINT8: t.i[k] = p ? load<uint8_t>(p) : proto.int32_data(k); break;
+    case onnx::TensorProto::BOOL: t.i[k] = (p ? load<uint8_t>(p) : proto.int32_data(k)) != 0; break;
+    default: break;
+    }
+  }
+  return t;
+}
+
+} // namespace hexir::onnx_import

@@ -1,0 +1,92 @@
+//===- NodeContext.h - what an ONNX op converter sees -----------*- C++ -*-===//
+//
+// One converter per ONNX op type (see OpRegistry.h). A converter reads its node's attributes
+// and inputs through NodeContext and sets its outputs. A value is either known at import time
+// (a HostTensor: initializers and everything folded from them, such as shape arithmetic) or
+// computed at run time (an SSA tensor of static shape in the graph function being built).
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_IMPORT_ONNX_NODECONTEXT_H
+#define HEXIR_COMPILER_IMPORT_ONNX_NODECONTEXT_H
+
+#include "Import/Onnx/HostTensor.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Value.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+
+namespace hexir::onnx_import {
+
+struct OnnxValue {
+  DType type = DType::kFloat;
+  std::vector<int64_t> shape;
+  std::optional<HostTensor> constant;  // known at import time
+  mlir::Value value;                   // computed at run time
+
+  bool isConstant() const { return constant.has_value(); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t numElements() const;
+  // A constant whose elements are all equal.
+  bool isSplat() const;
+
+  static OnnxValue ofConstant(HostTensor t);
+  static OnnxValue ofValue(mlir::Value v, DType type);
+};
+
+class NodeContext {
+public:
+  NodeContext(mlir::OpBuilder &builder, mlir::Location loc, const onnx::NodeProto &node,
+              int64_t opset, std::vector<OnnxValue *> inputs)
+      : b(builder), loc(loc), node_(node), opset_(opset), inputs_(std::move(inputs)) {}
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+
+  const onnx::NodeProto &node() const { return node_; }
+  int64_t opset() const { return opset_; }
+
+  // Inputs; an omitted optional input is absent.
+  size_t numInputs() const { return inputs_.size(); }
+  bool hasInput(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  const OnnxValue &input(size_t i) const { return *inputs_[i]; }
+  size_t numOutputs() const { return node_.output_size(); }
+  // Whether output `i` is named (used by the graph).
+  bool hasOutput(size_t i) const { return i < numOutputs() && !node_.output(i).empty(); }
+  void setOutput(size_t i, OnnxValue v);
+  std::vector<OnnxValue> takeOutputs() { return std::move(outputs_); }
+
+  // Attributes.
+  const onnx::AttributeProto *attr(const std::string &name) const;
+  int64_t attrInt(const std::string &name, int64_t fallback) const;
+  float attrFloat(const std::string &name, float fallback) const;
+  std::string attrString(const std::string &name, const std::string &fallback) const;
+  std::vector<int64_t> attrInts(const std::string &name) const;
+
+  // An error at this node: "node 'X' (Conv, domain ai.onnx, opset 13): ...".
+  mlir::InFlightDiagnostic error() const;
+  // The input's value known at import time, or an error saying it must be.
+  mlir::FailureOr<HostTensor> requireConstant(size_t i, const char *what) const;
+
+private:
+  const onnx::NodeProto &node_;
+  int64_t opset_;
+  std::vector<OnnxValue *> inputs_;
+  std::vector<OnnxValue> outputs_;
+};
+
+// ONNX's element type code -> DType; false for types the importer does not handle.
+bool dtypeFromOnnx(int32_t onnxType, DType &out);
+const char *onnxTypeName(int32_t onnxType);
+
+// Reads a TensorProto (raw or typed fields; external data relative to `baseDir`).
+mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std::string &baseDir,
+                                       std::string &error);
+
+} // namespace hexir::onnx_import
+
+#endif // HEXIR_COMPILER_IMPORT_ONNX_NODECONTEXT_H

@@ -1,0 +1,229 @@
+//===- NormalizationOps.cpp - ONNX normalizations, softmax, reductions ----===//
+//
+// Each is a short chain of reductions (linalg.generic with reduction loops, kept dims as
+// views) and elementwise ops. BatchNormalization with constant statistics folds to one
+// multiply-add per element.
+//
+//===----------------------------------------------------------------------===//
+#include "Import/Onnx/Emit.h"
+#include "Import/Onnx/OpRegistry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace hexir::onnx_import {
+namespace {
+
+LogicalResult setElementwise(NodeContext &ctx, size_t index, ArrayRef<const OnnxValue *> inputs,
+                             const ScalarBody &body) {
+  auto r = elementwise(ctx, inputs, DType::kFloat, body);
+  if (failed(r))
+    return failure();
+  ctx.setOutput(index, *r);
+  return success();
+}
+
+// `v` (1-D, one value per channel) shaped to broadcast over NCHW-like `rank`.
+OnnxValue perChannel(NodeContext &ctx, const OnnxValue &v, int64_t rank) {
+  std::vector<int64_t> shape = {v.numElements()};
+  shape.resize(std::max<int64_t>(rank - 1, 1), 1);
+  if (v.isConstant())
+    return OnnxValue::ofConstant(reshape(*v.constant, shape));
+  return OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, v.value, shape), v.type);
+}
+
+LogicalResult convertBatchNormalization(NodeContext &ctx) {
+  if (ctx.attrInt("training_mode", 0) != 0)
+    return ctx.error() << "training_mode=1 is not supported; Hexir compiles inference graphs";
+  for (size_t i = 1; i < ctx.numOutputs(); ++i)
+    if (ctx.hasOutput(i))
+      return ctx.error() << "the running mean/var outputs (training) are not supported";
+  const OnnxValue &x = ctx.input(0);
+  if (x.rank() < 2 || !isFloat(x.type))
+    return ctx.error() << "input must be a float tensor of rank 2 or more";
+  int64_t c = x.shape[1];
+  for (size_t i = 1; i < 5; ++i)
+    if (!ctx.hasInput(i) || ctx.input(i).numElements() != c)
+      return ctx.error() << "input " << i << " must hold " << c << " values (one per channel)";
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  bool constant = true;
+  for (size_t i = 1; i < 5; ++i)
+    constant &= ctx.input(i).isConstant();
+  if (constant) {
+    const HostTensor &scale = *ctx.input(1).constant, &bias = *ctx.input(2).constant,
+                     &mean = *ctx.input(3).constant, &var = *ctx.input(4).constant;
+    HostTensor s = HostTensor::zeros(DType::kFloat, {c}), t = HostTensor::zeros(DType::kFloat, {c});
+    for (int64_t k = 0; k < c; ++k) {
+      double sk = scale.asDouble(k) / std::sqrt(var.asDouble(k) + eps);
+      s.f[k] = static_cast<float>(sk);
+      t.f[k] = static_cast<float>(bias.asDouble(k) - mean.asDouble(k) * sk);
+    }
+    OnnxValue sv = perChannel(ctx, OnnxValue::ofConstant(std::move(s)), x.rank());
+    OnnxValue tv = perChannel(ctx, OnnxValue::ofConstant(std::move(t)), x.rank());
+    return setElementwise(ctx, 0, {&x, &sv, &tv}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+    });
+  }
+  OnnxValue scale = perChannel(ctx, ctx.input(1), x.rank()), bias = perChannel(ctx, ctx.input(2), x.rank()),
+            mean = perChannel(ctx, ctx.input(3), x.rank()), var = perChannel(ctx, ctx.input(4), x.rank());
+  return setElementwise(ctx, 0, {&x, &scale, &bias, &mean, &var}, [eps](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value d = arith::SubFOp::create(b, l, a[0], a[3]);
+    Value sd = math::SqrtOp::create(b, l, arith::AddFOp::create(b, l, a[4], floatConst(b, l, eps)));
+    Value y = arith::MulFOp::create(b, l, arith::DivFOp::create(b, l, d, sd), a[1]);
+    return arith::AddFOp::create(b, l, y, a[2]);
+  });
+}
+
+LogicalResult convertLayerNormalization(NodeContext &ctx) {
+  for (size_t i = 1; i < ctx.numOutputs(); ++i)
+    if (ctx.hasOutput(i))
+      return ctx.error() << "the Mean and InvStdDev outputs are not supported";
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be a float tensor";
+  int64_t axis = ctx.attrInt("axis", -1);
+  if (!normalizeAxis(axis, x.rank()))
+    return ctx.error() << "axis " << ctx.attrInt("axis", -1) << " is out of range for rank " << x.rank();
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  SmallVector<int64_t> axes;
+  int64_t count = 1;
+  for (int64_t d = axis; d < x.rank(); ++d) {
+    axes.push_back(d);
+    count *= x.shape[d];
+  }
+  double inv = 1.0 / static_cast<double>(count);
+  Value xv = materialize(ctx, x);
+  OnnxValue sum = OnnxValue::ofValue(reduce(ctx, xv, axes, ReduceKind::kSum), DType::kFloat);
+  auto centered = elementwise(ctx, {&x, &sum}, DType::kFloat, [inv](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value mean = arith::MulFOp::create(b, l, a[1], floatConst(b, l, inv));
+    return arith::SubFOp::create(b, l, a[0], mean);
+  });
+  if (failed(centered))
+    return failure();
+  OnnxValue sq = OnnxValue::ofValue(reduce(ctx, centered->value, axes, ReduceKind::kSumSquares), DType::kFloat);
+  std::vector<const OnnxValue *> inputs = {&*centered, &sq};
+  bool hasScale = ctx.hasInput(1), hasBias = ctx.hasInput(2);
+  if (hasScale)
+    inputs.push_back(&ctx.input(1));
+  if (hasBias)
+    inputs.push_back(&ctx.input(2));
+  return setElementwise(ctx, 0, inputs, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value var = arith::MulFOp::create(b, l, a[1], floatConst(b, l, inv));
+    Value sd = math::SqrtOp::create(b, l, arith::AddFOp::create(b, l, var, floatConst(b, l, eps)));
+    Value y = arith::DivFOp::create(b, l, a[0], sd);
+    if (hasScale)
+      y = arith::MulFOp::create(b, l, y, a[2]);
+    if (hasBias)
+      y = arith::AddFOp::create(b, l, y, a[hasScale ? 3 : 2]);
+    return y;
+  });
+}
+
+LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be a float tensor";
+  int64_t axis = ctx.attrInt("axis", -1);
+  if (!normalizeAxis(axis, x.rank()))
+    return ctx.error() << "axis " << ctx.attrInt("axis", -1) << " is out of range for rank " << x.rank();
+  Value xv = materialize(ctx, x);
+  OnnxValue max = OnnxValue::ofValue(reduce(ctx, xv, {axis}, ReduceKind::kMax), DType::kFloat);
+  auto shifted = elementwise(ctx, {&x, &max}, DType::kFloat, [log](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value d = arith::SubFOp::create(b, l, a[0], a[1]);
+    return log ? d : math::ExpOp::create(b, l, d).getResult();
+  });
+  if (failed(shifted))
+    return failure();
+  Value toSum = shifted->value;
+  if (log) {
+    auto e = elementwise(ctx, {&*shifted}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::ExpOp::create(b, l, a[0]);
+    });
+    toSum = e->value;
+  }
+  OnnxValue sum = OnnxValue::ofValue(reduce(ctx, toSum, {axis}, ReduceKind::kSum), DType::kFloat);
+  return setElementwise(ctx, 0, {&*shifted, &sum}, [log](OpBuilder &b, Location l, ValueRange a) -> Value {
+    if (log)
+      return arith::SubFOp::create(b, l, a[0], math::LogOp::create(b, l, a[1]));
+    return arith::DivFOp::create(b, l, a[0], a[1]);
+  });
+}
+LogicalResult convertSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, false); }
+LogicalResult convertLogSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, true); }
+
+LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, bool mean) {
+  const OnnxValue &x = ctx.input(0);
+  std::vector<int64_t> axes;
+  bool axesFromInput = ctx.node().op_type() == "ReduceSum";  // opset 13+; the others until 18
+  if (axesFromInput && ctx.hasInput(1)) {
+    auto t = ctx.requireConstant(1, "axes");
+    if (failed(t))
+      return failure();
+    axes = t->ints();
+  } else if (!axesFromInput) {
+    axes = ctx.attrInts("axes");
+  }
+  if (axes.empty()) {
+    if (ctx.attrInt("noop_with_empty_axes", 0) != 0) {
+      ctx.setOutput(0, x);
+      return success();
+    }
+    for (int64_t d = 0; d < x.rank(); ++d)
+      axes.push_back(d);
+  }
+  for (int64_t &a : axes)
+    if (!normalizeAxis(a, x.rank()))
+      return ctx.error() << "axis " << a << " is out of range for rank " << x.rank();
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (mean && !isFloat(x.type))
+    return ctx.error() << "input must be a float tensor";
+  int64_t count = 1;
+  for (int64_t a : axes)
+    count *= x.shape[a];
+  Value r = reduce(ctx, materialize(ctx, x), axes, kind);
+  if (mean) {
+    OnnxValue sum = OnnxValue::ofValue(r, DType::kFloat);
+    double n = static_cast<double>(count);
+    auto m = elementwise(ctx, {&sum}, DType::kFloat, [n](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::DivFOp::create(b, l, a[0], floatConst(b, l, n));
+    });
+    r = m->value;
+  }
+  if (ctx.attrInt("keepdims", 1) == 0) {
+    std::vector<int64_t> shape;
+    for (int64_t d = 0; d < x.rank(); ++d)
+      if (!llvm::is_contained(axes, d))
+        shape.push_back(x.shape[d]);
+    r = reshapeView(ctx.b, ctx.loc, r, shape);
+  }
+  ctx.setOutput(0, OnnxValue::ofValue(r, x.type));
+  return success();
+}
+LogicalResult convertReduceMean(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, true); }
+LogicalResult convertReduceSum(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, false); }
+LogicalResult convertReduceMax(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMax, false); }
+LogicalResult convertReduceMin(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMin, false); }
+LogicalResult convertReduceSumSquare(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSumSquares, false); }
+
+} // namespace
+
+void addNormalizationOps(std::vector<OpSupport> &ops) {
+  ops.insert(ops.end(), {
+      {"BatchNormalization", 13, 17, convertBatchNormalization, "inference (training_mode=0)"},
+      {"LayerNormalization", 17, 17, convertLayerNormalization, "no Mean/InvStdDev outputs"},
+      {"LogSoftmax", 13, 17, convertLogSoftmax, ""},
+      {"ReduceMax", 13, 17, convertReduceMax, ""},
+      {"ReduceMean", 13, 17, convertReduceMean, ""},
+      {"ReduceMin", 13, 17, convertReduceMin, ""},
+      {"ReduceSum", 13, 17, convertReduceSum, "axes known at compile time"},
+      {"ReduceSumSquare", 13, 17, convertReduceSumSquare, ""},
+      {"Softmax", 13, 17, convertSoftmax, ""},
+  });
+}
+
+} // namespace hexir::onnx_import

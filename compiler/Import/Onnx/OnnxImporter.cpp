@@ -1,0 +1,336 @@
+//===- OnnxImporter.cpp - ONNX models to a Hexir graph --------------------===//
+#include "Import/Onnx/OnnxImporter.h"
+
+#include "Dialect/HexirDialect.h"
+#include "Import/Onnx/Emit.h"
+#include "Import/Onnx/OpRegistry.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace mlir;
+
+namespace hexir::onnx_import {
+namespace {
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+std::string describeDims(const onnx::TensorShapeProto &shape) {
+  std::string s;
+  for (int d = 0; d < shape.dim_size(); ++d) {
+    if (d)
+      s += "x";
+    const auto &dim = shape.dim(d);
+    s += dim.has_dim_value() ? std::to_string(dim.dim_value())
+                             : (dim.has_dim_param() ? dim.dim_param() : std::string("?"));
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &context, const OnnxImportOptions &options)
+      : context_(context), options_(options), fileLoc_(FileLineColLoc::get(&context, options.path, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run() {
+    if (failed(load()) || failed(checkOpset()) || failed(fixInputShapes()))
+      return nullptr;
+    inferShapes();
+    OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc_);
+    if (failed(buildFunction(*module)))
+      return nullptr;
+    return module;
+  }
+
+private:
+  InFlightDiagnostic error() { return emitError(fileLoc_); }
+
+  LogicalResult load() {
+    std::ifstream in(options_.path, std::ios::binary);
+    if (!in)
+      return error() << "cannot read '" << options_.path << "'";
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::string bytes = buffer.str();
+    if (!model_.ParseFromString(bytes))
+      return error() << "'" << options_.path << "' is not a valid ONNX model (protobuf parse failed)";
+    if (!model_.has_graph())
+      return error() << "'" << options_.path << "' has no graph";
+    return success();
+  }
+
+  LogicalResult checkOpset() {
+    bool found = false;
+    for (const auto &imp : model_.opset_import()) {
+      if (imp.domain().empty() || imp.domain() == "ai.onnx") {
+        opset_ = imp.version();
+        found = true;
+      }
+    }
+    if (!found)
+      return error() << "the model imports no default-domain (ai.onnx) opset";
+    if (opset_ < kMinOpset || opset_ > kMaxOpset)
+      return error() << "the model uses opset " << opset_ << "; Hexir imports opsets " << kMinOpset
+                     << " to " << kMaxOpset << ": export with opset_version between " << kMinOpset
+                     << " and " << kMaxOpset;
+    return success();
+  }
+
+  bool isInitializer(const std::string &name) const {
+    for (const auto &init : model_.graph().initializer())
+      if (init.name() == name)
+        return true;
+    return false;
+  }
+
+  // Applies --input-shape and rejects dimensions that remain unknown.
+  LogicalResult fixInputShapes() {
+    onnx::GraphProto *graph = model_.mutable_graph();
+    std::vector<std::string> names;
+    for (auto &input : *graph->mutable_input()) {
+      if (isInitializer(input.name()))
+        continue;
+      names.push_back(input.name());
+      if (!input.type().has_tensor_type())
+        return error() << "input '" << input.name() << "' is not a tensor";
+      auto *tensor = input.mutable_type()->mutable_tensor_type();
+      auto it = options_.inputShapes.find(input.name());
+      if (it != options_.inputShapes.end()) {
+        const std::vector<int64_t> &shape = it->second;
+        if (tensor->has_shape() && tensor->shape().dim_size() != static_cast<int>(shape.size()))
+          return error() << "--input-shape " << input.name() << "=" << shapeString(shape) << " has rank "
+                         << shape.size() << ", but the input has rank " << tensor->shape().dim_size()
+                         << " (" << describeDims(tensor->shape()) << ")";
+        for (size_t d = 0; tensor->has_shape() && d < shape.size(); ++d) {
+          const auto &dim = tensor->shape().dim(static_cast<int>(d));
+          if (dim.has_dim_value() && dim.dim_value() != shape[d])
+            return error() << "--input-shape " << input.name() << "=" << shapeString(shape)
+                           << " changes dimension " << d << ", which the model fixes to " << dim.dim_value()
+                           << " (" << describeDims(tensor->shape()) << ")";
+        }
+        tensor->mutable_shape()->clear_dim();
+        for (int64_t d : shape)
+          tensor->mutable_shape()->add_dim()->set_dim_value(d);
+        continue;
+      }
+      if (!tensor->has_shape())
+        return error() << "input '" << input.name() << "' has an unknown shape; give it with --input-shape "
+                       << input.name() << "=DIMS (e.g. 1x3x224x224)";
+      for (int d = 0; d < tensor->shape().dim_size(); ++d) {
+        const auto &dim = tensor->shape().dim(d);
+        if (!dim.has_dim_value() || dim.dim_value() < 0)
+          return error() << "input '" << input.name() << "' has a "
+                         << (dim.has_dim_param() ? "symbolic dimension '" + dim.dim_param() + "'" : std::string("unknown dimension"))
+                         << " at axis " << d << " (" << describeDims(tensor->shape())
+                         << "); Hexir compiles static shapes: fix it with --input-shape " << input.name()
+                         << "=" << "DIMS (e.g. 1x3x224x224)";
+      }
+    }
+    for (const auto &entry : options_.inputShapes)
+      if (std::find(names.begin(), names.end(), entry.first) == names.end()) {
+        std::string list;
+        for (const auto &n : names)
+          list += (list.empty() ? "" : ", ") + n;
+        return error() << "--input-shape names '" << entry.first << "', which is not an input of the model (inputs: "
+                       << list << ")";
+      }
+    return success();
+  }
+
+  // ONNX shape inference gives a second opinion on every shape the importer computes.
+  void inferShapes() {
+    try {
+      onnx::shape_inference::InferShapes(model_);
+    } catch (const std::exception &e) {
+      emitWarning(fileLoc_) << "ONNX shape inference failed (" << e.what()
+                            << "); continuing with Hexir's own shapes";
+      return;
+    }
+    for (const auto &info : model_.graph().value_info())
+      if (info.type().has_tensor_type() && info.type().tensor_type().has_shape())
+        inferred_[info.name()] = info.type().tensor_type().shape();
+  }
+
+  LogicalResult buildFunction(ModuleOp module) {
+    const onnx::GraphProto &graph = model_.graph();
+    std::string baseDir = dirOf(options_.path);
+    for (const auto &init : graph.initializer()) {
+      std::string err;
+      auto t = readTensor(init, baseDir, err);
+      if (failed(t))
+        return error() << "initializer: " << err;
+      values_[init.name()] = OnnxValue::ofConstant(std::move(*t));
+    }
+
+    OpBuilder b(&context_);
+    b.setInsertionPointToEnd(module.getBody());
+    SmallVector<Type> argTypes;
+    SmallVector<std::pair<std::string, DType>> args;
+    for (const auto &input : graph.input()) {
+      if (isInitializer(input.name()))
+        continue;
+      const auto &tt = input.type().tensor_type();
+      DType type;
+      if (!dtypeFromOnnx(tt.elem_type(), type) || type == DType::kBool ||
+          tt.elem_type() == onnx::TensorProto::DOUBLE || tt.elem_type() == onnx::TensorProto::INT8 ||
+          tt.elem_type() == onnx::TensorProto::UINT8 || tt.elem_type() == onnx::TensorProto::INT16)
+        return error() << "input '" << input.name() << "' has element type " << onnxTypeName(tt.elem_type())
+                       << "; Hexir inputs are float, int64 or int32";
+      std::vector<int64_t> shape;
+      for (const auto &dim : tt.shape().dim())
+        shape.push_back(dim.dim_value());
+      argTypes.push_back(tensorType(&context_, shape, type));
+      args.push_back({input.name(), type});
+    }
+    auto fn = func::FuncOp::create(b, fileLoc_, options_.entry, b.getFunctionType(argTypes, {}));
+    Block *body = fn.addEntryBlock();
+    for (auto [i, arg] : llvm::enumerate(args)) {
+      fn.setArgAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(arg.first));
+      values_[arg.first] = OnnxValue::ofValue(body->getArgument(i), arg.second);
+    }
+    b.setInsertionPointToEnd(body);
+
+    for (int n = 0; n < graph.node_size(); ++n)
+      if (failed(convertNode(b, graph.node(n), n)))
+        return failure();
+
+    SmallVector<Value> results;
+    SmallVector<Type> resultTypes;
+    for (const auto &output : graph.output()) {
+      auto it = values_.find(output.name());
+      if (it == values_.end())
+        return error() << "graph output '" << output.name() << "' is not computed by any node";
+      OnnxValue &v = it->second;
+      if (v.type == DType::kBool)
+        return error() << "graph output '" << output.name()
+                       << "' is a bool tensor; Hexir outputs are float, int64 or int32 (Cast it)";
+      Value value = v.value ? v.value : constantTensor(b, fileLoc_, *v.constant);
+      results.push_back(value);
+      resultTypes.push_back(value.getType());
+    }
+    func::ReturnOp::create(b, fileLoc_, results);
+    fn.setType(b.getFunctionType(argTypes, resultTypes));
+    for (auto [i, output] : llvm::enumerate(graph.output()))
+      fn.setResultAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(output.name()));
+    return success();
+  }
+
+  LogicalResult convertNode(OpBuilder &b, const onnx::NodeProto &node, int index) {
+    std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+    Location loc = NameLoc::get(b.getStringAttr(name), fileLoc_);
+    onnx::NodeProto named = node;
+    named.set_name(name);
+    std::vector<OnnxValue *> inputs;
+    for (const std::string &in : node.input()) {
+      if (in.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      auto it = values_.find(in);
+      if (it == values_.end())
+        return emitError(loc) << "node '" << name << "' (" << node.op_type() << ") reads '" << in
+                              << "', which no earlier node, input or initializer defines";
+      inputs.push_back(&it->second);
+    }
+    NodeContext ctx(b, loc, named, opset_, inputs);
+    std::string domain = node.domain();
+    if (!domain.empty() && domain != "ai.onnx")
+      return ctx.error() << "unsupported op: domain '" << domain << "' is not supported";
+    const OpSupport *op = findOp(node.op_type());
+    if (!op)
+      return ctx.error() << "unsupported op '" << node.op_type()
+                         << "'; hexir-compile --list-ops lists the supported ops";
+    if (opset_ < op->sinceOpset || opset_ > op->untilOpset)
+      return ctx.error() << "op '" << node.op_type() << "' is supported in opsets " << op->sinceOpset << " to "
+                         << op->untilOpset;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!inputs[i] && i == 0)
+        return ctx.error() << "input 0 is missing";
+    if (failed(op->convert(ctx)))
+      return failure();
+    std::vector<OnnxValue> outputs = ctx.takeOutputs();
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string &out = node.output(k);
+      if (out.empty())
+        continue;
+      if (k >= static_cast<int>(outputs.size()) || (!outputs[k].value && !outputs[k].constant))
+        return ctx.error() << "output " << k << " ('" << out << "') is not supported";
+      if (failed(checkInferredShape(ctx, out, outputs[k])))
+        return failure();
+      values_[out] = std::move(outputs[k]);
+    }
+    return success();
+  }
+
+  LogicalResult checkInferredShape(NodeContext &ctx, const std::string &name, const OnnxValue &v) {
+    auto it = inferred_.find(name);
+    if (it == inferred_.end())
+      return success();
+    const onnx::TensorShapeProto &shape = it->second;
+    if (shape.dim_size() != v.rank())
+      return success();  // ONNX 1.12 leaves some ranks wrong for folded shape values
+    for (int d = 0; d < shape.dim_size(); ++d)
+      if (shape.dim(d).has_dim_value() && shape.dim(d).dim_value() != v.shape[d])
+        return ctx.error() << "Hexir computes shape " << shapeString(v.shape) << " for '" << name
+                           << "', but ONNX shape inference says " << describeDims(shape)
+                           << "; please report this model";
+    return success();
+  }
+
+  MLIRContext &context_;
+  const OnnxImportOptions &options_;
+  Location fileLoc_;
+  onnx::ModelProto model_;
+  int64_t opset_ = 0;
+  std::map<std::string, OnnxValue> values_;
+  std::map<std::string, onnx::TensorShapeProto> inferred_;
+};
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, const OnnxImportOptions &options) {
+  return Importer(context, options).run();
+}
+
+void printSupportedOps(llvm::raw_ostream &os) {
+  os << "ONNX ops Hexir imports (domain ai.onnx, model opsets " << kMinOpset << " to " << kMaxOpset << "):\n";
+  for (const OpSupport &op : supportedOps()) {
+    std::string opsets = std::to_string(op.sinceOpset) + "-" + std::to_string(op.untilOpset);
+    os << "  ";
+    os.indent(0) << op.opType;
+    os.indent(std::max<int>(1, 20 - static_cast<int>(std::strlen(op.opType)))) << "opsets " << opsets;
+    if (*op.limits)
+      os << "  (" << op.limits << ")";
+    os << "\n";
+  }
+}
+
+bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
+  shape.clear();
+  if (text.empty())
+    return false;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t x = text.find('x', pos);
+    std::string part = text.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 12)
+      return false;
+    shape.push_back(std::stoll(part));
+    if (x == std::string::npos)
+      break;
+    pos = x + 1;
+  }
+  return true;
+}
+
+} // namespace hexir::onnx_import

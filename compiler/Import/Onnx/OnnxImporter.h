@@ -1,0 +1,48 @@
+//===- OnnxImporter.h - ONNX models to a Hexir graph ------------*- C++ -*-===//
+//
+// Reads an ONNX model (opsets 13 to 17, external data beside it), fixes symbolic input
+// dimensions from the user's --input-shape, runs ONNX shape inference, folds everything
+// computable at import and builds `func.func @main` on static linalg/tensor IR, the same input
+// the .mlir path takes. Errors name the node, its op type, domain and opset.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
+#define HEXIR_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace hexir::onnx_import {
+
+inline constexpr int64_t kMinOpset = 13;
+inline constexpr int64_t kMaxOpset = 17;
+
+struct OnnxImportOptions {
+  std::string path;
+  std::string entry = "main";
+  // Shapes for inputs with symbolic or unknown dimensions, by input name.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+};
+
+// Builds the graph module; null after emitting diagnostics.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
+                                                  const OnnxImportOptions &options);
+
+// The --list-ops table: each supported op with its opsets and limits.
+void printSupportedOps(llvm::raw_ostream &os);
+
+// "1x3x224x224" -> {1, 3, 224, 224}; false on malformed text.
+bool parseShape(const std::string &text, std::vector<int64_t> &shape);
+
+} // namespace hexir::onnx_import
+
+#endif // HEXIR_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,36 @@
+//===- OpRegistry.h - the ONNX ops Hexir imports ----------------*- C++ -*-===//
+//
+// One converter per op type, grouped by kind in *Ops.cpp files. `hexir-compile --list-ops`
+// prints this table; an op that is not in it is an error naming the node.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_IMPORT_ONNX_OPREGISTRY_H
+#define HEXIR_COMPILER_IMPORT_ONNX_OPREGISTRY_H
+
+#include "Import/Onnx/NodeContext.h"
+
+namespace hexir::onnx_import {
+
+using Converter = mlir::LogicalResult (*)(NodeContext &);
+
+struct OpSupport {
+  const char *opType;
+  int64_t sinceOpset;  // within the importer's 13..17
+  int64_t untilOpset;
+  Converter convert;
+  const char *limits;  // what is not supported, "" if nothing
+};
+
+// Sorted by op type.
+const std::vector<OpSupport> &supportedOps();
+const OpSupport *findOp(const std::string &opType);
+
+void addElementwiseOps(std::vector<OpSupport> &ops);
+void addShapeOps(std::vector<OpSupport> &ops);
+void addConvolutionOps(std::vector<OpSupport> &ops);
+void addLinearOps(std::vector<OpSupport> &ops);
+void addNormalizationOps(std::vector<OpSupport> &ops);
+
+} // namespace hexir::onnx_import
+
+#endif // HEXIR_COMPILER_IMPORT_ONNX_OPREGISTRY_H

@@ -1,0 +1,611 @@
+//===- ShapeOps.cpp - ONNX data movement and shape ops --------------------===//
+//
+// Reshape, Flatten, Squeeze and Unsqueeze are views; Shape, Size, ConstantOfShape and Range
+// are constants; on constant inputs every op here folds, which is how shape computations
+// (Shape -> Gather -> Concat -> Reshape, Split sizes) disappear at import.
+//
+//===----------------------------------------------------------------------===//
+#include "Import/Onnx/Emit.h"
+#include "Import/Onnx/OpRegistry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+#include <numeric>
+
+using namespace mlir;
+
+namespace hexir::onnx_import {
+namespace {
+
+// Sets output 0 to `x` viewed with `shape` (a folded constant or a view).
+LogicalResult setReshaped(NodeContext &ctx, const OnnxValue &x, std::vector<int64_t> shape) {
+  if (x.isConstant()) {
+    ctx.setOutput(0, OnnxValue::ofConstant(reshape(*x.constant, std::move(shape))));
+    return success();
+  }
+  ctx.setOutput(0, OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, x.value, shape), x.type));
+  return success();
+}
+
+LogicalResult convertReshape(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  auto target = ctx.requireConstant(1, "shape");
+  if (failed(target))
+    return failure();
+  bool allowZero = ctx.attrInt("allowzero", 0) != 0;
+  std::vector<int64_t> shape = target->ints();
+  int64_t known = 1, inferred = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0 && !allowZero) {
+      if (d >= x.shape.size())
+        return ctx.error() << "shape " << shapeString(shape) << " copies dimension " << d
+                           << " of a rank-" << x.rank() << " input";
+      shape[d] = x.shape[d];
+    }
+    if (shape[d] == -1) {
+      if (inferred >= 0)
+        return ctx.error() << "shape has more than one -1";
+      inferred = d;
+    } else if (shape[d] < 0) {
+      return ctx.error() << "shape has a negative dimension " << shape[d];
+    } else {
+      known *= shape[d];
+    }
+  }
+  if (inferred >= 0) {
+    if (known == 0 || x.numElements() % known != 0)
+      return ctx.error() << "cannot reshape " << shapeString(x.shape) << " into a shape with -1";
+    shape[inferred] = x.numElements() / known;
+  }
+  int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  if (n != x.numElements())
+    return ctx.error() << "cannot reshape " << shapeString(x.shape) << " (" << x.numElements()
+                       << " elements) into " << shapeString(shape);
+  return setReshaped(ctx, x, shape);
+}
+
+LogicalResult convertFlatten(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  int64_t axis = ctx.attrInt("axis", 1);
+  if (axis < 0)
+    axis += x.rank();
+  if (axis < 0 || axis > x.rank())
+    return ctx.error() << "axis " << ctx.attrInt("axis", 1) << " is out of range for rank " << x.rank();
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= x.shape[d];
+  return setReshaped(ctx, x, {outer, x.numElements() / std::max<int64_t>(outer, 1)});
+}
+
+FailureOr<std::vector<int64_t>> axesInput(NodeContext &ctx, size_t index, const char *attrName) {
+  if (ctx.hasInput(index)) {
+    auto t = ctx.requireConstant(index, "axes");
+    if (failed(t))
+      return failure();
+    return t->ints();
+  }
+  return ctx.attrInts(attrName);
+}
+
+LogicalResult convertSqueeze(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  auto axes = axesInput(ctx, 1, "axes");
+  if (failed(axes))
+    return failure();
+  std::vector<bool> drop(x.rank(), false);
+  if (axes->empty()) {
+    for (int64_t d = 0; d < x.rank(); ++d)
+      drop[d] = x.shape[d] == 1;
+  }
+  for (int64_t a : *axes) {
+    if (!normalizeAxis(a, x.rank()) || x.shape[a] != 1)
+      return ctx.error() << "cannot squeeze axis " << a << " of shape " << shapeString(x.shape);
+    drop[a] = true;
+  }
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (!drop[d])
+      shape.push_back(x.shape[d]);
+  return setReshaped(ctx, x, shape);
+}
+
+LogicalResult convertUnsqueeze(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  auto axes = axesInput(ctx, 1, "axes");
+  if (failed(axes))
+    return failure();
+  int64_t rank = x.rank() + static_cast<int64_t>(axes->size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    if (!normalizeAxis(a, rank) || inserted[a])
+      return ctx.error() << "invalid unsqueeze axis " << a << " for output rank " << rank;
+    inserted[a] = true;
+  }
+  std::vector<int64_t> shape;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(inserted[d] ? 1 : x.shape[next++]);
+  return setReshaped(ctx, x, shape);
+}
+
+LogicalResult convertTranspose(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  std::vector<int64_t> perm = ctx.attrInts("perm");
+  if (perm.empty())
+    for (int64_t d = x.rank() - 1; d >= 0; --d)
+      perm.push_back(d);
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d)
+    if (sorted[d] != d || static_cast<int64_t>(perm.size()) != x.rank())
+      return ctx.error() << "perm is not a permutation of the input's " << x.rank() << " dimensions";
+  if (x.isConstant()) {
+    ctx.setOutput(0, OnnxValue::ofConstant(transpose(*x.constant, perm)));
+    return success();
+  }
+  ctx.setOutput(0, OnnxValue::ofValue(transposeValue(ctx.b, ctx.loc, x.value, perm), x.type));
+  return success();
+}
+
+LogicalResult convertConcat(NodeContext &ctx) {
+  int64_t axis = ctx.attrInt("axis", 0);
+  const OnnxValue &first = ctx.input(0);
+  if (!normalizeAxis(axis, first.rank()))
+    return ctx.error() << "axis " << ctx.attrInt("axis", 0) << " is out of range for rank " << first.rank();
+  bool allConstant = true;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    const OnnxValue &v = ctx.input(i);
+    if (v.rank() != first.rank() || v.type != first.type)
+      return ctx.error() << "input " << i << " differs in rank or element type from input 0";
+    for (int64_t d = 0; d < v.rank(); ++d)
+      if (d != axis && v.shape[d] != first.shape[d])
+        return ctx.error() << "input " << i << " has shape " << shapeString(v.shape)
+                           << ", which does not match " << shapeString(first.shape)
+                           << " outside axis " << axis;
+    allConstant &= v.isConstant();
+  }
+  if (allConstant) {
+    std::vector<const HostTensor *> hosts;
+    for (size_t i = 0; i < ctx.numInputs(); ++i)
+      hosts.push_back(&*ctx.input(i).constant);
+    ctx.setOutput(0, OnnxValue::ofConstant(concat(hosts, axis)));
+    return success();
+  }
+  SmallVector<Value> values;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.input(i).shape[axis] > 0)
+      values.push_back(materialize(ctx, ctx.input(i)));
+  Value out = values.size() == 1 ? values[0]
+                                 : tensor::ConcatOp::create(ctx.b, ctx.loc, axis, values).getResult();
+  ctx.setOutput(0, OnnxValue::ofValue(out, first.type));
+  return success();
+}
+
+// A strided slice of `x` (steps may be negative) as output `index`.
+void setSlice(NodeContext &ctx, size_t index, const OnnxValue &x, const std::vector<int64_t> &starts,
+              const std::vector<int64_t> &counts, const std::vector<int64_t> &steps) {
+  if (x.isConstant()) {
+    ctx.setOutput(index, OnnxValue::ofConstant(slice(*x.constant, starts, counts, steps)));
+    return;
+  }
+  OpBuilder &b = ctx.b;
+  if (counts == x.shape && llvm::all_of(steps, [](int64_t s) { return s == 1; })) {
+    ctx.setOutput(index, x);
+    return;
+  }
+  auto type = tensorType(b.getContext(), counts, x.type);
+  if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
+    Value out = tensor::ExtractSliceOp::create(b, ctx.loc, type, x.value,
+                                               getAsIndexOpFoldResult(b.getContext(), starts),
+                                               getAsIndexOpFoldResult(b.getContext(), counts),
+                                               getAsIndexOpFoldResult(b.getContext(), steps));
+    ctx.setOutput(index, OnnxValue::ofValue(out, x.type));
+    return;
+  }
+  // Negative steps: a copy whose input map walks backwards.
+  MLIRContext *mc = b.getContext();
+  int64_t rank = x.rank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    exprs.push_back(getAffineDimExpr(d, mc) * steps[d] + starts[d]);
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, mc),
+                                 AffineMap::getMultiDimIdentityMap(rank, mc)};
+  Value init = tensor::EmptyOp::create(b, ctx.loc, counts, type.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto copy = linalg::GenericOp::create(b, ctx.loc, TypeRange{type}, ValueRange{x.value}, ValueRange{init},
+                                        maps, iterators, [](OpBuilder &nb, Location nl, ValueRange a) {
+                                          linalg::YieldOp::create(nb, nl, a[0]);
+                                        });
+  ctx.setOutput(index, OnnxValue::ofValue(copy.getResult(0), x.type));
+}
+
+LogicalResult convertSlice(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  auto startsT = ctx.requireConstant(1, "starts");
+  auto endsT = ctx.requireConstant(2, "ends");
+  if (failed(startsT) || failed(endsT))
+    return failure();
+  std::vector<int64_t> startsIn = startsT->ints(), endsIn = endsT->ints(), axes, stepsIn;
+  if (ctx.hasInput(3)) {
+    auto t = ctx.requireConstant(3, "axes");
+    if (failed(t))
+      return failure();
+    axes = t->ints();
+  } else {
+    for (size_t k = 0; k < startsIn.size(); ++k)
+      axes.push_back(k);
+  }
+  if (ctx.hasInput(4)) {
+    auto t = ctx.requireConstant(4, "steps");
+    if (failed(t))
+      return failure();
+    stepsIn = t->ints();
+  } else {
+    stepsIn.assign(startsIn.size(), 1);
+  }
+  if (endsIn.size() != startsIn.size() || axes.size() != startsIn.size() || stepsIn.size() != startsIn.size())
+    return ctx.error() << "starts, ends, axes and steps must have the same length";
+  std::vector<int64_t> starts(x.rank(), 0), counts = x.shape, steps(x.rank(), 1);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k];
+    if (!normalizeAxis(a, x.rank()))
+      return ctx.error() << "axis " << axes[k] << " is out of range for rank " << x.rank();
+    int64_t dim = x.shape[a], step = stepsIn[k];
+    if (step == 0)
+      return ctx.error() << "step 0 on axis " << axes[k];
+    // ONNX's clamping rules (those of numpy slices).
+    int64_t s = startsIn[k], e = endsIn[k];
+    if (s < 0)
+      s += dim;
+    if (e < 0)
+      e += dim;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+    }
+    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
+    starts[a] = s;
+    counts[a] = std::max<int64_t>(count, 0);
+    steps[a] = step;
+  }
+  setSlice(ctx, 0, x, starts, counts, steps);
+  return success();
+}
+
+LogicalResult convertSplit(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  int64_t axis = ctx.attrInt("axis", 0);
+  if (!normalizeAxis(axis, x.rank()))
+    return ctx.error() << "axis " << ctx.attrInt("axis", 0) << " is out of range for rank " << x.rank();
+  std::vector<int64_t> sizes;
+  if (ctx.hasInput(1)) {
+    auto t = ctx.requireConstant(1, "split");
+    if (failed(t))
+      return failure();
+    sizes = t->ints();
+  } else {
+    int64_t n = static_cast<int64_t>(ctx.numOutputs());
+    int64_t part = (x.shape[axis] + n - 1) / n;  // the last part may be smaller
+    for (int64_t k = 0; k < n; ++k)
+      sizes.push_back(std::max<int64_t>(0, std::min(part, x.shape[axis] - k * part)));
+  }
+  if (sizes.size() != ctx.numOutputs() ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != x.shape[axis])
+    return ctx.error() << "split sizes do not cover axis " << axis << " of " << shapeString(x.shape)
+                       << " with " << ctx.numOutputs() << " outputs";
+  int64_t offset = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    std::vector<int64_t> starts(x.rank(), 0), counts = x.shape, steps(x.rank(), 1);
+    starts[axis] = offset;
+    counts[axis] = sizes[k];
+    offset += sizes[k];
+    if (ctx.hasOutput(k))
+      setSlice(ctx, k, x, starts, counts, steps);
+  }
+  return success();
+}
+
+// Clamped index of a run-time gather: negative indices count from the end, and anything
+// outside [0, dim) is clamped so a bad index can never read outside the tensor.
+Value gatherIndex(OpBuilder &b, Location l, Value raw, int64_t dim) {
+  Value idx = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value dimV = arith::ConstantIndexOp::create(b, l, dim);
+  Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, idx, zero);
+  idx = arith::SelectOp::create(b, l, neg, arith::AddIOp::create(b, l, idx, dimV), idx);
+  idx = arith::MaxSIOp::create(b, l, idx, zero);
+  return arith::MinSIOp::create(b, l, idx, arith::ConstantIndexOp::create(b, l, dim - 1));
+}
+
+LogicalResult convertGather(NodeContext &ctx) {
+  const OnnxValue &data = ctx.input(0);
+  const OnnxValue &indices = ctx.input(1);
+  int64_t axis = ctx.attrInt("axis", 0);
+  if (!normalizeAxis(axis, data.rank()) || data.rank() == 0)
+    return ctx.error() << "axis " << ctx.attrInt("axis", 0) << " is out of range for rank " << data.rank();
+  if (isFloat(indices.type))
+    return ctx.error() << "indices must be an integer tensor";
+  int64_t dim = data.shape[axis];
+  if (indices.isConstant()) {
+    for (int64_t v : indices.constant->ints())
+      if (v < -dim || v >= dim)
+        return ctx.error() << "index " << v << " is out of range for axis " << axis << " of size " << dim;
+    if (data.isConstant()) {
+      ctx.setOutput(0, OnnxValue::ofConstant(gather(*data.constant, *indices.constant, axis)));
+      return success();
+    }
+    // A constant scalar index is a slice and a view.
+    if (indices.rank() == 0) {
+      std::vector<int64_t> starts(data.rank(), 0), counts = data.shape, steps(data.rank(), 1);
+      int64_t i = indices.constant->asInt(0);
+      starts[axis] = i < 0 ? i + dim : i;
+      counts[axis] = 1;
+      setSlice(ctx, 0, data, starts, counts, steps);
+      OnnxValue sliced = ctx.takeOutputs()[0];
+      std::vector<int64_t> shape = data.shape;
+      shape.erase(shape.begin() + axis);
+      ctx.setOutput(0, OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, materialize(ctx, sliced), shape), data.type));
+      return success();
+    }
+  }
+  if (dim == 0)
+    return ctx.error() << "gathers from an empty axis";
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  Value dataV = materialize(ctx, data);
+  Value indicesV = materialize(ctx, indices);
+  std::vector<int64_t> outShape(data.shape.begin(), data.shape.begin() + axis);
+  outShape.insert(outShape.end(), indices.shape.begin(), indices.shape.end());
+  outShape.insert(outShape.end(), data.shape.begin() + axis + 1, data.shape.end());
+  int64_t rank = outShape.size(), ir = indices.rank();
+  SmallVector<AffineExpr> idxExprs;
+  for (int64_t d = 0; d < ir; ++d)
+    idxExprs.push_back(getAffineDimExpr(axis + d, mc));
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, idxExprs, mc),
+                                 AffineMap::getMultiDimIdentityMap(rank, mc)};
+  Value init = tensor::EmptyOp::create(b, ctx.loc, outShape, elementType(mc, data.type));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, TypeRange{init.getType()}, ValueRange{indicesV}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < axis; ++d)
+          coords.push_back(linalg::IndexOp::create(nb, nl, d));
+        coords.push_back(gatherIndex(nb, nl, a[0], dim));
+        for (int64_t d = axis + 1; d < data.rank(); ++d)
+          coords.push_back(linalg::IndexOp::create(nb, nl, d - 1 + ir));
+        linalg::YieldOp::create(nb, nl, tensor::ExtractOp::create(nb, nl, dataV, coords).getResult());
+      });
+  ctx.setOutput(0, OnnxValue::ofValue(generic.getResult(0), data.type));
+  return success();
+}
+
+LogicalResult convertExpand(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  auto shapeT = ctx.requireConstant(1, "shape");
+  if (failed(shapeT))
+    return failure();
+  std::vector<int64_t> shape;
+  if (!broadcastShapes(x.shape, shapeT->ints(), shape))
+    return ctx.error() << "cannot expand " << shapeString(x.shape) << " to " << shapeString(shapeT->ints());
+  if (x.isConstant()) {
+    ctx.setOutput(0, OnnxValue::ofConstant(expand(*x.constant, shape)));
+    return success();
+  }
+  ctx.setOutput(0, OnnxValue::ofValue(broadcastTo(ctx, x, shape), x.type));
+  return success();
+}
+
+LogicalResult convertPad(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  std::string mode = ctx.attrString("mode", "constant");
+  if (mode != "constant")
+    return ctx.error() << "unsupported attribute mode='" << mode << "'; Hexir pads with a constant only";
+  auto padsT = ctx.requireConstant(1, "pads");
+  if (failed(padsT))
+    return failure();
+  std::vector<int64_t> pads = padsT->ints();
+  if (static_cast<int64_t>(pads.size()) != 2 * x.rank())
+    return ctx.error() << "pads has " << pads.size() << " values for a rank-" << x.rank() << " input";
+  double value = 0;
+  if (ctx.hasInput(2)) {
+    auto v = ctx.requireConstant(2, "constant_value");
+    if (failed(v))
+      return failure();
+    if (v->numElements() > 0)
+      value = v->asDouble(0);
+  }
+  std::vector<int64_t> low(pads.begin(), pads.begin() + x.rank()), high(pads.begin() + x.rank(), pads.end());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    if (low[d] < 0 || high[d] < 0)
+      return ctx.error() << "negative pads (cropping) are not supported";
+    shape.push_back(x.shape[d] + low[d] + high[d]);
+  }
+  OpBuilder &b = ctx.b;
+  Value padValue = scalarConstant(b, ctx.loc, x.type, value);
+  Value out = tensor::PadOp::create(b, ctx.loc, tensorType(b.getContext(), shape, x.type), materialize(ctx, x),
+                                    getAsIndexOpFoldResult(b.getContext(), low),
+                                    getAsIndexOpFoldResult(b.getContext(), high), padValue);
+  ctx.setOutput(0, OnnxValue::ofValue(out, x.type));
+  return success();
+}
+
+LogicalResult convertShape(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  int64_t rank = x.rank();
+  int64_t start = ctx.attrInt("start", 0), end = ctx.attrInt("end", rank);
+  if (start < 0)
+    start += rank;
+  if (end < 0)
+    end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> dims(x.shape.begin() + start, x.shape.begin() + end);
+  int64_t n = dims.size();
+  ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::fromInts(dims, {n})));
+  return success();
+}
+
+LogicalResult convertSize(NodeContext &ctx) {
+  ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::fromInts({ctx.input(0).numElements()}, {})));
+  return success();
+}
+
+LogicalResult convertConstant(NodeContext &ctx) {
+  const onnx::NodeProto &node = ctx.node();
+  if (node.attribute_size() != 1)
+    return ctx.error() << "expects exactly one attribute";
+  const onnx::AttributeProto &a = node.attribute(0);
+  HostTensor t;
+  if (a.name() == "value") {
+    std::string error;
+    auto read = readTensor(a.t(), "", error);
+    if (failed(read))
+      return ctx.error() << error;
+    t = *read;
+  } else if (a.name() == "value_float") {
+    t = HostTensor::scalarFloat(a.f());
+  } else if (a.name() == "value_floats") {
+    t.f.assign(a.floats().begin(), a.floats().end());
+    t.shape = {static_cast<int64_t>(t.f.size())};
+  } else if (a.name() == "value_int") {
+    t = HostTensor::fromInts({a.i()}, {});
+  } else if (a.name() == "value_ints") {
+    std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+    t = HostTensor::fromInts(v, {static_cast<int64_t>(v.size())});
+  } else {
+    return ctx.error() << "unsupported attribute '" << a.name() << "'";
+  }
+  ctx.setOutput(0, OnnxValue::ofConstant(std::move(t)));
+  return success();
+}
+
+LogicalResult convertConstantOfShape(NodeContext &ctx) {
+  auto shapeT = ctx.requireConstant(0, "shape");
+  if (failed(shapeT))
+    return failure();
+  std::vector<int64_t> shape = shapeT->ints();
+  for (int64_t d : shape)
+    if (d < 0)
+      return ctx.error() << "shape has a negative dimension";
+  HostTensor value = HostTensor::scalarFloat(0.0f);
+  if (const auto *a = ctx.attr("value")) {
+    std::string error;
+    auto read = readTensor(a->t(), "", error);
+    if (failed(read))
+      return ctx.error() << error;
+    if (read->numElements() != 1)
+      return ctx.error() << "value must hold one element";
+    value = *read;
+  }
+  value.shape = {};
+  ctx.setOutput(0, OnnxValue::ofConstant(expand(value, shape)));
+  return success();
+}
+
+LogicalResult convertRange(NodeContext &ctx) {
+  auto start = ctx.requireConstant(0, "start"), limit = ctx.requireConstant(1, "limit"),
+       delta = ctx.requireConstant(2, "delta");
+  if (failed(start) || failed(limit) || failed(delta))
+    return failure();
+  double s = start->asDouble(0), l = limit->asDouble(0), d = delta->asDouble(0);
+  if (d == 0)
+    return ctx.error() << "delta is 0";
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  HostTensor t = HostTensor::zeros(start->type, {n});
+  for (int64_t k = 0; k < n; ++k) {
+    if (isFloat(t.type))
+      t.f[k] = static_cast<float>(s + k * d);
+    else
+      t.i[k] = start->asInt(0) + k * delta->asInt(0);
+  }
+  ctx.setOutput(0, OnnxValue::ofConstant(std::move(t)));
+  return success();
+}
+
+LogicalResult convertTrilu(NodeContext &ctx) {
+  auto x = ctx.requireConstant(0, "input");
+  if (failed(x))
+    return failure();
+  int64_t k = 0;
+  if (ctx.hasInput(1)) {
+    auto kt = ctx.requireConstant(1, "k");
+    if (failed(kt))
+      return failure();
+    k = kt->asInt(0);
+  }
+  if (x->shape.size() < 2)
+    return ctx.error() << "input must have rank 2 or more";
+  bool upper = ctx.attrInt("upper", 1) != 0;
+  HostTensor t = *x;
+  int64_t rows = t.shape[t.shape.size() - 2], cols = t.shape.back();
+  for (int64_t e = 0; e < t.numElements(); ++e) {
+    int64_t c = e % cols, r = (e / cols) % rows;
+    bool keep = upper ? c - r >= k : c - r <= k;
+    if (!keep) {
+      if (isFloat(t.type))
+        t.f[e] = 0;
+      else
+        t.i[e] = 0;
+    }
+  }
+  ctx.setOutput(0, OnnxValue::ofConstant(std::move(t)));
+  return success();
+}
+
+LogicalResult convertIdentity(NodeContext &ctx) {
+  ctx.setOutput(0, ctx.input(0));
+  return success();
+}
+
+LogicalResult convertDropout(NodeContext &ctx) {
+  if (ctx.hasInput(2)) {
+    auto training = ctx.requireConstant(2, "training_mode");
+    if (failed(training))
+      return failure();
+    if (training->asInt(0) != 0)
+      return ctx.error() << "training_mode is true; Hexir compiles inference graphs";
+  }
+  ctx.setOutput(0, ctx.input(0));
+  if (ctx.hasOutput(1)) {  // the mask keeps everything in inference
+    HostTensor ones = HostTensor::zeros(DType::kBool, ctx.input(0).shape);
+    std::fill(ones.i.begin(), ones.i.end(), 1);
+    ctx.setOutput(1, OnnxValue::ofConstant(std::move(ones)));
+  }
+  return success();
+}
+
+} // namespace
+
+void addShapeOps(std::vector<OpSupport> &ops) {
+  ops.insert(ops.end(), {
+      {"Concat", 13, 17, convertConcat, ""},
+      {"Constant", 13, 17, convertConstant, "no sparse_value"},
+      {"ConstantOfShape", 13, 17, convertConstantOfShape, ""},
+      {"Dropout", 13, 17, convertDropout, "inference only"},
+      {"Expand", 13, 17, convertExpand, "shape known at compile time"},
+      {"Flatten", 13, 17, convertFlatten, ""},
+      {"Gather", 13, 17, convertGather, "out-of-range run-time indices are clamped"},
+      {"Identity", 13, 17, convertIdentity, ""},
+      {"Pad", 13, 17, convertPad, "mode=constant, pads known at compile time, no negative pads"},
+      {"Range", 13, 17, convertRange, "inputs known at compile time"},
+      {"Reshape", 13, 17, convertReshape, "shape known at compile time"},
+      {"Shape", 13, 17, convertShape, ""},
+      {"Size", 13, 17, convertSize, ""},
+      {"Slice", 13, 17, convertSlice, "starts, ends, axes, steps known at compile time"},
+      {"Split", 13, 17, convertSplit, "split sizes known at compile time"},
+      {"Squeeze", 13, 17, convertSqueeze, "axes known at compile time"},
+      {"Transpose", 13, 17, convertTranspose, ""},
+      {"Trilu", 14, 17, convertTrilu, "inputs known at compile time"},
+      {"Unsqueeze", 13, 17, convertUnsqueeze, "axes known at compile time"},
+  });
+}
+
+} // namespace hexir::onnx_import

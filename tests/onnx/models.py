@@ -1,0 +1,139 @@
+"""PyTorch models exported to ONNX for Hexir's end-to-end tests.
+
+Each model has a fixed seed and random weights; biases and normalization parameters get noise
+(torchvision initializes them to 0 and 1), so a dropped bias or a mishandled BatchNorm changes
+the output. Input resolution is kept small: these test the importer, not the kernels' speed.
+"""
+import math
+
+import torch
+import torch.nn as nn
+
+
+def _perturb(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, (nn.BatchNorm2d, nn.BatchNorm1d, nn.LayerNorm, nn.GroupNorm)):
+                if module.weight is not None:
+                    module.weight.copy_(1.0 + 0.2 * torch.randn(module.weight.shape, generator=g))
+                    module.bias.copy_(0.1 * torch.randn(module.bias.shape, generator=g))
+                if getattr(module, "running_mean", None) is not None:
+                    module.running_mean.copy_(0.1 * torch.randn(module.running_mean.shape, generator=g))
+                    module.running_var.copy_(1.0 + 0.2 * torch.rand(module.running_var.shape, generator=g))
+            elif isinstance(module, (nn.Conv2d, nn.Linear)) and module.bias is not None:
+                module.bias.add_(0.05 * torch.randn(module.bias.shape, generator=g))
+    return model
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                                 nn.Linear(512, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class BertLike(nn.Module):
+    """Token ids -> embeddings (Gather) -> nn.TransformerEncoder -> pooled logits."""
+
+    def __init__(self, vocab=1000, d=64, heads=4, layers=2, seq=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(0.02 * torch.randn(1, seq, d))
+        layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=128, dropout=0.1, activation="gelu",
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 3)
+
+    def forward(self, ids):
+        h = self.tok(ids) + self.pos
+        h = self.norm(self.encoder(h))
+        return self.head(h[:, 0])
+
+
+class GptLike(nn.Module):
+    """A decoder-only transformer: causal self-attention written out, as GPT-2 does."""
+
+    def __init__(self, vocab=1000, d=64, heads=4, layers=2, seq=16):
+        super().__init__()
+        self.heads = heads
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "ln1": nn.LayerNorm(d), "qkv": nn.Linear(d, 3 * d), "proj": nn.Linear(d, d),
+                "ln2": nn.LayerNorm(d), "fc": nn.Linear(d, 4 * d), "out": nn.Linear(4 * d, d)}))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+
+    def forward(self, ids):
+        b, t = ids.shape
+        pos = torch.arange(0, t, dtype=torch.long).unsqueeze(0)
+        x = self.tok(ids) + self.pos(pos)
+        for blk in self.blocks:
+            h = blk["ln1"](x)
+            q, k, v = blk["qkv"](h).split(x.shape[-1], dim=2)
+            hd = x.shape[-1] // self.heads
+            q = q.view(b, t, self.heads, hd).transpose(1, 2)
+            k = k.view(b, t, self.heads, hd).transpose(1, 2)
+            v = v.view(b, t, self.heads, hd).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+            att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+            att = torch.softmax(att, dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(b, t, x.shape[-1])
+            x = x + blk["proj"](y)
+            h = blk["ln2"](x)
+            x = x + blk["out"](nn.functional.gelu(blk["fc"](h)))
+        return self.head(self.ln(x))
+
+
+def _vision(name, size):
+    import torchvision
+    model = getattr(torchvision.models, name)()
+    return model, (1, 3, size, size)
+
+
+# name -> (factory returning (model, example input), ONNX opset)
+def build(name):
+    torch.manual_seed(0)
+    if name == "mlp":
+        return Mlp(), torch.randn(1, 1, 28, 28), 13
+    if name == "bert_like":
+        return BertLike(), torch.randint(0, 1000, (1, 16)), 14
+    if name == "gpt_like":
+        return GptLike(), torch.randint(0, 1000, (1, 16)), 17
+    sizes = {"resnet18": 64, "mobilenet_v2": 64, "mobilenet_v3_small": 64, "squeezenet1_1": 64,
+             "shufflenet_v2_x1_0": 64, "efficientnet_b0": 64, "resnet50": 224, "densenet121": 224,
+             "inception_v3": 299, "vgg11": 224}
+    if name not in sizes:
+        raise KeyError(name)
+    kwargs = {}
+    import torchvision
+    ctor = getattr(torchvision.models, name)
+    if name == "inception_v3":
+        kwargs = {"aux_logits": False, "init_weights": True}
+    model = ctor(**kwargs)
+    opset = {"mobilenet_v3_small": 14, "efficientnet_b0": 15, "shufflenet_v2_x1_0": 16}.get(name, 13)
+    return model, torch.randn(1, 3, sizes[name], sizes[name]), opset
+
+
+CI_MODELS = ["mlp", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0",
+             "efficientnet_b0", "bert_like", "gpt_like"]
+LARGE_MODELS = ["resnet50", "densenet121", "inception_v3", "vgg11"]
+
+
+def export(name, onnx_path, seed=0):
+    """Writes `onnx_path`; returns (input name, input array, reference output array)."""
+    model, x, opset = build(name)
+    model = _perturb(model, seed).eval()
+    with torch.no_grad():
+        ref = model(x)
+    torch.onnx.export(model, (x,), onnx_path, opset_version=opset, input_names=["input"],
+                      output_names=["output"], do_constant_folding=True)
+    return "input", x.numpy(), ref.numpy()
