@@ -18,6 +18,9 @@ int main(int argc, char **argv) {
                                     cl::desc("Static shape for an ONNX input with symbolic dimensions, "
                                              "NAME=1x3x224x224 (repeatable)"),
                                     cl::value_desc("name=dims"), cl::cat(category));
+  cl::opt<bool> emitMlir("emit-mlir",
+                         cl::desc("Write the imported graph (.mlir, before any pass) instead of an executable"),
+                         cl::cat(category));
   cl::opt<bool> listOps("list-ops", cl::desc("List the supported ONNX ops and opsets, then exit"),
                         cl::cat(category));
   cl::opt<std::string> entry("entry", cl::desc("Function to compile (default: main)"),
@@ -72,6 +75,7 @@ int main(int argc, char **argv) {
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;
   options.printIRAfterAll = printIR;
+  options.emitMlir = emitMlir;
   options.dumpGraphPath = dumpGraph;
   options.printPlan = printPlan;
   options.planJsonPath = planJson;

@@ -33,6 +33,13 @@ bool writeText(const std::string &path, const std::string &text, ModuleOp module
 
 bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions &options,
                     std::vector<uint8_t> &bytes, llvm::raw_ostream *planOutput) {
+  if (options.emitMlir) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os);
+    bytes.assign(text.begin(), text.end());
+    return true;
+  }
   // Graph: verify, lower TOSA, form dispatches.
   PassManager pm(&context);
   if (options.printIRAfterAll) {
@@ -170,6 +177,10 @@ bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
   std::vector<uint8_t> bytes;
   if (!compileToBytes(options, bytes, diagnostics, planOutput))
     return false;
+  if (options.outputPath == "-") {
+    llvm::outs().write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    return true;
+  }
   Status written = WriteFileAtomically(options.outputPath, bytes.data(), bytes.size());
   if (!written.ok()) {
     diagnostics << "error: " << written.message() << "\n";

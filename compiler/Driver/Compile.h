@@ -29,6 +29,7 @@ struct CompileOptions {
   std::string linkerPath;  // empty: the ld.lld found at build time
   bool verifyPlan = true;  // run the planner's independent verifier on the memory plan
   bool printIRAfterAll = false;
+  bool emitMlir = false;      // stop after import/parsing: the output is the graph as .mlir text
   std::string dumpGraphPath;  // if set, write the call_tir graph (.mlir) here
   bool printPlan = false;     // print the memory plan table to `planOutput`
   std::string planJsonPath;   // if set, write the memory plan as JSON here
@@ -50,7 +51,7 @@ bool parseInputShape(const std::string &text, std::map<std::string, std::vector<
 // Prints the ONNX ops the importer supports (--list-ops).
 void printSupportedOnnxOps(llvm::raw_ostream &os);
 
-// compileToBytes, then writes options.outputPath atomically.
+// compileToBytes, then writes options.outputPath atomically ("-": standard output).
 bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
                  llvm::raw_ostream *planOutput = nullptr);
 

@@ -61,6 +61,7 @@ class GptLike(nn.Module):
     def __init__(self, vocab=1000, d=64, heads=4, layers=2, seq=16):
         super().__init__()
         self.heads = heads
+        self.d = d
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(seq, d)
         self.blocks = nn.ModuleList()
@@ -78,29 +79,23 @@ class GptLike(nn.Module):
         x = self.tok(ids) + self.pos(pos)
         for blk in self.blocks:
             h = blk["ln1"](x)
-            q, k, v = blk["qkv"](h).split(x.shape[-1], dim=2)
-            hd = x.shape[-1] // self.heads
+            q, k, v = blk["qkv"](h).split(self.d, dim=2)
+            hd = self.d // self.heads
             q = q.view(b, t, self.heads, hd).transpose(1, 2)
             k = k.view(b, t, self.heads, hd).transpose(1, 2)
             v = v.view(b, t, self.heads, hd).transpose(1, 2)
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
             att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
             att = torch.softmax(att, dim=-1)
-            y = (att @ v).transpose(1, 2).contiguous().view(b, t, x.shape[-1])
+            y = (att @ v).transpose(1, 2).contiguous().view(b, t, self.d)
             x = x + blk["proj"](y)
             h = blk["ln2"](x)
             x = x + blk["out"](nn.functional.gelu(blk["fc"](h)))
         return self.head(self.ln(x))
 
 
-def _vision(name, size):
-    import torchvision
-    model = getattr(torchvision.models, name)()
-    return model, (1, 3, size, size)
-
-
-# name -> (factory returning (model, example input), ONNX opset)
 def build(name):
+    """(model, example input, ONNX opset) for a test model name."""
     torch.manual_seed(0)
     if name == "mlp":
         return Mlp(), torch.randn(1, 1, 28, 28), 13

@@ -1,0 +1,526 @@
+#!/usr/bin/python3
+"""ONNX op cases through hexir-compile and hexir-run, against NumPy and PyTorch references.
+
+Each case is a small graph built with onnx.helper that exercises one op and its attributes
+(groups, dilations, asymmetric pads, ceil_mode, broadcasting, negative steps ...). Error cases
+check that what Hexir cannot compile is refused with a message naming the node and op.
+Usage: op_cases.py --bin BUILD/tools [--only NAME]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+RTOL, ATOL = 1e-4, 1e-5
+rng = np.random.default_rng(0)
+CASES = {}
+
+
+def rnd(*shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, size=shape).astype(np.float32)
+
+
+def onnx_type(a):
+    return {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
+            np.bool_: TensorProto.BOOL}[a.dtype.type]
+
+
+def model(nodes, inputs, outputs, inits=None, opset=13, input_dims=None):
+    """inputs/outputs: {name: array}; input_dims overrides declared input dims (symbolic)."""
+    vin = []
+    for k, v in inputs.items():
+        dims = (input_dims or {}).get(k, list(v.shape))
+        vin.append(helper.make_tensor_value_info(k, onnx_type(v), dims))
+    vout = [helper.make_tensor_value_info(k, onnx_type(v), list(v.shape)) for k, v in outputs.items()]
+    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()]
+    for i, n in enumerate(nodes):
+        if not n.name:
+            n.name = f"n{i}"
+    graph = helper.make_graph(nodes, "case", vin, vout, initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def t(a):
+    return torch.from_numpy(np.asarray(a))
+
+
+# Each case returns (model, inputs, expected outputs) or, for error cases,
+# (model, inputs, None, expected message) with optional extra hexir-compile args last.
+
+# --- Conv ------------------------------------------------------------------------------
+
+@case
+def conv_groups_dilation_bias():
+    x, w, b = rnd(1, 4, 9, 9), rnd(6, 2, 3, 3), rnd(6)
+    ref = F.conv2d(t(x), t(w), t(b), stride=1, padding=1, dilation=2, groups=2).numpy()
+    n = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2, dilations=[2, 2], pads=[1, 1, 1, 1])
+    return model([n], {"x": x}, {"y": ref}, {"w": w, "b": b}), {"x": x}, {"y": ref}
+
+
+@case
+def conv_asymmetric_pads_stride():
+    x, w, b = rnd(2, 3, 8, 7), rnd(5, 3, 3, 2), rnd(5)
+    # pads = [top, left, bottom, right]
+    ref = F.conv2d(F.pad(t(x), (1, 0, 0, 2)), t(w), t(b), stride=(2, 1)).numpy()
+    n = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[0, 1, 2, 0], strides=[2, 1])
+    return model([n], {"x": x}, {"y": ref}, {"w": w, "b": b}), {"x": x}, {"y": ref}
+
+
+@case
+def conv_1x7_then_7x1():
+    x, w1, w2 = rnd(1, 4, 12, 12), rnd(4, 4, 1, 7), rnd(3, 4, 7, 1)
+    y1 = F.conv2d(t(x), t(w1), padding=(0, 3))
+    ref = F.conv2d(y1, t(w2), padding=(3, 0), stride=2).numpy()
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 7], pads=[0, 3, 0, 3]),
+             helper.make_node("Conv", ["h", "w2"], ["y"], kernel_shape=[7, 1], pads=[3, 0, 3, 0], strides=[2, 2])]
+    return model(nodes, {"x": x}, {"y": ref}, {"w1": w1, "w2": w2}), {"x": x}, {"y": ref}
+
+
+@case
+def conv_depthwise_and_channel_multiplier():
+    x, w1, w2 = rnd(1, 4, 10, 10), rnd(4, 1, 3, 3), rnd(8, 1, 3, 3)
+    y1 = F.conv2d(t(x), t(w1), stride=2, padding=1, groups=4)
+    ref = F.conv2d(y1, t(w2), padding=1, groups=4).numpy()
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["h"], group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["h", "w2"], ["y"], group=4, pads=[1, 1, 1, 1])]
+    return model(nodes, {"x": x}, {"y": ref}, {"w1": w1, "w2": w2}), {"x": x}, {"y": ref}
+
+
+@case
+def conv_auto_pad_same_upper():
+    x, w = rnd(1, 2, 7, 7), rnd(3, 2, 4, 4)
+    # SAME_UPPER with stride 2 on 7: output 4, total pad 3 -> 1 before, 2 after.
+    ref = F.conv2d(F.pad(t(x), (1, 2, 1, 2)), t(w), stride=2).numpy()
+    n = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2])
+    return model([n], {"x": x}, {"y": ref}, {"w": w}), {"x": x}, {"y": ref}
+
+
+@case
+def conv_1d_and_runtime_weights():
+    x, w = rnd(2, 3, 20), rnd(4, 3, 5)
+    ref = F.conv1d(t(x), t(w), stride=3, padding=2, dilation=2).numpy()
+    n = helper.make_node("Conv", ["x", "w"], ["y"], strides=[3], pads=[2, 2], dilations=[2])
+    return model([n], {"x": x, "w": w}, {"y": ref}), {"x": x, "w": w}, {"y": ref}
+
+
+# --- pooling ---------------------------------------------------------------------------
+
+@case
+def maxpool_ceil_mode_pads():
+    x = rnd(1, 2, 10, 11)
+    ref = F.max_pool2d(t(x), 3, stride=2, padding=1, ceil_mode=True).numpy()
+    n = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    return model([n], {"x": x}, {"y": ref}), {"x": x}, {"y": ref}
+
+
+@case
+def maxpool_dilation_floor():
+    x = rnd(1, 3, 12, 12)
+    ref = F.max_pool2d(t(x), 2, stride=3, dilation=2).numpy()
+    n = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[3, 3], dilations=[2, 2])
+    return model([n], {"x": x}, {"y": ref}, opset=13), {"x": x}, {"y": ref}
+
+
+@case
+def averagepool_count_include_pad_ceil():
+    x = rnd(1, 2, 9, 9)
+    r1 = F.avg_pool2d(t(x), 3, stride=2, padding=1, ceil_mode=True, count_include_pad=True).numpy()
+    r2 = F.avg_pool2d(t(x), 3, stride=2, padding=1, ceil_mode=False, count_include_pad=False).numpy()
+    nodes = [helper.make_node("AveragePool", ["x"], ["y1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                              ceil_mode=1, count_include_pad=1),
+             helper.make_node("AveragePool", ["x"], ["y2"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])]
+    return model(nodes, {"x": x}, {"y1": r1, "y2": r2}), {"x": x}, {"y1": r1, "y2": r2}
+
+
+@case
+def global_pools():
+    x = rnd(2, 3, 5, 6)
+    r1 = x.mean(axis=(2, 3), keepdims=True)
+    r2 = x.max(axis=(2, 3), keepdims=True)
+    nodes = [helper.make_node("GlobalAveragePool", ["x"], ["y1"]), helper.make_node("GlobalMaxPool", ["x"], ["y2"])]
+    return model(nodes, {"x": x}, {"y1": r1, "y2": r2}), {"x": x}, {"y1": r1, "y2": r2}
+
+
+# --- Gemm / MatMul ---------------------------------------------------------------------
+
+@case
+def gemm_transposes_alpha_beta():
+    a, b, c = rnd(5, 3), rnd(4, 5), rnd(4)
+    ref = (0.5 * a.T.astype(np.float64) @ b.T.astype(np.float64) + 2.0 * c).astype(np.float32)
+    n = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, transB=1, alpha=0.5, beta=2.0)
+    return model([n], {"a": a}, {"y": ref}, {"b": b, "c": c}), {"a": a}, {"y": ref}
+
+
+@case
+def matmul_batched_broadcast():
+    a, b = rnd(2, 1, 3, 4), rnd(5, 4, 6)
+    v, m = rnd(4), rnd(2, 3, 4)
+    r1 = np.matmul(a, b)
+    r2 = np.matmul(v, b)               # 1-D @ batched: (5, 6)
+    r3 = np.matmul(m, v)               # batched @ 1-D: (2, 3)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y1"]), helper.make_node("MatMul", ["v", "b"], ["y2"]),
+             helper.make_node("MatMul", ["m", "v"], ["y3"])]
+    ins = {"a": a, "b": b, "v": v, "m": m}
+    outs = {"y1": r1, "y2": r2, "y3": r3}
+    return model(nodes, ins, outs), ins, outs
+
+
+# --- elementwise -----------------------------------------------------------------------
+
+@case
+def arithmetic_broadcasting():
+    x, y = rnd(2, 3, 4), rnd(3, 1, low=0.5, high=2.0)
+    outs = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y, "max": np.maximum(x, y),
+            "min": np.minimum(x, y)}
+    nodes = [helper.make_node(op, ["x", "y"], [k]) for op, k in
+             [("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("Div", "div"), ("Max", "max"), ("Min", "min")]]
+    return model(nodes, {"x": x, "y": y}, outs), {"x": x, "y": y}, outs
+
+
+@case
+def pow_exponents():
+    x, p = rnd(3, 4), rnd(3, 4, low=0.5, high=2.0)
+    pos = np.abs(x) + 0.1
+    outs = {"sq": x ** 2, "cube": x ** 3, "root": np.sqrt(pos), "inv": 1 / (pos * pos),
+            "general": pos ** p}
+    inits = {"two": np.array(2.0, np.float32), "three": np.array(3.0, np.float32),
+             "half": np.array(0.5, np.float32), "m2": np.array([-2.0], np.float32)}
+    nodes = [helper.make_node("Pow", ["x", "two"], ["sq"]), helper.make_node("Pow", ["x", "three"], ["cube"]),
+             helper.make_node("Pow", ["pos", "half"], ["root"]), helper.make_node("Pow", ["pos", "m2"], ["inv"]),
+             helper.make_node("Pow", ["pos", "p"], ["general"])]
+    ins = {"x": x, "pos": pos, "p": p}
+    return model(nodes, ins, outs, inits), ins, outs
+
+
+@case
+def activations():
+    x = rnd(4, 5, low=-4, high=4)
+    xt = t(x)
+    outs = {
+        "relu": np.maximum(x, 0), "sigmoid": torch.sigmoid(xt).numpy(), "tanh": np.tanh(x),
+        "erf": torch.erf(xt).numpy(), "hsig": np.clip(0.3 * x + 0.4, 0, 1),
+        "hswish": F.hardswish(xt).numpy(), "clip": np.clip(x, -1.5, 2.0), "clipmax": np.minimum(x, 0.5),
+        "leaky": np.where(x >= 0, x, 0.2 * x), "exp": np.exp(x), "neg": -x, "abs": np.abs(x),
+        "sqrt": np.sqrt(np.abs(x)), "log": np.log(np.abs(x) + 1), "recip": 1 / (np.abs(x) + 1),
+    }
+    inits = {"lo": np.array(-1.5, np.float32), "hi": np.array(2.0, np.float32), "half": np.array(0.5, np.float32),
+             "one": np.array(1.0, np.float32)}
+    nodes = [helper.make_node("Relu", ["x"], ["relu"]), helper.make_node("Sigmoid", ["x"], ["sigmoid"]),
+             helper.make_node("Tanh", ["x"], ["tanh"]), helper.make_node("Erf", ["x"], ["erf"]),
+             helper.make_node("HardSigmoid", ["x"], ["hsig"], alpha=0.3, beta=0.4),
+             helper.make_node("HardSwish", ["x"], ["hswish"]),
+             helper.make_node("Clip", ["x", "lo", "hi"], ["clip"]), helper.make_node("Clip", ["x", "", "half"], ["clipmax"]),
+             helper.make_node("LeakyRelu", ["x"], ["leaky"], alpha=0.2), helper.make_node("Exp", ["x"], ["exp"]),
+             helper.make_node("Neg", ["x"], ["neg"]), helper.make_node("Abs", ["x"], ["abs"]),
+             helper.make_node("Abs", ["x"], ["a"]), helper.make_node("Sqrt", ["a"], ["sqrt"]),
+             helper.make_node("Add", ["a", "one"], ["a1"]), helper.make_node("Log", ["a1"], ["log"]),
+             helper.make_node("Reciprocal", ["a1"], ["recip"])]
+    return model(nodes, {"x": x}, outs, inits, opset=14), {"x": x}, outs
+
+
+@case
+def where_equal_cast():
+    ids = rng.integers(0, 4, size=(3, 5)).astype(np.int64)
+    x, y = rnd(3, 5), rnd(5)
+    eq = ids == 2
+    outs = {"sel": np.where(eq, x, y), "asf": ids.astype(np.float32) * 0.5,
+            "toint": (x * 10).astype(np.int64), "mask": eq.astype(np.float32),
+            "less": np.where(x < y, 1.0, 0.0).astype(np.float32)}
+    inits = {"two": np.array(2, np.int64), "half": np.array(0.5, np.float32), "ten": np.array(10.0, np.float32),
+             "one": np.array(1.0, np.float32), "zero": np.array(0.0, np.float32)}
+    nodes = [helper.make_node("Equal", ["ids", "two"], ["eq"]), helper.make_node("Where", ["eq", "x", "y"], ["sel"]),
+             helper.make_node("Cast", ["ids"], ["idsf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["idsf", "half"], ["asf"]), helper.make_node("Mul", ["x", "ten"], ["x10"]),
+             helper.make_node("Cast", ["x10"], ["toint"], to=TensorProto.INT64),
+             helper.make_node("Cast", ["eq"], ["mask"], to=TensorProto.FLOAT),
+             helper.make_node("Less", ["x", "y"], ["lt"]), helper.make_node("Where", ["lt", "one", "zero"], ["less"])]
+    ins = {"ids": ids, "x": x, "y": y}
+    return model(nodes, ins, outs, inits), ins, outs
+
+
+# --- data movement ---------------------------------------------------------------------
+
+@case
+def shape_ops():
+    x = rnd(2, 3, 4)
+    split = np.split(x, [1, 4], axis=2)
+    halves = np.split(x, 2, axis=0)
+    outs = {
+        "expand": np.broadcast_to(x[0, :, :1], (2, 3, 4)).copy(),
+        "pad": np.pad(x, ((0, 0), (1, 0), (2, 1)), constant_values=0.25),
+        "slice": x[:, ::-1, 3:0:-2], "transpose": x.transpose(2, 0, 1), "flatten": x.reshape(2, 12),
+        "squeeze": x[:, :1, :].reshape(2, 4), "unsqueeze": x.reshape(2, 1, 3, 4, 1),
+        "reshape": x.reshape(3, 8), "concat": np.concatenate([x, x * 2], axis=1),
+        "s0": split[0], "s1": split[1], "h0": halves[0], "h1": halves[1],
+    }
+    inits = {"zero": np.array(0, np.int64), "b0": np.array([0], np.int64), "b1": np.array([1], np.int64),
+             "eshape": np.array([2, 3, 4], np.int64), "pads": np.array([0, 1, 2, 0, 0, 1], np.int64),
+             "pv": np.array(0.25, np.float32), "st": np.array([-1, 3], np.int64), "en": np.array([-10, 0], np.int64),
+             "ax": np.array([1, 2], np.int64), "sp": np.array([-1, -2], np.int64),
+             "unsq_ax": np.array([1, 4], np.int64), "rs": np.array([3, -1], np.int64),
+             "two": np.array(2.0, np.float32), "split": np.array([1, 3], np.int64)}
+    nodes = [
+        # x[0, :, :1] (a constant scalar Gather, then a Slice), broadcast back by Expand.
+        helper.make_node("Gather", ["x", "zero"], ["x0"], axis=0),
+        helper.make_node("Slice", ["x0", "b0", "b1", "b1"], ["col"]),
+        helper.make_node("Expand", ["col", "eshape"], ["expand"]),
+        helper.make_node("Pad", ["x", "pads", "pv"], ["pad"]),
+        helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["slice"]),
+        helper.make_node("Transpose", ["x"], ["transpose"], perm=[2, 0, 1]),
+        helper.make_node("Flatten", ["x"], ["flatten"]),
+        helper.make_node("Slice", ["x", "b0", "b1", "b1"], ["row"]),
+        helper.make_node("Squeeze", ["row", "b1"], ["squeeze"]),
+        helper.make_node("Unsqueeze", ["x", "unsq_ax"], ["unsqueeze"]),
+        helper.make_node("Reshape", ["x", "rs"], ["reshape"]),
+        helper.make_node("Mul", ["x", "two"], ["x2"]),
+        helper.make_node("Concat", ["x", "x2"], ["concat"], axis=1),
+        helper.make_node("Split", ["x", "split"], ["s0", "s1_"], axis=2),
+        helper.make_node("Identity", ["s1_"], ["s1"]),
+        helper.make_node("Split", ["x"], ["h0", "h1_"], axis=0),
+        helper.make_node("Dropout", ["h1_"], ["h1"]),
+    ]
+    return model(nodes, {"x": x}, outs, inits), {"x": x}, outs
+
+
+@case
+def gather_runtime_indices():
+    # Embedding lookups (token ids from the caller) and a Gather along axis 1 with negative ids.
+    table, x = rnd(10, 4), rnd(2, 5, 3)
+    ids = np.array([[3, -1], [0, 9]], np.int64)
+    cols = np.array([4, -5, 0, -1], np.int64)
+    outs = {"emb": table[ids], "cols": np.take(x, cols, axis=1)}
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["emb"]),
+             helper.make_node("Gather", ["x", "c"], ["cols"], axis=1)]
+    ins = {"ids": ids, "x": x, "c": cols}
+    return model(nodes, ins, outs, {"table": table}), ins, outs
+
+
+@case
+def folded_shape_computation():
+    # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as PyTorch exports x.view(x.size(0), -1).
+    x = rnd(2, 3, 4)
+    ref = x.reshape(2, 12)
+    inits = {"zero": np.array(0, np.int64), "ax0": np.array([0], np.int64), "m1": np.array([-1], np.int64)}
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"]), helper.make_node("Concat", ["n1", "m1"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["flat"]),
+             helper.make_node("Constant", [], ["shape2"], value=helper.make_tensor("c", TensorProto.INT64, [2], [2, 12])),
+             helper.make_node("ConstantOfShape", ["shape2"], ["ones"],
+                              value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.5])),
+             helper.make_node("Add", ["flat", "ones"], ["y"])]
+    return model(nodes, {"x": x}, {"y": ref + 1.5}, inits), {"x": x}, {"y": ref + 1.5}
+
+
+# --- normalization, softmax, reductions ------------------------------------------------
+
+@case
+def softmax_layernorm_reductions():
+    x = rnd(2, 3, 5, low=-3, high=3)
+    scale, bias = rnd(3, 5), rnd(3, 5)
+    xt = t(x)
+    outs = {"sm": torch.softmax(xt, dim=1).numpy(), "lsm": torch.log_softmax(xt, dim=-1).numpy(),
+            "ln": F.layer_norm(xt, (3, 5), t(scale), t(bias), eps=1e-5).numpy(),
+            "mean": x.mean(axis=(1, 2)), "sum": x.sum(axis=1, keepdims=True), "max": x.max(axis=-1, keepdims=True)}
+    nodes = [helper.make_node("Softmax", ["x"], ["sm"], axis=1), helper.make_node("LogSoftmax", ["x"], ["lsm"]),
+             helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["ln"], axis=-2, epsilon=1e-5),
+             helper.make_node("ReduceMean", ["x"], ["mean"], axes=[1, 2], keepdims=0),
+             helper.make_node("ReduceSum", ["x", "ax1"], ["sum"]),
+             helper.make_node("ReduceMax", ["x"], ["max"], axes=[-1])]
+    inits = {"scale": scale, "bias": bias, "ax1": np.array([1], np.int64)}
+    return model(nodes, {"x": x}, outs, inits, opset=17), {"x": x}, outs
+
+
+@case
+def batchnorm_constant_and_runtime_stats():
+    x = rnd(2, 3, 4, 4)
+    s, b, m, v = rnd(3), rnd(3), rnd(3), rnd(3, low=0.5, high=1.5)
+    ref = F.batch_norm(t(x), t(m), t(v), t(s), t(b), eps=1e-3).numpy()
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y1"], epsilon=1e-3),
+             helper.make_node("BatchNormalization", ["x", "rs", "b", "m", "v"], ["y2"], epsilon=1e-3)]
+    ins = {"x": x, "rs": s}
+    outs = {"y1": ref, "y2": ref}
+    return model(nodes, ins, outs, {"s": s, "b": b, "m": m, "v": v}, opset=15), ins, outs
+
+
+# --- inputs, external data -------------------------------------------------------------
+
+@case
+def symbolic_batch_with_input_shape():
+    x, w = rnd(3, 4), rnd(4, 2)
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": x}, {"y": x @ w}, {"w": w},
+              input_dims={"x": ["batch", 4]})
+    return m, {"x": x}, {"y": x @ w}, ["--input-shape", "x=3x4"]
+
+
+@case
+def external_data():
+    x, w = rnd(2, 8), rnd(8, 8)
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": x}, {"y": x @ w}, {"w": w})
+    return m, {"x": x}, {"y": x @ w}, "external"
+
+
+# --- errors ----------------------------------------------------------------------------
+
+def _unary(op, opset=13, domain="", **attrs):
+    x = rnd(2, 2)
+    n = helper.make_node(op, ["x"], ["y"], domain=domain, **attrs)
+    m = model([n], {"x": x}, {"y": x}, opset=opset)
+    if domain:
+        m.opset_import.append(helper.make_opsetid(domain, 1))
+    return m, {"x": x}
+
+
+ERRORS = {
+    "unsupported_op": lambda: (*_unary("Sin"), "node 'n0' (Sin, domain ai.onnx, opset 13): unsupported op 'Sin'"),
+    "custom_domain": lambda: (*_unary("FusedGelu", domain="com.microsoft"),
+                              "node 'n0' (FusedGelu, domain com.microsoft, opset 13): unsupported op: domain "
+                              "'com.microsoft' is not supported"),
+    "old_opset": lambda: (*_unary("Relu", opset=11), "the model uses opset 11; Hexir imports opsets 13 to 17"),
+    "symbolic_dim": lambda: (model([helper.make_node("Relu", ["x"], ["y"])], {"x": rnd(2, 3)}, {"y": rnd(2, 3)},
+                                   input_dims={"x": ["batch", 3]}), {},
+                             "input 'x' has a symbolic dimension 'batch' at axis 0 (batchx3); Hexir compiles static "
+                             "shapes: fix it with --input-shape x=DIMS"),
+    "unknown_input_shape_name": lambda: (*_unary("Relu"), "--input-shape names 'nope', which is not an input of the "
+                                         "model (inputs: x)", ["--input-shape", "nope=1x2"]),
+    "pad_reflect": lambda: (model([helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect")], {"x": rnd(2, 2)},
+                                  {"y": rnd(2, 4)}, {"p": np.array([0, 1, 0, 1], np.int64)}), {},
+                            "node 'n0' (Pad, domain ai.onnx, opset 13): unsupported attribute mode='reflect'"),
+    "runtime_reshape_shape": lambda: (model([helper.make_node("Reshape", ["x", "s"], ["y"])],
+                                            {"x": rnd(2, 2), "s": np.array([4], np.int64)}, {"y": rnd(4)}), {},
+                                      "node 'n0' (Reshape, domain ai.onnx, opset 13): shape (input 1) must be known "
+                                      "at compile time"),
+    "not_onnx": lambda: (b"this is not a protobuf", {}, "is not a valid ONNX model"),
+    "external_data_escape": lambda: (None, {}, "must be a relative path inside the model's directory", "escape"),
+}
+
+
+def run_tool(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def compile_model(bin_dir, path, hxb, extra):
+    return run_tool([os.path.join(bin_dir, "hexir-compile"), path, "-o", hxb] + list(extra))
+
+
+def check_case(name, bin_dir, tmp):
+    got = CASES[name]()
+    m, ins, outs = got[:3]
+    extra = got[3] if len(got) > 3 else []
+    path = os.path.join(tmp, name + ".onnx")
+    if extra == "external":
+        onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=name + ".weights", size_threshold=0)
+        assert os.path.exists(os.path.join(tmp, name + ".weights"))
+        extra = []
+    else:
+        onnx.save(m, path)
+    hxb = os.path.join(tmp, name + ".hxb")
+    r = compile_model(bin_dir, path, hxb, extra)
+    if r.returncode != 0:
+        print(f"{name}: hexir-compile failed\n{r.stderr}")
+        return False
+    cmd = [os.path.join(bin_dir, "hexir-run"), hxb]
+    for k, v in ins.items():
+        np.save(os.path.join(tmp, f"{name}.in.{k}.npy"), v)
+        cmd += ["--input", f"{k}={os.path.join(tmp, f'{name}.in.{k}.npy')}"]
+    for k in outs:
+        cmd += ["--output", f"{k}={os.path.join(tmp, f'{name}.out.{k}.npy')}"]
+    r = run_tool(cmd)
+    if r.returncode != 0:
+        print(f"{name}: hexir-run failed\n{r.stderr}")
+        return False
+    ok = True
+    for k, ref in outs.items():
+        got = np.load(os.path.join(tmp, f"{name}.out.{k}.npy"))
+        ref = np.asarray(ref)
+        want_dtype = ref.dtype if ref.dtype != np.float64 else np.float32
+        if got.shape != ref.shape or got.dtype != want_dtype:
+            print(f"{name}.{k}: got {got.dtype}{got.shape}, expected {want_dtype}{ref.shape}")
+            ok = False
+            continue
+        err = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+        if not np.all(err <= ATOL + RTOL * np.abs(ref.astype(np.float64))):
+            print(f"{name}.{k}: worst |diff| {err.max():.3e}")
+            ok = False
+    return ok
+
+
+def check_error(name, bin_dir, tmp):
+    got = ERRORS[name]()
+    m, _, message = got[:3]
+    extra = got[3] if len(got) > 3 else []
+    path = os.path.join(tmp, name + ".onnx")
+    if m is None:  # a model whose external data points outside its directory
+        x = rnd(2, 2)
+        m = model([helper.make_node("Add", ["x", "w"], ["y"])], {"x": x}, {"y": x}, {"w": x})
+        w = m.graph.initializer[0]
+        w.ClearField("raw_data")
+        w.data_location = TensorProto.EXTERNAL
+        w.external_data.add(key="location", value="../../etc/passwd")
+        extra = []
+    if isinstance(m, bytes):
+        open(path, "wb").write(m)
+    else:
+        onnx.save(m, path)
+    hxb = os.path.join(tmp, name + ".hxb")
+    r = compile_model(bin_dir, path, hxb, extra)
+    if r.returncode == 0 or message not in r.stderr or os.path.exists(hxb):
+        print(f"{name}: expected failure with\n  {message}\ngot rc={r.returncode}:\n{r.stderr}")
+        return False
+    if "Stack dump" in r.stderr or r.returncode < 0:
+        print(f"{name}: crashed\n{r.stderr}")
+        return False
+    return True
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--only")
+    args = p.parse_args()
+    failed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in CASES:
+            if args.only and name != args.only:
+                continue
+            ok = check_case(name, args.bin, tmp)
+            print(f"{'ok  ' if ok else 'FAIL'} {name}")
+            if not ok:
+                failed.append(name)
+        for name in ERRORS:
+            if args.only and name != args.only:
+                continue
+            ok = check_error(name, args.bin, tmp)
+            print(f"{'ok  ' if ok else 'FAIL'} error.{name}")
+            if not ok:
+                failed.append(name)
+        # --list-ops names every op the issue asks for.
+        r = run_tool([os.path.join(args.bin, "hexir-compile"), "--list-ops"])
+        listed = {line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip()}
+        required = set("""Conv BatchNormalization Gemm MatMul Add Sub Mul Div Pow Sqrt Erf Tanh Sigmoid HardSigmoid
+            HardSwish Relu Clip MaxPool AveragePool GlobalAveragePool Flatten Reshape Transpose Concat Split Slice
+            Gather Squeeze Unsqueeze Softmax LayerNormalization ReduceMean Where Cast Expand Pad Constant
+            ConstantOfShape Shape Identity Dropout Equal""".split())
+        if r.returncode != 0 or not required <= listed:
+            print(f"FAIL --list-ops misses {sorted(required - listed)}")
+            failed.append("list-ops")
+    print(f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
