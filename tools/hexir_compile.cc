@@ -57,7 +57,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (input.empty() || output.empty()) {
-    llvm::errs() << "hexir-compile: give an input graph and -o OUTPUT (see --help)\n";
+    llvm::errs() << "hexir-compile: " << (input.empty() ? "an input graph (.mlir or .onnx)" : "-o OUTPUT")
+                 << " must be specified (see --help)\n";
     return 2;
   }
   hexir::compiler::CompileOptions options;

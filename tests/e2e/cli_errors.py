@@ -86,7 +86,7 @@ def main():
 
         # Bad command lines.
         r = run([compile_, "graph.mlir"])
-        ok = r.returncode != 0 and "-o" in r.stderr and "must be specified" in r.stderr
+        ok = r.returncode != 0 and "-o OUTPUT must be specified" in r.stderr
         print(("ok  " if ok else "FAIL") + " hexir-compile: missing -o")
         if not ok:
             FAILURES.append("hexir-compile missing -o")
