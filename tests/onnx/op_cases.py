@@ -403,6 +403,11 @@ ERRORS = {
                                             {"x": rnd(2, 2), "s": np.array([4], np.int64)}, {"y": rnd(4)}), {},
                                       "node 'n0' (Reshape, domain ai.onnx, opset 13): shape (input 1) must be known "
                                       "at compile time"),
+    "unknown_attribute": lambda: (*_unary("Relu", frobnicate=1),
+                                  "node 'n0' (Relu, domain ai.onnx, opset 13): unsupported attribute 'frobnicate'"),
+    "missing_input": lambda: (model([helper.make_node("Conv", ["x", ""], ["y"])], {"x": rnd(1, 1, 3, 3)},
+                                    {"y": rnd(1, 1, 3, 3)}), {},
+                              "node 'n0' (Conv, domain ai.onnx, opset 13): input 1 is missing (the op needs 2 inputs)"),
     "not_onnx": lambda: (b"this is not a protobuf", {}, "is not a valid ONNX model"),
     "external_data_escape": lambda: (None, {}, "must be a relative path inside the model's directory", "escape"),
 }

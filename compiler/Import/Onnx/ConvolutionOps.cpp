@@ -138,6 +138,8 @@ LogicalResult convertConv(NodeContext &ctx) {
     return failure();
   const OnnxValue &x = ctx.input(0);
   const OnnxValue &wv = ctx.input(1);
+  if (x.rank() != 3 && x.rank() != 4)
+    return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
   if (wv.rank() != x.rank())
     return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
   std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
@@ -325,11 +327,11 @@ LogicalResult convertGlobalMaxPool(NodeContext &ctx) { return convertGlobalPool(
 
 void addConvolutionOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"AveragePool", 13, 17, convertAveragePool, "1-D and 2-D"},
-      {"Conv", 13, 17, convertConv, "1-D and 2-D"},
-      {"GlobalAveragePool", 13, 17, convertGlobalAveragePool, ""},
-      {"GlobalMaxPool", 13, 17, convertGlobalMaxPool, ""},
-      {"MaxPool", 13, 17, convertMaxPool, "1-D and 2-D, no Indices output"},
+      {"AveragePool", 13, 17, convertAveragePool, "1-D and 2-D", "auto_pad ceil_mode count_include_pad kernel_shape pads strides dilations", 1},
+      {"Conv", 13, 17, convertConv, "1-D and 2-D", "auto_pad dilations group kernel_shape pads strides", 2},
+      {"GlobalAveragePool", 13, 17, convertGlobalAveragePool, "", "", 1},
+      {"GlobalMaxPool", 13, 17, convertGlobalMaxPool, "", "", 1},
+      {"MaxPool", 13, 17, convertMaxPool, "1-D and 2-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
   });
 }
 

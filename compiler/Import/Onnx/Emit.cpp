@@ -34,7 +34,7 @@ std::vector<int64_t> shapeOf(Value v) {
 bool normalizeAxis(int64_t &axis, int64_t rank) {
   if (axis < 0)
     axis += rank;
-  return axis >= 0 && axis < std::max<int64_t>(rank, 1);
+  return axis >= 0 && axis < rank;
 }
 
 Value constantTensor(OpBuilder &b, Location loc, const HostTensor &t) {

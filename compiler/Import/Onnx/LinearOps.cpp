@@ -161,8 +161,8 @@ LogicalResult convertGemm(NodeContext &ctx) {
 
 void addLinearOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"Gemm", 13, 17, convertGemm, ""},
-      {"MatMul", 13, 17, convertMatMul, "float tensors"},
+      {"Gemm", 13, 17, convertGemm, "", "alpha beta transA transB", 2},
+      {"MatMul", 13, 17, convertMatMul, "float tensors", "", 2},
   });
 }
 

@@ -188,11 +188,15 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
     return mlir::failure();
   }
   t.shape.assign(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : t.shape)
-    if (d < 0) {
-      error = "tensor '" + proto.name() + "' has a negative dimension";
+  int64_t count = 1;
+  for (int64_t d : t.shape) {
+    // Bounded by the 2 GiB a protobuf (or an external data file read here) can hold.
+    if (d < 0 || (d > 0 && count > (int64_t{1} << 31) / d)) {
+      error = "tensor '" + proto.name() + "' has a negative or too large dimension";
       return mlir::failure();
     }
+    count *= d;
+  }
   int64_t n = t.numElements();
   std::string external;
   const std::string *raw = nullptr;

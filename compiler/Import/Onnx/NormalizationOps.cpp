@@ -214,15 +214,15 @@ LogicalResult convertReduceSumSquare(NodeContext &ctx) { return convertReduce(ct
 
 void addNormalizationOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"BatchNormalization", 13, 17, convertBatchNormalization, "inference (training_mode=0)"},
-      {"LayerNormalization", 17, 17, convertLayerNormalization, "no Mean/InvStdDev outputs"},
-      {"LogSoftmax", 13, 17, convertLogSoftmax, ""},
-      {"ReduceMax", 13, 17, convertReduceMax, ""},
-      {"ReduceMean", 13, 17, convertReduceMean, ""},
-      {"ReduceMin", 13, 17, convertReduceMin, ""},
-      {"ReduceSum", 13, 17, convertReduceSum, "axes known at compile time"},
-      {"ReduceSumSquare", 13, 17, convertReduceSumSquare, ""},
-      {"Softmax", 13, 17, convertSoftmax, ""},
+      {"BatchNormalization", 13, 17, convertBatchNormalization, "inference (training_mode=0)", "epsilon momentum training_mode", 5},
+      {"LayerNormalization", 17, 17, convertLayerNormalization, "no Mean/InvStdDev outputs", "axis epsilon stash_type", 1},
+      {"LogSoftmax", 13, 17, convertLogSoftmax, "", "axis", 1},
+      {"ReduceMax", 13, 17, convertReduceMax, "", "axes keepdims", 1},
+      {"ReduceMean", 13, 17, convertReduceMean, "", "axes keepdims", 1},
+      {"ReduceMin", 13, 17, convertReduceMin, "", "axes keepdims", 1},
+      {"ReduceSum", 13, 17, convertReduceSum, "axes known at compile time", "keepdims noop_with_empty_axes", 1},
+      {"ReduceSumSquare", 13, 17, convertReduceSumSquare, "", "axes keepdims", 1},
+      {"Softmax", 13, 17, convertSoftmax, "", "axis", 1},
   });
 }
 

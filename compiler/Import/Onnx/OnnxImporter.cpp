@@ -253,9 +253,16 @@ private:
     if (opset_ < op->sinceOpset || opset_ > op->untilOpset)
       return ctx.error() << "op '" << node.op_type() << "' is supported in opsets " << op->sinceOpset << " to "
                          << op->untilOpset;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (!inputs[i] && i == 0)
-        return ctx.error() << "input 0 is missing";
+    for (const auto &a : node.attribute())
+      if (!knowsAttribute(*op, a.name()))
+        return ctx.error() << "unsupported attribute '" << a.name() << "'";
+    // Converters may then read every required input without checking.
+    size_t required = op->minInputs < 0 ? std::max<size_t>(1, inputs.size()) : op->minInputs;
+    for (size_t i = 0; i < required; ++i)
+      if (i >= inputs.size() || !inputs[i])
+        return ctx.error() << "input " << i << " is missing (the op needs "
+                           << (op->minInputs < 0 ? std::string("one or more inputs, none omitted")
+                                                 : std::to_string(op->minInputs) + " inputs") << ")";
     if (failed(op->convert(ctx)))
       return failure();
     std::vector<OnnxValue> outputs = ctx.takeOutputs();

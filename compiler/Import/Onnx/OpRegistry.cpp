@@ -28,4 +28,9 @@ const OpSupport *findOp(const std::string &opType) {
   return nullptr;
 }
 
+bool knowsAttribute(const OpSupport &op, const std::string &name) {
+  std::string list = std::string(" ") + op.attributes + " ";
+  return list.find(" " + name + " ") != std::string::npos;
+}
+
 } // namespace hexir::onnx_import

@@ -18,8 +18,13 @@ struct OpSupport {
   int64_t sinceOpset;  // within the importer's 13..17
   int64_t untilOpset;
   Converter convert;
-  const char *limits;  // what is not supported, "" if nothing
+  const char *limits;      // what is not supported, "" if nothing
+  const char *attributes;  // the attributes the converter reads, space-separated; any other is an error
+  int minInputs;           // inputs that must be present; -1: variadic, at least one, none omitted
 };
+
+// Whether `op` reads attribute `name` (an unknown attribute must not be silently ignored).
+bool knowsAttribute(const OpSupport &op, const std::string &name);
 
 // Sorted by op type.
 const std::vector<OpSupport> &supportedOps();

@@ -20,6 +20,10 @@ using namespace mlir;
 namespace hexir::onnx_import {
 namespace {
 
+// Folded tensors are built in memory at import; a shape beyond this is an error, not an
+// out-of-memory crash (1 GiB of float).
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 28;
+
 // Sets output 0 to `x` viewed with `shape` (a folded constant or a view).
 LogicalResult setReshaped(NodeContext &ctx, const OnnxValue &x, std::vector<int64_t> shape) {
   if (x.isConstant()) {
@@ -295,6 +299,9 @@ LogicalResult convertSplit(NodeContext &ctx) {
     for (int64_t k = 0; k < n; ++k)
       sizes.push_back(std::max<int64_t>(0, std::min(part, x.shape[axis] - k * part)));
   }
+  for (int64_t size : sizes)
+    if (size < 0)
+      return ctx.error() << "split sizes must not be negative";
   if (sizes.size() != ctx.numOutputs() ||
       std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != x.shape[axis])
     return ctx.error() << "split sizes do not cover axis " << axis << " of " << shapeString(x.shape)
@@ -392,8 +399,19 @@ LogicalResult convertExpand(NodeContext &ctx) {
   if (failed(shapeT))
     return failure();
   std::vector<int64_t> shape;
+  for (int64_t d : shapeT->ints())
+    if (d < 0)
+      return ctx.error() << "shape has a negative dimension";
   if (!broadcastShapes(x.shape, shapeT->ints(), shape))
     return ctx.error() << "cannot expand " << shapeString(x.shape) << " to " << shapeString(shapeT->ints());
+  bool tooLarge = false;
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    tooLarge |= d > 0 && count > kMaxFoldedElements / d;
+    count = tooLarge ? count : count * d;
+  }
+  if (x.isConstant() && tooLarge)
+    return ctx.error() << "expanding a constant to " << shapeString(shape) << " is too large to fold";
   if (x.isConstant()) {
     ctx.setOutput(0, OnnxValue::ofConstant(expand(*x.constant, shape)));
     return success();
@@ -492,9 +510,12 @@ LogicalResult convertConstantOfShape(NodeContext &ctx) {
   if (failed(shapeT))
     return failure();
   std::vector<int64_t> shape = shapeT->ints();
-  for (int64_t d : shape)
-    if (d < 0)
-      return ctx.error() << "shape has a negative dimension";
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && count > kMaxFoldedElements / d))
+      return ctx.error() << "shape " << shapeString(shape) << " is negative or too large";
+    count *= d;
+  }
   HostTensor value = HostTensor::scalarFloat(0.0f);
   if (const auto *a = ctx.attr("value")) {
     std::string error;
@@ -518,7 +539,10 @@ LogicalResult convertRange(NodeContext &ctx) {
   double s = start->asDouble(0), l = limit->asDouble(0), d = delta->asDouble(0);
   if (d == 0)
     return ctx.error() << "delta is 0";
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  double steps = std::ceil((l - s) / d);
+  if (!(steps <= static_cast<double>(kMaxFoldedElements)))
+    return ctx.error() << "the range has too many elements";
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(steps));
   HostTensor t = HostTensor::zeros(start->type, {n});
   for (int64_t k = 0; k < n; ++k) {
     if (isFloat(t.type))
@@ -586,25 +610,25 @@ LogicalResult convertDropout(NodeContext &ctx) {
 
 void addShapeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"Concat", 13, 17, convertConcat, ""},
-      {"Constant", 13, 17, convertConstant, "no sparse_value"},
-      {"ConstantOfShape", 13, 17, convertConstantOfShape, ""},
-      {"Dropout", 13, 17, convertDropout, "inference only"},
-      {"Expand", 13, 17, convertExpand, "shape known at compile time"},
-      {"Flatten", 13, 17, convertFlatten, ""},
-      {"Gather", 13, 17, convertGather, "out-of-range run-time indices are clamped"},
-      {"Identity", 13, 17, convertIdentity, ""},
-      {"Pad", 13, 17, convertPad, "mode=constant, pads known at compile time, no negative pads"},
-      {"Range", 13, 17, convertRange, "inputs known at compile time"},
-      {"Reshape", 13, 17, convertReshape, "shape known at compile time"},
-      {"Shape", 13, 17, convertShape, ""},
-      {"Size", 13, 17, convertSize, ""},
-      {"Slice", 13, 17, convertSlice, "starts, ends, axes, steps known at compile time"},
-      {"Split", 13, 17, convertSplit, "split sizes known at compile time"},
-      {"Squeeze", 13, 17, convertSqueeze, "axes known at compile time"},
-      {"Transpose", 13, 17, convertTranspose, ""},
-      {"Trilu", 14, 17, convertTrilu, "inputs known at compile time"},
-      {"Unsqueeze", 13, 17, convertUnsqueeze, "axes known at compile time"},
+      {"Concat", 13, 17, convertConcat, "", "axis", -1},
+      {"Constant", 13, 17, convertConstant, "no sparse_value", "value value_float value_floats value_int value_ints", 0},
+      {"ConstantOfShape", 13, 17, convertConstantOfShape, "", "value", 1},
+      {"Dropout", 13, 17, convertDropout, "inference only", "seed", 1},
+      {"Expand", 13, 17, convertExpand, "shape known at compile time", "", 2},
+      {"Flatten", 13, 17, convertFlatten, "", "axis", 1},
+      {"Gather", 13, 17, convertGather, "out-of-range run-time indices are clamped", "axis", 2},
+      {"Identity", 13, 17, convertIdentity, "", "", 1},
+      {"Pad", 13, 17, convertPad, "mode=constant, pads known at compile time, no negative pads", "mode", 2},
+      {"Range", 13, 17, convertRange, "inputs known at compile time", "", 3},
+      {"Reshape", 13, 17, convertReshape, "shape known at compile time", "allowzero", 2},
+      {"Shape", 13, 17, convertShape, "", "start end", 1},
+      {"Size", 13, 17, convertSize, "", "", 1},
+      {"Slice", 13, 17, convertSlice, "starts, ends, axes, steps known at compile time", "", 3},
+      {"Split", 13, 17, convertSplit, "split sizes known at compile time", "axis", 1},
+      {"Squeeze", 13, 17, convertSqueeze, "axes known at compile time", "", 1},
+      {"Transpose", 13, 17, convertTranspose, "", "perm", 1},
+      {"Trilu", 14, 17, convertTrilu, "inputs known at compile time", "upper", 1},
+      {"Unsqueeze", 13, 17, convertUnsqueeze, "axes known at compile time", "", 2},
   });
 }
 
