@@ -45,9 +45,13 @@ public:
   OwningOpRef<ModuleOp> run() {
     if (failed(load()) || failed(checkOpset()) || failed(fixInputShapes()))
       return nullptr;
-    inferShapes();
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc_);
     if (failed(buildFunction(*module)))
+      return nullptr;
+    // Only now: ONNX 1.12's shape inference dereferences null on some malformed graphs (a Conv
+    // whose weight is undefined), which the importer has refused by this point.
+    inferShapes();
+    if (failed(checkInferredShapes()))
       return nullptr;
     return module;
   }
@@ -272,25 +276,29 @@ private:
         continue;
       if (k >= static_cast<int>(outputs.size()) || (!outputs[k].value && !outputs[k].constant))
         return ctx.error() << "output " << k << " ('" << out << "') is not supported";
-      if (failed(checkInferredShape(ctx, out, outputs[k])))
-        return failure();
+      computed_.insert_or_assign(out, std::make_pair(loc, outputs[k].shape));
       values_[out] = std::move(outputs[k]);
     }
     return success();
   }
 
-  LogicalResult checkInferredShape(NodeContext &ctx, const std::string &name, const OnnxValue &v) {
-    auto it = inferred_.find(name);
-    if (it == inferred_.end())
-      return success();
-    const onnx::TensorShapeProto &shape = it->second;
-    if (shape.dim_size() != v.rank())
-      return success();  // ONNX 1.12 leaves some ranks wrong for folded shape values
-    for (int d = 0; d < shape.dim_size(); ++d)
-      if (shape.dim(d).has_dim_value() && shape.dim(d).dim_value() != v.shape[d])
-        return ctx.error() << "Hexir computes shape " << shapeString(v.shape) << " for '" << name
-                           << "', but ONNX shape inference says " << describeDims(shape)
-                           << "; please report this model";
+  // A static dimension on which Hexir and ONNX shape inference disagree is an error: one of
+  // them is wrong, and a silently different graph is worse than none.
+  LogicalResult checkInferredShapes() {
+    for (const auto &[name, computed] : computed_) {
+      auto it = inferred_.find(name);
+      if (it == inferred_.end())
+        continue;
+      const onnx::TensorShapeProto &shape = it->second;
+      const std::vector<int64_t> &mine = computed.second;
+      if (shape.dim_size() != static_cast<int>(mine.size()))
+        continue;  // ONNX 1.12 leaves some ranks wrong for folded shape values
+      for (int d = 0; d < shape.dim_size(); ++d)
+        if (shape.dim(d).has_dim_value() && shape.dim(d).dim_value() != mine[d])
+          return emitError(computed.first) << "Hexir computes shape " << shapeString(mine) << " for '" << name
+                                           << "', but ONNX shape inference says " << describeDims(shape)
+                                           << "; please report this model";
+    }
     return success();
   }
 
@@ -301,6 +309,7 @@ private:
   int64_t opset_ = 0;
   std::map<std::string, OnnxValue> values_;
   std::map<std::string, onnx::TensorShapeProto> inferred_;
+  std::map<std::string, std::pair<Location, std::vector<int64_t>>> computed_;  // node outputs
 };
 
 } // namespace
