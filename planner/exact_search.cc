@@ -67,33 +67,24 @@ class Search {
     // this order (larger area first, then the most crowded sections, then index). The tie
     // rule and the candidate order must agree, or a buffer skipped at an offset is stranded.
     area_.resize(n_);
-    std::vector<uint64_t> total(n_, 0);
     // Seeds after the first jitter the areas by up to 25%, so restarts explore differently.
     std::mt19937_64 rng(seed);
     for (size_t i = 0; i < n_; ++i) {
       area_[i] = static_cast<long double>(buf_[i].size) * buf_[i].length;
       if (seed != 0) area_[i] *= 1.0L + 0.25L * (rng() % 1024) / 1024.0L;
-      for (size_t s = buf_[i].s0; s < buf_[i].s1; ++s) total[i] = std::max(total[i], remaining_[s]);
     }
-    std::vector<size_t> preorder(n_);
-    std::iota(preorder.begin(), preorder.end(), 0);
-    std::stable_sort(preorder.begin(), preorder.end(), [&](size_t a, size_t b) {
-      for (char k : order) {
-        if (k == 'A' && area_[a] != area_[b]) return area_[a] > area_[b];
-        if (k == 'T' && total[a] != total[b]) return total[a] > total[b];
-        if (k == 'W' && buf_[a].length != buf_[b].length) return buf_[a].length > buf_[b].length;
-        size_t ca = buf_[a].s1 - buf_[a].s0, cb = buf_[b].s1 - buf_[b].s0;
-        if (k == 'C' && ca != cb) return ca > cb;
-        if (k == 'B' && buf_[a].size * ca != buf_[b].size * cb) return buf_[a].size * ca > buf_[b].size * cb;
-      }
-      return false;
-    });
-    rank_.resize(n_);
-    for (size_t k = 0; k < n_; ++k) rank_[preorder[k]] = k;
+    order_ = order;
+    total_.assign(n_, 0);
+    rank_.assign(n_, 0);
+    std::vector<size_t> all(n_);
+    std::iota(all.begin(), all.end(), 0);
+    Rank(all);
     min_start_.assign(sections_, UINT64_MAX);
     candidates_.resize(n_ + 1);
     rest_.resize(n_ + 1);
   }
+
+  void set_rerank(bool on) { rerank_ = on; }
 
   SearchResult Run(const Problem& problem) {
     SearchResult result;
@@ -137,6 +128,28 @@ class Search {
     size_t index;
   };
 
+  // Ranks `items` by the static preorder. T, the largest total still to place in a section
+  // of the buffer, is read from the current state: a part split off during the search is
+  // ranked afresh, as MiniMalloc does, since what crowds its sections has changed.
+  void Rank(std::vector<size_t> items) {
+    for (size_t i : items) {
+      total_[i] = 0;
+      for (size_t s = buf_[i].s0; s < buf_[i].s1; ++s) total_[i] = std::max(total_[i], remaining_[s]);
+    }
+    std::stable_sort(items.begin(), items.end(), [&](size_t a, size_t b) {
+      for (char k : order_) {
+        if (k == 'A' && area_[a] != area_[b]) return area_[a] > area_[b];
+        if (k == 'T' && total_[a] != total_[b]) return total_[a] > total_[b];
+        if (k == 'W' && buf_[a].length != buf_[b].length) return buf_[a].length > buf_[b].length;
+        size_t ca = buf_[a].s1 - buf_[a].s0, cb = buf_[b].s1 - buf_[b].s0;
+        if (k == 'C' && ca != cb) return ca > cb;
+        if (k == 'B' && buf_[a].size * ca != buf_[b].size * cb) return buf_[a].size * ca > buf_[b].size * cb;
+      }
+      return a < b;
+    });
+    for (size_t k = 0; k < items.size(); ++k) rank_[items[k]] = k;
+  }
+
   // Places every buffer of `items` (unplaced, and not overlapping in time any unplaced
   // buffer outside `items`) at or above `floor`. On failure, everything it placed is undone.
   bool Solve(const std::vector<size_t>& items, uint64_t floor, size_t last_index) {
@@ -158,9 +171,11 @@ class Search {
     uint64_t* min_start = min_start_.data();  // indexed by section
     std::vector<Candidate>& candidates = candidates_[depth];
     candidates.clear();
+    uint64_t min_top = UINT64_MAX;  // the lowest top of any unplaced buffer at its gravity
     for (size_t i : items) {
       const Buf& b = buf_[i];
       uint64_t g = AlignUp(gravity_[i], b.align);
+      min_top = std::min(min_top, g + b.size);
       // Dominance: if i fits entirely below the floor where it would rest, that space stays
       // free forever (later placements are at or above the floor), so moving i down gives a
       // solution at least as good, found in a sibling branch that placed i earlier.
@@ -172,8 +187,18 @@ class Search {
       // the floor itself only in the static order. A buffer below the floor waits until an
       // overlapping placement lifts it.
       if (gravity_[i] < floor ||
-          (g == floor && last_index != SIZE_MAX && rank_[i] < rank_[last_index]))
+          (g == floor && last_index != SIZE_MAX && rank_[i] < rank_[last_index])) {
+        // It can only be placed once an overlapping placement (at or above the floor) lifts
+        // it; with no unplaced buffer overlapping it, it is stranded and this branch is dead.
+        bool liftable = false;
+        for (size_t j : overlaps_[i])
+          if (!placed_[j]) {
+            liftable = true;
+            break;
+          }
+        if (!liftable) return false;
         continue;
+      }
       if (g + b.size > capacity_) return false;  // it can only go higher
       candidates.push_back({g, i});
     }
@@ -191,6 +216,10 @@ class Search {
     });
     std::vector<size_t>& rest = rest_[depth];
     for (const Candidate& c : candidates) {
+      // Dominance before placing (MiniMalloc's check): a buffer that fits entirely below this
+      // offset at its gravity would sit in space no later placement can use, so it must be
+      // placed first; candidates are sorted by offset, so none after this one qualifies.
+      if (c.offset >= min_top) break;
       size_t mark = placed_stack_.size();
       Place(c.index, c.offset);
       rest.clear();
@@ -203,16 +232,28 @@ class Search {
       std::vector<std::vector<size_t>> parts;
       if (!SplitInto(rest, parts)) parts.push_back(rest);
       bool ok = true;
+      bool split = parts.size() > 1;
+      std::vector<size_t> saved_rank;
+      if (split && rerank_) {
+        for (size_t i : rest) saved_rank.push_back(rank_[i]);
+        for (const std::vector<size_t>& part : parts) Rank(part);
+      }
       for (const std::vector<size_t>& part : parts) {
-        bool split = parts.size() > 1;
         if (!Solve(part, split ? 0 : c.offset, split ? SIZE_MAX : c.index)) {
           ok = false;
           break;
         }
       }
+      if (!saved_rank.empty())
+        for (size_t k = 0; k < rest.size(); ++k) rank_[rest[k]] = saved_rank[k];
       if (ok) return true;
+      bool lifted_any = LiftedAny(mark);
       UndoTo(mark);
       if (timed_out_ || aborted_) return false;
+      // Hat-less pruning (MiniMalloc): the candidate raised no unplaced buffer's gravity, so it
+      // constrains nothing that a sibling branch could place differently; any solution of this
+      // node can move it to this offset first. Its failure is the node's failure.
+      if (!lifted_any) return false;
     }
     return false;
   }
@@ -233,6 +274,15 @@ class Search {
       reach = std::max(reach, buf_[i].s1);
     }
     return true;
+  }
+
+  // Whether the placement recorded at `mark` raised any gravity (its own trail entries only:
+  // placements after it, by parts solved before a failing one, are still on the stack).
+  bool LiftedAny(size_t mark) const {
+    size_t end = mark + 1 < placed_stack_.size() ? placed_stack_[mark + 1].second : trail_.size();
+    for (size_t t = placed_stack_[mark].second; t < end; ++t)
+      if (trail_[t].kind == Change::kGravity) return true;
+    return false;
   }
 
   void UndoTo(size_t mark) {
@@ -297,7 +347,10 @@ class Search {
   std::vector<std::vector<Candidate>> candidates_;
   std::vector<std::vector<size_t>> rest_;
   std::vector<long double> area_;
+  std::string order_;
+  std::vector<uint64_t> total_;
   std::vector<size_t> rank_;
+  bool rerank_ = true;
   uint64_t node_limit_;
   const std::atomic<bool>* cancel_;
   uint64_t nodes_ = 0;
@@ -319,14 +372,22 @@ SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::
   // Static orders, most significant key first: T = the largest total size in the buffer's
   // sections, A = size x lifetime, B = size x sections, W = lifetime, C = sections. Measured on
   // MiniMalloc's challenging instances, each order solves some quickly and stalls on others.
-  static const char* kOrders[] = {"AT", "BT", "TA", "TCB", "TWA", "WAT"};
+  // A trailing '-': parts split off during the search keep the global ranks instead of being
+  // re-ranked. Re-ranking and not solve different instances fast (H in 0.03 s one way and
+  // not within 5 s the other), so the portfolio has both.
+  static const char* kOrders[] = {"AT", "BT", "TA", "TCB", "TWA", "WAT",
+                                  "AT-", "BT-", "TA-", "TCB-", "TWA-", "WAT-"};
   const int count = static_cast<int>(sizeof(kOrders) / sizeof(kOrders[0]));
   uint64_t limit = 2 * std::max<uint64_t>(problem.buffers.size(), 16);
   uint64_t nodes = 0;
   for (uint64_t round = 0;; ++round) {
     for (int k = worker; k < count; k += workers) {
       uint64_t budget = max_nodes == 0 ? limit : std::min(limit, max_nodes - nodes);
-      Search search(problem, capacity, deadline, kOrders[k], round, budget, cancel);
+      std::string order = kOrders[k];
+      bool rerank = order.back() != '-';
+      if (!rerank) order.pop_back();
+      Search search(problem, capacity, deadline, order, round, budget, cancel);
+      search.set_rerank(rerank);
       SearchResult r = search.Run(problem);
       nodes += r.nodes;
       r.nodes = nodes;

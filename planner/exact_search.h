@@ -8,15 +8,19 @@
 //  - branching: the unplaced buffers whose gravity offset is at or above the floor, ordered
 //    by it (ties: a static preorder); equal offsets only in preorder, identical buffers in
 //    index order;
-//  - dominance: a placement that leaves room below the floor for an unplaced buffer to rest
-//    in is skipped (that buffer belongs there, in a sibling branch);
-//  - pruning: in every time section, max(height, floor) + sizes still to place there must fit
-//    the capacity. This bound only grows with the offset chosen, so the candidate loop stops at
-//    the first candidate that fails it. Checking it is O(log S) per candidate after an
-//    O(S log S) step per node (S = time sections).
+//  - dominance: a candidate at or above the top of some unplaced buffer resting at its
+//    gravity is skipped (that buffer fits below it in space no later placement can use, so
+//    it belongs there, placed first); a buffer resting below the floor with no unplaced
+//    buffer overlapping it in time (nothing can lift it) ends the branch;
+//  - hat-less pruning (as MiniMalloc): when a candidate that raised no unplaced buffer's
+//    gravity fails, its siblings fail too;
+//  - pruning: in every time section, max(height, floor, lowest start of its unplaced buffers)
+//    + sizes still to place there must fit the capacity;
 //  - decomposition: once the unplaced buffers split into groups that share no time section,
-//    each group is solved alone, so a failure in one never re-explores the others;
-//  - restarts: several static preorders run round-robin under a doubling node limit.
+//    each group is solved alone (re-ranked by its own crowding), so a failure in one never
+//    re-explores the others;
+//  - restarts: several static preorders, each with and without re-ranking, run round-robin
+//    under a doubling node limit.
 // Worst case exponential; runs under a deadline and reports a timeout. One memory space at a
 // time; may_share_with hints are resolved before (sharing.h).
 #pragma once
