@@ -126,6 +126,24 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnostics);
   if (llvm::StringRef(options.inputPath).ends_with(".onnx")) {
+    // ONNX has no source lines: "model.onnx: error: node 'conv1' (Conv, ...): ..."; later
+    // diagnostics carry the node's name in their location.
+    ScopedDiagnosticHandler onnxHandler(&context, [&](Diagnostic &diag) {
+      auto print = [&](Diagnostic &d, const char *severity) {
+        diagnostics << options.inputPath << ": " << severity << ": ";
+        if (auto name = dyn_cast<NameLoc>(d.getLocation());
+            name && !llvm::StringRef(d.str()).starts_with("node '"))
+          diagnostics << "node '" << name.getName().strref() << "': ";
+        diagnostics << d.str() << "\n";
+      };
+      const char *severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
+                             : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
+                                                                                 : "note";
+      print(diag, severity);
+      for (Diagnostic &note : diag.getNotes())
+        print(note, "note");
+      return success();
+    });
     onnx_import::OnnxImportOptions importOptions;
     importOptions.path = options.inputPath;
     importOptions.entry = options.entry;
