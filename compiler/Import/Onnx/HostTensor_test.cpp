@@ -5,7 +5,7 @@
 #include "Import/Onnx/HostTensor.h"
 #include "Import/Onnx/NodeContext.h"
 
-#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace hexir::onnx_import {
@@ -92,8 +92,7 @@ TEST_CASE("tensors are read from raw data, typed fields and external files", "[o
 
   // External data: offset and length inside a file beside the model.
   std::string dir = "hosttensor_test_dir";
-  std::string cmd = "mkdir -p " + dir;
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::filesystem::create_directories(dir);
   {
     std::ofstream f(dir + "/weights.bin", std::ios::binary);
     float data[3] = {9, 1.5f, -2.0f};
