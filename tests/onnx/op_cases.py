@@ -499,20 +499,15 @@ def main():
     args = p.parse_args()
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in CASES:
+        runs = [(name, name, check_case) for name in CASES] + \
+               [(name, "error." + name, check_error) for name in ERRORS]
+        for name, label, check in runs:
             if args.only and name != args.only:
                 continue
-            ok = check_case(name, args.bin, tmp)
-            print(f"{'ok  ' if ok else 'FAIL'} {name}")
+            ok = check(name, args.bin, tmp)
+            print(f"{'ok  ' if ok else 'FAIL'} {label}")
             if not ok:
-                failed.append(name)
-        for name in ERRORS:
-            if args.only and name != args.only:
-                continue
-            ok = check_error(name, args.bin, tmp)
-            print(f"{'ok  ' if ok else 'FAIL'} error.{name}")
-            if not ok:
-                failed.append(name)
+                failed.append(label)
         # --list-ops names every op the issue asks for.
         r = run_tool([os.path.join(args.bin, "hexir-compile"), "--list-ops"])
         listed = {line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip()}

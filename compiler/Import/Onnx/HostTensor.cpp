@@ -100,6 +100,14 @@ int64_t broadcastOffset(const HostTensor &t, const std::vector<int64_t> &index) 
   return offset;
 }
 
+// out[k] = t[src], whatever the storage.
+void copyElement(HostTensor &out, int64_t k, const HostTensor &t, int64_t src) {
+  if (isFloat(out.type))
+    out.f[k] = static_cast<float>(t.asDouble(src));
+  else
+    out.i[k] = t.asInt(src);
+}
+
 void increment(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
     if (++index[d] < shape[d])
@@ -176,10 +184,7 @@ HostTensor transpose(const HostTensor &t, const std::vector<int64_t> &perm) {
     int64_t src = 0;
     for (size_t d = 0; d < perm.size(); ++d)
       src += index[d] * inStrides[perm[d]];
-    if (isFloat(t.type))
-      out.f[k] = t.f[src];
-    else
-      out.i[k] = t.i[src];
+    copyElement(out, k, t, src);
     increment(index, shape);
   }
   return out;
@@ -210,10 +215,7 @@ HostTensor gather(const HostTensor &t, const HostTensor &indices, int64_t axis) 
         idx += dim;
       for (int64_t in = 0; in < inner; ++in, ++k) {
         int64_t src = (o * dim + idx) * inner + in;
-        if (isFloat(t.type))
-          out.f[k] = t.f[src];
-        else
-          out.i[k] = t.i[src];
+        copyElement(out, k, t, src);
       }
     }
   return out;
@@ -233,10 +235,7 @@ HostTensor concat(const std::vector<const HostTensor *> &inputs, int64_t axis) {
     for (const HostTensor *t : inputs) {
       int64_t chunk = t->numElements() / std::max<int64_t>(outer, 1);
       for (int64_t j = 0; j < chunk; ++j, ++k) {
-        if (isFloat(out.type))
-          out.f[k] = t->asDouble(o * chunk + j);
-        else
-          out.i[k] = t->asInt(o * chunk + j);
+        copyElement(out, k, *t, o * chunk + j);
       }
     }
   return out;
@@ -251,10 +250,7 @@ HostTensor slice(const HostTensor &t, const std::vector<int64_t> &starts,
     int64_t src = 0;
     for (size_t d = 0; d < counts.size(); ++d)
       src += (starts[d] + index[d] * steps[d]) * inStrides[d];
-    if (isFloat(t.type))
-      out.f[k] = t.f[src];
-    else
-      out.i[k] = t.i[src];
+    copyElement(out, k, t, src);
     increment(index, counts);
   }
   return out;
@@ -265,10 +261,7 @@ HostTensor expand(const HostTensor &t, const std::vector<int64_t> &shape) {
   std::vector<int64_t> index(shape.size(), 0);
   for (int64_t k = 0; k < out.numElements(); ++k) {
     int64_t src = broadcastOffset(t, index);
-    if (isFloat(t.type))
-      out.f[k] = t.f[src];
-    else
-      out.i[k] = t.i[src];
+    copyElement(out, k, t, src);
     increment(index, shape);
   }
   return out;

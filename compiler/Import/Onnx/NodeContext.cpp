@@ -74,6 +74,17 @@ std::vector<int64_t> NodeContext::attrInts(const std::string &name) const {
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
+mlir::FailureOr<int64_t> NodeContext::axisAttr(const std::string &name, int64_t fallback,
+                                               int64_t rank) const {
+  int64_t axis = attrInt(name, fallback);
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    error() << name << " " << axis << " is out of range for rank " << rank;
+    return mlir::failure();
+  }
+  return normalized;
+}
+
 mlir::InFlightDiagnostic NodeContext::error() const {
   std::string domain = node_.domain().empty() ? "ai.onnx" : node_.domain();
   return mlir::emitError(loc) << "node '" << node_.name() << "' (" << node_.op_type()

@@ -66,6 +66,9 @@ public:
   float attrFloat(const std::string &name, float fallback) const;
   std::string attrString(const std::string &name, const std::string &fallback) const;
   std::vector<int64_t> attrInts(const std::string &name) const;
+  // Axis attribute `name` normalized against `rank` (negative counts from the end), or an
+  // error naming it when out of range.
+  mlir::FailureOr<int64_t> axisAttr(const std::string &name, int64_t fallback, int64_t rank) const;
 
   // An error at this node: "node 'X' (Conv, domain ai.onnx, opset 13): ...".
   mlir::InFlightDiagnostic error() const;

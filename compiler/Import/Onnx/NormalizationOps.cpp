@@ -85,9 +85,10 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   if (!isFloat(x.type))
     return ctx.error() << "input must be a float tensor";
-  int64_t axis = ctx.attrInt("axis", -1);
-  if (!normalizeAxis(axis, x.rank()))
-    return ctx.error() << "axis " << ctx.attrInt("axis", -1) << " is out of range for rank " << x.rank();
+  auto axisOr = ctx.axisAttr("axis", -1, x.rank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   double eps = ctx.attrFloat("epsilon", 1e-5f);
   SmallVector<int64_t> axes;
   int64_t count = 1;
@@ -127,9 +128,10 @@ LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
   const OnnxValue &x = ctx.input(0);
   if (!isFloat(x.type))
     return ctx.error() << "input must be a float tensor";
-  int64_t axis = ctx.attrInt("axis", -1);
-  if (!normalizeAxis(axis, x.rank()))
-    return ctx.error() << "axis " << ctx.attrInt("axis", -1) << " is out of range for rank " << x.rank();
+  auto axisOr = ctx.axisAttr("axis", -1, x.rank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   Value xv = materialize(ctx, x);
   OnnxValue max = OnnxValue::ofValue(reduce(ctx, xv, {axis}, ReduceKind::kMax), DType::kFloat);
   auto shifted = elementwise(ctx, {&x, &max}, DType::kFloat, [log](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -155,10 +155,11 @@ LogicalResult convertTranspose(NodeContext &ctx) {
 }
 
 LogicalResult convertConcat(NodeContext &ctx) {
-  int64_t axis = ctx.attrInt("axis", 0);
   const OnnxValue &first = ctx.input(0);
-  if (!normalizeAxis(axis, first.rank()))
-    return ctx.error() << "axis " << ctx.attrInt("axis", 0) << " is out of range for rank " << first.rank();
+  auto axisOr = ctx.axisAttr("axis", 0, first.rank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   bool allConstant = true;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
     const OnnxValue &v = ctx.input(i);
@@ -284,9 +285,10 @@ LogicalResult convertSlice(NodeContext &ctx) {
 
 LogicalResult convertSplit(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
-  int64_t axis = ctx.attrInt("axis", 0);
-  if (!normalizeAxis(axis, x.rank()))
-    return ctx.error() << "axis " << ctx.attrInt("axis", 0) << " is out of range for rank " << x.rank();
+  auto axisOr = ctx.axisAttr("axis", 0, x.rank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   std::vector<int64_t> sizes;
   if (ctx.hasInput(1)) {
     auto t = ctx.requireConstant(1, "split");
@@ -333,9 +335,10 @@ Value gatherIndex(OpBuilder &b, Location l, Value raw, int64_t dim) {
 LogicalResult convertGather(NodeContext &ctx) {
   const OnnxValue &data = ctx.input(0);
   const OnnxValue &indices = ctx.input(1);
-  int64_t axis = ctx.attrInt("axis", 0);
-  if (!normalizeAxis(axis, data.rank()) || data.rank() == 0)
-    return ctx.error() << "axis " << ctx.attrInt("axis", 0) << " is out of range for rank " << data.rank();
+  auto axisOr = ctx.axisAttr("axis", 0, data.rank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   if (isFloat(indices.type))
     return ctx.error() << "indices must be an integer tensor";
   int64_t dim = data.shape[axis];
