@@ -164,12 +164,7 @@ LogicalResult convertConv(NodeContext &ctx) {
     const OnnxValue &bias = ctx.input(2);
     if (bias.numElements() != f)
       return ctx.error() << "bias has " << bias.numElements() << " values for " << f << " filters";
-    OnnxValue b3 = bias;
-    if (bias.isConstant())
-      b3 = OnnxValue::ofConstant(reshape(*bias.constant, {f, 1, 1}));
-    else
-      b3 = OnnxValue::ofValue(reshapeView(b, ctx.loc, bias.value, {f, 1, 1}), bias.type);
-    init = broadcastTo(ctx, b3, outShape);
+    init = broadcastTo(ctx, reshaped(ctx, bias, {f, 1, 1}), outShape);
   } else {
     Value zero = floatConst(b, ctx.loc, 0.0);
     Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
@@ -178,11 +173,7 @@ LogicalResult convertConv(NodeContext &ctx) {
 
   Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, 0.0);
   std::vector<int64_t> w4 = as4D(wv.shape);
-  OnnxValue weight = wv;
-  if (wv.isConstant())
-    weight = OnnxValue::ofConstant(reshape(*wv.constant, w4));
-  else
-    weight = OnnxValue::ofValue(reshapeView(b, ctx.loc, wv.value, w4), wv.type);
+  OnnxValue weight = reshaped(ctx, wv, w4);
   Value out;
   if (group == 1) {
     out = linalg::Conv2DNchwFchwOp::create(b, ctx.loc, TypeRange{outType},
@@ -190,9 +181,7 @@ LogicalResult convertConv(NodeContext &ctx) {
                                            i64Pair(b, w.stride), i64Pair(b, w.dilation))
               .getResult(0);
   } else if (group == c && f == c) {
-    std::vector<int64_t> chw = {c, w4[2], w4[3]};
-    Value filter = weight.isConstant() ? constantTensor(b, ctx.loc, reshape(*weight.constant, chw))
-                                       : reshapeView(b, ctx.loc, weight.value, chw);
+    Value filter = materialize(ctx, reshaped(ctx, weight, {c, w4[2], w4[3]}));
     out = linalg::DepthwiseConv2DNchwChwOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, filter},
                                                    ValueRange{init}, i64Pair(b, w.stride),
                                                    i64Pair(b, w.dilation))
@@ -221,6 +210,26 @@ LogicalResult convertConv(NodeContext &ctx) {
   return success();
 }
 
+// A 2-D pooling of `x` over the window `w`: padded with `padValue`, accumulated into a tensor
+// filled with `padValue` (the reduction's identity), by linalg.pooling_nchw_max or _sum.
+Value poolNchw(NodeContext &ctx, const OnnxValue &x, const Window &w, double padValue, bool isMax) {
+  OpBuilder &b = ctx.b;
+  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, padValue);
+  std::vector<int64_t> outShape = {x.shape[0], x.shape[1], w.out[0], w.out[1]};
+  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
+  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, padValue)}, ValueRange{empty})
+                   .getResult(0);
+  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, b.getF32Type());
+  // Ranges over locals: TypeRange/ValueRange from a braced list would dangle.
+  SmallVector<Type> types = {init.getType()};
+  SmallVector<Value> ins = {input, window}, outs = {init};
+  if (isMax)
+    return linalg::PoolingNchwMaxOp::create(b, ctx.loc, types, ins, outs, i64Pair(b, w.stride), i64Pair(b, w.dilation))
+        .getResult(0);
+  return linalg::PoolingNchwSumOp::create(b, ctx.loc, types, ins, outs, i64Pair(b, w.stride), i64Pair(b, w.dilation))
+      .getResult(0);
+}
+
 LogicalResult convertMaxPool(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)))
     return failure();
@@ -230,42 +239,22 @@ LogicalResult convertMaxPool(NodeContext &ctx) {
   Window w;
   if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
     return failure();
-  OpBuilder &b = ctx.b;
-  double lowest = -std::numeric_limits<float>::infinity();
-  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, lowest);
-  std::vector<int64_t> outShape = {x.shape[0], x.shape[1], w.out[0], w.out[1]};
-  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
-  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, lowest)}, ValueRange{empty})
-                   .getResult(0);
-  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, b.getF32Type());
-  Value out = linalg::PoolingNchwMaxOp::create(b, ctx.loc, TypeRange{init.getType()}, ValueRange{input, window},
-                                               ValueRange{init}, i64Pair(b, w.stride), i64Pair(b, w.dilation))
-                  .getResult(0);
-  setWindowOutput(ctx, out, w);
+  setWindowOutput(ctx, poolNchw(ctx, x, w, -std::numeric_limits<float>::infinity(), /*isMax=*/true), w);
   return success();
 }
 
 LogicalResult convertAveragePool(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)))
     return failure();
-  if (!ctx.attrInts("dilations").empty())
-    for (int64_t dl : ctx.attrInts("dilations"))
-      if (dl != 1)
-        return ctx.error() << "unsupported attribute dilations (opset 19)";
+  for (int64_t dl : ctx.attrInts("dilations"))
+    if (dl != 1)
+      return ctx.error() << "unsupported attribute dilations (opset 19)";
   const OnnxValue &x = ctx.input(0);
   Window w;
   if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
     return failure();
   bool countPad = ctx.attrInt("count_include_pad", 0) != 0;
-  OpBuilder &b = ctx.b;
-  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, 0.0);
-  std::vector<int64_t> outShape = {x.shape[0], x.shape[1], w.out[0], w.out[1]};
-  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
-  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, 0.0)}, ValueRange{empty}).getResult(0);
-  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, b.getF32Type());
-  Value sum = linalg::PoolingNchwSumOp::create(b, ctx.loc, TypeRange{init.getType()}, ValueRange{input, window},
-                                               ValueRange{init}, i64Pair(b, w.stride), i64Pair(b, w.dilation))
-                  .getResult(0);
+  Value sum = poolNchw(ctx, x, w, 0.0, /*isMax=*/false);
   // Each output's divisor, as PyTorch counts it: windows are clipped to the padded input
   // (count_include_pad) or to the input itself; the ceil_mode overhang never counts.
   HostTensor divisor = HostTensor::zeros(DType::kFloat, {1, 1, w.out[0], w.out[1]});

@@ -43,14 +43,8 @@ LogicalResult convertElementwise(NodeContext &ctx, size_t numInputs, int resultT
     type = static_cast<DType>(resultTypeOverride);
   bool allConstant = llvm::all_of(inputs, [](const OnnxValue *v) { return v->isConstant(); });
   if (allConstant) {
-    std::vector<int64_t> shape;
-    for (const OnnxValue *v : inputs) {
-      std::vector<int64_t> next;
-      if (!broadcastShapes(shape, v->shape, next))
-        return ctx.error() << "input shapes do not broadcast: " << shapeString(shape) << " and "
-                           << shapeString(v->shape);
-      shape = next;
-    }
+    if (failed(broadcastShapeOf(ctx, inputs)))
+      return failure();
     std::vector<const HostTensor *> hosts;
     for (const OnnxValue *v : inputs)
       hosts.push_back(&*v->constant);

@@ -107,6 +107,24 @@ Value reshapeView(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) 
                                        ArrayRef<ReassociationIndices>{all(shape.size())});
 }
 
+OnnxValue reshaped(NodeContext &ctx, const OnnxValue &v, std::vector<int64_t> shape) {
+  if (v.isConstant())
+    return OnnxValue::ofConstant(reshape(*v.constant, std::move(shape)));
+  return OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, v.value, shape), v.type);
+}
+
+FailureOr<std::vector<int64_t>> broadcastShapeOf(NodeContext &ctx, ArrayRef<const OnnxValue *> inputs) {
+  std::vector<int64_t> shape;
+  for (const OnnxValue *in : inputs) {
+    std::vector<int64_t> next;
+    if (!broadcastShapes(shape, in->shape, next))
+      return ctx.error() << "input shapes do not broadcast: " << shapeString(shape) << " and "
+                         << shapeString(in->shape);
+    shape = next;
+  }
+  return shape;
+}
+
 Value collapseUnitDims(OpBuilder &b, Location loc, Value v, const std::vector<bool> &keep) {
   auto type = cast<RankedTensorType>(v.getType());
   if (llvm::all_of(keep, [](bool k) { return k; }))
@@ -186,15 +204,10 @@ FailureOr<OnnxValue> elementwiseTo(NodeContext &ctx, ArrayRef<const OnnxValue *>
 
 FailureOr<OnnxValue> elementwise(NodeContext &ctx, ArrayRef<const OnnxValue *> inputs,
                                  DType resultType, const ScalarBody &body) {
-  std::vector<int64_t> shape;
-  for (const OnnxValue *in : inputs) {
-    std::vector<int64_t> next;
-    if (!broadcastShapes(shape, in->shape, next))
-      return ctx.error() << "input shapes do not broadcast: " << shapeString(shape) << " and "
-                         << shapeString(in->shape);
-    shape = next;
-  }
-  return elementwiseTo(ctx, inputs, shape, resultType, body);
+  auto shape = broadcastShapeOf(ctx, inputs);
+  if (failed(shape))
+    return failure();
+  return elementwiseTo(ctx, inputs, *shape, resultType, body);
 }
 
 Value broadcastTo(NodeContext &ctx, const OnnxValue &v, ArrayRef<int64_t> shape) {

@@ -25,6 +25,13 @@ mlir::Value constantTensor(mlir::OpBuilder &b, mlir::Location loc, const HostTen
 // A scalar arith.constant of `type`.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc, DType type, double value);
 
+// `v` with `shape` (same element count): a folded constant, or a view of a run-time value.
+OnnxValue reshaped(NodeContext &ctx, const OnnxValue &v, std::vector<int64_t> shape);
+
+// The NumPy broadcast of the inputs' shapes, or an error naming the two that do not broadcast.
+mlir::FailureOr<std::vector<int64_t>> broadcastShapeOf(NodeContext &ctx,
+                                                       llvm::ArrayRef<const OnnxValue *> inputs);
+
 // `v` viewed with `shape` (same element count): collapse and/or expand.
 mlir::Value reshapeView(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                         llvm::ArrayRef<int64_t> shape);

@@ -108,6 +108,7 @@ void copyElement(HostTensor &out, int64_t k, const HostTensor &t, int64_t src) {
     out.i[k] = t.asInt(src);
 }
 
+// The next row-major index of `shape`.
 void increment(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
     if (++index[d] < shape[d])
@@ -115,6 +116,23 @@ void increment(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
     index[d] = 0;
   }
 }
+
+// out[index] = t[base + sum index[d] * strides[d]]: transposes, slices and broadcasts are all
+// one strided walk (a stride of 0 repeats, a negative one walks backwards).
+HostTensor stridedCopy(const HostTensor &t, const std::vector<int64_t> &shape, int64_t base,
+                       const std::vector<int64_t> &strides) {
+  HostTensor out = HostTensor::zeros(t.type, shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t k = 0; k < out.numElements(); ++k) {
+    int64_t src = base;
+    for (size_t d = 0; d < shape.size(); ++d)
+      src += index[d] * strides[d];
+    copyElement(out, k, t, src);
+    increment(index, shape);
+  }
+  return out;
+}
+
 } // namespace
 
 HostTensor foldElementwise(const std::vector<const HostTensor *> &inputs, DType resultType,
@@ -174,20 +192,12 @@ HostTensor castTo(const HostTensor &t, DType type) {
 }
 
 HostTensor transpose(const HostTensor &t, const std::vector<int64_t> &perm) {
-  std::vector<int64_t> shape(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d)
+  std::vector<int64_t> inStrides = stridesOf(t.shape), shape(perm.size()), strides(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) {
     shape[d] = t.shape[perm[d]];
-  HostTensor out = HostTensor::zeros(t.type, shape);
-  std::vector<int64_t> inStrides = stridesOf(t.shape);
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t k = 0; k < out.numElements(); ++k) {
-    int64_t src = 0;
-    for (size_t d = 0; d < perm.size(); ++d)
-      src += index[d] * inStrides[perm[d]];
-    copyElement(out, k, t, src);
-    increment(index, shape);
+    strides[d] = inStrides[perm[d]];
   }
-  return out;
+  return stridedCopy(t, shape, 0, strides);
 }
 
 HostTensor reshape(const HostTensor &t, std::vector<int64_t> shape) {
@@ -243,28 +253,22 @@ HostTensor concat(const std::vector<const HostTensor *> &inputs, int64_t axis) {
 
 HostTensor slice(const HostTensor &t, const std::vector<int64_t> &starts,
                  const std::vector<int64_t> &counts, const std::vector<int64_t> &steps) {
-  HostTensor out = HostTensor::zeros(t.type, counts);
-  std::vector<int64_t> inStrides = stridesOf(t.shape);
-  std::vector<int64_t> index(counts.size(), 0);
-  for (int64_t k = 0; k < out.numElements(); ++k) {
-    int64_t src = 0;
-    for (size_t d = 0; d < counts.size(); ++d)
-      src += (starts[d] + index[d] * steps[d]) * inStrides[d];
-    copyElement(out, k, t, src);
-    increment(index, counts);
+  std::vector<int64_t> inStrides = stridesOf(t.shape), strides(counts.size());
+  int64_t base = 0;
+  for (size_t d = 0; d < counts.size(); ++d) {
+    base += starts[d] * inStrides[d];
+    strides[d] = steps[d] * inStrides[d];
   }
-  return out;
+  return stridedCopy(t, counts, base, strides);
 }
 
 HostTensor expand(const HostTensor &t, const std::vector<int64_t> &shape) {
-  HostTensor out = HostTensor::zeros(t.type, shape);
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t k = 0; k < out.numElements(); ++k) {
-    int64_t src = broadcastOffset(t, index);
-    copyElement(out, k, t, src);
-    increment(index, shape);
-  }
-  return out;
+  // Right-aligned; a size-1 input dim repeats (stride 0).
+  std::vector<int64_t> inStrides = stridesOf(t.shape), strides(shape.size(), 0);
+  size_t lead = shape.size() - t.shape.size();
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    strides[d + lead] = t.shape[d] == 1 ? 0 : inStrides[d];
+  return stridedCopy(t, shape, 0, strides);
 }
 
 } // namespace hexir::onnx_import

@@ -123,13 +123,10 @@ bool dtypeFromOnnx(int32_t onnxType, DType &out) {
   }
 }
 
-const char *onnxTypeName(int32_t onnxType) {
+std::string onnxTypeName(int32_t onnxType) {
   if (!onnx::TensorProto::DataType_IsValid(onnxType))
     return "unknown";
-  static std::string names[32];
-  std::string &s = names[onnxType & 31];
-  s = onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnxType));
-  return s.c_str();
+  return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnxType));
 }
 
 namespace {

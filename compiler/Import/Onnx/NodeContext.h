@@ -84,7 +84,7 @@ private:
 
 // ONNX's element type code -> DType; false for types the importer does not handle.
 bool dtypeFromOnnx(int32_t onnxType, DType &out);
-const char *onnxTypeName(int32_t onnxType);
+std::string onnxTypeName(int32_t onnxType);
 
 // Reads a TensorProto (raw or typed fields; external data relative to `baseDir`).
 mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std::string &baseDir,

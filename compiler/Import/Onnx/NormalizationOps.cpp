@@ -31,9 +31,7 @@ LogicalResult setElementwise(NodeContext &ctx, size_t index, ArrayRef<const Onnx
 OnnxValue perChannel(NodeContext &ctx, const OnnxValue &v, int64_t rank) {
   std::vector<int64_t> shape = {v.numElements()};
   shape.resize(std::max<int64_t>(rank - 1, 1), 1);
-  if (v.isConstant())
-    return OnnxValue::ofConstant(reshape(*v.constant, shape));
-  return OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, v.value, shape), v.type);
+  return reshaped(ctx, v, shape);
 }
 
 LogicalResult convertBatchNormalization(NodeContext &ctx) {

@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace mlir;
@@ -70,6 +71,8 @@ private:
       return error() << "'" << options_.path << "' is not a valid ONNX model (protobuf parse failed)";
     if (!model_.has_graph())
       return error() << "'" << options_.path << "' has no graph";
+    for (const auto &init : model_.graph().initializer())
+      initializerNames_.insert(init.name());
     return success();
   }
 
@@ -90,12 +93,7 @@ private:
     return success();
   }
 
-  bool isInitializer(const std::string &name) const {
-    for (const auto &init : model_.graph().initializer())
-      if (init.name() == name)
-        return true;
-    return false;
-  }
+  bool isInitializer(const std::string &name) const { return initializerNames_.count(name) != 0; }
 
   // Applies --input-shape and rejects dimensions that remain unknown.
   LogicalResult fixInputShapes() {
@@ -308,6 +306,7 @@ private:
   onnx::ModelProto model_;
   int64_t opset_ = 0;
   std::map<std::string, OnnxValue> values_;
+  std::set<std::string> initializerNames_;
   std::map<std::string, onnx::TensorShapeProto> inferred_;
   std::map<std::string, std::pair<Location, std::vector<int64_t>>> computed_;  // node outputs
 };

@@ -24,13 +24,8 @@ namespace {
 // out-of-memory crash (1 GiB of float).
 constexpr int64_t kMaxFoldedElements = int64_t{1} << 28;
 
-// Sets output 0 to `x` viewed with `shape` (a folded constant or a view).
 LogicalResult setReshaped(NodeContext &ctx, const OnnxValue &x, std::vector<int64_t> shape) {
-  if (x.isConstant()) {
-    ctx.setOutput(0, OnnxValue::ofConstant(reshape(*x.constant, std::move(shape))));
-    return success();
-  }
-  ctx.setOutput(0, OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, x.value, shape), x.type));
+  ctx.setOutput(0, reshaped(ctx, x, std::move(shape)));
   return success();
 }
 
@@ -189,28 +184,23 @@ LogicalResult convertConcat(NodeContext &ctx) {
   return success();
 }
 
-// A strided slice of `x` (steps may be negative) as output `index`.
-void setSlice(NodeContext &ctx, size_t index, const OnnxValue &x, const std::vector<int64_t> &starts,
-              const std::vector<int64_t> &counts, const std::vector<int64_t> &steps) {
-  if (x.isConstant()) {
-    ctx.setOutput(index, OnnxValue::ofConstant(slice(*x.constant, starts, counts, steps)));
-    return;
-  }
+// A strided slice of `x` (steps may be negative): folded, the input itself, a
+// tensor.extract_slice, or for negative steps a copy whose input map walks backwards.
+OnnxValue sliceOf(NodeContext &ctx, const OnnxValue &x, const std::vector<int64_t> &starts,
+                  const std::vector<int64_t> &counts, const std::vector<int64_t> &steps) {
+  if (x.isConstant())
+    return OnnxValue::ofConstant(slice(*x.constant, starts, counts, steps));
   OpBuilder &b = ctx.b;
-  if (counts == x.shape && llvm::all_of(steps, [](int64_t s) { return s == 1; })) {
-    ctx.setOutput(index, x);
-    return;
-  }
+  if (counts == x.shape && llvm::all_of(steps, [](int64_t s) { return s == 1; }))
+    return x;
   auto type = tensorType(b.getContext(), counts, x.type);
   if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
     Value out = tensor::ExtractSliceOp::create(b, ctx.loc, type, x.value,
                                                getAsIndexOpFoldResult(b.getContext(), starts),
                                                getAsIndexOpFoldResult(b.getContext(), counts),
                                                getAsIndexOpFoldResult(b.getContext(), steps));
-    ctx.setOutput(index, OnnxValue::ofValue(out, x.type));
-    return;
+    return OnnxValue::ofValue(out, x.type);
   }
-  // Negative steps: a copy whose input map walks backwards.
   MLIRContext *mc = b.getContext();
   int64_t rank = x.rank();
   SmallVector<AffineExpr> exprs;
@@ -224,7 +214,7 @@ void setSlice(NodeContext &ctx, size_t index, const OnnxValue &x, const std::vec
                                         maps, iterators, [](OpBuilder &nb, Location nl, ValueRange a) {
                                           linalg::YieldOp::create(nb, nl, a[0]);
                                         });
-  ctx.setOutput(index, OnnxValue::ofValue(copy.getResult(0), x.type));
+  return OnnxValue::ofValue(copy.getResult(0), x.type);
 }
 
 LogicalResult convertSlice(NodeContext &ctx) {
@@ -279,7 +269,7 @@ LogicalResult convertSlice(NodeContext &ctx) {
     counts[a] = std::max<int64_t>(count, 0);
     steps[a] = step;
   }
-  setSlice(ctx, 0, x, starts, counts, steps);
+  ctx.setOutput(0, sliceOf(ctx, x, starts, counts, steps));
   return success();
 }
 
@@ -315,7 +305,7 @@ LogicalResult convertSplit(NodeContext &ctx) {
     counts[axis] = sizes[k];
     offset += sizes[k];
     if (ctx.hasOutput(k))
-      setSlice(ctx, k, x, starts, counts, steps);
+      ctx.setOutput(k, sliceOf(ctx, x, starts, counts, steps));
   }
   return success();
 }
@@ -356,11 +346,9 @@ LogicalResult convertGather(NodeContext &ctx) {
       int64_t i = indices.constant->asInt(0);
       starts[axis] = i < 0 ? i + dim : i;
       counts[axis] = 1;
-      setSlice(ctx, 0, data, starts, counts, steps);
-      OnnxValue sliced = ctx.takeOutputs()[0];
       std::vector<int64_t> shape = data.shape;
       shape.erase(shape.begin() + axis);
-      ctx.setOutput(0, OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, materialize(ctx, sliced), shape), data.type));
+      ctx.setOutput(0, reshaped(ctx, sliceOf(ctx, data, starts, counts, steps), shape));
       return success();
     }
   }
