@@ -64,7 +64,8 @@ def main():
             print(f"{args.name}: {int((err > bound).sum())} of {err.size} values off; worst |diff| {worst:.3e}")
             ok = False
         print(f"{args.name}: worst |diff| {worst:.2e} (max |ref| {float(np.abs(ref).max()):.3g}); "
-              f"arena {plan['arena_bytes']} B, lower bound {plan['lower_bound_bytes']} B, "
+              f"arena {plan['arena_bytes']} B, lower bound {plan['lower_bound_bytes']} B "
+              f"({plan['lower_bound_before_in_place_bytes']} B before in-place and views), "
               f"naive {plan['naive_bytes']} B, constants {plan['constant_bytes']} B; "
               f"export {t1 - t0:.1f} s, compile {t2 - t1:.1f} s, run {t3 - t2:.2f} s")
         if plan["arena_bytes"] > plan["lower_bound_bytes"]:
