@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 namespace hexir::onnx_import {
 namespace {
@@ -91,7 +92,10 @@ TEST_CASE("tensors are read from raw data, typed fields and external files", "[o
   CHECK(error.find("holds 2 values, expected 3") != std::string::npos);
 
   // External data: offset and length inside a file beside the model.
-  std::string dir = "hosttensor_test_dir";
+  // In a fresh temporary directory, so that running the test from anywhere leaves nothing.
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("hexir_hosttensor_test_" + std::to_string(::getpid())))
+                        .string();
   std::filesystem::create_directories(dir);
   {
     std::ofstream f(dir + "/weights.bin", std::ios::binary);
@@ -123,6 +127,7 @@ TEST_CASE("tensors are read from raw data, typed fields and external files", "[o
   e.mutable_external_data(0)->set_value("/etc/passwd");
   CHECK(mlir::failed(readTensor(e, dir, error)));
   CHECK(error.find("relative path inside the model's directory") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace
