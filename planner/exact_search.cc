@@ -183,10 +183,11 @@ class Search {
       uint64_t start = std::max(g, floor);
       for (size_t s = b.s0; s < b.s1; ++s) min_start[s] = std::min(min_start[s], start);
       if (twin_[i] >= 0 && !placed_[twin_[i]]) continue;  // identical buffers in index order
-      // Canonical placements sit exactly at their gravity offset, at or above the floor; at
-      // the floor itself only in the static order. A buffer below the floor waits until an
-      // overlapping placement lifts it.
-      if (gravity_[i] < floor ||
+      // Canonical placements sit exactly at their (aligned) gravity offset, at or above the
+      // floor; at the floor itself only in the static order. A buffer whose aligned gravity
+      // is below the floor waits until an overlapping placement lifts it. (Aligned: a buffer
+      // resting just below the floor may still start above it, and is then a candidate.)
+      if (g < floor ||
           (g == floor && last_index != SIZE_MAX && rank_[i] < rank_[last_index])) {
         // It can only be placed once an overlapping placement (at or above the floor) lifts
         // it; with no unplaced buffer overlapping it, it is stranded and this branch is dead.
@@ -368,7 +369,8 @@ namespace {
 // takes every workers-th order. Stops at a definite answer, the deadline, `max_nodes` (then
 // kTimeout) or `cancel`.
 SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
-                        uint64_t max_nodes, int worker, int workers, const std::atomic<bool>* cancel) {
+                        const SearchOptions& options, int worker, int workers, const std::atomic<bool>* cancel) {
+  const uint64_t max_nodes = options.max_nodes;
   // Static orders, most significant key first: T = the largest total size in the buffer's
   // sections, A = size x lifetime, B = size x sections, W = lifetime, C = sections. Measured on
   // MiniMalloc's challenging instances, each order solves some quickly and stalls on others.
@@ -377,13 +379,15 @@ SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::
   // not within 5 s the other), so the portfolio has both.
   static const char* kOrders[] = {"AT", "BT", "TA", "TCB", "TWA", "WAT",
                                   "AT-", "BT-", "TA-", "TCB-", "TWA-", "WAT-"};
-  const int count = static_cast<int>(sizeof(kOrders) / sizeof(kOrders[0]));
+  std::vector<std::string> orders = options.orders;
+  if (orders.empty()) orders.assign(std::begin(kOrders), std::end(kOrders));
+  const int count = static_cast<int>(orders.size());
   uint64_t limit = 2 * std::max<uint64_t>(problem.buffers.size(), 16);
   uint64_t nodes = 0;
   for (uint64_t round = 0;; ++round) {
     for (int k = worker; k < count; k += workers) {
       uint64_t budget = max_nodes == 0 ? limit : std::min(limit, max_nodes - nodes);
-      std::string order = kOrders[k];
+      std::string order = orders[k];
       bool rerank = order.back() != '-';
       if (!rerank) order.pop_back();
       Search search(problem, capacity, deadline, order, round, budget, cancel);
@@ -406,7 +410,7 @@ SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::
 SearchResult SearchExact(const Problem& problem, uint64_t capacity,
                          std::chrono::steady_clock::time_point deadline, const SearchOptions& options) {
   if (options.threads <= 1)
-    return RoundRobin(problem, capacity, deadline, options.max_nodes, 0, 1, nullptr);
+    return RoundRobin(problem, capacity, deadline, options, 0, 1, nullptr);
   // A parallel portfolio: the first worker with a definite answer wins and cancels the rest.
   int workers = std::min(options.threads, 8);
   std::atomic<bool> cancel{false};
@@ -417,7 +421,7 @@ SearchResult SearchExact(const Problem& problem, uint64_t capacity,
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
-      SearchResult r = RoundRobin(problem, capacity, deadline, options.max_nodes, w, workers, &cancel);
+      SearchResult r = RoundRobin(problem, capacity, deadline, options, w, workers, &cancel);
       std::lock_guard<std::mutex> lock(mu);
       if (!decided && r.outcome != SearchOutcome::kTimeout) {
         decided = true;

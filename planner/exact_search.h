@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "planner/problem.h"
@@ -50,6 +51,9 @@ struct SearchOptions {
   // Workers of a parallel portfolio (different orders on different threads; the first
   // definite answer wins). More than 1 makes the result depend on timing.
   int threads = 1;
+  // Static preorders to run round-robin, as letters (exact_search.cc); empty: the default
+  // portfolio. Each order alone is a complete search; tests run them one by one.
+  std::vector<std::string> orders;
 };
 
 // Packs all buffers of `problem` (one space; `space` fields ignored) under `capacity` bytes.
