@@ -1,6 +1,6 @@
 // Planner benchmark (not a test): prints ratios against baselines measured in the same run.
 //
-//   planner_bench [MINIMALLOC_DIR] [--time-limit SECONDS] [--threads N]
+//   planner_bench [MINIMALLOC_DIR] [--time-limit SECONDS] [--threads N] [--orders AT,TWA-,...]
 //
 // 1. MiniMalloc's challenging instances (../shared/benchmarks/minimalloc by default): the
 //    largest-first best-fit baseline against the lower bound, and whether Hexir's solver fits
@@ -32,9 +32,18 @@ int main(int argc, char** argv) {
   std::string dir = HEXIR_DEFAULT_MINIMALLOC_DIR;
   double time_limit = 5.0;
   int threads = 1;
+  std::vector<std::string> orders;  // --orders: try other search portfolios (exact_search.cc)
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) time_limit = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--orders") == 0 && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t p = 0; p <= list.size();) {
+        size_t q = std::min(list.find(',', p), list.size());
+        orders.push_back(list.substr(p, q - p));
+        p = q + 1;
+      }
+    }
     else dir = argv[i];
   }
   const uint64_t kCapacity = 1048576;
@@ -64,6 +73,7 @@ int main(int argc, char** argv) {
     SolveOptions options;
     options.time_limit_seconds = time_limit;
     options.search_threads = threads;
+    options.search_orders = orders;
     Clock::time_point t0 = Clock::now();
     auto solved = Solve(*problem, options);
     double secs = Seconds(t0);

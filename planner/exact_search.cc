@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/alignment.h"
+#include "planner/failure_memo.h"
 
 namespace hexir::planner {
 namespace {
@@ -18,9 +19,9 @@ class Search {
  public:
   // `order`: the static preorder as letters, most significant first (see kOrders).
   Search(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
-         const std::string& order, uint64_t seed, uint64_t node_limit,
+         const std::string& order, uint64_t seed, uint64_t node_limit, FailureMemo* memo,
          const std::atomic<bool>* cancel = nullptr)
-      : capacity_(capacity), deadline_(deadline), node_limit_(node_limit), cancel_(cancel) {
+      : capacity_(capacity), deadline_(deadline), memo_(memo), node_limit_(node_limit), cancel_(cancel) {
     // Only buffers with memory take part; zero-size buffers sit at offset 0.
     for (size_t i = 0; i < problem.buffers.size(); ++i)
       if (problem.buffers[i].size > 0) ids_.push_back(i);
@@ -79,6 +80,10 @@ class Search {
     std::vector<size_t> all(n_);
     std::iota(all.begin(), all.end(), 0);
     Rank(all);
+    // Per-buffer hash salts, a function of the buffer alone so that every search over this
+    // problem (other orders, later rounds) computes the same key for the same state.
+    salt_.resize(n_);
+    for (size_t i = 0; i < n_; ++i) salt_[i] = Mix(0x243F6A8885A308D3ull + ids_[i]);
     min_start_.assign(sections_, UINT64_MAX);
     candidates_.resize(n_ + 1);
     rest_.resize(n_ + 1);
@@ -114,6 +119,7 @@ class Search {
                                   : SearchOutcome::kInfeasible;
     }
     result.nodes = nodes_;
+    result.memo_hits = memo_hits_;
     return result;
   }
 
@@ -172,8 +178,14 @@ class Search {
     std::vector<Candidate>& candidates = candidates_[depth];
     candidates.clear();
     uint64_t min_top = UINT64_MAX;  // the lowest top of any unplaced buffer at its gravity
+    // The state's key (see KeyOf): a part's root (no last placement) is a problem of its own
+    // whose answer no order changes, so its key leaves the ranks out and any order may reuse
+    // it; below the root the ranks decide the tie rule, so they are part of the key.
+    const bool part_root = last_index == SIZE_MAX;
+    StateKey key = KeyOf(floor, part_root ? 0 : rank_[last_index] + 1);
     for (size_t i : items) {
       const Buf& b = buf_[i];
+      AddToKey(key, i, part_root ? 0 : rank_[i] + 1);
       uint64_t g = AlignUp(gravity_[i], b.align);
       min_top = std::min(min_top, g + b.size);
       // Dominance: if i fits entirely below the floor where it would rest, that space stays
@@ -202,6 +214,10 @@ class Search {
       }
       if (g + b.size > capacity_) return false;  // it can only go higher
       candidates.push_back({g, i});
+    }
+    if (memo_ && memo_->Contains(key)) {
+      ++memo_hits_;
+      return false;
     }
     // Section inference: what remains to be placed in a section stacks above the section's
     // floor, which is at least its height, the global floor and the lowest start of the
@@ -250,13 +266,36 @@ class Search {
       if (ok) return true;
       bool lifted_any = LiftedAny(mark);
       UndoTo(mark);
-      if (timed_out_ || aborted_) return false;
+      if (timed_out_ || aborted_) return false;  // not a proof: nothing memoized
       // Hat-less pruning (MiniMalloc): the candidate raised no unplaced buffer's gravity, so it
       // constrains nothing that a sibling branch could place differently; any solution of this
       // node can move it to this offset first. Its failure is the node's failure.
-      if (!lifted_any) return false;
+      if (!lifted_any) break;
     }
+    if (memo_) memo_->Insert(key);
     return false;
+  }
+
+  // What a state's subtree reads, and so its key: the unplaced buffers, their gravity
+  // offsets and static ranks, the floor and the rank of the last placement. Placed buffers
+  // matter only through the gravities (a section's height is at most the gravity of every
+  // unplaced buffer there), and a part split off below is solved afresh, with an answer that
+  // no order changes. Both halves are sums over the buffers, so their order does not matter.
+  static StateKey KeyOf(uint64_t floor, uint64_t last_rank) {
+    uint64_t x = floor * 0x9E3779B97F4A7C15ull + last_rank;
+    return {Mix(x), Mix(x ^ 0x5851F42D4C957F2Dull)};
+  }
+  void AddToKey(StateKey& key, size_t i, uint64_t rank) const {
+    uint64_t x = salt_[i] + gravity_[i] * 0x9E3779B97F4A7C15ull + rank * 0xC2B2AE3D27D4EB4Full;
+    key.lo += Mix(x);
+    key.hi += Mix(x ^ 0x5851F42D4C957F2Dull);
+  }
+  static uint64_t Mix(uint64_t x) {  // SplitMix64's finalizer
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
   }
 
   // Splits buffers (sorted by first section) into groups whose section ranges chain
@@ -334,6 +373,8 @@ class Search {
 
   uint64_t capacity_;
   std::chrono::steady_clock::time_point deadline_;
+  FailureMemo* memo_;  // may be null
+  std::vector<uint64_t> salt_;
   std::vector<size_t> ids_;
   size_t n_ = 0, sections_ = 0;
   std::vector<Buf> buf_;
@@ -354,7 +395,7 @@ class Search {
   bool rerank_ = true;
   uint64_t node_limit_;
   const std::atomic<bool>* cancel_;
-  uint64_t nodes_ = 0;
+  uint64_t nodes_ = 0, memo_hits_ = 0;
   bool timed_out_ = false;
   bool aborted_ = false;
 };
@@ -371,30 +412,38 @@ namespace {
 SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
                         const SearchOptions& options, int worker, int workers, const std::atomic<bool>* cancel) {
   const uint64_t max_nodes = options.max_nodes;
+  // One memo for every order and round of this worker: a later round of the same order skips
+  // the subtrees an earlier one proved empty, and every order reuses the parts (subproblems
+  // split off by decomposition) that any order proved infeasible. This is what turns restarts
+  // from starting over into carrying on.
+  FailureMemo memo;
   // Static orders, most significant key first: T = the largest total size in the buffer's
-  // sections, A = size x lifetime, B = size x sections, W = lifetime, C = sections. Measured on
-  // MiniMalloc's challenging instances, each order solves some quickly and stalls on others.
-  // A trailing '-': parts split off during the search keep the global ranks instead of being
-  // re-ranked. Re-ranking and not solve different instances fast (H in 0.03 s one way and
-  // not within 5 s the other), so the portfolio has both.
-  static const char* kOrders[] = {"AT", "BT", "TA", "TCB", "TWA", "WAT",
-                                  "AT-", "BT-", "TA-", "TCB-", "TWA-", "WAT-"};
+  // sections, A = size x lifetime, B = size x sections, W = lifetime, C = sections. A trailing
+  // '-': parts split off during the search keep the global ranks instead of being re-ranked.
+  // Each order alone solves some of MiniMalloc's challenging instances at once and stalls on
+  // others (with the memo, 4 s limit: TWA solves A D E F I J K, TWA- A D F G J K, BT A B C D,
+  // TCB- A F H; AT, TA, WAT and their '-' forms add no instance these miss). The portfolio is
+  // the smallest cover; TWA- first, since the parts it proves infeasible speed TWA up on E.
+  static const char* kOrders[] = {"TWA-", "TWA", "TCB-", "BT"};
   std::vector<std::string> orders = options.orders;
   if (orders.empty()) orders.assign(std::begin(kOrders), std::end(kOrders));
   const int count = static_cast<int>(orders.size());
   uint64_t limit = 2 * std::max<uint64_t>(problem.buffers.size(), 16);
-  uint64_t nodes = 0;
+  uint64_t nodes = 0, hits = 0;
   for (uint64_t round = 0;; ++round) {
     for (int k = worker; k < count; k += workers) {
       uint64_t budget = max_nodes == 0 ? limit : std::min(limit, max_nodes - nodes);
       std::string order = orders[k];
       bool rerank = order.back() != '-';
       if (!rerank) order.pop_back();
-      Search search(problem, capacity, deadline, order, round, budget, cancel);
+      Search search(problem, capacity, deadline, order, round, budget, options.failure_memo ? &memo : nullptr,
+                    cancel);
       search.set_rerank(rerank);
       SearchResult r = search.Run(problem);
       nodes += r.nodes;
+      hits += r.memo_hits;
       r.nodes = nodes;
+      r.memo_hits = hits;
       if (r.outcome != SearchOutcome::kNodeLimit) return r;
       if (max_nodes != 0 && nodes >= max_nodes) {
         r.outcome = SearchOutcome::kTimeout;

@@ -19,8 +19,12 @@
 //  - decomposition: once the unplaced buffers split into groups that share no time section,
 //    each group is solved alone (re-ranked by its own crowding), so a failure in one never
 //    re-explores the others;
-//  - restarts: several static preorders, each with and without re-ranking, run round-robin
-//    under a doubling node limit.
+//  - memoized failures: a state proven to have no solution is not searched again (keyed by
+//    what its subtree reads: the unplaced buffers, their gravities, the floor and the ranks
+//    that decide ties); a split-off part's answer does not depend on the order, so parts
+//    proven infeasible are reused by every order and round (failure_memo.h);
+//  - restarts: a portfolio of static preorders, with and without re-ranking, run round-robin
+//    under a doubling node limit; with the memo, a restart carries on rather than starts over.
 // Worst case exponential; runs under a deadline and reports a timeout. One memory space at a
 // time; may_share_with hints are resolved before (sharing.h).
 #pragma once
@@ -41,6 +45,7 @@ struct SearchResult {
   SearchOutcome outcome = SearchOutcome::kInfeasible;
   std::vector<uint64_t> offsets;  // when found: per buffer of the problem
   uint64_t nodes = 0;             // search nodes visited
+  uint64_t memo_hits = 0;         // states found in the failure memo (their subtrees skipped)
 };
 
 struct SearchOptions {
@@ -54,6 +59,8 @@ struct SearchOptions {
   // Static preorders to run round-robin, as letters (exact_search.cc); empty: the default
   // portfolio. Each order alone is a complete search; tests run them one by one.
   std::vector<std::string> orders;
+  // Remember failed states (failure_memo.h). Off only to test that it changes no answer.
+  bool failure_memo = true;
 };
 
 // Packs all buffers of `problem` (one space; `space` fields ignored) under `capacity` bytes.

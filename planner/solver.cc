@@ -35,6 +35,7 @@ StatusOr<Solution> Solve(const Problem& problem, const SolveOptions& options) {
   SearchOptions search;
   search.max_nodes = options.max_search_nodes;
   search.threads = options.search_threads;
+  search.orders = options.search_orders;
   CoalescedProblem coalesced = Coalesce(problem);
   const Problem& blocks = coalesced.blocks;
   uint32_t spaces = problem.num_spaces();

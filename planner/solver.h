@@ -26,6 +26,7 @@ struct SolveOptions {
   // time limit: with a budget that ends first, the same problem always gets the same plan.
   uint64_t max_search_nodes = 0;
   int search_threads = 1;  // > 1: parallel portfolio (fastest, but timing-dependent)
+  std::vector<std::string> search_orders;  // empty: the default portfolio (SearchOptions)
   bool exact_search = true;         // false: best-fit orderings only
   // With a capacity: stop at the first plan that fits it, rather than spending the rest of
   // the time limit tightening it toward the lower bound.

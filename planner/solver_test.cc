@@ -148,12 +148,50 @@ TEST_CASE("exact search agrees with brute force on small random problems", "[pla
       INFO("trial " << trial << ", order " << order << ", optimum " << optimum);
       SearchOptions options;
       options.orders = {order};
+      options.failure_memo = false;  // each order's own pruning, alone (the memo has its test)
       auto found = SearchExact(p, optimum, deadline(), options);
       REQUIRE(found.outcome == SearchOutcome::kFound);
       CHECK(Verify(p, Plan{found.offsets, {optimum}, {}}).ok());
       CHECK(SearchExact(p, optimum - 1, deadline(), options).outcome == SearchOutcome::kInfeasible);
     }
   }
+}
+
+TEST_CASE("the failure memo changes no answer of the exact search", "[planner]") {
+  // Random problems almost always fit their max-load lower bound; mixed alignments make many
+  // of them need more, so the search has infeasibility to prove (the hard part, where the
+  // memo prunes). With and without the memo it must agree on every capacity from the lower
+  // bound up to the first that fits. The memo must be hit, or this test proves nothing.
+  std::mt19937 rng(11);
+  auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(20); };
+  uint64_t hits = 0;
+  int infeasible = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    Problem p;
+    int n = 5 + static_cast<int>(rng() % 6);
+    for (int i = 0; i < n; ++i) {
+      int64_t first = rng() % 6;
+      p.buffers.push_back(Buf(1 + rng() % 6, first, first + static_cast<int64_t>(rng() % 4), uint64_t{1} << (rng() % 4)));
+    }
+    SearchOptions with, without;
+    without.failure_memo = false;
+    for (uint64_t capacity = MaxLoadLowerBound(p)[0];; ++capacity) {
+      INFO("trial " << trial << ", capacity " << capacity);
+      SearchResult a = SearchExact(p, capacity, deadline(), with);
+      SearchResult b = SearchExact(p, capacity, deadline(), without);
+      REQUIRE(b.outcome != SearchOutcome::kTimeout);
+      REQUIRE(a.outcome == b.outcome);
+      hits += a.memo_hits;
+      if (a.outcome == SearchOutcome::kFound) {
+        CHECK(Verify(p, Plan{a.offsets, {capacity}, {}}).ok());
+        break;
+      }
+      ++infeasible;
+    }
+  }
+  WARN("infeasible " << infeasible << " hits " << hits);
+  CHECK(infeasible > 0);
+  CHECK(hits > 0);
 }
 
 TEST_CASE("the interval index finds exactly the overlapping active intervals", "[planner]") {

@@ -1,0 +1,51 @@
+#include "planner/failure_memo.h"
+
+#include <algorithm>
+
+namespace hexir::planner {
+namespace {
+
+StateKey Stored(const StateKey& key) { return {key.lo | 1, key.hi}; }
+
+}  // namespace
+
+FailureMemo::FailureMemo(size_t max_bytes)
+    : slots_(1024), max_slots_(std::max<size_t>(1024, max_bytes / sizeof(StateKey))) {}
+
+bool FailureMemo::Contains(const StateKey& key) const {
+  StateKey k = Stored(key);
+  size_t mask = slots_.size() - 1;
+  for (int p = 0; p < kProbes; ++p) {
+    const StateKey& s = slots_[(k.hi + p) & mask];
+    if (s == k) return true;
+    if (s.lo == 0) return false;
+  }
+  return false;
+}
+
+void FailureMemo::Insert(const StateKey& key) {
+  if (2 * (used_ + 1) > slots_.size() && slots_.size() < max_slots_) Grow();
+  StateKey k = Stored(key);
+  size_t mask = slots_.size() - 1;
+  for (int p = 0; p < kProbes; ++p) {
+    StateKey& s = slots_[(k.hi + p) & mask];
+    if (s == k) return;
+    if (s.lo == 0) {
+      s = k;
+      ++used_;
+      return;
+    }
+  }
+  slots_[k.hi & mask] = k;  // full window: the newest failure replaces the oldest guess
+}
+
+void FailureMemo::Grow() {
+  std::vector<StateKey> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, StateKey{});
+  used_ = 0;
+  for (const StateKey& s : old)
+    if (s.lo != 0) Insert(s);
+}
+
+}  // namespace hexir::planner
