@@ -9,8 +9,9 @@ StateKey Stored(const StateKey& key) { return {key.lo | 1, key.hi}; }
 
 }  // namespace
 
-FailureMemo::FailureMemo(size_t max_bytes)
-    : slots_(1024), max_slots_(std::max<size_t>(1024, max_bytes / sizeof(StateKey))) {}
+FailureMemo::FailureMemo(size_t max_bytes) : slots_(1024), max_slots_(1024) {
+  while (max_slots_ * 2 * sizeof(StateKey) <= max_bytes) max_slots_ *= 2;  // a power of two
+}
 
 bool FailureMemo::Contains(const StateKey& key) const {
   StateKey k = Stored(key);
@@ -26,17 +27,21 @@ bool FailureMemo::Contains(const StateKey& key) const {
 void FailureMemo::Insert(const StateKey& key) {
   if (2 * (used_ + 1) > slots_.size() && slots_.size() < max_slots_) Grow();
   StateKey k = Stored(key);
-  size_t mask = slots_.size() - 1;
-  for (int p = 0; p < kProbes; ++p) {
-    StateKey& s = slots_[(k.hi + p) & mask];
-    if (s == k) return;
-    if (s.lo == 0) {
-      s = k;
-      ++used_;
-      return;
+  for (;;) {
+    size_t mask = slots_.size() - 1;
+    for (int p = 0; p < kProbes; ++p) {
+      StateKey& s = slots_[(k.hi + p) & mask];
+      if (s == k) return;
+      if (s.lo == 0) {
+        s = k;
+        ++used_;
+        return;
+      }
     }
+    if (slots_.size() >= max_slots_) break;
+    Grow();  // a full window below the bound: make room rather than forget
   }
-  slots_[k.hi & mask] = k;  // full window: the newest failure replaces the oldest guess
+  slots_[k.hi & (slots_.size() - 1)] = k;  // at the bound: the newest failure replaces one
 }
 
 void FailureMemo::Grow() {

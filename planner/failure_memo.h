@@ -27,7 +27,8 @@ struct StateKey {
 
 class FailureMemo {
  public:
-  // `max_bytes` bounds the table (16 bytes a slot); it starts small and doubles on demand.
+  // `max_bytes` bounds the table (16 bytes a slot, at least 1,024 slots); it starts at 16 KiB
+  // and doubles on demand.
   explicit FailureMemo(size_t max_bytes = size_t{32} << 20);
 
   bool Contains(const StateKey& key) const;
