@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "base/alignment.h"
-#include "planner/interval_index.h"
 
 namespace hexir::planner {
 
@@ -31,8 +30,21 @@ Status ValidateProblem(const Problem& problem) {
   return Status::Ok();
 }
 
+IntervalIndex BestFitIndex(const Problem& problem) {
+  std::vector<std::pair<int64_t, int64_t>> intervals(problem.buffers.size());
+  for (size_t i = 0; i < problem.buffers.size(); ++i)
+    intervals[i] = {problem.buffers[i].first, problem.buffers[i].last};
+  return IntervalIndex(intervals);
+}
+
 StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order) {
+  IntervalIndex index = BestFitIndex(problem);
+  return SolveBestFit(problem, order, index);
+}
+
+StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order, IntervalIndex& index) {
   HEXIR_RETURN_IF_ERROR(ValidateProblem(problem));
+  index.Reset();
   const std::vector<BufferRequest>& bufs = problem.buffers;
   auto lifetime = [&](size_t i) { return static_cast<uint64_t>(bufs[i].last - bufs[i].first + 1); };
   std::vector<size_t> ordered(bufs.size());
@@ -60,15 +72,16 @@ StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order) {
     return bufs[a].first < bufs[b].first;
   });
 
-  std::vector<std::pair<int64_t, int64_t>> intervals(bufs.size());
-  for (size_t i = 0; i < bufs.size(); ++i) intervals[i] = {bufs[i].first, bufs[i].last};
-  IntervalIndex index(intervals);
-
   Plan plan;
   plan.offsets.assign(bufs.size(), 0);
   plan.space_sizes.assign(problem.num_spaces(), 0);
   std::vector<size_t> conflicts;
   std::vector<std::pair<uint64_t, uint64_t>> busy;  // [offset, end) of conflicting buffers
+  // Placed ranges and spaces in compact arrays: the conflict scan is the hot loop, and a
+  // BufferRequest (with its name) is several cache lines away from the next.
+  std::vector<std::pair<uint64_t, uint64_t>> placed(bufs.size());
+  std::vector<uint32_t> space(bufs.size());
+  for (size_t i = 0; i < bufs.size(); ++i) space[i] = bufs[i].space;
   for (size_t i : ordered) {
     const BufferRequest& b = bufs[i];
     if (b.size == 0) continue;
@@ -76,7 +89,7 @@ StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order) {
     index.QueryActive(b.first, b.last, conflicts);
     busy.clear();
     for (size_t j : conflicts)
-      if (bufs[j].space == b.space) busy.emplace_back(plan.offsets[j], plan.offsets[j] + bufs[j].size);
+      if (space[j] == b.space) busy.push_back(placed[j]);
     std::sort(busy.begin(), busy.end());
     uint64_t best = UINT64_MAX, best_waste = UINT64_MAX, cursor = 0;
     for (const auto& [start, end] : busy) {
@@ -89,6 +102,7 @@ StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order) {
     }
     if (best == UINT64_MAX) best = AlignUp(cursor, b.alignment);
     plan.offsets[i] = best;
+    placed[i] = {best, best + b.size};
     plan.space_sizes[b.space] = std::max(plan.space_sizes[b.space], best + b.size);
     index.Activate(i);
   }

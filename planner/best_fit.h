@@ -9,6 +9,7 @@
 #pragma once
 
 #include "hexir/status.h"
+#include "planner/interval_index.h"
 #include "planner/plan.h"
 #include "planner/problem.h"
 
@@ -31,5 +32,9 @@ Status ValidateProblem(const Problem& problem);
 // One ordering. Fails with RESOURCE_EXHAUSTED, naming the space, the size needed and the
 // capacity, when a space's capacity is exceeded.
 StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order = BestFitOrder::kSizeDecreasing);
+// The same with a caller's index over the problem's lifetimes (BestFitIndex), reset here, so
+// that several orderings build it once.
+StatusOr<Plan> SolveBestFit(const Problem& problem, BestFitOrder order, IntervalIndex& index);
+IntervalIndex BestFitIndex(const Problem& problem);
 
 }  // namespace hexir::planner

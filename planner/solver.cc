@@ -55,8 +55,9 @@ StatusOr<Solution> Solve(const Problem& problem, const SolveOptions& options) {
     // Best-fit over several orderings; keep the smallest.
     std::vector<uint64_t> best_offsets;
     uint64_t best = UINT64_MAX;
+    IntervalIndex index = BestFitIndex(sub);
     for (BestFitOrder order : kAllBestFitOrders) {
-      auto plan = SolveBestFit(sub, order);
+      auto plan = SolveBestFit(sub, order, index);
       if (!plan.ok()) return plan.status();
       uint64_t size = plan->space_sizes.empty() ? 0 : plan->space_sizes[0];
       if (size < best) {
