@@ -410,13 +410,13 @@ namespace {
 // takes every workers-th order. Stops at a definite answer, the deadline, `max_nodes` (then
 // kTimeout) or `cancel`.
 SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
-                        const SearchOptions& options, int worker, int workers, const std::atomic<bool>* cancel) {
+                        const SearchOptions& options, int worker, int workers, FailureMemo& memo,
+                        const std::atomic<bool>* cancel) {
   const uint64_t max_nodes = options.max_nodes;
-  // One memo for every order and round of this worker: a later round of the same order skips
-  // the subtrees an earlier one proved empty, and every order reuses the parts (subproblems
-  // split off by decomposition) that any order proved infeasible. This is what turns restarts
-  // from starting over into carrying on.
-  FailureMemo memo;
+  // One memo for every order, round and worker: a later round of the same order skips the
+  // subtrees an earlier one proved empty, and every order reuses the parts (subproblems split
+  // off by decomposition) that any order proved infeasible. This is what turns restarts from
+  // starting over into carrying on.
   // Static orders, most significant key first: T = the largest total size in the buffer's
   // sections, A = size x lifetime, B = size x sections, W = lifetime, C = sections. A trailing
   // '-': parts split off during the search keep the global ranks instead of being re-ranked.
@@ -458,10 +458,14 @@ SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::
 
 SearchResult SearchExact(const Problem& problem, uint64_t capacity,
                          std::chrono::steady_clock::time_point deadline, const SearchOptions& options) {
-  if (options.threads <= 1)
-    return RoundRobin(problem, capacity, deadline, options, 0, 1, nullptr);
+  if (options.threads <= 1) {
+    FailureMemo memo;
+    return RoundRobin(problem, capacity, deadline, options, 0, 1, memo, nullptr);
+  }
   // A parallel portfolio: the first worker with a definite answer wins and cancels the rest.
+  // The workers share one memo (locked), so one order's proofs still help the others.
   int workers = std::min(options.threads, 8);
+  FailureMemo memo(FailureMemo::kDefaultMaxBytes, /*thread_safe=*/true);
   std::atomic<bool> cancel{false};
   std::mutex mu;
   SearchResult best;
@@ -470,7 +474,7 @@ SearchResult SearchExact(const Problem& problem, uint64_t capacity,
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
-      SearchResult r = RoundRobin(problem, capacity, deadline, options, w, workers, &cancel);
+      SearchResult r = RoundRobin(problem, capacity, deadline, options, w, workers, memo, &cancel);
       std::lock_guard<std::mutex> lock(mu);
       if (!decided && r.outcome != SearchOutcome::kTimeout) {
         decided = true;

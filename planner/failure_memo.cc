@@ -9,11 +9,30 @@ StateKey Stored(const StateKey& key) { return {key.lo | 1, key.hi}; }
 
 }  // namespace
 
-FailureMemo::FailureMemo(size_t max_bytes) : slots_(1024), max_slots_(1024) {
+FailureMemo::FailureMemo(size_t max_bytes, bool thread_safe)
+    : slots_(1024), max_slots_(1024), thread_safe_(thread_safe) {
   while (max_slots_ * 2 * sizeof(StateKey) <= max_bytes) max_slots_ *= 2;  // a power of two
 }
 
 bool FailureMemo::Contains(const StateKey& key) const {
+  if (!thread_safe_) return ContainsLocked(key);
+  std::lock_guard<std::mutex> lock(mu_);
+  return ContainsLocked(key);
+}
+
+void FailureMemo::Insert(const StateKey& key) {
+  if (!thread_safe_) return InsertLocked(key);
+  std::lock_guard<std::mutex> lock(mu_);
+  InsertLocked(key);
+}
+
+size_t FailureMemo::size() const {
+  if (!thread_safe_) return used_;
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_;
+}
+
+bool FailureMemo::ContainsLocked(const StateKey& key) const {
   StateKey k = Stored(key);
   size_t mask = slots_.size() - 1;
   for (int p = 0; p < kProbes; ++p) {
@@ -24,7 +43,7 @@ bool FailureMemo::Contains(const StateKey& key) const {
   return false;
 }
 
-void FailureMemo::Insert(const StateKey& key) {
+void FailureMemo::InsertLocked(const StateKey& key) {
   if (2 * (used_ + 1) > slots_.size() && slots_.size() < max_slots_) Grow();
   StateKey k = Stored(key);
   for (;;) {
@@ -50,7 +69,7 @@ void FailureMemo::Grow() {
   slots_.assign(old.size() * 2, StateKey{});
   used_ = 0;
   for (const StateKey& s : old)
-    if (s.lo != 0) Insert(s);
+    if (s.lo != 0) InsertLocked(s);
 }
 
 }  // namespace hexir::planner

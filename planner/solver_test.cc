@@ -194,6 +194,37 @@ TEST_CASE("the failure memo changes no answer of the exact search", "[planner]")
   CHECK(hits > 0);
 }
 
+TEST_CASE("the parallel portfolio agrees with one thread", "[planner]") {
+  // Two workers share one (locked) failure memo; each answer must still be the one-thread
+  // answer, and a found packing must verify. ThreadSanitizer runs this test in the suite.
+  std::mt19937 rng(12);
+  auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(20); };
+  int infeasible = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    Problem p;
+    int n = 6 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < n; ++i) {
+      int64_t first = rng() % 6;
+      p.buffers.push_back(Buf(1 + rng() % 6, first, first + static_cast<int64_t>(rng() % 4), uint64_t{1} << (rng() % 4)));
+    }
+    SearchOptions one, two;
+    two.threads = 2;
+    for (uint64_t capacity = MaxLoadLowerBound(p)[0];; ++capacity) {
+      INFO("trial " << trial << ", capacity " << capacity);
+      SearchResult a = SearchExact(p, capacity, deadline(), one);
+      SearchResult b = SearchExact(p, capacity, deadline(), two);
+      REQUIRE(a.outcome != SearchOutcome::kTimeout);
+      REQUIRE(b.outcome == a.outcome);
+      if (b.outcome == SearchOutcome::kFound) {
+        CHECK(Verify(p, Plan{b.offsets, {capacity}, {}}).ok());
+        break;
+      }
+      ++infeasible;
+    }
+  }
+  CHECK(infeasible > 0);
+}
+
 TEST_CASE("the interval index finds exactly the overlapping active intervals", "[planner]") {
   std::mt19937_64 rng(99);
   std::vector<std::pair<int64_t, int64_t>> iv;

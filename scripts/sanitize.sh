@@ -9,10 +9,11 @@ for kind in address thread; do
   cmake -G Ninja -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXIR_BUILD_COMPILER=OFF \
     -DHEXIR_SANITIZE=$kind -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
   if [ "$kind" = thread ]; then
-    cmake --build "$dir" -j 2 --target hal_test vm_test
-    # TSan: the thread pool and many sessions over one module.
+    cmake --build "$dir" -j 2 --target hal_test vm_test planner_test
+    # TSan: the thread pool, many sessions over one module, the planner's parallel portfolio.
     TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 "$dir/hal/hal_test"
     TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 "$dir/vm/vm_test" "8 sessions over 2 threads*"
+    TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 "$dir/planner/planner_test" "the parallel portfolio agrees with one thread"
   else
     cmake --build "$dir" -j 2
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
