@@ -3,7 +3,7 @@
 //
 // Origin: the classic heuristic of TFLite's arena planner and XLA's heap simulator. Conflicts
 // come from an IntervalIndex, so a placement costs O(log n + k log k) for k live neighbours:
-// 100,000 buffers plan in well under a second when lifetimes are short. Known weak spot: on
+// 100,000 buffers plan in about half a second when lifetimes are short. Known weak spot: on
 // adversarial instances it lands 30-40% above the lower bound (see exact_search.h).
 // Deterministic: stable sorts, no hash-map order. Ignores may_share_with (see sharing.h).
 #pragma once

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <optional>
+#include <thread>
 
 #include "planner/best_fit.h"
 #include "planner/exact_search.h"
@@ -23,6 +26,30 @@ Problem ExtractSpace(const Problem& blocks, uint32_t space, std::vector<size_t>&
     p.buffers.back().space = 0;
   }
   return p;
+}
+
+// Best-fit under every ordering, results in kAllBestFitOrders' order. Large problems use
+// several threads (each ordering is independent and deterministic, so the result does not
+// depend on them); each worker builds its own index.
+std::vector<std::optional<StatusOr<Plan>>> BestFitAllOrders(const Problem& sub, int threads) {
+  constexpr size_t kParallelBuffers = 20000;  // below this, threads cost more than they save
+  const size_t count = std::size(kAllBestFitOrders);
+  std::vector<std::optional<StatusOr<Plan>>> plans(count);
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int workers = sub.buffers.size() < kParallelBuffers ? 1 : std::min<int>(threads, static_cast<int>(count));
+  auto work = [&](int w) {
+    IntervalIndex index = BestFitIndex(sub);
+    for (size_t k = static_cast<size_t>(w); k < count; k += static_cast<size_t>(workers))
+      plans[k].emplace(SolveBestFit(sub, kAllBestFitOrders[k], index));
+  };
+  if (workers == 1) {
+    work(0);
+    return plans;
+  }
+  std::vector<std::thread> pool;
+  for (int w = 0; w < workers; ++w) pool.emplace_back(work, w);
+  for (std::thread& t : pool) t.join();
+  return plans;
 }
 
 }  // namespace
@@ -55,9 +82,10 @@ StatusOr<Solution> Solve(const Problem& problem, const SolveOptions& options) {
     // Best-fit over several orderings; keep the smallest.
     std::vector<uint64_t> best_offsets;
     uint64_t best = UINT64_MAX;
-    IntervalIndex index = BestFitIndex(sub);
-    for (BestFitOrder order : kAllBestFitOrders) {
-      auto plan = SolveBestFit(sub, order, index);
+    std::vector<std::optional<StatusOr<Plan>>> plans = BestFitAllOrders(sub, options.best_fit_threads);
+    for (size_t k = 0; k < plans.size(); ++k) {
+      BestFitOrder order = kAllBestFitOrders[k];
+      StatusOr<Plan>& plan = *plans[k];
       if (!plan.ok()) return plan.status();
       uint64_t size = plan->space_sizes.empty() ? 0 : plan->space_sizes[0];
       if (size < best) {

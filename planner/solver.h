@@ -27,6 +27,9 @@ struct SolveOptions {
   uint64_t max_search_nodes = 0;
   int search_threads = 1;  // > 1: parallel portfolio (fastest, but timing-dependent)
   std::vector<std::string> search_orders;  // empty: the default portfolio (SearchOptions)
+  // Threads for the best-fit orderings of problems with 20,000 buffers or more (0: one per
+  // core, at most one per ordering). The plan is the same with any number.
+  int best_fit_threads = 0;
   bool exact_search = true;         // false: best-fit orderings only
   // With a capacity: stop at the first plan that fits it, rather than spending the rest of
   // the time limit tightening it toward the lower bound.

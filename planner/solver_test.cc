@@ -251,6 +251,27 @@ TEST_CASE("the interval index finds exactly the overlapping active intervals", "
   }
 }
 
+TEST_CASE("best-fit gives the same plan on one thread and on several", "[planner]") {
+  // 25,000 buffers: above the size where the orderings run on threads.
+  std::mt19937_64 rng(8);
+  Problem p;
+  for (int i = 0; i < 25000; ++i) {
+    int64_t first = static_cast<int64_t>(rng() % 25000);
+    p.buffers.push_back(Buf(64 * (1 + rng() % 64), first, first + static_cast<int64_t>(rng() % 32), 64));
+  }
+  SolveOptions one, four;
+  one.exact_search = four.exact_search = false;
+  one.best_fit_threads = 1;
+  four.best_fit_threads = 4;
+  auto a = Solve(p, one);
+  auto b = Solve(p, four);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(Verify(p, b->plan).ok());
+  CHECK(a->plan.offsets == b->plan.offsets);
+  CHECK(a->spaces[0].method == b->spaces[0].method);
+}
+
 TEST_CASE("random problems - the solver verifies and never beats the lower bound", "[planner]") {
   std::mt19937_64 rng(4321);
   for (int trial = 0; trial < 100; ++trial) {
