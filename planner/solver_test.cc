@@ -157,98 +157,72 @@ TEST_CASE("exact search agrees with brute force on small random problems", "[pla
   }
 }
 
-TEST_CASE("the failure memo changes no answer of the exact search", "[planner]") {
-  // Random problems almost always fit their max-load lower bound; mixed alignments make many
-  // of them need more, so the search has infeasibility to prove (the hard part, where the
-  // memo prunes). With and without the memo it must agree on every capacity from the lower
-  // bound up to the first that fits. The memo must be hit, or this test proves nothing.
-  std::mt19937 rng(11);
-  auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(20); };
-  uint64_t hits = 0;
-  int infeasible = 0;
-  for (int trial = 0; trial < 60; ++trial) {
-    Problem p;
-    int n = 5 + static_cast<int>(rng() % 6);
-    for (int i = 0; i < n; ++i) {
-      int64_t first = rng() % 6;
-      p.buffers.push_back(Buf(1 + rng() % 6, first, first + static_cast<int64_t>(rng() % 4), uint64_t{1} << (rng() % 4)));
-    }
-    SearchOptions with, without;
-    without.failure_memo = false;
-    for (uint64_t capacity = MaxLoadLowerBound(p)[0];; ++capacity) {
-      INFO("trial " << trial << ", capacity " << capacity);
-      SearchResult a = SearchExact(p, capacity, deadline(), with);
-      SearchResult b = SearchExact(p, capacity, deadline(), without);
-      REQUIRE(b.outcome != SearchOutcome::kTimeout);
-      REQUIRE(a.outcome == b.outcome);
-      hits += a.memo_hits;
-      if (a.outcome == SearchOutcome::kFound) {
-        CHECK(Verify(p, Plan{a.offsets, {capacity}, {}}).ok());
-        break;
-      }
-      ++infeasible;
-    }
+// Small problems with mixed alignments: random problems almost always fit their max-load
+// lower bound, these often need more, so the search has infeasibility to prove.
+Problem MixedAlignmentProblem(std::mt19937& rng, int min_buffers, int spread) {
+  Problem p;
+  int n = min_buffers + static_cast<int>(rng() % spread);
+  for (int i = 0; i < n; ++i) {
+    int64_t first = rng() % 6;
+    p.buffers.push_back(
+        Buf(1 + rng() % 6, first, first + static_cast<int64_t>(rng() % 4), uint64_t{1} << (rng() % 4)));
   }
-  WARN("infeasible " << infeasible << " hits " << hits);
-  CHECK(infeasible > 0);
-  CHECK(hits > 0);
+  return p;
+}
+
+struct Agreement {
+  int infeasible = 0;      // capacities both proved infeasible
+  uint64_t memo_hits = 0;  // of the search under test
+};
+
+// Searches `p` at every capacity from its lower bound up to the first that fits, with the
+// reference options and the options under test: both must give the same definite answer,
+// and a packing found under test must verify.
+Agreement CheckAgreement(const Problem& p, const SearchOptions& reference, const SearchOptions& tested) {
+  auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(20); };
+  Agreement agreement;
+  for (uint64_t capacity = MaxLoadLowerBound(p)[0];; ++capacity) {
+    INFO("capacity " << capacity);
+    SearchResult want = SearchExact(p, capacity, deadline(), reference);
+    SearchResult got = SearchExact(p, capacity, deadline(), tested);
+    REQUIRE(want.outcome != SearchOutcome::kTimeout);
+    REQUIRE(got.outcome == want.outcome);
+    agreement.memo_hits += got.memo_hits;
+    if (got.outcome == SearchOutcome::kFound) {
+      CHECK(Verify(p, Plan{got.offsets, {capacity}, {}}).ok());
+      return agreement;
+    }
+    ++agreement.infeasible;
+  }
+}
+
+TEST_CASE("the failure memo changes no answer of the exact search", "[planner]") {
+  // Against the search without the memo. The memo must be hit, or this proves nothing.
+  std::mt19937 rng(11);
+  SearchOptions with, without;
+  without.failure_memo = false;
+  Agreement total;
+  for (int trial = 0; trial < 60; ++trial) {
+    INFO("trial " << trial);
+    Agreement a = CheckAgreement(MixedAlignmentProblem(rng, 5, 6), without, with);
+    total.infeasible += a.infeasible;
+    total.memo_hits += a.memo_hits;
+  }
+  CHECK(total.infeasible > 0);
+  CHECK(total.memo_hits > 0);
 }
 
 TEST_CASE("the parallel portfolio agrees with one thread", "[planner]") {
-  // Two workers share one (locked) failure memo; each answer must still be the one-thread
-  // answer, and a found packing must verify. ThreadSanitizer runs this test in the suite.
+  // Two workers share one (locked) failure memo. ThreadSanitizer runs this test in the suite.
   std::mt19937 rng(12);
-  auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(20); };
+  SearchOptions one, two;
+  two.threads = 2;
   int infeasible = 0;
   for (int trial = 0; trial < 30; ++trial) {
-    Problem p;
-    int n = 6 + static_cast<int>(rng() % 8);
-    for (int i = 0; i < n; ++i) {
-      int64_t first = rng() % 6;
-      p.buffers.push_back(Buf(1 + rng() % 6, first, first + static_cast<int64_t>(rng() % 4), uint64_t{1} << (rng() % 4)));
-    }
-    SearchOptions one, two;
-    two.threads = 2;
-    for (uint64_t capacity = MaxLoadLowerBound(p)[0];; ++capacity) {
-      INFO("trial " << trial << ", capacity " << capacity);
-      SearchResult a = SearchExact(p, capacity, deadline(), one);
-      SearchResult b = SearchExact(p, capacity, deadline(), two);
-      REQUIRE(a.outcome != SearchOutcome::kTimeout);
-      REQUIRE(b.outcome == a.outcome);
-      if (b.outcome == SearchOutcome::kFound) {
-        CHECK(Verify(p, Plan{b.offsets, {capacity}, {}}).ok());
-        break;
-      }
-      ++infeasible;
-    }
+    INFO("trial " << trial);
+    infeasible += CheckAgreement(MixedAlignmentProblem(rng, 6, 8), one, two).infeasible;
   }
   CHECK(infeasible > 0);
-}
-
-TEST_CASE("the interval index finds exactly the overlapping active intervals", "[planner]") {
-  std::mt19937_64 rng(99);
-  std::vector<std::pair<int64_t, int64_t>> iv;
-  for (int i = 0; i < 500; ++i) {
-    int64_t a = static_cast<int64_t>(rng() % 1000);
-    iv.push_back({a, a + static_cast<int64_t>(rng() % 50)});
-  }
-  IntervalIndex index(iv);
-  // Twice: every other interval active, then after Reset every third (as best-fit reuses
-  // one index for several orderings).
-  for (size_t step : {2, 3}) {
-    if (step == 3) index.Reset();
-    for (size_t i = 0; i < iv.size(); i += step) index.Activate(i);
-    for (int q = 0; q < 200; ++q) {
-      int64_t a = static_cast<int64_t>(rng() % 1000), b = a + static_cast<int64_t>(rng() % 80);
-      std::vector<size_t> got;
-      index.QueryActive(a, b, got);
-      std::sort(got.begin(), got.end());
-      std::vector<size_t> want;
-      for (size_t i = 0; i < iv.size(); i += step)
-        if (iv[i].first <= b && a <= iv[i].second) want.push_back(i);
-      REQUIRE(got == want);
-    }
-  }
 }
 
 TEST_CASE("best-fit gives the same plan on one thread and on several", "[planner]") {
