@@ -185,7 +185,7 @@ class Search {
     StateKey key = KeyOf(floor, part_root ? 0 : rank_[last_index] + 1);
     for (size_t i : items) {
       const Buf& b = buf_[i];
-      AddToKey(key, i, part_root ? 0 : rank_[i] + 1);
+      if (memo_) AddToKey(key, i, part_root ? 0 : rank_[i] + 1);
       uint64_t g = AlignUp(gravity_[i], b.align);
       min_top = std::min(min_top, g + b.size);
       // Dominance: if i fits entirely below the floor where it would rest, that space stays
@@ -409,14 +409,14 @@ namespace {
 // node limit that doubles each round (restarts, as MiniMalloc does). Worker `w` of `workers`
 // takes every workers-th order. Stops at a definite answer, the deadline, `max_nodes` (then
 // kTimeout) or `cancel`.
+// `memo` serves every order, round and worker: a later round of the same order skips the
+// subtrees an earlier one proved empty, and every order reuses the parts (subproblems split
+// off by decomposition) that any order proved infeasible. This is what turns restarts from
+// starting over into carrying on.
 SearchResult RoundRobin(const Problem& problem, uint64_t capacity, std::chrono::steady_clock::time_point deadline,
                         const SearchOptions& options, int worker, int workers, FailureMemo& memo,
                         const std::atomic<bool>* cancel) {
   const uint64_t max_nodes = options.max_nodes;
-  // One memo for every order, round and worker: a later round of the same order skips the
-  // subtrees an earlier one proved empty, and every order reuses the parts (subproblems split
-  // off by decomposition) that any order proved infeasible. This is what turns restarts from
-  // starting over into carrying on.
   // Static orders, most significant key first: T = the largest total size in the buffer's
   // sections, A = size x lifetime, B = size x sections, W = lifetime, C = sections. A trailing
   // '-': parts split off during the search keep the global ranks instead of being re-ranked.
