@@ -131,6 +131,18 @@ LogicalResult checkExternalSymbols(ArrayRef<char> object, Location loc) {
 
 } // namespace
 
+FailureOr<int64_t> mlir::hexir::hostVectorBits(const HostTargetOptions &options, Location loc) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
+  if (!tm)
+    return failure();
+  const llvm::MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
+  if (sti->checkFeatures("+avx512f"))
+    return 512;
+  if (sti->checkFeatures("+avx"))
+    return 256;
+  return 128;
+}
+
 FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
                                                   const HostTargetOptions &options) {
   Location loc = llvmModule.getLoc();
@@ -145,6 +157,12 @@ FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<
   module->setDataLayout(tm->createDataLayout());
   if (failed(addEntryWrappers(*module, kernels, loc)))
     return failure();
+  // The kernels' vectors are as wide as the registers: keep them whole on CPUs whose LLVM
+  // tuning prefers 256-bit vectors (which would otherwise split every 512-bit FMA in two).
+  if (tm->getMCSubtargetInfo()->checkFeatures("+avx512f"))
+    for (llvm::Function &f : *module)
+      if (!f.isDeclaration())
+        f.addFnAttr("min-legal-vector-width", "512");
   std::string verifyErrors;
   llvm::raw_string_ostream verifyStream(verifyErrors);
   if (llvm::verifyModule(*module, &verifyStream))

@@ -13,6 +13,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 
+#include "Transforms/Passes.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,10 +34,14 @@ struct HostTargetOptions {
   std::string linkerPath;    // ld.lld
 };
 
+// The width of the target's vector registers in bits: 512 with AVX-512, 256 with AVX, else 128.
+FailureOr<int64_t> hostVectorBits(const HostTargetOptions &options, Location loc);
+
 // Clones every kernel (func.func marked hexir.kernel) of `module` into a new module, in symbol
 // order, and lowers it to the LLVM dialect. `kernels` receives each kernel's name and arity.
 FailureOr<OwningOpRef<ModuleOp>> lowerKernelsToLLVMDialect(ModuleOp module,
-                                                           SmallVectorImpl<KernelInfo> &kernels);
+                                                           SmallVectorImpl<KernelInfo> &kernels,
+                                                           const KernelPipelineOptions &options);
 
 struct HostObject {
   std::vector<char> object;

@@ -10,7 +10,8 @@ using namespace mlir;
 using namespace mlir::hexir;
 
 FailureOr<OwningOpRef<ModuleOp>>
-mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelInfo> &kernels) {
+mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelInfo> &kernels,
+                                       const KernelPipelineOptions &options) {
   OpBuilder b(module.getContext());
   OwningOpRef<ModuleOp> kernelModule = ModuleOp::create(b, module.getLoc());
   b.setInsertionPointToEnd(kernelModule->getBody());
@@ -26,7 +27,7 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
     kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1});
   }
   PassManager pm(module.getContext());
-  buildKernelToLLVMPipeline(pm);
+  buildKernelToLLVMPipeline(pm, options);
   if (failed(pm.run(*kernelModule)))
     return module.emitError() << "lowering the kernels to LLVM failed (see the errors above)";
   for (KernelInfo &k : kernels) {

@@ -52,4 +52,20 @@ def Hexir_CallTirOp : Hexir_Op<"call_tir",
   }];
 }
 
+def Hexir_WorkgroupRangeOp : Hexir_Op<"workgroup_range", [Pure]> {
+  let summary = "the range of workgroups one invocation of a kernel runs";
+  let description = [{
+    Inside a kernel function: the workgroups [begin, end) the caller asks for. The host
+    runtime splits a dispatch of N workgroups into ranges, one per thread. Code generation
+    uses it to bound the workgroup loop of a kernel tiled on tensors; hexir-distribute-workgroups
+    replaces it with the kernel's two trailing i32 arguments.
+
+    ```mlir
+    %begin, %end = hexir.workgroup_range
+    ```
+  }];
+  let results = (outs Index:$begin, Index:$end);
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // HEXIR_OPS_TD

@@ -61,13 +61,18 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   }
 
   // Kernels: host shared object.
-  SmallVector<mlir::hexir::KernelInfo> kernels;
-  auto llvmModule = mlir::hexir::lowerKernelsToLLVMDialect(module, kernels);
-  if (failed(llvmModule))
-    return false;
   mlir::hexir::HostTargetOptions target;
   target.cpu = options.targetCpu;
   target.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
+  FailureOr<int64_t> vectorBits = mlir::hexir::hostVectorBits(target, module.getLoc());
+  if (failed(vectorBits))
+    return false;
+  mlir::hexir::KernelPipelineOptions kernelOptions;
+  kernelOptions.vectorBits = *vectorBits;
+  SmallVector<mlir::hexir::KernelInfo> kernels;
+  auto llvmModule = mlir::hexir::lowerKernelsToLLVMDialect(module, kernels, kernelOptions);
+  if (failed(llvmModule))
+    return false;
   auto object = mlir::hexir::emitHostObject(**llvmModule, kernels, target);
   if (failed(object))
     return false;

@@ -16,6 +16,8 @@ namespace mlir::hexir {
 } // namespace mlir::hexir
 
 using namespace mlir;
+using mlir::hexir::kWorkgroupsAttrName;
+using mlir::hexir::WorkgroupRangeOp;
 
 namespace {
 
@@ -117,6 +119,22 @@ struct DistributeWorkgroupsPass
                                   {loc, loc})))
       return failure();
     Value begin = fn.getArgument(first), end = fn.getArgument(first + 1);
+
+    // Split on tensors already (TileAndVectorize): the range op reads the new arguments.
+    SmallVector<WorkgroupRangeOp> ranges;
+    fn.walk([&](WorkgroupRangeOp op) { ranges.push_back(op); });
+    if (!ranges.empty() || fn->hasAttr(kWorkgroupsAttrName)) {
+      for (WorkgroupRangeOp op : ranges) {
+        b.setInsertionPoint(op);
+        Value lo = arith::IndexCastOp::create(b, op.getLoc(), b.getIndexType(), begin);
+        Value hi = arith::IndexCastOp::create(b, op.getLoc(), b.getIndexType(), end);
+        op.replaceAllUsesWith(ValueRange{lo, hi});
+        op.erase();
+      }
+      if (!fn->hasAttr(kWorkgroupsAttrName))
+        fn->setAttr(kWorkgroupsAttrName, b.getI64IntegerAttr(1));
+      return success();
+    }
 
     int64_t workgroups = 1;
     if (partition) {

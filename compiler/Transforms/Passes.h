@@ -32,9 +32,13 @@ inline constexpr llvm::StringLiteral kWorkgroupsAttrName = "hexir.workgroups";
 void buildLowerTosaPipeline(OpPassManager &pm);
 // The graph pipeline: verify input, lower TOSA, form dispatches.
 void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry);
+// What the kernel pipeline needs to know about the target.
+struct KernelPipelineOptions {
+  int64_t vectorBits = 256;  // vector register width: 128 (SSE), 256 (AVX2), 512 (AVX-512)
+};
 // Kernel functions on tensors -> LLVM dialect with the bare-pointer ABI
-// `void kernel(ptr in0, ..., ptr out0, ...)`.
-void buildKernelToLLVMPipeline(OpPassManager &pm);
+// `void kernel(ptr in0, ..., ptr out0, ..., i32 wg_begin, i32 wg_end)`.
+void buildKernelToLLVMPipeline(OpPassManager &pm, const KernelPipelineOptions &options = {});
 // Registers the named pipelines for hexir-opt.
 void registerHexirPipelines();
 

@@ -74,6 +74,52 @@ def ExpandCopies : Pass<"hexir-expand-copies", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def TileAndVectorize : Pass<"hexir-tile-and-vectorize", "mlir::ModuleOp"> {
+  let summary = "Tiles a kernel's contraction or convolution for workgroups, caches and registers, and vectorizes it";
+  let description = [{
+    Runs on kernels on tensors, before bufferization. A kernel whose root is a contraction
+    (matmul-like linalg op with one reduction loop) or a channels-last convolution, depthwise
+    convolution or pooling is tiled three times: workgroups (one loop over chunks of an output
+    dimension, bounded by `hexir.workgroup_range`, recorded as `hexir.workgroups`), caches
+    (contractions: 64 x 256 x 256 blocks) and registers (up to 8 rows x 2 vectors of
+    accumulators, reduction step 1), then vectorized. Its initializers (a fill, or an explicit
+    copy of a read-only bias argument) are split into the same workgroups. Tile sizes divide
+    the shapes exactly, so every tile is static. Other kernels are left unchanged.
+
+    Before:
+    ```mlir
+    %0 = linalg.fill ins(%zero : f32) outs(%e : tensor<128x768xf32>) -> tensor<128x768xf32>
+    %1 = linalg.matmul ins(%a, %b : ...) outs(%0 : tensor<128x768xf32>) -> tensor<128x768xf32>
+    ```
+    After: `%b, %e = hexir.workgroup_range`, `scf.for` over column chunks [b * 32, e * 32),
+    cache loops, register loops, and `vector.contract` on `vector<8x1xf32>` x
+    `vector<1x32xf32>` into `vector<8x32xf32>`.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "Width of the target's vector registers in bits (128, 256 or 512)">,
+    Option<"maxWorkgroups", "max-workgroups", "int64_t", /*default=*/"64",
+           "Most workgroups per kernel">,
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Loop iterations per workgroup below which a kernel is not split further">,
+  ];
+  let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::affine::AffineDialect", "mlir::tensor::TensorDialect",
+                           "mlir::vector::VectorDialect", "mlir::linalg::LinalgDialect"];
+}
+
+def LowerVectorTiles : Pass<"hexir-lower-vector-tiles", "mlir::ModuleOp"> {
+  let summary = "Keeps register tiles in registers and lowers contractions to FMA outer products";
+  let description = [{
+    Runs after bufferization on kernels vectorized by hexir-tile-and-vectorize. Folds subviews
+    into vector transfers and drops leading unit vector dimensions, hoists the accumulator's
+    transfer_read/transfer_write out of the reduction loops (so it lives in registers), then
+    lowers vector.contract to outer products and vector.fma, and transfers to rank 1.
+  }];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def DistributeWorkgroups : Pass<"hexir-distribute-workgroups", "mlir::ModuleOp"> {
   let summary = "Splits each bufferized kernel into independent workgroups along one output dimension";
   let description = [{
@@ -88,6 +134,9 @@ def DistributeWorkgroups : Pass<"hexir-distribute-workgroups", "mlir::ModuleOp">
     disjoint rows of every output, so they are independent and the host thread pool may run
     them concurrently in any order. Small kernels (below `min-work` loop iterations) and
     kernels of any other shape stay one workgroup and ignore the range.
+
+    A kernel already split on tensors by hexir-tile-and-vectorize keeps its split: its
+    `hexir.workgroup_range` ops become the two new arguments.
   }];
   let options = [
     Option<"maxWorkgroups", "max-workgroups", "int64_t", /*default=*/"64",

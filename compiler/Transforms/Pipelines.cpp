@@ -32,7 +32,13 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm) {
+void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm, const KernelPipelineOptions &options) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Contractions and convolutions: workgroup, cache and register tiles, vectorized on tensors.
+  TileAndVectorizeOptions tiling;
+  tiling.vectorBits = options.vectorBits;
+  pm.addPass(hexir::createTileAndVectorize(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Tensors -> buffers; kernel arguments are read-only (marked by dispatch formation) and
@@ -42,6 +48,12 @@ void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Tiled loops on tensors bufferize in place into loops that yield their own iter_args and
+  // copy subviews onto themselves; folding those lets the returned buffer be the result
+  // allocation again, which the next pass replaces by the out-parameter.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
@@ -51,7 +63,10 @@ void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(hexir::createExpandCopies());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // Independent workgroups along an output dimension, for the host thread pool.
+  // Accumulators in registers, contractions as FMA outer products.
+  pm.addPass(hexir::createLowerVectorTiles());
+  // Independent workgroups along an output dimension, for the host thread pool (kernels that
+  // TileAndVectorize split keep its split).
   pm.addPass(hexir::createDistributeWorkgroups());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -79,5 +94,5 @@ void mlir::hexir::registerHexirPipelines() {
   PassPipelineRegistration<>("hexir-lower-kernels-to-llvm",
                              "Lowers kernel functions on tensors to the LLVM dialect "
                              "with the bare-pointer kernel ABI",
-                             buildKernelToLLVMPipeline);
+                             [](OpPassManager &pm) { buildKernelToLLVMPipeline(pm); });
 }

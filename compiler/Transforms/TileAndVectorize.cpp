@@ -1,0 +1,354 @@
+//===- TileAndVectorize.cpp - vector kernels on tensors -------------------===//
+//
+// Host kernel code generation before bufferization, for the kinds of compute op that carry
+// nearly all of a network's work: contractions (MatMul, Gemm, batched matmul) and channels-last
+// convolutions, depthwise convolutions and poolings. The kernel's root op is tiled three times:
+//   1. workgroups: one loop over chunks of one output dimension, bounded by the kernel's
+//      workgroup range (hexir.workgroup_range), so the host thread pool can split a dispatch;
+//   2. cache (contractions): blocks of A and B that stay in L1/L2 while they are reused;
+//   3. registers: a tile of accumulators that stays in vector registers while the reduction
+//      runs in steps of one, vectorized into vector.contract (later FMA outer products).
+// Ops that initialize the output (a zero fill, a copy of a bias) are split into the same
+// workgroups and vectorized along their innermost dimension.
+//
+// Tile sizes divide the shapes exactly (the largest divisor up to the preferred size), so every
+// tile is static and vectorizes without masks or peeling; an awkward (prime) extent gets a
+// smaller tile, never scalar code. The reduction order of every output element is fixed at
+// compile time, independent of how workgroups are spread over threads, so results are
+// bit-identical for any thread count.
+//
+// Kernels of any other shape are left alone: the memref-level passes (DistributeWorkgroups,
+// linalg-to-loops) still compile them.
+//
+//===----------------------------------------------------------------------===//
+#include "Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_TILEANDVECTORIZE
+#include "Transforms/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+
+namespace {
+
+// The largest divisor of `n` that is at most `cap` (1 if nothing else divides).
+int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+// A lane-friendly tile for a vectorized dimension of extent `n`: the first of `preferred`
+// (multiples of the vector length, largest first) that divides n, else the largest divisor of n
+// up to the largest preferred size.
+int64_t vectorTile(int64_t n, ArrayRef<int64_t> preferred) {
+  for (int64_t p : preferred)
+    if (p <= n && n % p == 0)
+      return p;
+  return largestDivisorAtMost(n, preferred.front());
+}
+
+enum class Kind { Contraction, Conv, Depthwise, Pooling };
+
+// What the tiling of one root op looks like; every vector is indexed by the op's loops.
+struct Strategy {
+  Kind kind;
+  SmallVector<int64_t> ranges;    // static loop ranges
+  SmallVector<int64_t> registers; // register tile (0: not tiled)
+  SmallVector<int64_t> cache;     // cache tile (0: not tiled), contractions only
+};
+
+std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || op->getNumResults() != 1)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r) || r < 1; }))
+    return std::nullopt;
+  Strategy s;
+  s.ranges = ranges;
+  s.registers.assign(ranges.size(), 1);
+  s.cache.assign(ranges.size(), 0);
+  SmallVector<int64_t> laneTiles = {2 * lanes, lanes, lanes / 2, 4};
+  if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+    if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 || dims->m.size() > 1)
+      return std::nullopt;
+    s.kind = Kind::Contraction;
+    unsigned n = dims->n[0], k = dims->k[0];
+    // Register tile: up to 8 rows x 2 vectors (16 accumulators of 32 vector registers with
+    // AVX-512; 8 of 16 with AVX2 at 4 rows), reduction step 1.
+    s.registers[n] = vectorTile(ranges[n], laneTiles);
+    s.registers[k] = 1;
+    if (!dims->m.empty()) {
+      unsigned m = dims->m[0];
+      s.registers[m] = largestDivisorAtMost(ranges[m], lanes >= 16 ? 8 : 4);
+    }
+    return s;
+  }
+  // Channels-last windows: loops (n, oh, ow, f, kh, kw, c) for a convolution, (n, oh, ow, c,
+  // kh, kw) for depthwise and pooling. Register tile: up to 8 output columns x 2 vectors of
+  // channels; the window is walked one tap at a time (depthwise: a whole row of taps).
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
+    s.kind = Kind::Conv;
+    s.registers[2] = largestDivisorAtMost(ranges[2], 8);
+    s.registers[3] = vectorTile(ranges[3], laneTiles);
+    return s;
+  }
+  if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
+    s.kind = isa<linalg::DepthwiseConv2DNhwcHwcOp>(op) ? Kind::Depthwise : Kind::Pooling;
+    s.registers[2] = largestDivisorAtMost(ranges[2], 8);
+    s.registers[3] = vectorTile(ranges[3], {lanes, lanes / 2, 4});
+    s.registers[5] = ranges[5];
+    return s;
+  }
+  return std::nullopt;
+}
+
+// Cache tiles for a contraction inside one workgroup tile of shape `ranges`: blocks of up to
+// 64 rows, 256 columns and 256 reduction steps (A block 64 KiB, B block 256 KiB), each a
+// multiple of the register tile.
+void chooseCacheTiles(linalg::LinalgOp op, Strategy &s, ArrayRef<int64_t> ranges) {
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  auto block = [&](unsigned d, int64_t target) {
+    int64_t unit = std::max<int64_t>(s.registers[d], 1);
+    int64_t t = unit * largestDivisorAtMost(ranges[d] / unit, std::max<int64_t>(target / unit, 1));
+    s.cache[d] = t < ranges[d] ? t : 0;
+  };
+  if (!dims->m.empty())
+    block(dims->m[0], 64);
+  block(dims->n[0], 256);
+  block(dims->k[0], 256);
+}
+
+// Tiles `op` with `sizes` (0: not tiled) and replaces it; returns the tiled op and the loops.
+FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(op, result->replacements);
+  return result;
+}
+
+// Sizes that tile only loop `loop` of an op with `ranges`: by `size` (0 for the others, and
+// for `loop` too when the size covers it).
+SmallVector<int64_t> tileOneLoop(ArrayRef<int64_t> ranges, unsigned loop, int64_t size) {
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  if (size < ranges[loop])
+    sizes[loop] = size;
+  return sizes;
+}
+
+// Register tiles of an op that only initializes its output (fill, copy, broadcast): rows of
+// the innermost dimension, up to four vectors long.
+SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t lanes) {
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  if (!ranges.empty())
+    sizes.back() = vectorTile(ranges.back(), {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
+  for (unsigned i = 0; i < ranges.size(); ++i)
+    if (sizes[i] >= ranges[i])
+      sizes[i] = 0;
+  return sizes;
+}
+
+struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<TileAndVectorizePass> {
+  using TileAndVectorizeBase::TileAndVectorizeBase;
+
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (!fn.isDeclaration() && failed(runOnKernel(fn)))
+        return signalPassFailure();
+  }
+
+  // The kernel's root: its one compute op with a strategy; its result is what the kernel
+  // returns. Other ops may only be constants, tensor.empty and fills feeding the root.
+  linalg::LinalgOp findRoot(func::FuncOp fn, int64_t lanes, Strategy &strategy) {
+    linalg::LinalgOp root;
+    for (Operation &op : fn.getBody().front()) {
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, func::ReturnOp>(op))
+        continue;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (!linalgOp || root)
+        return nullptr;
+      root = linalgOp;
+    }
+    if (!root || !root->hasOneUse() || !isa<func::ReturnOp>(*root->getUsers().begin()))
+      return nullptr;
+    std::optional<Strategy> s = chooseStrategy(root, lanes);
+    if (!s)
+      return nullptr;
+    strategy = *s;
+    return root;
+  }
+
+  LogicalResult runOnKernel(func::FuncOp fn) {
+    int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+    Strategy strategy;
+    linalg::LinalgOp root = findRoot(fn, lanes, strategy);
+    if (!root)
+      return success();
+    IRRewriter rewriter(fn.getContext());
+    Location loc = root.getLoc();
+
+    // A read-only kernel argument as the accumulator's initial value (a bias) is copied into
+    // the output first, explicitly, so that the copy is split into workgroups with the root.
+    OpOperand *init = root.getDpsInitOperand(0);
+    if (isa<BlockArgument>(init->get())) {
+      rewriter.setInsertionPoint(root);
+      auto type = cast<RankedTensorType>(init->get().getType());
+      Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+      Value copy = linalg::CopyOp::create(rewriter, loc, init->get(), empty).getResult(0);
+      rewriter.modifyOpInPlace(root, [&] { init->set(copy); });
+    }
+    // The ops writing the output, in order: its initializers, then the root.
+    SmallVector<linalg::LinalgOp> writers;
+    for (Value v = init->get(); auto producer = v.getDefiningOp<linalg::LinalgOp>();
+         v = producer.getDpsInitOperand(0)->get()) {
+      if (producer.getNumDpsInits() != 1 || !isa<linalg::FillOp, linalg::CopyOp>(producer))
+        return success();
+      writers.insert(writers.begin(), producer);
+    }
+    writers.push_back(root);
+
+    // Workgroups: chunks of the output dimension with the most register tiles, each a whole
+    // number of register tiles, at most maxWorkgroups, and at least minWork iterations each.
+    AffineMap outMap = root.getMatchingIndexingMap(init);
+    int64_t work = 1;
+    for (int64_t r : strategy.ranges)
+      work *= r;
+    std::optional<unsigned> splitDim;
+    int64_t bestUnits = 1;
+    for (unsigned d = 0; d < outMap.getNumResults(); ++d) {
+      auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d));
+      if (!dim || !linalg::isParallelIterator(root.getIteratorTypesArray()[dim.getPosition()]))
+        continue;
+      int64_t units = strategy.ranges[dim.getPosition()] / strategy.registers[dim.getPosition()];
+      if (units > bestUnits) {
+        bestUnits = units;
+        splitDim = d;
+      }
+    }
+    int64_t workgroups = 1, chunk = 0;
+    if (splitDim) {
+      unsigned loop = cast<AffineDimExpr>(outMap.getResult(*splitDim)).getPosition();
+      int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
+      // The fewest units per chunk that divide the units and give at most `wanted` chunks.
+      int64_t perChunk = bestUnits;
+      for (int64_t d = 1; d <= bestUnits; ++d)
+        if (bestUnits % d == 0 && bestUnits / d <= wanted) {
+          perChunk = d;
+          break;
+        }
+      workgroups = bestUnits / perChunk;
+      chunk = perChunk * strategy.registers[loop];
+    }
+
+    // The workgroup loops: each writer is tiled along the split dimension, and its loop runs
+    // over the chunks [begin, end) of this invocation.
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(),
+                                                       rewriter.getIndexType());
+    Value chunkV = arith::ConstantIndexOp::create(rewriter, loc, std::max<int64_t>(chunk, 1));
+    Value lower = arith::MulIOp::create(rewriter, loc, range.getBegin(), chunkV);
+    Value upper = arith::MulIOp::create(rewriter, loc, range.getEnd(), chunkV);
+    SmallVector<linalg::LinalgOp> tiledWriters;
+    for (linalg::LinalgOp writer : writers) {
+      if (workgroups <= 1) {
+        tiledWriters.push_back(writer);
+        continue;
+      }
+      AffineMap map = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
+      unsigned loop = cast<AffineDimExpr>(map.getResult(*splitDim)).getPosition();
+      FailureOr<scf::SCFTilingResult> tiled =
+          tile(rewriter, writer, tileOneLoop(writer.getStaticLoopRanges(), loop, chunk));
+      if (failed(tiled) || tiled->loops.size() != 1)
+        return writer.emitError() << "could not split the kernel into workgroups";
+      auto forOp = cast<scf::ForOp>(tiled->loops[0].getOperation());
+      rewriter.modifyOpInPlace(forOp, [&] {
+        forOp.getLowerBoundMutable().assign(lower);
+        forOp.getUpperBoundMutable().assign(upper);
+      });
+      tiledWriters.push_back(cast<linalg::LinalgOp>(tiled->tiledOps[0]));
+    }
+    fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
+
+    // Cache and register tiles, then vector code.
+    SmallVector<Operation *> toVectorize;
+    for (linalg::LinalgOp writer : tiledWriters) {
+      SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
+      if (writer != tiledWriters.back()) {
+        FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, writer, elementwiseRegisterTiles(ranges, lanes));
+        if (failed(tiled))
+          return writer.emitError() << "could not tile the kernel's initializer";
+        toVectorize.push_back(tiled->tiledOps[0]);
+        continue;
+      }
+      Operation *current = writer;
+      if (strategy.kind == Kind::Contraction) {
+        chooseCacheTiles(writer, strategy, ranges);
+        if (llvm::any_of(strategy.cache, [](int64_t t) { return t != 0; })) {
+          FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, current, strategy.cache);
+          if (failed(tiled))
+            return writer.emitError() << "could not tile the kernel for the caches";
+          current = tiled->tiledOps[0];
+          ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
+        }
+      }
+      SmallVector<int64_t> registers = strategy.registers;
+      for (unsigned i = 0; i < registers.size(); ++i)
+        if (registers[i] >= ranges[i])
+          registers[i] = 0;
+      FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, current, registers);
+      if (failed(tiled))
+        return writer.emitError() << "could not tile the kernel for the registers";
+      toVectorize.push_back(tiled->tiledOps[0]);
+    }
+
+    // Convolutions and windows: one output row per tile, so the 2-D op decomposes into a 1-D
+    // one, which the vectorizer turns into outer products over the tile's columns.
+    if (strategy.kind != Kind::Contraction) {
+      RewritePatternSet patterns(fn.getContext());
+      linalg::populateDecomposeConvolutionPatterns(patterns);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return fn.emitError() << "decomposing the convolution failed";
+      toVectorize.clear();
+      fn.walk([&](linalg::LinalgOp op) { toVectorize.push_back(op); });
+    }
+    for (Operation *op : toVectorize) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> result = linalg::vectorize(rewriter, op);
+      // An op the vectorizer does not take stays a (tiled) linalg op and becomes loops later.
+      if (succeeded(result))
+        rewriter.replaceOp(op, result->replacements);
+    }
+
+    // As transform.structured.vectorize_children_and_apply_patterns: broadcasts out of the
+    // transfers and into vector.contract, transfers of slices read from the whole tensor.
+    RewritePatternSet patterns(fn.getContext());
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateSinkVectorOpsPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, fn.getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, fn.getContext());
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+      return fn.emitError() << "simplifying the vector code failed";
+    return success();
+  }
+};
+
+} // namespace

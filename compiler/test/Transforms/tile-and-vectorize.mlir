@@ -1,0 +1,66 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-tile-and-vectorize="vector-bits=512" | FileCheck %s
+
+// A zero-filled matmul, 16x64 = 16x64 * 64x64, with AVX-512 vectors (16 lanes). Register tile:
+// 8 rows x 32 columns (two vectors), reduction step 1. Both output dimensions have two register
+// tiles; the first wins, and 65,536 iterations at 32,768 per workgroup make 2 workgroups of
+// 8 rows. The fill is split the same way and written one 64-wide row at a time.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: hexir.workgroups = 2
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
+// CHECK: %[[LO:.*]] = arith.muli %[[BEGIN]], %[[C8]]
+// CHECK: %[[HI:.*]] = arith.muli %[[END]], %[[C8]]
+// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %[[C8]]
+// CHECK: vector.transfer_write %{{.*}} : vector<1x64xf32>, tensor<8x64xf32>
+// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %[[C8]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-DAG: vector.transfer_read {{.*}} : tensor<16x64xf32>, vector<8x1xf32>
+// CHECK-DAG: vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<1x32xf32>
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>) -> tensor<16x64xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// A Gemm whose accumulator starts at a read-only argument (a broadcast bias): the argument is
+// copied into the output explicitly, inside the same workgroups as the matmul. 5 rows (prime):
+// the register tile takes all 5 rows (the largest divisor up to 8); N = 48 takes 16-wide
+// vectors (32 does not divide it), the copy too. Too little work for more than one workgroup.
+// CHECK-LABEL: func.func @bias
+// CHECK-SAME: hexir.workgroups = 1
+// CHECK: vector.transfer_read %arg2{{.*}} : tensor<5x48xf32>, vector<1x16xf32>
+// CHECK: vector.contract {{.*}} : vector<5x1xf32>, vector<1x16xf32> into vector<5x16xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @bias(%a: tensor<5x8xf32>, %b: tensor<8x48xf32>, %c: tensor<5x48xf32>) -> tensor<5x48xf32> attributes {hexir.kernel} {
+  %r = linalg.matmul ins(%a, %b : tensor<5x8xf32>, tensor<8x48xf32>) outs(%c : tensor<5x48xf32>) -> tensor<5x48xf32>
+  return %r : tensor<5x48xf32>
+}
+
+// -----
+
+// Elementwise kernels are not this pass's business: unchanged, no workgroup attribute.
+// CHECK-LABEL: func.func @relu
+// CHECK-NOT: hexir.workgroups
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+#id = affine_map<(d0) -> (d0)>
+func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
