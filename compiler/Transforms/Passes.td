@@ -25,6 +25,25 @@ def VerifyInput : Pass<"hexir-verify-input", "mlir::ModuleOp"> {
   ];
 }
 
+def ConvertToChannelsLast : Pass<"hexir-convert-to-channels-last", "mlir::ModuleOp"> {
+  let summary = "Computes convolutions and poolings channels-last and moves the layout changes to the graph's edges";
+  let description = [{
+    Runs on the graph before dispatch formation. Each NCHW convolution, depthwise convolution
+    and pooling becomes its NHWC form between two linalg.transpose ops (constant filters are
+    transposed at compile time; a TOSA NHWC/FHWC convolution gets an HWCF filter). Then the
+    transposes travel until they cancel: a generic op reads through a transpose by permuting
+    its indexing map; an elementwise op whose result is transposed, or whose full-rank inputs
+    are all read through one permutation, is recomputed in that layout; transposes move above
+    pads, fills, empty tensors and constants and out of concatenations; two transposes compose.
+
+    Before: `%y = linalg.conv_2d_nchw_fchw ins(%x, %w) outs(%b)` then `%r = relu(%y)`, then
+    the next convolution. After: `linalg.conv_2d_nhwc_hwcf` and `relu` on NHWC tensors; one
+    transpose of the graph's input image, one back before the classifier.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Outlines every tensor computation into a kernel called by hexir.call_tir";
   let description = [{

@@ -26,6 +26,9 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry) {
   verify.entry = entry.str();
   pm.addPass(createVerifyInput(verify));
   buildLowerTosaPipeline(pm);
+  // Convolutions vectorize along channels: NHWC inside, NCHW only at the edges.
+  pm.addPass(createConvertToChannelsLast());
+  pm.addPass(createCanonicalizerPass());
   // Dispatch formation: one kernel per compute op, the graph becomes call_tir.
   pm.addPass(createOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

@@ -1,0 +1,77 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-convert-to-channels-last | FileCheck %s
+
+// conv -> relu -> pad -> conv, NCHW as imported from ONNX. Both convolutions become NHWC with
+// HWCF filters (a constant transposed at compile time: w[f][c][kh][kw] -> w[kh][kw][c][f]; a
+// fill refilled in the new shape); the relu is computed channels-last (identity maps, NHWC
+// shapes) and the pad pads NHWC. The only transposes left are the input image's and the
+// result's.
+// CHECK-LABEL: func.func @chain
+// CHECK-DAG: arith.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00]], {{\[\[}}2.000000e+00, 4.000000e+00]]]]> : tensor<1x2x1x2xf32>
+// CHECK-DAG: linalg.transpose ins(%arg0 : tensor<1x1x4x4xf32>) {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<1x4x3x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]]{{.*}} outs(%{{.*}} : tensor<1x4x3x2xf32>)
+// CHECK: arith.maximumf
+// CHECK: tensor.pad
+// CHECK: } : tensor<1x4x3x2xf32> to tensor<1x6x5x2xf32>
+// CHECK: linalg.fill {{.*}} -> tensor<3x3x2x2xf32>
+// CHECK: %[[OUT:.*]] = linalg.conv_2d_nhwc_hwcf
+// CHECK: %[[BACK:.*]] = linalg.transpose ins(%[[OUT]] : tensor<1x4x3x2xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[BACK]]
+func.func @chain(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x3xf32> {
+  %w1 = arith.constant dense<[[[[1.0, 2.0]]], [[[3.0, 4.0]]]]> : tensor<2x1x1x2xf32>
+  %quarter = arith.constant 0.25 : f32
+  %zero = arith.constant 0.0 : f32
+  %w2e = tensor.empty() : tensor<2x2x3x3xf32>
+  %w2 = linalg.fill ins(%quarter : f32) outs(%w2e : tensor<2x2x3x3xf32>) -> tensor<2x2x3x3xf32>
+  %e1 = tensor.empty() : tensor<1x2x4x3xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %c1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w1 : tensor<1x1x4x4xf32>, tensor<2x1x1x2xf32>) outs(%i1 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c1 : tensor<1x2x4x3xf32>) outs(%e1 : tensor<1x2x4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x3xf32>
+  %p2 = tensor.pad %r low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x4x3xf32> to tensor<1x2x6x5xf32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p2, %w2 : tensor<1x2x6x5xf32>, tensor<2x2x3x3xf32>) outs(%i1 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  return %c2 : tensor<1x2x4x3xf32>
+}
+
+// -----
+
+// Two max poolings added and returned: the poolings become NHWC (their -inf init refilled in
+// NHWC). The add could be recomputed in NHWC only by adding a transpose before the return, so
+// it stays NCHW and reads both pooled results through permuted maps: no transpose but the
+// input's.
+// CHECK-LABEL: func.func @residual
+// CHECK: linalg.pooling_nhwc_max {{.*}} -> tensor<1x2x2x2xf32>
+// CHECK: linalg.pooling_nhwc_max {{.*}} -> tensor<1x2x2x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[P:.*]], #[[P]], #[[ID:.*]]]
+// CHECK: arith.addf
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @residual(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x2x2x2xf32>
+  %i = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %win = tensor.empty() : tensor<2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %win : tensor<1x2x4x4xf32>, tensor<2x2xf32>) outs(%i : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %q = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %win : tensor<1x2x4x4xf32>, tensor<2x2xf32>) outs(%i : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %q : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) outs(%e : tensor<1x2x2x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %v = arith.addf %a, %b : f32
+    linalg.yield %v : f32
+  } -> tensor<1x2x2x2xf32>
+  return %s : tensor<1x2x2x2xf32>
+}
