@@ -49,6 +49,8 @@ int main(int argc, char **argv) {
                               cl::init(1000000), cl::cat(category));
   cl::opt<bool> noSchedule("no-schedule", cl::desc("Keep the program order of dispatches"), cl::cat(category));
   cl::opt<bool> noInPlace("no-in-place", cl::desc("Never write results over dying inputs"), cl::cat(category));
+  cl::opt<bool> noFusion("no-fusion", cl::desc("One kernel per elementwise op (no elementwise fusion)"),
+                         cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Hexir compiler: graph to executable\n");
 
@@ -85,5 +87,6 @@ int main(int argc, char **argv) {
   options.planSearchNodes = planNodes;
   options.schedule = !noSchedule;
   options.inPlace = !noInPlace;
+  options.fuseElementwise = !noFusion;
   return hexir::compiler::compileFile(options, llvm::errs(), &llvm::outs()) ? 0 : 1;
 }

@@ -46,7 +46,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     context.disableMultithreading();
     pm.enableIRPrinting();
   }
-  mlir::hexir::buildGraphPipeline(pm, options.entry);
+  mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise);
   if (failed(pm.run(module)))
     return false;
   if (!options.dumpGraphPath.empty()) {

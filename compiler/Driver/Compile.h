@@ -38,6 +38,7 @@ struct CompileOptions {
   uint64_t planSearchNodes = 1000000;  // search nodes: a budget that keeps output deterministic
   bool schedule = true;       // memory-aware dispatch order
   bool inPlace = true;        // elementwise results overwrite dying inputs
+  bool fuseElementwise = true;  // chains of elementwise ops as one kernel
 };
 
 // Compiles a graph into executable bytes; false after printing diagnostics.

@@ -35,9 +35,26 @@ bool isInitFill(Operation *op) {
          fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
 }
 
+// A broadcast into tensor.empty (all loops parallel, the body yields its one input): a bias
+// spread over an accumulator. Recomputing it where it is read costs less than writing and
+// reading the whole tensor.
+bool isInitBroadcast(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+    return false;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 && yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == body.getArgument(0);
+}
+
+bool isInitializer(Operation *op) { return isInitFill(op) || isInitBroadcast(op); }
+
 // Ops cloned into the kernels that use them rather than passed as operands.
 bool isCloneable(Operation *op) {
-  return op && (isa<tensor::EmptyOp>(op) || isScalarConstant(op) || isInitFill(op));
+  return op && (isa<tensor::EmptyOp>(op) || isScalarConstant(op) || isInitializer(op));
 }
 
 // Ops that compute a tensor and so run as a kernel.
@@ -46,12 +63,12 @@ bool isComputeOp(Operation *op) {
          isa<tensor::PadOp, tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(op);
 }
 
-// A compute op becomes a dispatch unless it is an init fill all of whose users are compute ops
-// (then each user's kernel recomputes it).
+// A compute op becomes a dispatch unless it is an initializer (fill, broadcast) all of whose
+// users are compute ops (then each user's kernel recomputes it).
 bool isAnchor(Operation *op) {
   if (!isComputeOp(op))
     return false;
-  if (!isInitFill(op))
+  if (!isInitializer(op))
     return true;
   return !llvm::all_of(op->getUsers(), [](Operation *user) { return isComputeOp(user); });
 }

@@ -30,8 +30,9 @@ inline constexpr llvm::StringLiteral kWorkgroupsAttrName = "hexir.workgroups";
 
 // tosa -> linalg/tensor/arith on tensors, then canonicalize (nested on func.func).
 void buildLowerTosaPipeline(OpPassManager &pm);
-// The graph pipeline: verify input, lower TOSA, form dispatches.
-void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry);
+// The graph pipeline: verify input, lower TOSA, channels-last, fuse elementwise chains (unless
+// `fuseElementwise` is false), form dispatches.
+void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true);
 // What the kernel pipeline needs to know about the target.
 struct KernelPipelineOptions {
   int64_t vectorBits = 256;  // vector register width: 128 (SSE), 256 (AVX2), 512 (AVX-512)

@@ -44,6 +44,20 @@ def ConvertToChannelsLast : Pass<"hexir-convert-to-channels-last", "mlir::Module
                            "mlir::arith::ArithDialect"];
 }
 
+def FuseElementwise : Pass<"hexir-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuses each elementwise op into the one generic op that reads it";
+  let description = [{
+    Runs on the graph before dispatch formation: an elementwise linalg.generic whose result
+    has one reader, a linalg.generic that is not a contraction, becomes part of that reader
+    (upstream linalg elementwise fusion), so a chain of elementwise ops is one kernel and no
+    intermediate tensor is written.
+
+    Before: `%e = exp(%x)`, `%s = reduce_sum(%e)` as two generic ops. After: one generic op
+    computing `exp` inside the reduction.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Outlines every tensor computation into a kernel called by hexir.call_tir";
   let description = [{

@@ -20,7 +20,7 @@ void mlir::hexir::buildLowerTosaPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry) {
+void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise) {
   // Reject what we cannot compile while locations still point at the user's ops.
   VerifyInputOptions verify;
   verify.entry = entry.str();
@@ -29,6 +29,11 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry) {
   // Convolutions vectorize along channels: NHWC inside, NCHW only at the edges.
   pm.addPass(createConvertToChannelsLast());
   pm.addPass(createCanonicalizerPass());
+  // Chains of elementwise ops (GELU, SiLU, softmax steps) as one op.
+  if (fuseElementwise) {
+    pm.addPass(createFuseElementwise());
+    pm.addPass(createCanonicalizerPass());
+  }
   // Dispatch formation: one kernel per compute op, the graph becomes call_tir.
   pm.addPass(createOutlineDispatches());
   pm.addPass(createCanonicalizerPass());

@@ -8,8 +8,8 @@
 //   2. cache (contractions): blocks of A and B that stay in L1/L2 while they are reused;
 //   3. registers: a tile of accumulators that stays in vector registers while the reduction
 //      runs in steps of one, vectorized into vector.contract (later FMA outer products).
-// Ops that initialize the output (a zero fill, a copy of a bias) are split into the same
-// workgroups and vectorized along their innermost dimension.
+// Ops that initialize the output (a zero fill, a broadcast bias, a copy of a bias argument) are
+// split into the same workgroups and vectorized along their innermost dimension.
 //
 // Tile sizes divide the shapes exactly (the largest divisor up to the preferred size), so every
 // tile is static and vectorizes without masks or peeling; an awkward (prime) extent gets a
@@ -58,6 +58,17 @@ int64_t vectorTile(int64_t n, ArrayRef<int64_t> preferred) {
     if (p <= n && n % p == 0)
       return p;
   return largestDivisorAtMost(n, preferred.front());
+}
+
+// Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
+// init (a broadcast bias). They run in the root's workgroups, vectorized row by row.
+bool isInitializer(Operation &op) {
+  if (isa<linalg::FillOp, linalg::CopyOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  return generic && generic.getNumDpsInits() == 1 && generic.getNumParallelLoops() == generic.getNumLoops() &&
+         generic.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+         generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity();
 }
 
 enum class Kind { Contraction, Conv, Depthwise, Pooling };
@@ -181,6 +192,8 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     for (Operation &op : fn.getBody().front()) {
       if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, func::ReturnOp>(op))
         continue;
+      if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
+        continue;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       if (!linalgOp || root)
         return nullptr;
@@ -218,7 +231,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     SmallVector<linalg::LinalgOp> writers;
     for (Value v = init->get(); auto producer = v.getDefiningOp<linalg::LinalgOp>();
          v = producer.getDpsInitOperand(0)->get()) {
-      if (producer.getNumDpsInits() != 1 || !isa<linalg::FillOp, linalg::CopyOp>(producer))
+      if (producer.getNumDpsInits() != 1 || !isInitializer(*producer))
         return success();
       writers.insert(writers.begin(), producer);
     }

@@ -17,7 +17,9 @@ class Graph:
     reference: Callable[[Dict[str, np.ndarray]], Dict[str, np.ndarray]]
     outputs: list
     # Memory-plan expectations checked by run_graph.py: "min_in_place" (dispatches writing
-    # over a dying input), "max_file_bytes" (size of the .hxb), "filled_constant_bytes".
+    # over a dying input), "max_file_bytes" (size of the .hxb), "filled_constant_bytes";
+    # "compile_args": extra hexir-compile flags (--no-fusion keeps the intermediates that an
+    # in-place or splat test is about).
     expect: dict = dataclasses.field(default_factory=dict)
 
 
@@ -321,7 +323,7 @@ def in_place_chain(rng):
         return {"y": np.exp(s * t)}
 
     return Graph(text, {"x": rng.standard_normal(shape).astype(np.float32)}, ref, ["y"],
-                 expect={"min_in_place": 3})
+                 expect={"min_in_place": 3, "compile_args": ["--no-fusion"]})
 
 
 def views(rng):
@@ -356,7 +358,8 @@ def splat(rng):
         return {"y": (inp["x"] + 0.75) * 0.75}
 
     return Graph(text, {"x": rng.standard_normal(shape).astype(np.float32)}, ref, ["y"],
-                 expect={"max_file_bytes": 64 * 1024, "filled_constant_bytes": 256 * 256 * 4})
+                 expect={"max_file_bytes": 64 * 1024, "filled_constant_bytes": 256 * 256 * 4,
+                         "compile_args": ["--no-fusion"]})
 
 
 def resnet_blocks(rng, blocks=3, channels=8, hw=12):
@@ -386,7 +389,7 @@ def resnet_blocks(rng, blocks=3, channels=8, hw=12):
         return {"y": x}
 
     return Graph(text, {"x": rng.standard_normal(shape).astype(np.float32)}, ref, ["y"],
-                 expect={"min_in_place": 2 * blocks})
+                 expect={"min_in_place": 2 * blocks, "compile_args": ["--no-fusion"]})
 
 
 def branches(rng, count=4, width=1024):

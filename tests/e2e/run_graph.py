@@ -71,8 +71,8 @@ def main():
         with open(src, "w") as f:
             f.write(g.mlir)
         plan_path = os.path.join(tmp, "plan.json")
-        subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe, "--plan-json", plan_path],
-                       check=True)
+        subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe, "--plan-json", plan_path]
+                       + g.expect.get("compile_args", []), check=True)
         with open(plan_path) as f:
             plan = json.load(f)
         ok = check_plan(args.name, plan, os.path.getsize(exe), g.expect)

@@ -1,7 +1,8 @@
-// RUN: %hexir-compile %s -o %t.hxb --print-plan | FileCheck %s
+// RUN: %hexir-compile %s -o %t.hxb --print-plan --no-fusion | FileCheck %s
 // RUN: %hexir-dump %t.hxb | FileCheck %s --check-prefix=DUMP
 
-// A chain x -> a = x*w (matmul) -> b = tanh(a) -> c = exp(b) -> y = c + c.
+// A chain x -> a = x*w (matmul) -> b = tanh(a) -> c = exp(b) -> y = c + c, each op its own
+// kernel (--no-fusion: fused, the chain would have no intermediate to place).
 // a dies at b, b dies at c: both elementwise, so each takes over the buffer it reads.
 // Buffers are 4x16xf32 = 256 bytes; the whole chain lives in one 256-byte slot:
 //

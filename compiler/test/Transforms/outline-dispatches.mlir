@@ -73,3 +73,27 @@ func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
   %a = linalg.add ins(%x, %x : tensor<3xf32>, tensor<3xf32>) outs(%e2 : tensor<3xf32>) -> tensor<3xf32>
   return %f, %a : tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// A bias broadcast into a matmul's accumulator is cloned into the matmul's kernel: the kernel
+// reads the 16-float bias, and no 4x16 broadcast tensor is written between two dispatches.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[BIAS:.*]] = arith.constant dense<{{.*}}> : tensor<16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: hexir.call_tir @main_dispatch_0_matmul(%arg0, %{{.*}}, %[[BIAS]])
+// CHECK: func.func @main_dispatch_0_matmul
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<16xf32>)
+// CHECK: linalg.matmul {{.*}} outs(%[[B]] : tensor<4x16xf32>)
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %w = arith.constant dense<0.5> : tensor<8x16xf32>
+  %bias = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]> : tensor<16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %acc = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    linalg.yield %b : f32
+  } -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%acc : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
