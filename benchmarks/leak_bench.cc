@@ -1,11 +1,12 @@
 // Memory growth under repeated compile and load (not a test):
 //
-//   leak_bench [GRAPH.mlir] [--compiles N] [--cycles M]
+//   leak_bench [GRAPH.mlir] [--compiles N] [--cycles M] [--smoke]
 //
 // 1. Compiles GRAPH (default examples/mlp.mlir) N times (200) in one process after a warm-up
 //    and prints the resident-set growth per compilation in KiB, measured after malloc_trim.
 // 2. Loads the executable, creates and runs a session, destroys both, M times (1,000), and
 //    prints the growth per cycle. The baseline is the RSS after the warm-up of each part.
+// --smoke (CI): 3 compilations and 20 cycles after short warm-ups; seconds, no figures checked.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -31,17 +32,21 @@ static double RssKiB() {
 
 int main(int argc, char** argv) {
   std::string graph = HEXIR_DEFAULT_GRAPH;
-  int compiles = 200, cycles = 1000;
+  int compiles = 200, cycles = 1000, compile_warmup = 10, cycle_warmup = 50;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--smoke") == 0) {
+      compiles = 3, cycles = 20, compile_warmup = 1, cycle_warmup = 5;
+      continue;
+    }
     if (std::strcmp(argv[i], "--compiles") == 0 && i + 1 < argc) compiles = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--cycles") == 0 && i + 1 < argc) cycles = std::atoi(argv[++i]);
     else graph = argv[i];
   }
   hexir::compiler::CompileOptions options;
   options.inputPath = graph;
-  options.outputPath = "/tmp/hexir_leak_bench.hxb";
+  options.outputPath = "/tmp/hexir_leak_bench_" + std::to_string(getpid()) + ".hxb";
   std::vector<uint8_t> bytes;
-  for (int i = 0; i < 10; ++i)
+  for (int i = 0; i < compile_warmup; ++i)
     if (!hexir::compiler::compileToBytes(options, bytes, llvm::errs())) return 1;
   double before = RssKiB();
   for (int i = 0; i < compiles; ++i)
@@ -71,7 +76,7 @@ int main(int argc, char** argv) {
       ov.push_back({out[i].data(), hexir::ElementType::kF32, hexir::Span<const int64_t>((*session)->outputs()[i].shape)});
     return (*session)->Run(hexir::Span<const hexir::TensorView>(iv), hexir::Span<const hexir::MutableTensorView>(ov)).ok();
   };
-  for (int i = 0; i < 50; ++i)
+  for (int i = 0; i < cycle_warmup; ++i)
     if (!cycle()) return 1;
   before = RssKiB();
   for (int i = 0; i < cycles; ++i)

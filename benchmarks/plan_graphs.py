@@ -4,7 +4,8 @@ allocation per value), the lower bound before in-place sharing and views, the lo
 the final schedule, the arena, and the live peak before and after memory-aware scheduling —
 all from one hexir-compile run per graph. Also what a 256x256 splat constant costs in the file.
 
-Usage: benchmarks/plan_graphs.py BUILD_DIR
+Usage: benchmarks/plan_graphs.py [BUILD_DIR] [--smoke]
+--smoke (CI): the first two graphs and the splat comparison; seconds, no figures checked.
 """
 import json
 import os
@@ -29,12 +30,15 @@ def compile_graph(tools, text, tmp, name, extra=()):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "build")
+    args = sys.argv[1:]
+    smoke = "--smoke" in args
+    args = [a for a in args if a != "--smoke"]
+    build = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "build")
     tools = os.path.join(build, "tools")
     print(f"{'graph':16} {'naive':>9} {'lb-before':>10} {'lb-final':>9} {'arena':>9} {'arena/lb':>9} "
           f"{'naive/arena':>11} {'peak-prog':>10} {'peak-sched':>10}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in graphs.GRAPHS.items():
+        for name, make in list(graphs.GRAPHS.items())[:2 if smoke else None]:
             g = make(np.random.default_rng(0))
             plan, _ = compile_graph(tools, g.mlir, tmp, name)
             lb = max(plan["lower_bound_bytes"], 1)

@@ -1,12 +1,13 @@
 // Planner benchmark (not a test): prints ratios against baselines measured in the same run.
 //
-//   planner_bench [MINIMALLOC_DIR] [--time-limit SECONDS] [--threads N] [--orders AT,TWA-,...]
+//   planner_bench [MINIMALLOC_DIR] [--time-limit SECONDS] [--threads N] [--orders AT,TWA-,...] [--smoke]
 //
 // 1. MiniMalloc's challenging instances (../shared/benchmarks/minimalloc by default): the
 //    largest-first best-fit baseline against the lower bound, and whether Hexir's solver fits
 //    the 1,048,576-byte capacity within the time limit (default 5 s each).
 // 2. 100,000 random buffers on the best-fit path: seconds, against a baseline of sorting the
 //    same buffers (the unavoidable O(n log n) part).
+// --smoke (CI): instance A only, 1 s limit, and 10,000 random buffers; seconds, no figures checked.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,8 +34,14 @@ int main(int argc, char** argv) {
   double time_limit = 5.0;
   int threads = 1;
   std::vector<std::string> orders;  // --orders: try other search portfolios (exact_search.cc)
+  bool smoke = false;
+  bool time_limit_given = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) time_limit = std::atof(argv[++i]);
+    if (std::strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) {
+      time_limit = std::atof(argv[++i]);
+      time_limit_given = true;
+    }
+    else if (std::strcmp(argv[i], "--smoke") == 0) smoke = true;
     else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--orders") == 0 && i + 1 < argc) {
       std::string list = argv[++i];
@@ -46,13 +53,16 @@ int main(int argc, char** argv) {
     }
     else dir = argv[i];
   }
+  if (smoke && !time_limit_given) time_limit = 1.0;
+  const char last_instance = smoke ? 'A' : 'K';
+  const int random_buffers = smoke ? 10000 : 100000;
   const uint64_t kCapacity = 1048576;
   std::printf("== MiniMalloc challenging instances, capacity %llu, time limit %.1f s, %d search thread(s)\n",
               static_cast<unsigned long long>(kCapacity), time_limit, threads);
   std::printf("%-4s %6s %10s %16s %10s %8s %8s\n", "inst", "bufs", "lower", "best-fit(size)", "hexir", "fits",
               "seconds");
   int fitted = 0, total = 0, bf_fitted = 0;
-  for (char c = 'A'; c <= 'K'; ++c) {
+  for (char c = 'A'; c <= last_instance; ++c) {
     std::string path = dir + "/" + c + ".1048576.csv";
     auto text = hexir::ReadFileToString(path);
     if (!text.ok()) {
@@ -90,12 +100,12 @@ int main(int argc, char** argv) {
   }
   std::printf("fitted %d of %d (best-fit(size) fits %d)\n\n", fitted, total, bf_fitted);
 
-  std::printf("== 100,000 random buffers, best-fit path\n");
+  std::printf("== %d random buffers, best-fit path\n", random_buffers);
   std::mt19937_64 rng(2026);
   Problem big;
-  for (int i = 0; i < 100000; ++i) {
+  for (int i = 0; i < random_buffers; ++i) {
     BufferRequest b;
-    b.first = static_cast<int64_t>(rng() % 100000);
+    b.first = static_cast<int64_t>(rng() % random_buffers);
     b.last = b.first + static_cast<int64_t>(rng() % 64);
     b.size = 64 * (1 + rng() % 1024);
     b.alignment = 64;
@@ -114,11 +124,16 @@ int main(int argc, char** argv) {
   t0 = Clock::now();
   auto all = Solve(big, bf_only);
   double all_secs = Seconds(t0);
+  if (!plan.ok() || !all.ok()) {
+    std::fprintf(stderr, "best-fit failed: %s\n", (plan.ok() ? all.status() : plan.status()).ToString().c_str());
+    return 1;
+  }
   uint64_t lb = MaxLoadLowerBound(big)[0];
+  bool verifies = Verify(big, all->plan).ok();
   std::printf("sort baseline %.3f s; best-fit(size) %.3f s (%.1fx the sort), arena %.3fx lower bound\n",
               sort_secs, bf_secs, bf_secs / sort_secs, static_cast<double>(plan->space_sizes[0]) / lb);
   std::printf("Solve() with all best-fit orderings: %.3f s, arena %.3fx lower bound; verifies: %s\n", all_secs,
               static_cast<double>(all->spaces[0].arena_bytes) / lb,
-              Verify(big, all->plan).ok() ? "yes" : "NO");
-  return 0;
+              verifies ? "yes" : "NO");
+  return verifies ? 0 : 1;
 }

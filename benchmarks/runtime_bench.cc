@@ -1,6 +1,6 @@
 // Runtime benchmark (not a test): prints figures against baselines measured in the same run.
 //
-//   runtime_bench [--constants-mib N]
+//   runtime_bench [--constants-mib N] [--smoke]
 //
 // 1. Execute-phase overhead per dispatch: a function of 1,000 DISPATCH commands of a tiny
 //    kernel (8-float add), run through Session::Run, against calling the same kernel entry
@@ -8,6 +8,7 @@
 // 2. Load time of a module with N MiB (default 128) of constants: Module::Load, against
 //    reading the file once (what a loader that touches the weights would at least pay), and
 //    Module::Load with weight verification.
+// --smoke (CI): 100 dispatches, 1 MiB of constants, a few repetitions; seconds, no figures checked.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -46,6 +47,8 @@ static std::vector<uint8_t> KernelLibrary() {
   return std::vector<uint8_t>(elf->begin(), elf->end());
 }
 
+// `dispatches` >= 2: the first reads the input into the arena, the last writes the output from
+// it, so the arena's one 32-byte slot is used (the reader refuses an arena larger than its slots).
 static ser::ExecutableSpec Spec(int dispatches, uint64_t constant_bytes) {
   ser::ExecutableSpec spec;
   ser::KernelLibrary lib;
@@ -77,15 +80,26 @@ static ser::ExecutableSpec Spec(int dispatches, uint64_t constant_bytes) {
 
 static std::string Write(const ser::ExecutableSpec& spec, const char* tag) {
   std::vector<uint8_t> bytes = ser::WriteExecutable(spec);
-  std::string path = std::string("/tmp/hexir_runtime_bench_") + tag + ".hxb";
+  std::string path = "/tmp/hexir_runtime_bench_" + std::to_string(::getpid()) + "_" + tag + ".hxb";
   if (!hexir::WriteFileAtomically(path, bytes.data(), bytes.size()).ok()) std::exit(1);
   return path;
 }
 
 int main(int argc, char** argv) {
   uint64_t constants_mib = 128;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--constants-mib") == 0) constants_mib = std::strtoull(argv[++i], nullptr, 10);
+  bool smoke = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--constants-mib") == 0 && i + 1 < argc) {
+      constants_mib = std::strtoull(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--smoke") == 0) {
+      smoke = true;
+      constants_mib = 1;
+    } else {
+      std::fprintf(stderr, "usage: runtime_bench [--constants-mib N] [--smoke]\n");
+      return 2;
+    }
+  }
+  const int kReps = smoke ? 10 : 200, kLoadReps = smoke ? 2 : 7;
 
   hexir::RuntimeOptions options;
   options.threads = 1;
@@ -93,31 +107,34 @@ int main(int argc, char** argv) {
   if (!runtime.ok()) return 1;
 
   // 1. Dispatch overhead.
-  const int kDispatches = 1000;
+  const int kDispatches = smoke ? 100 : 1000;
   std::string path = Write(Spec(kDispatches, 32), "dispatch");
   auto module = hexir::Module::Load(**runtime, path);
   if (!module.ok()) return std::fprintf(stderr, "%s\n", module.status().ToString().c_str()), 1;
   auto session = hexir::Session::Create(*module);
-  if (!session.ok()) return 1;
+  if (!session.ok()) return std::fprintf(stderr, "%s\n", session.status().ToString().c_str()), 1;
   alignas(64) float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8];
   int64_t shape[] = {8};
   hexir::TensorView in{x, hexir::ElementType::kF32, {shape, 1}};
   hexir::MutableTensorView out{y, hexir::ElementType::kF32, {shape, 1}};
   std::vector<double> interpreted;
-  for (int rep = 0; rep < 200; ++rep) {
+  for (int rep = 0; rep < kReps; ++rep) {
     Clock::time_point t0 = Clock::now();
-    if (!(*session)->Run({&in, 1}, {&out, 1}).ok()) return 1;
+    hexir::Status status = (*session)->Run({&in, 1}, {&out, 1});
+    if (!status.ok()) return std::fprintf(stderr, "%s\n", status.ToString().c_str()), 1;
     interpreted.push_back(Ms(t0, Clock::now()));
   }
   // Baseline: the same kernel entry called directly, 1,000 times, same memory.
   void* handle = dlopen(HEXIR_TEST_KERNELS_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return std::fprintf(stderr, "dlopen: %s\n", dlerror()), 1;
   auto add = reinterpret_cast<hexir::hal::HostKernelFn>(dlsym(handle, "test_add8"));
+  if (!add) return std::fprintf(stderr, "dlsym test_add8: %s\n", dlerror()), 1;
   alignas(64) float arena[8] = {}, consts[8] = {};
   void* first[3] = {x, consts, arena};
   void* middle[3] = {arena, consts, arena};
   void* last[3] = {arena, consts, y};
   std::vector<double> direct;
-  for (int rep = 0; rep < 200; ++rep) {
+  for (int rep = 0; rep < kReps; ++rep) {
     Clock::time_point t0 = Clock::now();
     for (int i = 0; i < kDispatches; ++i) add(i == 0 ? first : i + 1 == kDispatches ? last : middle, 0, 1);
     direct.push_back(Ms(t0, Clock::now()));
@@ -131,9 +148,9 @@ int main(int argc, char** argv) {
   std::remove(path.c_str());
 
   // 2. Load time with large constants.
-  path = Write(Spec(1, constants_mib << 20), "load");
+  path = Write(Spec(2, constants_mib << 20), "load");
   std::vector<double> load, load_verified, read_file;
-  for (int rep = 0; rep < 7; ++rep) {
+  for (int rep = 0; rep < kLoadReps; ++rep) {
     Clock::time_point t0 = Clock::now();
     auto m = hexir::Module::Load(**runtime, path);
     Clock::time_point t1 = Clock::now();
@@ -144,6 +161,7 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     auto mv = hexir::Module::Load(**runtime, path, verify);
     load_verified.push_back(Ms(t0, Clock::now()));
+    if (!mv.ok()) return std::fprintf(stderr, "%s\n", mv.status().ToString().c_str()), 1;
     t0 = Clock::now();
     int fd = ::open(path.c_str(), O_RDONLY);
     std::vector<char> buf(1 << 20);

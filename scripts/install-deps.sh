@@ -5,7 +5,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 llvm-22-tools clang-22
   flatbuffers-compiler libflatbuffers-dev catch2 libxxhash-dev
-  python3 python3-numpy binutils libclang-rt-22-dev
+  python3 python3-numpy binutils libclang-rt-22-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-torch python3-torchvision python3-sklearn
 )

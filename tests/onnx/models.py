@@ -39,11 +39,11 @@ class Mlp(nn.Module):
 class BertLike(nn.Module):
     """Token ids -> embeddings (Gather) -> nn.TransformerEncoder -> pooled logits."""
 
-    def __init__(self, vocab=1000, d=64, heads=4, layers=2, seq=16):
+    def __init__(self, vocab=1000, d=64, heads=4, layers=2, seq=16, ff=128):
         super().__init__()
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Parameter(0.02 * torch.randn(1, seq, d))
-        layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=128, dropout=0.1, activation="gelu",
+        layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=ff, dropout=0.1, activation="gelu",
                                            batch_first=True)
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(d)
@@ -94,15 +94,32 @@ class GptLike(nn.Module):
         return self.head(self.ln(x))
 
 
-def build(name):
-    """(model, example input, ONNX opset) for a test model name."""
+# Full-size configurations for benchmarks/compare_ort.py (the tests use the defaults above).
+FULL_BERT = dict(vocab=8192, d=768, heads=12, layers=4, seq=128, ff=3072)  # BERT-base sized encoder
+FULL_GPT = dict(vocab=8192, d=768, heads=12, layers=4, seq=128)  # feed-forward 4 x 768
+FULL_IMAGE_SIZE = 224
+
+
+def build(name, full=False):
+    """(model, example input, ONNX opset) for a test model name. `full`: benchmark size
+    (images 224x224, transformers of width 768 over 128 tokens) instead of the tests' small one."""
     torch.manual_seed(0)
     if name == "mlp":
         return Mlp(), torch.randn(1, 1, 28, 28), 13
     if name == "bert_like":
-        return BertLike(), torch.randint(0, 1000, (1, 16)), 14
+        cfg = FULL_BERT if full else {}
+        model = BertLike(**cfg)
+        if full:
+            # nn.TransformerEncoder deep-copies one layer, and the exporter then stores the
+            # equal weights once: give each layer its own, as a trained model has.
+            for layer in model.encoder.layers:
+                layer.self_attn._reset_parameters()
+                layer.linear1.reset_parameters()
+                layer.linear2.reset_parameters()
+        return model, torch.randint(0, cfg.get("vocab", 1000), (1, cfg.get("seq", 16))), 14
     if name == "gpt_like":
-        return GptLike(), torch.randint(0, 1000, (1, 16)), 17
+        cfg = FULL_GPT if full else {}
+        return GptLike(**cfg), torch.randint(0, cfg.get("vocab", 1000), (1, cfg.get("seq", 16))), 17
     sizes = {"resnet18": 64, "mobilenet_v2": 64, "mobilenet_v3_small": 64, "squeezenet1_1": 64,
              "shufflenet_v2_x1_0": 64, "efficientnet_b0": 64, "resnet50": 224, "densenet121": 224,
              "inception_v3": 299, "vgg11": 224}
@@ -118,7 +135,8 @@ def build(name):
         kwargs = {"aux_logits": False, "init_weights": False}
     model = ctor(**kwargs)
     opset = {"mobilenet_v3_small": 14, "efficientnet_b0": 15, "shufflenet_v2_x1_0": 16}.get(name, 13)
-    return model, torch.randn(1, 3, sizes[name], sizes[name]), opset
+    size = max(sizes[name], FULL_IMAGE_SIZE) if full else sizes[name]
+    return model, torch.randn(1, 3, size, size), opset
 
 
 CI_MODELS = ["mlp", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0",
@@ -126,9 +144,9 @@ CI_MODELS = ["mlp", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezene
 LARGE_MODELS = ["resnet50", "densenet121", "inception_v3", "vgg11"]
 
 
-def export(name, onnx_path, seed=0):
+def export(name, onnx_path, seed=0, full=False):
     """Writes `onnx_path`; returns (input name, input array, reference output array)."""
-    model, x, opset = build(name)
+    model, x, opset = build(name, full)
     model = _perturb(model, seed).eval()
     with torch.no_grad():
         ref = model(x)

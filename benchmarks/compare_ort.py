@@ -1,0 +1,377 @@
+#!/usr/bin/python3
+"""Hexir against ONNX Runtime on the same ONNX models, in one run (a benchmark, not a test).
+
+For each model: export it from PyTorch (tests/onnx/models.py, fixed seed, benchmark size:
+224x224 images, transformers of width 768 over 128 tokens, batch 1), compile it with
+hexir-compile (timed; --print-plan gives the arena and its lower bound; hexir-dump the number
+of DISPATCH commands), time `hexir-run --benchmark` and ONNX Runtime (onnxruntime-node, see
+benchmarks/ort_bench.js) on the same .onnx file and inputs, one after the other, for each
+thread count, and check that both give the same output (max |hexir - ort| / max |ort|).
+
+Prints one row per model and thread count: median latency of both and their ratio, peak RSS
+of both processes, Hexir's load time next to ORT's session creation, Hexir's arena next to its
+lower bound, the number of dispatches and the compile time; then the geometric mean of the
+ratios per thread count. A model that fails is reported in its row and the others go on; the
+exit status is 1 when any failed.
+
+  benchmarks/compare_ort.py [--models a,b,c] [--runs N] [--threads 1,2] [--bin build/tools]
+                            [--work-dir build/compare_ort] [--ort-dir build/ort-node] [--smoke]
+
+--smoke (CI): the MLP and squeezenet1_1 at the tests' 64x64 size, 3 runs, 1 thread.
+onnxruntime-node is installed with npm into --ort-dir once and reused.
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "onnx"))
+
+ORT_VERSION = "1.30.0"
+MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "bert_like", "gpt_like",
+          "mlp"]
+SMOKE_MODELS = ["mlp", "squeezenet1_1"]
+AGREE = 1e-3  # max |hexir - ort| / max |ort| above this: the row is flagged
+
+
+class StageError(Exception):
+    def __init__(self, stage, message):
+        super().__init__(f"{stage}: {message}")
+        self.stage = stage
+
+
+def first_line(text):
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line:
+            return line[:300]
+    return "(no message)"
+
+
+def kill_group(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run(cmd, stage, timeout, env=None, own_rss=False):
+    """Runs `cmd`; returns (stdout, seconds). Raises StageError with the first line of the error.
+
+    own_rss: the command reports its peak RSS (getrusage's ru_maxrss). Linux carries the peak
+    RSS of the process image an exec replaces over into the new one, and a child of this
+    process starts as a copy of it (PyTorch included: ~250 MiB), so such a command is started
+    from a forked shell, whose small image is what it inherits."""
+    program = cmd[0]
+    if own_rss:
+        cmd = ["/bin/sh", "-c", '"$@"; exit $?', "sh", *cmd]  # not the last command: sh forks it
+    t0 = time.monotonic()
+    try:
+        # Its own process group, so that a timeout ends the command's children too.
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             start_new_session=True)
+    except OSError as e:
+        raise StageError(stage, f"cannot run {program}: {e}")
+    try:
+        stdout, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+        p.communicate()
+        raise StageError(stage, f"timed out after {timeout} s")
+    except BaseException:  # Ctrl-C: leave nothing running
+        kill_group(p)
+        raise
+    secs = time.monotonic() - t0
+    if p.returncode != 0:
+        # Prefer a line that says "error"; hexir-compile prints notes around it.
+        lines = [l for l in (stderr + "\n" + stdout).splitlines() if "error" in l.lower()]
+        status = f"killed by signal {-p.returncode}" if p.returncode < 0 else f"exit {p.returncode}"
+        raise StageError(stage, first_line(lines[0] if lines else stderr or stdout) + f" ({status})")
+    return stdout, secs
+
+
+# ---------------------------------------------------------------------------------------------
+# onnxruntime-node, installed with npm once per cache folder.
+
+def ort_usable(pkg):
+    try:
+        with open(os.path.join(pkg, "package.json")) as f:
+            if json.load(f).get("version") != ORT_VERSION:
+                return False
+        r = subprocess.run(["node", "-e", f"require({json.dumps(pkg)})"], capture_output=True, timeout=120)
+        return r.returncode == 0
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return False
+
+
+def ensure_ort(ort_dir):
+    """Returns the path of the onnxruntime-node package, installing it when missing."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise StageError("ort-install", "node and npm are needed for ONNX Runtime (Node.js 20: apt-get install nodejs npm)")
+    os.makedirs(ort_dir, exist_ok=True)
+    pkg = os.path.join(os.path.abspath(ort_dir), "node_modules", "onnxruntime-node")
+    with open(os.path.join(ort_dir, ".install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time (ctest -j)
+        if ort_usable(pkg):
+            return pkg
+        env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")  # else it fetches a CUDA provider
+        cmd = ["npm", "install", "--prefix", os.path.abspath(ort_dir), "--no-audit", "--no-fund",
+               "--loglevel=error", f"onnxruntime-node@{ORT_VERSION}"]
+        error = ""
+        for attempt in (1, 2):
+            print(f"installing onnxruntime-node@{ORT_VERSION} into {ort_dir} with npm (attempt {attempt})",
+                  file=sys.stderr, flush=True)
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+                error = first_line(r.stderr) if r.returncode != 0 else ""
+            except subprocess.TimeoutExpired:
+                error = "npm install timed out after 600 s"
+            if not error and ort_usable(pkg):
+                return pkg
+            error = error or "installed, but require('onnxruntime-node') fails"
+            shutil.rmtree(os.path.join(ort_dir, "node_modules"), ignore_errors=True)
+            if attempt == 1:
+                time.sleep(5)
+        raise StageError("ort-install", f"npm install onnxruntime-node@{ORT_VERSION} failed twice: {error} "
+                                        "(is the npm registry reachable? see docs/testing.md)")
+
+
+# ---------------------------------------------------------------------------------------------
+# One model.
+
+def export(name, work, full):
+    """Writes NAME.onnx, NAME.input.npy, NAME.ref.npy unless an export of the same source exists."""
+    base = os.path.join(work, name)
+    with open(os.path.join(ROOT, "tests", "onnx", "models.py"), "rb") as f:
+        key = hashlib.sha256(f.read() + f"{name} full={full} torch".encode()).hexdigest()
+    stamp = base + ".stamp"
+    files = [base + ".onnx", base + ".input.npy", base + ".ref.npy"]
+    if os.path.exists(stamp) and open(stamp).read() == key and all(os.path.exists(p) for p in files):
+        return 0.0
+    t0 = time.monotonic()
+    try:
+        import models  # tests/onnx/models.py: PyTorch is imported only when a model is exported
+        _, x, ref = models.export(name, base + ".onnx", full=full)
+    except Exception as e:  # noqa: BLE001 - any exporter failure is this model's failure
+        raise StageError("export", first_line(f"{type(e).__name__}: {e}"))
+    np.save(base + ".input.npy", x)
+    np.save(base + ".ref.npy", ref)
+    with open(stamp, "w") as f:
+        f.write(key)
+    return time.monotonic() - t0
+
+
+def parse_plan(text):
+    m = re.search(r"arena (\d+) bytes; lower bound (\d+) bytes", text)
+    if not m:
+        raise StageError("compile", "no 'arena ... lower bound' line in --print-plan output")
+    return int(m.group(1)), int(m.group(2))
+
+
+def parse_hexir_benchmark(text):
+    def number(pattern):
+        m = re.search(pattern, text)
+        if not m:
+            raise StageError("hexir-run", f"no '{pattern}' in hexir-run --benchmark output")
+        return float(m.group(1))
+    return {"load_ms": number(r"load: ([0-9.]+) ms"), "median_ms": number(r"latency: median ([0-9.]+) ms"),
+            "peak_rss_kib": number(r"peak RSS: (\d+) KiB")}
+
+
+def rel_diff(a, b):
+    """max |a - b| / max |b| (both as float64); inf when shapes differ or values are not finite."""
+    if a.shape != b.shape:
+        return math.inf
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    if not (np.all(np.isfinite(a64)) and np.all(np.isfinite(b64))):
+        return math.inf
+    return float(np.abs(a64 - b64).max() / max(float(np.abs(b64).max()), 1e-30))
+
+
+def bench_model(name, args, ort_pkg, full):
+    """One dict per thread count (a row); a failure is recorded in the rows it touches. ONNX
+    Runtime is timed even when Hexir fails, so the row still shows the baseline."""
+    work, tools = args.work_dir, args.bin
+    base = os.path.join(work, name)
+    info = {"model": name}
+    rows = [dict(info, threads=t) for t in args.threads]
+    try:
+        export(name, work, full)
+    except StageError as e:
+        for row in rows:
+            row["error"] = str(e)
+        return rows
+    ref = np.load(base + ".ref.npy")
+    hexir_out, hexir_error = None, None
+    try:
+        plan_text, info["compile_s"] = run([os.path.join(tools, "hexir-compile"), base + ".onnx", "-o",
+                                            base + ".hxb", "--print-plan"], "compile", args.timeout)
+        with open(base + ".plan.txt", "w") as f:
+            f.write(plan_text)
+        info["arena"], info["lower_bound"] = parse_plan(plan_text)
+        dump, _ = run([os.path.join(tools, "hexir-dump"), base + ".hxb"], "hexir-dump", args.timeout)
+        info["dispatches"] = len(re.findall(r"^\s*\d+ DISPATCH ", dump, re.M))
+        # One plain run for the output the check compares.
+        run([os.path.join(tools, "hexir-run"), base + ".hxb", "--input", f"input={base}.input.npy",
+             "--output", f"output={base}.hexir.npy", "--threads", str(args.threads[0])], "hexir-run", args.timeout)
+        hexir_out = np.load(base + ".hexir.npy")
+    except StageError as e:
+        hexir_error = str(e)
+    for row in rows:
+        row.update(info)
+        t = row["threads"]
+        if hexir_error:
+            row["error"] = hexir_error
+        else:
+            try:
+                out, _ = run([os.path.join(tools, "hexir-run"), base + ".hxb", "--input", f"input={base}.input.npy",
+                              "--benchmark", str(args.runs), "--threads", str(t)], "hexir-run --benchmark",
+                             args.timeout, own_rss=True)
+                row["hexir"] = parse_hexir_benchmark(out)
+            except StageError as e:
+                row["error"] = str(e)
+        if ort_pkg is None:
+            row.setdefault("error", args.ort_error)
+            continue
+        try:
+            out, _ = run(["node", os.path.join(HERE, "ort_bench.js"), "--ort", ort_pkg, "--model", base + ".onnx",
+                          "--input", f"input={base}.input.npy", "--output", f"output={base}.ort.npy",
+                          "--threads", str(t), "--runs", str(args.runs),
+                          "--warmup", str(min(10, args.runs // 10 + 1))], "onnxruntime", args.timeout, own_rss=True)
+            row["ort"] = json.loads(out.strip().splitlines()[-1])
+            if hexir_out is not None:
+                ort_out = np.load(base + ".ort.npy")
+                row["diff"] = rel_diff(hexir_out, ort_out)
+                row["diff_torch"] = (rel_diff(hexir_out, ref), rel_diff(ort_out, ref))
+        except StageError as e:
+            row.setdefault("error", str(e))
+        except (ValueError, IndexError) as e:
+            row.setdefault("error", f"onnxruntime: unreadable report ({e})")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# The table.
+
+def size_text(n):
+    if n is None:
+        return "-"
+    return f"{n / 1024:.1f}K" if n < 1 << 20 else f"{n / (1 << 20):.1f}M"
+
+
+def num(v, fmt):
+    return "-" if v is None else format(v, fmt)
+
+
+COLUMNS = [("model", 16), ("thr", 3), ("hexir ms", 10), ("ort ms", 9), ("hx/ort", 7), ("hx MiB", 7),
+           ("ort MiB", 7), ("load ms", 8), ("sess ms", 8), ("arena", 8), ("lower bd", 8), ("disp", 5),
+           ("compile s", 9), ("check", 0)]
+
+
+def format_row(row):
+    hx, ort = row.get("hexir", {}), row.get("ort", {})
+    ratio = hx["median_ms"] / ort["median_ms"] if hx and ort and ort["median_ms"] > 0 else None
+    row["ratio"] = ratio
+    if "diff" in row:
+        d = row["diff"]
+        check = f"ok {d:.0e}" if d <= AGREE else \
+            f"WARNING differs {d:.1e} (vs torch: hexir {row['diff_torch'][0]:.1e}, ort {row['diff_torch'][1]:.1e})"
+    else:
+        check = "-"
+    if "error" in row:
+        check = "FAILED " + row["error"]
+    cells = [row["model"], str(row["threads"]), num(hx.get("median_ms"), ".3f"), num(ort.get("median_ms"), ".3f"),
+             num(ratio, ".2f"), num(hx.get("peak_rss_kib") and hx["peak_rss_kib"] / 1024, ".0f"),
+             num(ort.get("peak_rss_kib") and ort["peak_rss_kib"] / 1024, ".0f"), num(hx.get("load_ms"), ".2f"),
+             num(ort.get("session_ms"), ".0f"), size_text(row.get("arena")), size_text(row.get("lower_bound")),
+             num(row.get("dispatches"), "d"), num(row.get("compile_s"), ".1f"), check]
+    return " ".join(c.rjust(w) if i else c.ljust(w) for i, (c, (_, w)) in enumerate(zip(cells, COLUMNS)))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", help="comma-separated subset of: " + ",".join(MODELS))
+    p.add_argument("--runs", type=int, help="timed runs per model and thread count (default 10; smoke 3)")
+    p.add_argument("--threads", help="comma-separated thread counts (default 1,2; smoke 1)")
+    p.add_argument("--bin", default=os.path.join(ROOT, "build", "tools"), help="folder of hexir-compile/-run/-dump")
+    p.add_argument("--work-dir", help="exports and executables (default build/compare_ort, smoke build/compare_ort_smoke)")
+    p.add_argument("--ort-dir", default=os.path.join(ROOT, "build", "ort-node"), help="npm cache of onnxruntime-node")
+    p.add_argument("--timeout", type=int, help="seconds per command (default 3600; smoke 300)")
+    p.add_argument("--smoke", action="store_true", help="CI mode: mlp and a 64x64 squeezenet1_1, 3 runs, 1 thread")
+    args = p.parse_args()
+    models = args.models.split(",") if args.models else (SMOKE_MODELS if args.smoke else MODELS)
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        p.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
+    args.runs = args.runs or (3 if args.smoke else 10)
+    args.timeout = args.timeout or (300 if args.smoke else 3600)
+    try:
+        args.threads = [int(t) for t in (args.threads or ("1" if args.smoke else "1,2")).split(",")]
+    except ValueError:
+        p.error("--threads needs comma-separated counts")
+    if args.runs < 1 or not args.threads or min(args.threads) < 1:
+        p.error("--runs and --threads must be at least 1")
+    args.work_dir = args.work_dir or os.path.join(ROOT, "build", "compare_ort_smoke" if args.smoke else "compare_ort")
+    os.makedirs(args.work_dir, exist_ok=True)
+    for tool in ("hexir-compile", "hexir-run", "hexir-dump"):
+        if not os.access(os.path.join(args.bin, tool), os.X_OK):
+            print(f"compare_ort: {os.path.join(args.bin, tool)} not found (build first, or pass --bin)", file=sys.stderr)
+            return 1
+
+    ort_pkg, args.ort_error = None, None
+    try:
+        ort_pkg = ensure_ort(args.ort_dir)
+    except StageError as e:
+        args.ort_error = str(e)
+        print(f"compare_ort: {e}", file=sys.stderr)
+
+    full = not args.smoke
+    print(f"Hexir vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, {args.runs} runs, "
+          f"{'test-size models (smoke)' if args.smoke else 'full-size models'}; medians; RSS: peak of each process; "
+          f"check: max |hexir - ort| / max |ort| <= {AGREE:g}", flush=True)
+    header = " ".join(n.rjust(w) if i else n.ljust(w) for i, (n, w) in enumerate(COLUMNS))
+    print(header)
+    print("-" * len(header), flush=True)
+    all_rows = []
+    for name in models:
+        for row in bench_model(name, args, ort_pkg, full):
+            print(format_row(row), flush=True)
+            all_rows.append(row)
+
+    print()
+    for t in args.threads:
+        ratios = [r["ratio"] for r in all_rows if r["threads"] == t and r.get("ratio")]
+        if ratios:
+            g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            print(f"{t} thread(s): geometric mean of hexir/ort over {len(ratios)} model(s): {g:.2f}")
+        else:
+            print(f"{t} thread(s): no model ran on both")
+    baselines = [r["ort"]["baseline_rss_kib"] for r in all_rows if "baseline_rss_kib" in r.get("ort", {})]
+    if baselines:
+        print(f"ORT's peak RSS includes Node.js and the ORT binding: {min(baselines) / 1024:.0f} MiB before a "
+              "session is created")
+    disagree = [r for r in all_rows if r.get("diff", 0) > AGREE]
+    if disagree:
+        print(f"WARNING: {len(disagree)} row(s) where Hexir and ONNX Runtime disagree: "
+              + ", ".join(sorted({r['model'] for r in disagree})))
+    failed = sorted({r["model"] for r in all_rows if "error" in r})
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
