@@ -58,6 +58,24 @@ def FuseElementwise : Pass<"hexir-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
+  let summary = "Stores the constant weights of matmuls as contiguous panels of the kernel's column tile";
+  let description = [{
+    Runs on the graph before dispatch formation. A contraction (linalg.generic) reading a
+    constant f32 matrix B indexed by (k, n) or (n, k) gets B packed at compile time into
+    panels P[n / nr][k][nr] (nr = 32, 16 or 8, the first that divides N), so the kernel's
+    register tile reads nr consecutive floats at each reduction step instead of rows N floats
+    apart (or, with transB, columns). The contraction runs over (..., m, no, ni, k) into its
+    result viewed as [..., M, N/nr, nr]; its zero fill or bias broadcast is rebuilt in that
+    shape.
+
+    Before: `C[m, n] += A[m, k] * B[n, k]` (a Gemm with transB). After: `C3[m, no, ni] +=
+    A[m, k] * P[no, k, ni]`, `C = collapse_shape(C3)`, P a constant.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Outlines every tensor computation into a kernel called by hexir.call_tir";
   let description = [{

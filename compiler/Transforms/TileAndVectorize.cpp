@@ -94,10 +94,14 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
   SmallVector<int64_t> laneTiles = {2 * lanes, lanes, lanes / 2, 4};
   if (linalg::isaContractionOpInterface(op)) {
     FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-    if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 || dims->m.size() > 1)
+    if (failed(dims) || dims->n.empty() || dims->n.size() > 2 || dims->k.size() != 1 || dims->m.size() > 1)
       return std::nullopt;
     s.kind = Kind::Contraction;
-    unsigned n = dims->n[0], k = dims->k[0];
+    // Packed weights (PackMatmulWeights) have two column loops, panels and columns in a panel:
+    // the inner one is vectorized, the panels are walked one at a time.
+    unsigned n = dims->n.back(), k = dims->k[0];
+    for (unsigned outer : ArrayRef<unsigned>(dims->n).drop_back())
+      s.registers[outer] = 1;
     // Register tile: up to 8 rows x 2 vectors (16 accumulators of 32 vector registers with
     // AVX-512; 8 of 16 with AVX2 at 4 rows), reduction step 1.
     s.registers[n] = vectorTile(ranges[n], laneTiles);
@@ -139,7 +143,10 @@ void chooseCacheTiles(linalg::LinalgOp op, Strategy &s, ArrayRef<int64_t> ranges
   };
   if (!dims->m.empty())
     block(dims->m[0], 64);
-  block(dims->n[0], 256);
+  if (dims->n.size() == 2)
+    block(dims->n[0], std::max<int64_t>(256 / ranges[dims->n[1]], 1)); // panels
+  else
+    block(dims->n[0], 256);
   block(dims->k[0], 256);
 }
 

@@ -1,0 +1,209 @@
+//===- PackMatmulWeights.cpp - weights in the layout the matmul kernel reads --===//
+//
+// A matmul kernel's register tile reads, at every reduction step k, one row of `nr` columns of
+// its weights B[k, n0 .. n0+nr). In B's own layout those rows are N floats apart (a power of
+// two for most layers), so the rows a tile walks through fall into a handful of cache sets and
+// evict each other; a Gemm with transB reads B by columns, one float per row. Constant weights
+// are therefore stored packed, as mmt4d-style panels: P[no][k][ni] = B[k][no * nr + ni], each
+// panel a contiguous K x nr block. The contraction becomes one over (..., m, no, ni, k) writing
+// its result viewed as [..., M, N/nr, nr] (an expand_shape of the [..., M, N] result, which is
+// contiguous, so the graph sees a view):
+//
+//   C[..., m, no, ni] += A[..., m, k] * P[no, k, ni]
+//
+// A zero fill or a bias broadcast initializing the accumulator is rebuilt in the packed shape,
+// so it still fuses into the kernel. The panel width nr is 32, 16 or 8, whichever divides N
+// first; other widths are left unpacked.
+//
+//===----------------------------------------------------------------------===//
+#include "Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_PACKMATMULWEIGHTS
+#include "Transforms/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+
+namespace {
+
+// Reassociation that splits the last of `rank` dimensions in two.
+SmallVector<ReassociationIndices> splitLast(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 1, rank});
+  return groups;
+}
+
+Value expandLast(OpBuilder &b, Location loc, Value v, int64_t nr) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t n = shape.back();
+  shape.back() = n / nr;
+  shape.push_back(nr);
+  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v,
+                                       splitLast(type.getRank()));
+}
+
+// The accumulator's initial value in the packed shape: a fill or a broadcast rebuilt (so that
+// dispatch formation still clones it into the kernel), anything else viewed.
+Value packedInit(OpBuilder &b, Location loc, Value init, int64_t nr) {
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() /= nr;
+  shape.push_back(nr);
+  if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()) {
+    Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    return linalg::FillOp::create(b, loc, fill.getInputs()[0], empty)->getResult(0);
+  }
+  auto bcast = init.getDefiningOp<linalg::GenericOp>();
+  if (bcast && bcast.getNumDpsInputs() == 1 && bcast.getNumDpsInits() == 1 &&
+      bcast.getNumParallelLoops() == bcast.getNumLoops() && bcast.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+      bcast.getMatchingIndexingMap(bcast.getDpsInitOperand(0)).isIdentity()) {
+    // Loops o_0 .. o_{r-1} become o_0 .. o_{r-2}, o_no, o_ni. The input follows: its dimension
+    // read by o_{r-1} (if any, and only as its last) splits in two as well.
+    int64_t r = type.getRank();
+    AffineMap map = bcast.getMatchingIndexingMap(bcast.getDpsInputOperand(0));
+    MLIRContext *ctx = b.getContext();
+    SmallVector<AffineExpr> exprs;
+    Value input = bcast.getDpsInputs()[0];
+    for (unsigned j = 0; j < map.getNumResults(); ++j) {
+      auto d = dyn_cast<AffineDimExpr>(map.getResult(j));
+      if (!d)
+        return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
+                                             splitLast(r));
+      if (d.getPosition() == r - 1) {
+        if (j + 1 != map.getNumResults())
+          return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
+                                               splitLast(r));
+        exprs.push_back(getAffineDimExpr(r - 1, ctx));
+        exprs.push_back(getAffineDimExpr(r, ctx));
+        input = expandLast(b, loc, input, nr);
+      } else {
+        exprs.push_back(map.getResult(j));
+      }
+    }
+    SmallVector<AffineMap> maps = {AffineMap::get(r + 1, 0, exprs, ctx), AffineMap::getMultiDimIdentityMap(r + 1, ctx)};
+    Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    SmallVector<utils::IteratorType> iterators(r + 1, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(b, loc, TypeRange{empty.getType()}, ValueRange{input},
+                                             ValueRange{empty}, maps, iterators);
+    b.cloneRegionBefore(bcast.getRegion(), generic.getRegion(), generic.getRegion().end());
+    return generic->getResult(0);
+  }
+  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
+                                       splitLast(type.getRank()));
+}
+
+LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 || dims->m.size() > 1)
+    return failure();
+  unsigned n = dims->n[0], k = dims->k[0];
+  // The weights: a constant input indexed by exactly (k, n) or (n, k).
+  OpOperand *weights = nullptr;
+  DenseElementsAttr values;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    auto cst = in->get().getDefiningOp<arith::ConstantOp>();
+    auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
+    if (dense && dense.getElementType().isF32() && map.getNumResults() == 2 && map.isProjectedPermutation() &&
+        ((map.getDimPosition(0) == k && map.getDimPosition(1) == n) ||
+         (map.getDimPosition(0) == n && map.getDimPosition(1) == k))) {
+      weights = in;
+      values = dense;
+    }
+  }
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!weights || !outMap.isProjectedPermutation() || outMap.getNumResults() == 0 ||
+      outMap.getDimPosition(outMap.getNumResults() - 1) != n)
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t N = ranges[n], K = ranges[k];
+  int64_t nr = 0;
+  for (int64_t w : {32, 16, 8})
+    if (N % w == 0) {
+      nr = w;
+      break;
+    }
+  if (!nr)
+    return failure();
+  bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
+
+  // P[no][k][ni] = B[k][no * nr + ni].
+  auto raw = llvm::to_vector(values.getValues<float>());
+  std::vector<float> packed(raw.size());
+  int64_t NO = N / nr;
+  for (int64_t no = 0; no < NO; ++no)
+    for (int64_t kk = 0; kk < K; ++kk)
+      for (int64_t ni = 0; ni < nr; ++ni) {
+        int64_t col = no * nr + ni;
+        packed[(no * K + kk) * nr + ni] = kMajor ? raw[kk * N + col] : raw[col * K + kk];
+      }
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto packedType = RankedTensorType::get({NO, K, nr}, rewriter.getF32Type());
+  Value packedB = arith::ConstantOp::create(rewriter, loc, packedType,
+                                            DenseElementsAttr::get(packedType, ArrayRef<float>(packed)));
+
+  // Loops: old loop n becomes `no`, a new loop `ni` follows it; later loops shift by one.
+  MLIRContext *ctx = op.getContext();
+  unsigned numLoops = op.getNumLoops() + 1;
+  auto shifted = [&](unsigned d) { return getAffineDimExpr(d <= n ? d : d + 1, ctx); };
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> inputs;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (in == weights) {
+      maps.push_back(AffineMap::get(numLoops, 0, {getAffineDimExpr(n, ctx), shifted(k), getAffineDimExpr(n + 1, ctx)}, ctx));
+      inputs.push_back(packedB);
+      continue;
+    }
+    AffineMap map = op.getMatchingIndexingMap(in);
+    SmallVector<AffineExpr> exprs;
+    for (unsigned j = 0; j < map.getNumResults(); ++j)
+      exprs.push_back(shifted(map.getDimPosition(j)));
+    maps.push_back(AffineMap::get(numLoops, 0, exprs, ctx));
+    inputs.push_back(in->get());
+  }
+  SmallVector<AffineExpr> outExprs;
+  for (unsigned j = 0; j + 1 < outMap.getNumResults(); ++j)
+    outExprs.push_back(shifted(outMap.getDimPosition(j)));
+  outExprs.push_back(getAffineDimExpr(n, ctx));
+  outExprs.push_back(getAffineDimExpr(n + 1, ctx));
+  maps.push_back(AffineMap::get(numLoops, 0, outExprs, ctx));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.insert(iterators.begin() + n + 1, utils::IteratorType::parallel);
+
+  Value init = packedInit(rewriter, loc, op.getDpsInits()[0], nr);
+  auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+                                           maps, iterators);
+  rewriter.cloneRegionBefore(op.getRegion(), generic.getRegion(), generic.getRegion().end());
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Value result = tensor::CollapseShapeOp::create(rewriter, loc, resultType, generic->getResult(0),
+                                                 splitLast(resultType.getRank()));
+  rewriter.replaceOp(op, result);
+  return success();
+}
+
+struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<PackMatmulWeightsPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
+        continue;
+      SmallVector<linalg::GenericOp> ops;
+      fn.walk([&](linalg::GenericOp op) { ops.push_back(op); });
+      for (linalg::GenericOp op : ops)
+        (void)pack(rewriter, op);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,60 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights | FileCheck %s
+
+// A Gemm with transB (weights [N, K] = [16, 2], B[n][k] = 2n + k) and a bias: the weights are
+// packed into one 2x16 panel P[0][k][n] = B[n][k] (row k = 0 holds 0, 2, 4, ...), the
+// contraction runs over (m, no, ni, k) into a 4x1x16 accumulator whose bias broadcast is
+// rebuilt in that shape (the bias viewed as 1x16), and the result is viewed back as 4x16.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @gemm
+// CHECK: %[[PACKED:.*]] = arith.constant dense<{{\[\[\[}}0.000000e+00, 2.000000e+00, 4.000000e+00{{.*}}> : tensor<1x2x16xf32>
+// CHECK: %[[BIAS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x1x16xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[A]], #[[P]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %[[PACKED]] : tensor<4x2xf32>, tensor<1x2x16xf32>) outs(%[[BIAS]] : tensor<4x1x16xf32>)
+// CHECK: %[[OUT:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1, 2]] : tensor<4x1x16xf32> into tensor<4x16xf32>
+// CHECK: return %[[OUT]]
+func.func @gemm(%x: tensor<4x2xf32>) -> tensor<4x16xf32> {
+  %w = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0], [10.0, 11.0], [12.0, 13.0], [14.0, 15.0], [16.0, 17.0], [18.0, 19.0], [20.0, 21.0], [22.0, 23.0], [24.0, 25.0], [26.0, 27.0], [28.0, 29.0], [30.0, 31.0]]> : tensor<16x2xf32>
+  %bias = arith.constant dense<1.5> : tensor<16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %acc = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    linalg.yield %b : f32
+  } -> tensor<4x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x2xf32>, tensor<16x2xf32>) outs(%acc : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Run-time weights (a function argument) and a column count no panel width divides (N = 12)
+// stay as they are.
+// CHECK-LABEL: func.func @unpacked
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+func.func @unpacked(%x: tensor<4x2xf32>, %w: tensor<2x16xf32>) -> (tensor<4x16xf32>, tensor<4x12xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w12 = arith.constant dense<0.5> : tensor<2x12xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e12 = tensor.empty() : tensor<4x12xf32>
+  %f12 = linalg.fill ins(%zero : f32) outs(%e12 : tensor<4x12xf32>) -> tensor<4x12xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w12 : tensor<4x2xf32>, tensor<2x12xf32>) outs(%f12 : tensor<4x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x12xf32>
+  return %y, %z : tensor<4x16xf32>, tensor<4x12xf32>
+}
