@@ -131,16 +131,17 @@ LogicalResult checkExternalSymbols(ArrayRef<char> object, Location loc) {
 
 } // namespace
 
-FailureOr<int64_t> mlir::hexir::hostVectorBits(const HostTargetOptions &options, Location loc) {
+FailureOr<KernelPipelineOptions> mlir::hexir::describeHostTarget(const HostTargetOptions &options,
+                                                                 Location loc) {
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
   if (!tm)
     return failure();
   const llvm::MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
-  if (sti->checkFeatures("+avx512f"))
-    return 512;
-  if (sti->checkFeatures("+avx"))
-    return 256;
-  return 128;
+  KernelPipelineOptions description;
+  description.vectorBits = sti->checkFeatures("+avx512f") ? 512 : sti->checkFeatures("+avx") ? 256 : 128;
+  description.fma = sti->checkFeatures("+fma");
+  description.rounding = sti->checkFeatures("+sse4.1");
+  return description;
 }
 
 FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,

@@ -34,8 +34,9 @@ struct HostTargetOptions {
   std::string linkerPath;    // ld.lld
 };
 
-// The width of the target's vector registers in bits: 512 with AVX-512, 256 with AVX, else 128.
-FailureOr<int64_t> hostVectorBits(const HostTargetOptions &options, Location loc);
+// What the kernel pipeline needs to know of the target CPU: the width of its vector registers
+// (512 with AVX-512, 256 with AVX, else 128) and whether it has FMA.
+FailureOr<KernelPipelineOptions> describeHostTarget(const HostTargetOptions &options, Location loc);
 
 // Clones every kernel (func.func marked hexir.kernel) of `module` into a new module, in symbol
 // order, and lowers it to the LLVM dialect. `kernels` receives each kernel's name and arity.

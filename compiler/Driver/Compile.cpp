@@ -64,13 +64,12 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   mlir::hexir::HostTargetOptions target;
   target.cpu = options.targetCpu;
   target.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
-  FailureOr<int64_t> vectorBits = mlir::hexir::hostVectorBits(target, module.getLoc());
-  if (failed(vectorBits))
+  FailureOr<mlir::hexir::KernelPipelineOptions> kernelOptions =
+      mlir::hexir::describeHostTarget(target, module.getLoc());
+  if (failed(kernelOptions))
     return false;
-  mlir::hexir::KernelPipelineOptions kernelOptions;
-  kernelOptions.vectorBits = *vectorBits;
   SmallVector<mlir::hexir::KernelInfo> kernels;
-  auto llvmModule = mlir::hexir::lowerKernelsToLLVMDialect(module, kernels, kernelOptions);
+  auto llvmModule = mlir::hexir::lowerKernelsToLLVMDialect(module, kernels, *kernelOptions);
   if (failed(llvmModule))
     return false;
   auto object = mlir::hexir::emitHostObject(**llvmModule, kernels, target);

@@ -104,7 +104,7 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
     return failure();
   FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1 || dims->m.size() > 1)
+  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1)
     return failure();
   unsigned n = dims->n[0], k = dims->k[0];
   // The weights: a constant input indexed by exactly (k, n) or (n, k).

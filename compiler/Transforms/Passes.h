@@ -36,6 +36,8 @@ void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseEleme
 // What the kernel pipeline needs to know about the target.
 struct KernelPipelineOptions {
   int64_t vectorBits = 256;  // vector register width: 128 (SSE), 256 (AVX2), 512 (AVX-512)
+  bool fma = true;           // fused multiply-add instructions
+  bool rounding = true;      // SSE4.1 roundss/roundps (floor, ceil)
 };
 // Kernel functions on tensors -> LLVM dialect with the bare-pointer ABI
 // `void kernel(ptr in0, ..., ptr out0, ..., i32 wg_begin, i32 wg_end)`.

@@ -110,8 +110,16 @@ def ApproximateMath : Pass<"hexir-approximate-math", "mlir::ModuleOp"> {
   let description = [{
     Kernels call no library (the host kernel ABI forbids libm), so math.exp, math.tanh,
     math.erf, math.log and friends become arithmetic: MLIR's polynomial approximations, accurate
-    to a few ulp in f32.
+    to a few ulp in f32. On a target without fused multiply-add (x86-64, x86-64-v2), the
+    polynomials' math.fma become a multiply and an add: LLVM would otherwise call libm's
+    fmaf. Likewise floor and ceil without SSE4.1 (x86-64 baseline), instead of floorf/ceilf.
   }];
+  let options = [
+    Option<"fma", "fma", "bool", /*default=*/"true",
+           "The target has fused multiply-add instructions">,
+    Option<"rounding", "rounding", "bool", /*default=*/"true",
+           "The target has SSE4.1 rounding instructions (else floor and ceil go through integers)">,
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect"];
 }

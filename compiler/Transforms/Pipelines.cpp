@@ -81,7 +81,10 @@ void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm, const KernelPipel
   pm.addPass(hexir::createDistributeWorkgroups());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(hexir::createApproximateMath());
+  ApproximateMathOptions approximate;
+  approximate.fma = options.fma;
+  approximate.rounding = options.rounding;
+  pm.addPass(hexir::createApproximateMath(approximate));
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

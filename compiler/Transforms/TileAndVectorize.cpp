@@ -25,6 +25,7 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -73,6 +74,40 @@ bool isInitializer(Operation &op) {
 
 enum class Kind { Contraction, Conv, Depthwise, Pooling };
 
+// The row loop of a contraction's register tile: of its row (m) loops, the longest (the last
+// on a tie). Others, such as a batch dimension of 1 that B does not have, are walked one at a
+// time.
+std::optional<unsigned> rowLoop(const linalg::ContractionDimensions &dims, ArrayRef<int64_t> ranges) {
+  std::optional<unsigned> row;
+  for (unsigned m : dims.m)
+    if (!row || ranges[m] >= ranges[*row])
+      row = m;
+  return row;
+}
+
+// The register tile of a channels-last window op: `columns` output columns (a divisor of the
+// output width) x `channels` (a lane multiple dividing the channels), as many accumulators as
+// fit in half the vector registers (16 of 32 with AVX-512, 8 of 16 otherwise), the most
+// accumulators first and then the widest vectors. Widths such as 27 or 13 get 9 or 13 columns
+// of one vector rather than 3 or 1 column of two.
+void chooseWindowTile(int64_t width, int64_t channels, int64_t lanes, ArrayRef<int64_t> channelTiles,
+                      int64_t &columnTile, int64_t &channelTile) {
+  int64_t budget = lanes >= 16 ? 16 : 8, best = 0;
+  columnTile = 1;
+  channelTile = vectorTile(channels, channelTiles);
+  for (int64_t c : channelTiles) {
+    if (c > channels || channels % c != 0)
+      continue;
+    int64_t vectors = std::max<int64_t>(c / lanes, 1);
+    int64_t columns = largestDivisorAtMost(width, std::max<int64_t>(budget / vectors, 1));
+    if (columns * vectors > best) {
+      best = columns * vectors;
+      columnTile = columns;
+      channelTile = c;
+    }
+  }
+}
+
 // What the tiling of one root op looks like; every vector is indexed by the op's loops.
 struct Strategy {
   Kind kind;
@@ -94,7 +129,7 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
   SmallVector<int64_t> laneTiles = {2 * lanes, lanes, lanes / 2, 4};
   if (linalg::isaContractionOpInterface(op)) {
     FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-    if (failed(dims) || dims->n.empty() || dims->n.size() > 2 || dims->k.size() != 1 || dims->m.size() > 1)
+    if (failed(dims) || dims->n.empty() || dims->n.size() > 2 || dims->k.size() != 1)
       return std::nullopt;
     s.kind = Kind::Contraction;
     // Packed weights (PackMatmulWeights) have two column loops, panels and columns in a panel:
@@ -106,10 +141,8 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
     // AVX-512; 8 of 16 with AVX2 at 4 rows), reduction step 1.
     s.registers[n] = vectorTile(ranges[n], laneTiles);
     s.registers[k] = 1;
-    if (!dims->m.empty()) {
-      unsigned m = dims->m[0];
-      s.registers[m] = largestDivisorAtMost(ranges[m], lanes >= 16 ? 8 : 4);
-    }
+    if (std::optional<unsigned> m = rowLoop(*dims, ranges))
+      s.registers[*m] = largestDivisorAtMost(ranges[*m], lanes >= 16 ? 8 : 4);
     return s;
   }
   // Channels-last windows: loops (n, oh, ow, f, kh, kw, c) for a convolution, (n, oh, ow, c,
@@ -117,14 +150,12 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
   // channels; the window is walked one tap at a time (depthwise: a whole row of taps).
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
     s.kind = Kind::Conv;
-    s.registers[2] = largestDivisorAtMost(ranges[2], 8);
-    s.registers[3] = vectorTile(ranges[3], laneTiles);
+    chooseWindowTile(ranges[2], ranges[3], lanes, laneTiles, s.registers[2], s.registers[3]);
     return s;
   }
   if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
     s.kind = isa<linalg::DepthwiseConv2DNhwcHwcOp>(op) ? Kind::Depthwise : Kind::Pooling;
-    s.registers[2] = largestDivisorAtMost(ranges[2], 8);
-    s.registers[3] = vectorTile(ranges[3], {lanes, lanes / 2, 4});
+    chooseWindowTile(ranges[2], ranges[3], lanes, {lanes, lanes / 2, 4}, s.registers[2], s.registers[3]);
     s.registers[5] = ranges[5];
     return s;
   }
@@ -141,8 +172,8 @@ void chooseCacheTiles(linalg::LinalgOp op, Strategy &s, ArrayRef<int64_t> ranges
     int64_t t = unit * largestDivisorAtMost(ranges[d] / unit, std::max<int64_t>(target / unit, 1));
     s.cache[d] = t < ranges[d] ? t : 0;
   };
-  if (!dims->m.empty())
-    block(dims->m[0], 64);
+  if (std::optional<unsigned> m = rowLoop(*dims, s.ranges))
+    block(*m, 64);
   if (dims->n.size() == 2)
     block(dims->n[0], std::max<int64_t>(256 / ranges[dims->n[1]], 1)); // panels
   else
@@ -162,15 +193,6 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op, Arra
   return result;
 }
 
-// Sizes that tile only loop `loop` of an op with `ranges`: by `size` (0 for the others, and
-// for `loop` too when the size covers it).
-SmallVector<int64_t> tileOneLoop(ArrayRef<int64_t> ranges, unsigned loop, int64_t size) {
-  SmallVector<int64_t> sizes(ranges.size(), 0);
-  if (size < ranges[loop])
-    sizes[loop] = size;
-  return sizes;
-}
-
 // Register tiles of an op that only initializes its output (fill, copy, broadcast): rows of
 // the innermost dimension, up to four vectors long.
 SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t lanes) {
@@ -181,6 +203,91 @@ SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t 
     if (sizes[i] >= ranges[i])
       sizes[i] = 0;
   return sizes;
+}
+
+// One split of the output into workgroups: output dimension `outDim` in chunks of `chunk`
+// elements, `count` chunks.
+struct Split {
+  unsigned outDim;
+  int64_t chunk;
+  int64_t count;
+};
+
+// The smallest divisor of n that is at least `at_least` (n itself at most).
+int64_t divisorAtLeast(int64_t n, int64_t atLeast) {
+  for (int64_t d = std::max<int64_t>(atLeast, 1); d < n; ++d)
+    if (n % d == 0)
+      return d;
+  return n;
+}
+
+// Workgroups over the output dimensions with the most register tiles: one for a window op, the
+// two largest for a contraction (rows and columns: a 128-row transformer matmul still gets
+// enough workgroups, and each keeps its blocks of A and B in cache). Each dimension starts at
+// chunks of its cache block (64 rows, 256 columns), then chunks grow until there are at most
+// `wanted` workgroups, or shrink while there are fewer than 16 (enough to balance threads).
+SmallVector<Split> chooseSplits(linalg::LinalgOp root, const Strategy &strategy, AffineMap outMap,
+                                int64_t wanted) {
+  struct Candidate {
+    unsigned outDim, loop;
+    int64_t units, unitsPerChunk;
+  };
+  SmallVector<Candidate> candidates;
+  for (unsigned d = 0; d < outMap.getNumResults(); ++d) {
+    auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d));
+    if (!dim || !linalg::isParallelIterator(root.getIteratorTypesArray()[dim.getPosition()]))
+      continue;
+    unsigned loop = dim.getPosition();
+    int64_t units = strategy.ranges[loop] / strategy.registers[loop];
+    if (units > 1)
+      candidates.push_back({d, loop, units, 1});
+  }
+  llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) { return a.units > b.units; });
+  candidates.resize(std::min<size_t>(candidates.size(), strategy.kind == Kind::Contraction ? 2 : 1));
+  if (strategy.kind == Kind::Contraction) {
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(root);
+    for (Candidate &c : candidates) {
+      int64_t block = 1, elementsPerUnit = strategy.registers[c.loop];
+      if (c.loop == rowLoop(*dims, strategy.ranges)) {
+        block = 64;
+      } else if (llvm::is_contained(dims->n, c.loop)) {
+        block = 256;
+        if (dims->n.size() == 2 && c.loop == dims->n.front()) // panels: a unit is a whole panel
+          elementsPerUnit = strategy.ranges[dims->n.back()];
+      }
+      c.unitsPerChunk = divisorAtLeast(c.units, block / std::max<int64_t>(elementsPerUnit, 1));
+    }
+  }
+  auto count = [&] {
+    int64_t w = 1;
+    for (const Candidate &c : candidates)
+      w *= c.units / c.unitsPerChunk;
+    return w;
+  };
+  while (count() > wanted) {
+    Candidate *most = nullptr;
+    for (Candidate &c : candidates)
+      if (c.unitsPerChunk < c.units && (!most || c.units / c.unitsPerChunk > most->units / most->unitsPerChunk))
+        most = &c;
+    if (!most)
+      break;
+    most->unitsPerChunk = divisorAtLeast(most->units, most->unitsPerChunk + 1);
+  }
+  while (count() < std::min<int64_t>(wanted, 16)) {
+    Candidate *largest = nullptr;
+    for (Candidate &c : candidates)
+      if (c.unitsPerChunk > 1 && (!largest || c.unitsPerChunk > largest->unitsPerChunk))
+        largest = &c;
+    if (!largest)
+      break;
+    largest->unitsPerChunk = largestDivisorAtMost(largest->units, largest->unitsPerChunk - 1);
+  }
+  SmallVector<Split> splits;
+  for (const Candidate &c : candidates)
+    if (c.units / c.unitsPerChunk > 1)
+      splits.push_back({c.outDim, c.unitsPerChunk * strategy.registers[c.loop], c.units / c.unitsPerChunk});
+  llvm::sort(splits, [](const Split &a, const Split &b) { return a.outDim < b.outDim; });
+  return splits;
 }
 
 struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<TileAndVectorizePass> {
@@ -244,63 +351,55 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     }
     writers.push_back(root);
 
-    // Workgroups: chunks of the output dimension with the most register tiles, each a whole
-    // number of register tiles, at most maxWorkgroups, and at least minWork iterations each.
+    // Workgroups: chunks of one or two output dimensions, each chunk a whole number of register
+    // tiles, at most maxWorkgroups in all and at least minWork iterations each.
     AffineMap outMap = root.getMatchingIndexingMap(init);
     int64_t work = 1;
     for (int64_t r : strategy.ranges)
       work *= r;
-    std::optional<unsigned> splitDim;
-    int64_t bestUnits = 1;
-    for (unsigned d = 0; d < outMap.getNumResults(); ++d) {
-      auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d));
-      if (!dim || !linalg::isParallelIterator(root.getIteratorTypesArray()[dim.getPosition()]))
-        continue;
-      int64_t units = strategy.ranges[dim.getPosition()] / strategy.registers[dim.getPosition()];
-      if (units > bestUnits) {
-        bestUnits = units;
-        splitDim = d;
-      }
-    }
-    int64_t workgroups = 1, chunk = 0;
-    if (splitDim) {
-      unsigned loop = cast<AffineDimExpr>(outMap.getResult(*splitDim)).getPosition();
-      int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
-      // The fewest units per chunk that divide the units and give at most `wanted` chunks.
-      int64_t perChunk = bestUnits;
-      for (int64_t d = 1; d <= bestUnits; ++d)
-        if (bestUnits % d == 0 && bestUnits / d <= wanted) {
-          perChunk = d;
-          break;
-        }
-      workgroups = bestUnits / perChunk;
-      chunk = perChunk * strategy.registers[loop];
-    }
+    int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
+    SmallVector<Split> splits = chooseSplits(root, strategy, outMap, wanted);
+    int64_t workgroups = 1;
+    for (const Split &split : splits)
+      workgroups *= split.count;
 
-    // The workgroup loops: each writer is tiled along the split dimension, and its loop runs
-    // over the chunks [begin, end) of this invocation.
+    // The workgroup loop: each writer is tiled along the split dimensions (two loops are
+    // coalesced into one over the chunks' product), and that loop runs over the chunks
+    // [begin, end) of this invocation.
     rewriter.setInsertionPointToStart(&fn.getBody().front());
     auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(),
                                                        rewriter.getIndexType());
-    Value chunkV = arith::ConstantIndexOp::create(rewriter, loc, std::max<int64_t>(chunk, 1));
-    Value lower = arith::MulIOp::create(rewriter, loc, range.getBegin(), chunkV);
-    Value upper = arith::MulIOp::create(rewriter, loc, range.getEnd(), chunkV);
     SmallVector<linalg::LinalgOp> tiledWriters;
     for (linalg::LinalgOp writer : writers) {
-      if (workgroups <= 1) {
+      if (splits.empty()) {
         tiledWriters.push_back(writer);
         continue;
       }
       AffineMap map = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
-      unsigned loop = cast<AffineDimExpr>(map.getResult(*splitDim)).getPosition();
-      FailureOr<scf::SCFTilingResult> tiled =
-          tile(rewriter, writer, tileOneLoop(writer.getStaticLoopRanges(), loop, chunk));
-      if (failed(tiled) || tiled->loops.size() != 1)
+      SmallVector<int64_t> ranges = writer.getStaticLoopRanges(), sizes(ranges.size(), 0);
+      for (const Split &split : splits)
+        sizes[cast<AffineDimExpr>(map.getResult(split.outDim)).getPosition()] = split.chunk;
+      FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, writer, sizes);
+      if (failed(tiled) || tiled->loops.size() != splits.size())
         return writer.emitError() << "could not split the kernel into workgroups";
-      auto forOp = cast<scf::ForOp>(tiled->loops[0].getOperation());
-      rewriter.modifyOpInPlace(forOp, [&] {
-        forOp.getLowerBoundMutable().assign(lower);
-        forOp.getUpperBoundMutable().assign(upper);
+      SmallVector<scf::ForOp> loops;
+      for (LoopLikeOpInterface l : tiled->loops)
+        loops.push_back(cast<scf::ForOp>(l.getOperation()));
+      scf::ForOp loop = loops.front();
+      Value lower = range.getBegin(), upper = range.getEnd();
+      if (loops.size() > 1) {
+        // One loop from 0 to the number of chunks, step 1.
+        if (failed(mlir::coalesceLoops(rewriter, loops)))
+          return writer.emitError() << "could not split the kernel into workgroups";
+      } else {
+        rewriter.setInsertionPoint(loop);
+        Value chunk = arith::ConstantIndexOp::create(rewriter, loc, splits.front().chunk);
+        lower = arith::MulIOp::create(rewriter, loc, lower, chunk);
+        upper = arith::MulIOp::create(rewriter, loc, upper, chunk);
+      }
+      rewriter.modifyOpInPlace(loop, [&] {
+        loop.getLowerBoundMutable().assign(lower);
+        loop.getUpperBoundMutable().assign(upper);
       });
       tiledWriters.push_back(cast<linalg::LinalgOp>(tiled->tiledOps[0]));
     }

@@ -4,7 +4,9 @@
 Each case is a small graph built with onnx.helper that exercises one op and its attributes
 (groups, dilations, asymmetric pads, ceil_mode, broadcasting, negative steps ...). Error cases
 check that what Hexir cannot compile is refused with a message naming the node and op.
-Usage: op_cases.py --bin BUILD/tools [--only NAME]
+Kernel-shape cases run the vectorized matmul, convolution and pooling kernels at sizes no tile
+divides. --target-cpu compiles everything for another CPU level (x86-64 to AVX-512).
+Usage: op_cases.py --bin BUILD/tools [--only NAME] [--target-cpu CPU]
 """
 import argparse
 import os
@@ -413,12 +415,68 @@ ERRORS = {
 }
 
 
+# --- Kernel shapes ------------------------------------------------------------------------
+# The vectorized kernels tile by divisors of each extent: sizes 1, 3, 17, 63, 65 (no tile
+# divides them) and prime output widths check every remainder path against the references.
+
+def _matmul_case(m, k, n, weights, trans_b=False):
+    def build():
+        a = rnd(m, k)
+        b = rnd(n, k) if trans_b else rnd(k, n)
+        ref = a.astype(np.float64) @ (b.T if trans_b else b).astype(np.float64)
+        if trans_b:
+            node = helper.make_node("Gemm", ["a", "b"], ["y"], transB=1)
+        else:
+            node = helper.make_node("MatMul", ["a", "b"], ["y"])
+        if weights:
+            return model([node], {"a": a}, {"y": ref.astype(np.float32)}, {"b": b}), {"a": a}, {"y": ref}
+        return model([node], {"a": a, "b": b}, {"y": ref.astype(np.float32)}), {"a": a, "b": b}, {"y": ref}
+    return build
+
+
+for _m, _k, _n in [(1, 1, 1), (3, 17, 5), (17, 63, 65), (65, 3, 63), (8, 64, 96), (63, 65, 17)]:
+    CASES[f"kernel_matmul_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=False)
+    CASES[f"kernel_matmul_weights_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=True)
+    CASES[f"kernel_gemm_transb_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=True, trans_b=True)
+
+
+def _conv_case(c, f, hw, k, stride, pad, groups):
+    def build():
+        x, w, b = rnd(1, c, hw, hw), rnd(f, c // groups, k, k), rnd(f)
+        ref = F.conv2d(t(x).double(), t(w).double(), t(b).double(), stride=stride, padding=pad, groups=groups).numpy()
+        n = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=groups, strides=[stride, stride],
+                             pads=[pad] * 4)
+        return model([n], {"x": x}, {"y": ref.astype(np.float32)}, {"w": w, "b": b}), {"x": x}, {"y": ref}
+    return build
+
+
+for _c, _f, _hw, _k, _s, _p, _g in [(3, 17, 13, 3, 1, 1, 1), (17, 65, 15, 3, 2, 1, 1), (63, 16, 27, 1, 1, 0, 1),
+                                    (16, 32, 29, 3, 1, 1, 1), (17, 17, 13, 5, 1, 2, 17), (64, 64, 9, 3, 2, 1, 64)]:
+    CASES[f"kernel_conv_c{_c}_f{_f}_{_hw}x{_hw}_k{_k}_s{_s}_g{_g}"] = _conv_case(_c, _f, _hw, _k, _s, _p, _g)
+
+
+def _pool_case(c, hw):
+    def build():
+        x = rnd(1, c, hw, hw)
+        ref = F.max_pool2d(t(x), 3, stride=2, padding=1).numpy()
+        n = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        return model([n], {"x": x}, {"y": ref}), {"x": x}, {"y": ref}
+    return build
+
+
+for _c, _hw in [(3, 13), (17, 27), (64, 9)]:
+    CASES[f"kernel_maxpool_c{_c}_{_hw}x{_hw}"] = _pool_case(_c, _hw)
+
+
 def run_tool(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+TARGET_ARGS = []  # --target-cpu for every compilation
+
+
 def compile_model(bin_dir, path, hxb, extra):
-    return run_tool([os.path.join(bin_dir, "hexir-compile"), path, "-o", hxb] + list(extra))
+    return run_tool([os.path.join(bin_dir, "hexir-compile"), path, "-o", hxb] + TARGET_ARGS + list(extra))
 
 
 def check_case(name, bin_dir, tmp):
@@ -496,7 +554,10 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
     p.add_argument("--only")
+    p.add_argument("--target-cpu", help="compile every case for this CPU (e.g. x86-64-v2)")
     args = p.parse_args()
+    if args.target_cpu:
+        TARGET_ARGS.append("--target-cpu=" + args.target_cpu)
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
         runs = [(name, name, check_case) for name in CASES] + \

@@ -3,7 +3,8 @@
 
 Exports the model (tests/onnx/models.py, fixed seed) with PyTorch's reference output, compiles
 it with hexir-compile, runs it with hexir-run and requires |hexir - torch| <= 1e-5 + 1e-4 |torch|
-elementwise. Also checks the memory plan: the arena is no larger than the max-load lower bound.
+elementwise, and the same bits with 1 and 2 threads. Also checks the memory plan: the arena is
+no larger than the max-load lower bound.
 Usage: run_model.py NAME --bin BUILD/tools [--work DIR]
 """
 import argparse
@@ -68,6 +69,16 @@ def main():
               f"({plan['lower_bound_before_in_place_bytes']} B before in-place and views), "
               f"naive {plan['naive_bytes']} B, constants {plan['constant_bytes']} B; "
               f"export {t1 - t0:.1f} s, compile {t2 - t1:.1f} s, run {t3 - t2:.2f} s")
+        # The reduction order of every output is fixed at compile time: another thread count
+        # must give the same bits.
+        other = 2 if args.threads == 1 else 1
+        r = subprocess.run([os.path.join(args.bin, "hexir-run"), base + ".hxb", "--input", "input=" + base + ".input.npy",
+                            "--output", "output=" + base + ".out2.npy", "--threads", str(other)],
+                           capture_output=True, text=True)
+        if r.returncode != 0 or not np.array_equal(np.load(base + ".out2.npy"), out):
+            print(r.stdout + r.stderr)
+            print(f"{args.name}: {args.threads} and {other} threads give different results")
+            ok = False
         if plan["arena_bytes"] > plan["lower_bound_bytes"]:
             print(f"{args.name}: arena above the lower bound")
             ok = False

@@ -1,9 +1,10 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-tile-and-vectorize="vector-bits=512" | FileCheck %s
 
 // A zero-filled matmul, 16x64 = 16x64 * 64x64, with AVX-512 vectors (16 lanes). Register tile:
-// 8 rows x 32 columns (two vectors), reduction step 1. Both output dimensions have two register
-// tiles; the first wins, and 65,536 iterations at 32,768 per workgroup make 2 workgroups of
-// 8 rows. The fill is split the same way and written one 64-wide row at a time.
+// 8 rows x 32 columns (two vectors), reduction step 1. 65,536 iterations at 32,768 per
+// workgroup make 2 workgroups: both dimensions start as one chunk (their cache blocks, 64 rows
+// and 256 columns, cover them), then the rows are split in two chunks of 8. The fill is split
+// the same way and written one 64-wide row at a time.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME: hexir.workgroups = 2
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -12,7 +13,9 @@
 // CHECK: %[[HI:.*]] = arith.muli %[[END]], %[[C8]]
 // CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %[[C8]]
 // CHECK: vector.transfer_write %{{.*}} : vector<1x64xf32>, tensor<8x64xf32>
-// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %[[C8]]
+// CHECK: %[[LO2:.*]] = arith.muli %[[BEGIN]], %[[C8]]
+// CHECK: %[[HI2:.*]] = arith.muli %[[END]], %[[C8]]
+// CHECK: scf.for %{{.*}} = %[[LO2]] to %[[HI2]] step %[[C8]]
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK-DAG: vector.transfer_read {{.*}} : tensor<16x64xf32>, vector<8x1xf32>
@@ -63,4 +66,46 @@ func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} 
     linalg.yield %m : f32
   } -> tensor<64xf32>
   return %r : tensor<64xf32>
+}
+
+// -----
+
+// A 128x256 output (K = 64) in 2-D workgroups: 16 row tiles of 8 and 8 column tiles of 32,
+// 2,097,152 iterations allow 64 workgroups; chunks start at the cache blocks (64 rows = 8 row
+// tiles, 256 columns = all 8 column tiles): 2 workgroups, fewer than 16, so the larger chunk
+// shrinks until there are 16: 8 x 2 workgroups of 16 rows x 128 columns, one loop over both,
+// delinearized.
+// CHECK-LABEL: func.func @two_d
+// CHECK-SAME: hexir.workgroups = 16
+// CHECK: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
+// CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
+// CHECK: affine.delinearize_index %[[W]] into (8, 2)
+// CHECK: tensor.extract_slice {{.*}} [16, 128] [1, 1] : tensor<128x256xf32> to tensor<16x128xf32>
+// CHECK: scf.for %[[W2:.*]] = %[[BEGIN]] to %[[END]] step %c1
+// CHECK: affine.delinearize_index %[[W2]] into (8, 2)
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+func.func @two_d(%a: tensor<128x64xf32>, %b: tensor<64x256xf32>) -> tensor<128x256xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x256xf32>) outs(%f : tensor<128x256xf32>) -> tensor<128x256xf32>
+  return %r : tensor<128x256xf32>
+}
+
+// -----
+
+// A channels-last 3x3 convolution, output 1x13x13x16: 13 columns (prime) x one vector of 16
+// channels (13 accumulators), not 1 column x 2 vectors; decomposed to a 1-D convolution per
+// output row and filter tap, vectorized into outer products.
+// CHECK-LABEL: func.func @conv
+// CHECK: vector.contract {{.*}} : vector<1x13x1xf32>, vector<1x16xf32> into vector<1x13x16xf32>
+// CHECK-NOT: linalg.conv
+// CHECK: return
+func.func @conv(%x: tensor<1x15x15x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1x13x13x16xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x13x13x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x13x13x16xf32>) -> tensor<1x13x13x16xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x15x15x8xf32>, tensor<3x3x8x16xf32>) outs(%f : tensor<1x13x13x16xf32>) -> tensor<1x13x13x16xf32>
+  return %r : tensor<1x13x13x16xf32>
 }
