@@ -137,8 +137,9 @@ def TileAndVectorize : Pass<"hexir-tile-and-vectorize", "mlir::ModuleOp"> {
   let summary = "Tiles a kernel's contraction or convolution for workgroups, caches and registers, and vectorizes it";
   let description = [{
     Runs on kernels on tensors, before bufferization. A kernel whose root is a contraction
-    (matmul-like linalg op with one reduction loop) or a channels-last convolution, depthwise
-    convolution or pooling is tiled three times: workgroups (one loop over chunks of an output
+    (matmul-like linalg op with one reduction loop), a channels-last convolution, depthwise
+    convolution or pooling, or an elementwise op (vectorized along its innermost dimension)
+    is tiled three times: workgroups (one loop over chunks of an output
     dimension, bounded by `hexir.workgroup_range`, recorded as `hexir.workgroups`), caches
     (contractions: 64 x 256 x 256 blocks) and registers (up to 8 rows x 2 vectors of
     accumulators, reduction step 1), then vectorized. Its initializers (a fill, or an explicit

@@ -1,8 +1,10 @@
 //===- TileAndVectorize.cpp - vector kernels on tensors -------------------===//
 //
 // Host kernel code generation before bufferization, for the kinds of compute op that carry
-// nearly all of a network's work: contractions (MatMul, Gemm, batched matmul) and channels-last
-// convolutions, depthwise convolutions and poolings. The kernel's root op is tiled three times:
+// nearly all of a network's work: contractions (MatMul, Gemm, batched matmul), channels-last
+// convolutions, depthwise convolutions and poolings, and elementwise ops (activations, GELU,
+// bias adds: rows of the innermost dimension as vector ops). The kernel's root op is tiled
+// three times:
 //   1. workgroups: one loop over chunks of one output dimension, bounded by the kernel's
 //      workgroup range (hexir.workgroup_range), so the host thread pool can split a dispatch;
 //   2. cache (contractions): blocks of A and B that stay in L1/L2 while they are reused;
@@ -72,7 +74,7 @@ bool isInitializer(Operation &op) {
          generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity();
 }
 
-enum class Kind { Contraction, Conv, Depthwise, Pooling };
+enum class Kind { Contraction, Conv, Depthwise, Pooling, Elementwise };
 
 // The row loop of a contraction's register tile: of its row (m) loops, the longest (the last
 // on a tie). Others, such as a batch dimension of 1 that B does not have, are walked one at a
@@ -157,6 +159,20 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
     s.kind = isa<linalg::DepthwiseConv2DNhwcHwcOp>(op) ? Kind::Depthwise : Kind::Pooling;
     chooseWindowTile(ranges[2], ranges[3], lanes, {lanes, lanes / 2, 4}, s.registers[2], s.registers[3]);
     s.registers[5] = ranges[5];
+    return s;
+  }
+  // Elementwise (all loops parallel, results written in loop order, inputs read through
+  // projected permutations: broadcasts and transposes): rows of the innermost dimension, up to
+  // four vectors long, vectorized as one vector op per row.
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (generic && op.getNumParallelLoops() == op.getNumLoops() && op.getNumLoops() > 0 &&
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+      llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isProjectedPermutation(); }) &&
+      llvm::all_of(generic.getBody()->without_terminator(), [](Operation &inner) {
+        return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+      })) {
+    s.kind = Kind::Elementwise;
+    s.registers.back() = vectorTile(ranges.back(), {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
     return s;
   }
   return std::nullopt;

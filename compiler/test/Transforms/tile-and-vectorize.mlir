@@ -50,11 +50,14 @@ func.func @bias(%a: tensor<5x8xf32>, %b: tensor<8x48xf32>, %c: tensor<5x48xf32>)
 
 // -----
 
-// Elementwise kernels are not this pass's business: unchanged, no workgroup attribute.
+// An elementwise kernel: rows of up to four vectors (here all 64 elements, one vector op), one
+// workgroup (too little work to split).
 // CHECK-LABEL: func.func @relu
-// CHECK-NOT: hexir.workgroups
-// CHECK: linalg.generic
-// CHECK-NOT: vector.
+// CHECK-SAME: hexir.workgroups = 1
+// CHECK: vector.transfer_read {{.*}} : tensor<64xf32>, vector<64xf32>
+// CHECK: arith.maximumf {{.*}} : vector<64xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<64xf32>, tensor<64xf32>
+// CHECK-NOT: linalg.generic
 // CHECK: return
 #id = affine_map<(d0) -> (d0)>
 func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} {
@@ -108,4 +111,25 @@ func.func @conv(%x: tensor<1x15x15x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%x, %w : tensor<1x15x15x8xf32>, tensor<3x3x8x16xf32>) outs(%f : tensor<1x13x13x16xf32>) -> tensor<1x13x13x16xf32>
   return %r : tensor<1x13x13x16xf32>
+}
+
+// -----
+
+// A kernel with a reduction that is not a contraction (a row sum) is left alone.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-NOT: hexir.workgroups
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @row_sum(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x64xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }
