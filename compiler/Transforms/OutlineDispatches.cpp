@@ -63,14 +63,18 @@ bool isComputeOp(Operation *op) {
          isa<tensor::PadOp, tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(op);
 }
 
-// A compute op becomes a dispatch unless it is an initializer (fill, broadcast) all of whose
-// users are compute ops (then each user's kernel recomputes it).
+// A compute op becomes a dispatch unless it is an initializer read only by compute ops (a fill),
+// or only as their accumulator (a broadcast: read as an input, a broadcast or a transposing
+// copy would be materialized inside the kernel): then each user's kernel recomputes it.
 bool isAnchor(Operation *op) {
   if (!isComputeOp(op))
     return false;
   if (!isInitializer(op))
     return true;
-  return !llvm::all_of(op->getUsers(), [](Operation *user) { return isComputeOp(user); });
+  return !llvm::all_of(op->getUses(), [&](OpOperand &use) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+    return isComputeOp(use.getOwner()) && (isInitFill(op) || (dps && dps.isDpsInit(&use)));
+  });
 }
 
 // The values `op` reads: its operands and the values its regions capture from above.

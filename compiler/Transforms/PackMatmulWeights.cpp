@@ -13,7 +13,8 @@
 //
 // A zero fill or a bias broadcast initializing the accumulator is rebuilt in the packed shape,
 // so it still fuses into the kernel. The panel width nr is 32, 16 or 8, whichever divides N
-// first; other widths are left unpacked.
+// first; other widths are left unpacked. A run-time B read with k innermost (Q x K^T) is
+// transposed by a kernel of its own instead.
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
@@ -192,6 +193,64 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
   return success();
 }
 
+// A contraction whose run-time B is read with k innermost (a batched Q x K^T) reads its
+// register tile's row of nr columns from nr rows of B: B is transposed first by an elementwise
+// kernel (K x N reads and writes, against M x N x K multiply-adds), so that its columns are
+// contiguous.
+LogicalResult transposeRunTimeB(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1)
+    return failure();
+  unsigned n = dims->n[0], k = dims->k[0];
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    unsigned rank = map.getNumResults();
+    if (rank < 2 || in->get().getDefiningOp<arith::ConstantOp>() || !map.isProjectedPermutation() ||
+        map.getDimPosition(rank - 1) != k)
+      continue;
+    std::optional<unsigned> pn;
+    for (unsigned j = 0; j < rank; ++j)
+      if (map.getDimPosition(j) == n)
+        pn = j;
+    if (!pn)
+      continue;
+    auto type = cast<RankedTensorType>(in->get().getType());
+    // Swap B's n and k dimensions (k is the last): Bt[..k.., n] = B[..n.., k].
+    SmallVector<int64_t> shape(type.getShape());
+    std::swap(shape[rank - 1], shape[*pn]);
+    MLIRContext *ctx = op.getContext();
+    SmallVector<AffineExpr> readExprs;
+    for (unsigned j = 0; j < rank; ++j)
+      readExprs.push_back(getAffineDimExpr(j, ctx));
+    std::swap(readExprs[rank - 1], readExprs[*pn]);
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    SmallVector<AffineMap> tmaps = {AffineMap::get(rank, 0, readExprs, ctx), AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    Value transposed = linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, ValueRange{in->get()},
+                                                 ValueRange{empty}, tmaps, iterators,
+                                                 [](OpBuilder &b, Location l, ValueRange args) {
+                                                   linalg::YieldOp::create(b, l, args[0]);
+                                                 })
+                           ->getResult(0);
+    SmallVector<AffineExpr> exprs;
+    for (unsigned j = 0; j < rank; ++j)
+      exprs.push_back(map.getResult(j));
+    std::swap(exprs[rank - 1], exprs[*pn]);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    maps[in->getOperandNumber()] = AffineMap::get(map.getNumDims(), 0, exprs, ctx);
+    rewriter.modifyOpInPlace(op, [&] {
+      in->set(transposed);
+      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+  return failure();
+}
+
 struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<PackMatmulWeightsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
@@ -201,7 +260,8 @@ struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<P
       SmallVector<linalg::GenericOp> ops;
       fn.walk([&](linalg::GenericOp op) { ops.push_back(op); });
       for (linalg::GenericOp op : ops)
-        (void)pack(rewriter, op);
+        if (failed(pack(rewriter, op)))
+          (void)transposeRunTimeB(rewriter, op);
     }
   }
 };

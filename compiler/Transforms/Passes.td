@@ -71,6 +71,10 @@ def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
 
     Before: `C[m, n] += A[m, k] * B[n, k]` (a Gemm with transB). After: `C3[m, no, ni] +=
     A[m, k] * P[no, k, ni]`, `C = collapse_shape(C3)`, P a constant.
+
+    A run-time B read with k innermost (attention's Q x K^T) is transposed first by an
+    elementwise op (K x N copies against M x N x K multiply-adds), so its columns are
+    contiguous too.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];

@@ -440,6 +440,16 @@ for _m, _k, _n in [(1, 1, 1), (3, 17, 5), (17, 63, 65), (65, 3, 63), (8, 64, 96)
     CASES[f"kernel_gemm_transb_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=True, trans_b=True)
 
 
+@case
+def kernel_attention_scores():
+    # Q x K^T per head with run-time operands (K read along the reduction: transposed first).
+    q, k = rnd(2, 17, 8), rnd(2, 13, 8)
+    ref = np.einsum("hqd,hkd->hqk", q.astype(np.float64), k.astype(np.float64))
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kt"], ["y"])]
+    return model(nodes, {"q": q, "k": k}, {"y": ref.astype(np.float32)}), {"q": q, "k": k}, {"y": ref}
+
+
 def _conv_case(c, f, hw, k, stride, pad, groups):
     def build():
         x, w, b = rnd(1, c, hw, hw), rnd(f, c // groups, k, k), rnd(f)
