@@ -34,6 +34,9 @@ int main(int argc, char **argv) {
                         cl::cat(category));
   cl::opt<std::string> dumpGraph("dump-graph", cl::desc("Write the call_tir graph (.mlir) here"),
                                  cl::value_desc("file"), cl::cat(category));
+  cl::opt<bool> printDispatches("print-dispatches",
+                                cl::desc("Print each dispatch and the source ops (ONNX nodes) it covers"),
+                                cl::cat(category));
   cl::opt<bool> printPlan("print-plan", cl::desc("Print the memory plan (buffers, offsets, lifetimes)"),
                           cl::cat(category));
   cl::opt<std::string> planJson("plan-json", cl::desc("Write the memory plan as JSON"),
@@ -81,6 +84,7 @@ int main(int argc, char **argv) {
   options.emitMlir = emitMlir;
   options.dumpGraphPath = dumpGraph;
   options.printPlan = printPlan;
+  options.printDispatches = printDispatches;
   options.planJsonPath = planJson;
   options.planSvgPath = planSvg;
   options.planTimeLimit = planTime;

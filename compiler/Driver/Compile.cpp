@@ -3,6 +3,7 @@
 
 #include "Codegen/HostCodegen.h"
 #include "Driver/BuildExecutable.h"
+#include "Driver/DispatchReport.h"
 #include "Driver/Registration.h"
 #include "Import/Onnx/OnnxImporter.h"
 #include "Transforms/Passes.h"
@@ -49,6 +50,9 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise);
   if (failed(pm.run(module)))
     return false;
+  if (options.printDispatches && planOutput)
+    if (auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry))
+      mlir::hexir::printDispatches(entryFn, *planOutput);
   if (!options.dumpGraphPath.empty()) {
     std::string error;
     auto out = openOutputFile(options.dumpGraphPath, &error);

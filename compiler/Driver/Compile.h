@@ -32,6 +32,7 @@ struct CompileOptions {
   bool emitMlir = false;      // stop after import/parsing: the output is the graph as .mlir text
   std::string dumpGraphPath;  // if set, write the call_tir graph (.mlir) here
   bool printPlan = false;     // print the memory plan table to `planOutput`
+  bool printDispatches = false;  // print each dispatch and the source ops it covers to `planOutput`
   std::string planJsonPath;   // if set, write the memory plan as JSON here
   std::string planSvgPath;    // if set, draw the memory plan (offset over time) here
   double planTimeLimit = 60.0;         // seconds for the exact packing search (a safety net)

@@ -22,19 +22,43 @@ using namespace mlir;
 
 namespace {
 
+// Upstream's fusion, keeping both ops' locations on the fused op (so that a dispatch still names
+// every source op it computes, see --print-dispatches).
+struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer, PatternRewriter &rewriter) const override {
+    if (linalg::isaContractionOpInterface(consumer))
+      return failure();
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || !producer->hasOneUse() || !linalg::areElementwiseOpsFusable(&operand))
+        continue;
+      Location loc = rewriter.getFusedLoc({producer.getLoc(), consumer.getLoc()});
+      FailureOr<linalg::ElementwiseOpFusionResult> fused = linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      fused->fusedOp->setLoc(loc);
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseElementwisePass : public mlir::hexir::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *fused) {
-      Operation *producer = fused->get().getDefiningOp();
-      auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-      return producer && producer->hasOneUse() && consumer &&
-             !linalg::isaContractionOpInterface(consumer);
-    });
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (!fn.isDeclaration() && !fn->hasAttr(mlir::hexir::kKernelAttrName) &&
-          failed(applyPatternsGreedily(fn, std::move(patterns))))
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
+        continue;
+      RewritePatternSet patterns(&getContext());
+      patterns.add<FuseIntoReader>(&getContext());
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return signalPassFailure();
+    }
   }
 };
 
