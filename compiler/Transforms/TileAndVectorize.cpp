@@ -338,12 +338,98 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     return root;
   }
 
+  // A kernel that only pads (before a convolution or pooling) is split into workgroups of rows
+  // of its result: each writes its rows' border and copies its rows of the source, in parallel.
+  LogicalResult splitPad(func::FuncOp fn) {
+    tensor::PadOp pad;
+    for (Operation &op : fn.getBody().front()) {
+      if (isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp>(op))
+        continue;
+      if (pad || !isa<tensor::PadOp>(op))
+        return success();
+      pad = cast<tensor::PadOp>(op);
+    }
+    if (!pad || !pad.getResultType().hasStaticShape() || !pad->hasOneUse() ||
+        !isa<func::ReturnOp>(*pad->getUsers().begin()))
+      return success();
+    ArrayRef<int64_t> shape = pad.getResultType().getShape();
+    // The outermost dimension with more than one index.
+    std::optional<unsigned> dim;
+    for (unsigned d = 0; d < shape.size() && !dim; ++d)
+      if (shape[d] > 1)
+        dim = d;
+    if (!dim)
+      return success();
+    int64_t elements = pad.getResultType().getNumElements();
+    int64_t wanted = std::clamp<int64_t>(elements / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
+    int64_t chunk = divisorAtLeast(shape[*dim], (shape[*dim] + wanted - 1) / wanted);
+    int64_t workgroups = shape[*dim] / chunk;
+    if (workgroups <= 1)
+      return success();
+    Value padValue = pad.getConstantPaddingValue();
+    if (!padValue || llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic) ||
+        llvm::any_of(pad.getStaticHigh(), ShapedType::isDynamic))
+      return success();
+    // Destination-passing form, so that it bufferizes in place: for each chunk of rows
+    // [r0, r0 + chunk) of the result, fill the chunk, then copy the source rows that land in it.
+    IRRewriter rewriter(fn.getContext());
+    Location loc = pad.getLoc();
+    rewriter.setInsertionPoint(pad);
+    auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(), rewriter.getIndexType());
+    RankedTensorType type = pad.getResultType();
+    RankedTensorType sourceType = pad.getSourceType();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v).getResult(); };
+    Value chunkV = index(chunk);
+    auto loop = scf::ForOp::create(rewriter, loc, range.getBegin(), range.getEnd(), index(1), ValueRange{empty});
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Value dest = loop.getRegionIterArgs()[0];
+    Value r0 = arith::MulIOp::create(rewriter, loc, loop.getInductionVar(), chunkV);
+    unsigned rank = shape.size();
+    SmallVector<OpFoldResult> tileOffsets(rank, rewriter.getIndexAttr(0)), tileSizes, ones(rank, rewriter.getIndexAttr(1));
+    for (unsigned d = 0; d < rank; ++d)
+      tileSizes.push_back(rewriter.getIndexAttr(d == *dim ? chunk : shape[d]));
+    tileOffsets[*dim] = r0;
+    Value destTile = tensor::ExtractSliceOp::create(rewriter, loc, dest, tileOffsets, tileSizes, ones);
+    Value filled = linalg::FillOp::create(rewriter, loc, padValue, destTile)->getResult(0);
+    // Source rows [s0, s1) = [r0, r0 + chunk) - low, clamped to the source.
+    int64_t low = pad.getStaticLow()[*dim], rows = sourceType.getDimSize(*dim);
+    auto clamp = [&](Value v) {
+      return arith::MinSIOp::create(rewriter, loc, arith::MaxSIOp::create(rewriter, loc, v, index(0)), index(rows))
+          .getResult();
+    };
+    Value s0 = clamp(arith::SubIOp::create(rewriter, loc, r0, index(low)));
+    Value s1 = clamp(arith::SubIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, r0, index(chunk - low)), index(0)));
+    Value count = arith::SubIOp::create(rewriter, loc, s1, s0);
+    SmallVector<OpFoldResult> srcOffsets, srcSizes, dstOffsets;
+    for (unsigned d = 0; d < rank; ++d) {
+      if (d == *dim) {
+        srcOffsets.push_back(s0);
+        srcSizes.push_back(count);
+        // Row s0 of the source is row s0 + low - r0 of the chunk.
+        dstOffsets.push_back(
+            arith::SubIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, s0, index(low)), r0).getResult());
+      } else {
+        srcOffsets.push_back(rewriter.getIndexAttr(0));
+        srcSizes.push_back(rewriter.getIndexAttr(sourceType.getDimSize(d)));
+        dstOffsets.push_back(rewriter.getIndexAttr(pad.getStaticLow()[d]));
+      }
+    }
+    Value rowsOfSource = tensor::ExtractSliceOp::create(rewriter, loc, pad.getSource(), srcOffsets, srcSizes, ones);
+    Value tile = tensor::InsertSliceOp::create(rewriter, loc, rowsOfSource, filled, dstOffsets, srcSizes, ones);
+    Value updated = tensor::InsertSliceOp::create(rewriter, loc, tile, dest, tileOffsets, tileSizes, ones);
+    scf::YieldOp::create(rewriter, loc, updated);
+    rewriter.replaceOp(pad, loop.getResults());
+    fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
+    return success();
+  }
+
   LogicalResult runOnKernel(func::FuncOp fn) {
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     Strategy strategy;
     linalg::LinalgOp root = findRoot(fn, lanes, strategy);
     if (!root)
-      return success();
+      return splitPad(fn);
     IRRewriter rewriter(fn.getContext());
     Location loc = root.getLoc();
 

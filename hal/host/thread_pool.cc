@@ -1,8 +1,32 @@
 #include "hal/host/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HEXIR_PAUSE() _mm_pause()
+#else
+#define HEXIR_PAUSE() std::this_thread::yield()
+#endif
 
 namespace hexir::hal {
+namespace {
+
+// How long a thread spins for the next loop (or for the workers) before it blocks.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+// Spins until `ready()` or kSpin has passed; returns whether `ready()` held.
+template <typename Ready>
+bool SpinUntil(Ready ready) {
+  auto start = std::chrono::steady_clock::now();
+  for (uint32_t i = 1;; ++i) {
+    if (ready()) return true;
+    HEXIR_PAUSE();
+    if ((i & 63) == 0 && std::chrono::steady_clock::now() - start > kSpin) return ready();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -11,7 +35,7 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -28,16 +52,17 @@ void ThreadPool::RunChunks() {
 void ThreadPool::WorkerLoop() {
   uint64_t seen = 0;
   while (true) {
-    {
+    auto next = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+    if (!SpinUntil(next)) {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      wake_.wait(lock, next);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     RunChunks();
-    {
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (--active_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -57,14 +82,16 @@ void ThreadPool::ParallelFor(uint32_t n, ChunkFn fn, void* ctx) {
     uint32_t pieces = static_cast<uint32_t>(threads()) * 4;
     chunk_ = std::max<uint32_t>(1, (n + pieces - 1) / pieces);
     next_.store(0);
-    active_ = static_cast<int>(workers_.size());
-    ++generation_;
+    active_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+    // Publishes the loop to spinning workers (release) and to sleeping ones (the mutex).
+    generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   RunChunks();
-  {
+  auto finished = [&] { return active_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(finished)) {
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return active_ == 0; });
+    done_.wait(lock, finished);
   }
   busy_.unlock();
 }

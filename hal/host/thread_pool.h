@@ -5,6 +5,10 @@
 // When another ParallelFor is already running (two sessions on two threads), the caller runs
 // its loop alone rather than wait: sessions never block each other.
 //
+// Workers spin for a short while (tens of microseconds) after a loop before they sleep, and the
+// caller spins before it waits for them: a model runs one loop per dispatch, and waking a
+// sleeping thread for each costs more than a small dispatch does.
+//
 // Ownership: joins its threads on destruction. Thread safety: ParallelFor is thread-safe.
 #pragma once
 
@@ -38,14 +42,14 @@ class ThreadPool {
   std::mutex busy_;  // held by the thread whose loop the workers serve
   std::mutex mu_;
   std::condition_variable wake_, done_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<uint64_t> generation_{0};  // written under mu_, read by spinning workers
+  std::atomic<bool> stop_{false};
   // The current loop.
   ChunkFn fn_ = nullptr;
   void* ctx_ = nullptr;
   uint32_t n_ = 0, chunk_ = 1;
   std::atomic<uint32_t> next_{0};
-  int active_ = 0;
+  std::atomic<int> active_{0};  // workers still in the current loop
 };
 
 }  // namespace hexir::hal
