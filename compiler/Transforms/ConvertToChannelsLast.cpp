@@ -399,10 +399,12 @@ struct ConvertToChannelsLastPass
       RewritePatternSet patterns(ctx);
       patterns.add<ComposeTransposes, TransposeProducer, TransposeOutOfConcat, ReadThroughTranspose,
                    RelayoutElementwise>(ctx);
+      // Every rewrite keeps the graph's meaning, so stopping early only leaves transposes in
+      // place; the bounds keep a layout ping-pong the cost model missed from running forever.
       GreedyRewriteConfig config;
       config.setMaxIterations(64);
-      if (getenv("HEXIR_CL_REWRITES")) config.setMaxNumRewrites(atoi(getenv("HEXIR_CL_REWRITES")));
-      // Not converging only means some transposes stay: still correct.
+      config.setMaxNumRewrites(
+          std::max<int64_t>(10000, 50 * static_cast<int64_t>(fn.getBody().front().getOperations().size())));
       (void)applyPatternsGreedily(fn, std::move(patterns), config);
     }
   }
