@@ -101,13 +101,21 @@ Value packedInit(OpBuilder &b, Location loc, Value init, int64_t nr) {
                                        splitLast(type.getRank()));
 }
 
-LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
+// The column loop n and the reduction loop k of a contraction with one of each.
+std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
-    return failure();
+    return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
   if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1)
+    return std::nullopt;
+  return std::make_pair(dims->n[0], dims->k[0]);
+}
+
+LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
+  auto loops = columnAndReduction(op);
+  if (!loops)
     return failure();
-  unsigned n = dims->n[0], k = dims->k[0];
+  unsigned n = loops->first, k = loops->second;
   // The weights: a constant input indexed by exactly (k, n) or (n, k).
   OpOperand *weights = nullptr;
   DenseElementsAttr values;
@@ -198,12 +206,10 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
 // kernel (K x N reads and writes, against M x N x K multiply-adds), so that its columns are
 // contiguous.
 LogicalResult transposeRunTimeB(RewriterBase &rewriter, linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
+  auto loops = columnAndReduction(op);
+  if (!loops)
     return failure();
-  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1)
-    return failure();
-  unsigned n = dims->n[0], k = dims->k[0];
+  unsigned n = loops->first, k = loops->second;
   for (OpOperand *in : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(in);
     unsigned rank = map.getNumResults();
