@@ -15,14 +15,19 @@ namespace {
 // How long a thread spins for the next loop (or for the workers) before it blocks.
 constexpr auto kSpin = std::chrono::microseconds(100);
 
-// Spins until `ready()` or kSpin has passed; returns whether `ready()` held.
+// Spins until `ready()` or kSpin has passed; returns whether `ready()` held. It yields the core
+// every 64 turns: with more threads than cores (another process, several sessions), the thread
+// it waits for may need this core.
 template <typename Ready>
 bool SpinUntil(Ready ready) {
   auto start = std::chrono::steady_clock::now();
   for (uint32_t i = 1;; ++i) {
     if (ready()) return true;
     HEXIR_PAUSE();
-    if ((i & 63) == 0 && std::chrono::steady_clock::now() - start > kSpin) return ready();
+    if ((i & 63) == 0) {
+      if (std::chrono::steady_clock::now() - start > kSpin) return ready();
+      std::this_thread::yield();
+    }
   }
 }
 
