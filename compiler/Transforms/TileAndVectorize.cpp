@@ -241,7 +241,8 @@ int64_t divisorAtLeast(int64_t n, int64_t atLeast) {
 // two largest for a contraction (rows and columns: a 128-row transformer matmul still gets
 // enough workgroups, and each keeps its blocks of A and B in cache). Each dimension starts at
 // chunks of its cache block (64 rows, 256 columns), then chunks grow until there are at most
-// `wanted` workgroups, or shrink while there are fewer than 16 (enough to balance threads).
+// `wanted` workgroups, or shrink while there are fewer than 8 (enough to balance a few threads;
+// more, smaller chunks cost a tenth of the single-thread speed of a 128-row matmul).
 SmallVector<Split> chooseSplits(linalg::LinalgOp root, const Strategy &strategy, AffineMap outMap,
                                 int64_t wanted) {
   struct Candidate {
@@ -289,7 +290,7 @@ SmallVector<Split> chooseSplits(linalg::LinalgOp root, const Strategy &strategy,
       break;
     most->unitsPerChunk = divisorAtLeast(most->units, most->unitsPerChunk + 1);
   }
-  while (count() < std::min<int64_t>(wanted, 16)) {
+  while (count() < std::min<int64_t>(wanted, 8)) {
     Candidate *largest = nullptr;
     for (Candidate &c : candidates)
       if (c.unitsPerChunk > 1 && (!largest || c.unitsPerChunk > largest->unitsPerChunk))

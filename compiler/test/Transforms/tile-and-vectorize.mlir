@@ -75,17 +75,17 @@ func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} 
 
 // A 128x256 output (K = 64) in 2-D workgroups: 16 row tiles of 8 and 8 column tiles of 32,
 // 2,097,152 iterations allow 64 workgroups; chunks start at the cache blocks (64 rows = 8 row
-// tiles, 256 columns = all 8 column tiles): 2 workgroups, fewer than 16, so the larger chunk
-// shrinks until there are 16: 8 x 2 workgroups of 16 rows x 128 columns, one loop over both,
+// tiles, 256 columns = all 8 column tiles): 2 workgroups, fewer than 8, so the larger chunk
+// shrinks until there are 8: 4 x 2 workgroups of 32 rows x 128 columns, one loop over both,
 // delinearized.
 // CHECK-LABEL: func.func @two_d
-// CHECK-SAME: hexir.workgroups = 16
+// CHECK-SAME: hexir.workgroups = 8
 // CHECK: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
 // CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
-// CHECK: affine.delinearize_index %[[W]] into (8, 2)
-// CHECK: tensor.extract_slice {{.*}} [16, 128] [1, 1] : tensor<128x256xf32> to tensor<16x128xf32>
+// CHECK: affine.delinearize_index %[[W]] into (4, 2)
+// CHECK: tensor.extract_slice {{.*}} [32, 128] [1, 1] : tensor<128x256xf32> to tensor<32x128xf32>
 // CHECK: scf.for %[[W2:.*]] = %[[BEGIN]] to %[[END]] step %c1
-// CHECK: affine.delinearize_index %[[W2]] into (8, 2)
+// CHECK: affine.delinearize_index %[[W2]] into (4, 2)
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 func.func @two_d(%a: tensor<128x64xf32>, %b: tensor<64x256xf32>) -> tensor<128x256xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
