@@ -116,7 +116,14 @@ struct Strategy {
   SmallVector<int64_t> ranges;    // static loop ranges
   SmallVector<int64_t> registers; // register tile (0: not tiled)
   SmallVector<int64_t> cache;     // cache tile (0: not tiled), contractions only
+  linalg::ContractionDimensions dims;  // contractions only: their batch, m, n and k loops
 };
+
+// Rows of the innermost dimension, up to four vectors long: the register tile of elementwise
+// ops and of the ops that initialize an accumulator.
+int64_t rowTile(int64_t extent, int64_t lanes) {
+  return vectorTile(extent, {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
+}
 
 std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || op->getNumResults() != 1)
@@ -134,6 +141,7 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
     if (failed(dims) || dims->n.empty() || dims->n.size() > 2 || dims->k.size() != 1)
       return std::nullopt;
     s.kind = Kind::Contraction;
+    s.dims = *dims;
     // Packed weights (PackMatmulWeights) have two column loops, panels and columns in a panel:
     // the inner one is vectorized, the panels are walked one at a time.
     unsigned n = dims->n.back(), k = dims->k[0];
@@ -172,7 +180,7 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
         return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
       })) {
     s.kind = Kind::Elementwise;
-    s.registers.back() = vectorTile(ranges.back(), {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
+    s.registers.back() = rowTile(ranges.back(), lanes);
     return s;
   }
   return std::nullopt;
@@ -181,8 +189,8 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
 // Cache tiles for a contraction inside one workgroup tile of shape `ranges`: blocks of up to
 // 64 rows, 256 columns and 256 reduction steps (A block 64 KiB, B block 256 KiB), each a
 // multiple of the register tile.
-void chooseCacheTiles(linalg::LinalgOp op, Strategy &s, ArrayRef<int64_t> ranges) {
-  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+void chooseCacheTiles(Strategy &s, ArrayRef<int64_t> ranges) {
+  const linalg::ContractionDimensions *dims = &s.dims;
   auto block = [&](unsigned d, int64_t target) {
     int64_t unit = std::max<int64_t>(s.registers[d], 1);
     int64_t t = unit * largestDivisorAtMost(ranges[d] / unit, std::max<int64_t>(target / unit, 1));
@@ -214,7 +222,7 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op, Arra
 SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t lanes) {
   SmallVector<int64_t> sizes(ranges.size(), 1);
   if (!ranges.empty())
-    sizes.back() = vectorTile(ranges.back(), {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
+    sizes.back() = rowTile(ranges.back(), lanes);
   for (unsigned i = 0; i < ranges.size(); ++i)
     if (sizes[i] >= ranges[i])
       sizes[i] = 0;
@@ -262,7 +270,7 @@ SmallVector<Split> chooseSplits(linalg::LinalgOp root, const Strategy &strategy,
   llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) { return a.units > b.units; });
   candidates.resize(std::min<size_t>(candidates.size(), strategy.kind == Kind::Contraction ? 2 : 1));
   if (strategy.kind == Kind::Contraction) {
-    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(root);
+    const linalg::ContractionDimensions *dims = &strategy.dims;
     for (Candidate &c : candidates) {
       int64_t block = 1, elementsPerUnit = strategy.registers[c.loop];
       if (c.loop == rowLoop(*dims, strategy.ranges)) {
@@ -446,11 +454,13 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     }
     // The ops writing the output, in order: its initializers, then the root.
     SmallVector<linalg::LinalgOp> writers;
-    for (Value v = init->get(); auto producer = v.getDefiningOp<linalg::LinalgOp>();
-         v = producer.getDpsInitOperand(0)->get()) {
+    // (A while loop: a variable declared in a for condition is gone when the increment runs.)
+    Value v = init->get();
+    while (auto producer = v.getDefiningOp<linalg::LinalgOp>()) {
       if (producer.getNumDpsInits() != 1 || !isInitializer(*producer))
         return success();
       writers.insert(writers.begin(), producer);
+      v = producer.getDpsInitOperand(0)->get();
     }
     writers.push_back(root);
 
@@ -535,7 +545,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         }
       }
       if (strategy.kind == Kind::Contraction) {
-        chooseCacheTiles(writer, strategy, ranges);
+        chooseCacheTiles(strategy, ranges);
         if (llvm::any_of(strategy.cache, [](int64_t t) { return t != 0; })) {
           FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, current, strategy.cache);
           if (failed(tiled))
