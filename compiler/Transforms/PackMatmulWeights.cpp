@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Transforms/PackedLayout.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -29,77 +30,9 @@ namespace mlir::hexir {
 } // namespace mlir::hexir
 
 using namespace mlir;
+using namespace mlir::hexir;
 
 namespace {
-
-// Reassociation that splits the last of `rank` dimensions in two.
-SmallVector<ReassociationIndices> splitLast(int64_t rank) {
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t i = 0; i + 1 < rank; ++i)
-    groups.push_back({i});
-  groups.push_back({rank - 1, rank});
-  return groups;
-}
-
-Value expandLast(OpBuilder &b, Location loc, Value v, int64_t nr) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  int64_t n = shape.back();
-  shape.back() = n / nr;
-  shape.push_back(nr);
-  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v,
-                                       splitLast(type.getRank()));
-}
-
-// The accumulator's initial value in the packed shape: a fill or a broadcast rebuilt (so that
-// dispatch formation still clones it into the kernel), anything else viewed.
-Value packedInit(OpBuilder &b, Location loc, Value init, int64_t nr) {
-  auto type = cast<RankedTensorType>(init.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.back() /= nr;
-  shape.push_back(nr);
-  if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()) {
-    Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-    return linalg::FillOp::create(b, loc, fill.getInputs()[0], empty)->getResult(0);
-  }
-  auto bcast = init.getDefiningOp<linalg::GenericOp>();
-  if (bcast && bcast.getNumDpsInputs() == 1 && bcast.getNumDpsInits() == 1 &&
-      bcast.getNumParallelLoops() == bcast.getNumLoops() && bcast.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
-      bcast.getMatchingIndexingMap(bcast.getDpsInitOperand(0)).isIdentity()) {
-    // Loops o_0 .. o_{r-1} become o_0 .. o_{r-2}, o_no, o_ni. The input follows: its dimension
-    // read by o_{r-1} (if any, and only as its last) splits in two as well.
-    int64_t r = type.getRank();
-    AffineMap map = bcast.getMatchingIndexingMap(bcast.getDpsInputOperand(0));
-    MLIRContext *ctx = b.getContext();
-    SmallVector<AffineExpr> exprs;
-    Value input = bcast.getDpsInputs()[0];
-    for (unsigned j = 0; j < map.getNumResults(); ++j) {
-      auto d = dyn_cast<AffineDimExpr>(map.getResult(j));
-      if (!d)
-        return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
-                                             splitLast(r));
-      if (d.getPosition() == r - 1) {
-        if (j + 1 != map.getNumResults())
-          return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
-                                               splitLast(r));
-        exprs.push_back(getAffineDimExpr(r - 1, ctx));
-        exprs.push_back(getAffineDimExpr(r, ctx));
-        input = expandLast(b, loc, input, nr);
-      } else {
-        exprs.push_back(map.getResult(j));
-      }
-    }
-    SmallVector<AffineMap> maps = {AffineMap::get(r + 1, 0, exprs, ctx), AffineMap::getMultiDimIdentityMap(r + 1, ctx)};
-    Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-    SmallVector<utils::IteratorType> iterators(r + 1, utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(b, loc, TypeRange{empty.getType()}, ValueRange{input},
-                                             ValueRange{empty}, maps, iterators);
-    b.cloneRegionBefore(bcast.getRegion(), generic.getRegion(), generic.getRegion().end());
-    return generic->getResult(0);
-  }
-  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
-                                       splitLast(type.getRank()));
-}
 
 // The column loop n and the reduction loop k of a contraction with one of each.
 std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op) {
@@ -136,18 +69,13 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t N = ranges[n], K = ranges[k];
-  int64_t nr = 0;
-  for (int64_t w : {32, 16, 8})
-    if (N % w == 0) {
-      nr = w;
-      break;
-    }
+  int64_t nr = panelWidth(N);
   if (!nr)
     return failure();
   bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
 
   // P[no][k][ni] = B[k][no * nr + ni].
-  auto raw = llvm::to_vector(values.getValues<float>());
+  std::vector<float> raw = denseFloats(values);
   std::vector<float> packed(raw.size());
   int64_t NO = N / nr;
   for (int64_t no = 0; no < NO; ++no)
@@ -196,7 +124,7 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
   rewriter.cloneRegionBefore(op.getRegion(), generic.getRegion(), generic.getRegion().end());
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   Value result = tensor::CollapseShapeOp::create(rewriter, loc, resultType, generic->getResult(0),
-                                                 splitLast(resultType.getRank()));
+                                                 splitLastDim(resultType.getRank()));
   rewriter.replaceOp(op, result);
   return success();
 }

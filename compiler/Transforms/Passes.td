@@ -58,6 +58,25 @@ def FuseElementwise : Pass<"hexir-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def PackConvFilters : Pass<"hexir-pack-conv-filters", "mlir::ModuleOp"> {
+  let summary = "Stores constant convolution filters as contiguous panels of the kernel's channel tile";
+  let description = [{
+    Runs on the graph before dispatch formation. A linalg.conv_2d_nhwc_hwcf with a constant
+    f32 filter W[kh][kw][c][f] gets it packed at compile time into panels
+    P[f / nr][kh][kw][c][nr] (nr = 32, 16 or 8, the first that divides F), so the kernel's
+    register tile reads contiguous memory at every tap instead of rows F floats apart. The
+    convolution becomes a linalg.generic over (n, oh, ow, p, fi, kh, kw, c) into its result
+    viewed as [N, OH, OW, F/nr, nr]; a 1x1 convolution with stride 1 becomes a contraction over
+    (n, oh, ow, p, fi, c) (a packed matmul). Its zero fill or bias broadcast is rebuilt in the
+    packed shape.
+
+    Before: `O = conv_2d_nhwc_hwcf(I, W)`. After: `O5 = generic(I, P)`, `O =
+    collapse_shape(O5)`, P a constant.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
   let summary = "Stores the constant weights of matmuls as contiguous panels of the kernel's column tile";
   let description = [{

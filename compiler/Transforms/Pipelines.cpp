@@ -34,7 +34,9 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
     pm.addPass(createFuseElementwise());
     pm.addPass(createCanonicalizerPass());
   }
-  // Constant matmul weights as panels the register tile reads contiguously.
+  // Constant matmul weights and convolution filters as panels the register tile reads
+  // contiguously.
+  pm.addPass(createPackConvFilters());
   pm.addPass(createPackMatmulWeights());
   pm.addPass(createCanonicalizerPass());
   // Dispatch formation: one kernel per compute op, the graph becomes call_tir.

@@ -117,7 +117,71 @@ struct Strategy {
   SmallVector<int64_t> registers; // register tile (0: not tiled)
   SmallVector<int64_t> cache;     // cache tile (0: not tiled), contractions only
   linalg::ContractionDimensions dims;  // contractions only: their batch, m, n and k loops
+  // Convolutions: the input channel loop; packed filters (PackConvFilters): strides and
+  // dilations of the generic op, which becomes a named convolution once tiled to one panel.
+  unsigned channelLoop = 6;
+  bool packedFilter = false;
+  SmallVector<int64_t> strides, dilations;
 };
+
+// A convolution with a packed filter (PackConvFilters): a generic op over loops
+// (n, oh, ow, p, fi, kh, kw, c) reading I[n, oh*sh + kh*dh, ow*sw + kw*dw, c] and
+// P[p, kh, kw, c, fi] into O[n, oh, ow, p, fi].
+std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp>(op) || op.getNumLoops() != 8 || op.getNumDpsInputs() != 2 ||
+      !linalg::isaConvolutionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ConvolutionDimensions> dims = linalg::inferConvolutionDims(op);
+  if (failed(dims))
+    return std::nullopt;
+  auto is = [](ArrayRef<unsigned> loops, std::initializer_list<unsigned> expected) {
+    return llvm::equal(loops, expected);
+  };
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  if (!is(dims->batch, {0}) || !is(dims->outputImage, {1, 2}) || !is(dims->outputChannel, {3, 4}) ||
+      !is(dims->filterLoop, {5, 6}) || !is(dims->inputChannel, {7}) || !dims->depth.empty() ||
+      op.getIndexingMapsArray()[1] != AffineMap::get(8, 0, {d(3), d(5), d(6), d(7), d(4)}, ctx) ||
+      op.getIndexingMapsArray()[2] != AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx))
+    return std::nullopt;
+  return *dims;
+}
+
+// A register tile of a packed convolution (one panel: p has extent 1) as the named
+// convolution it is, on rank-reduced views of its filter [1, kh, kw, c, fi] and output
+// [n, oh, ow, 1, fi] tiles, so that the convolution decomposition and vectorizer take it.
+void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides,
+                 ArrayRef<int64_t> dilations) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto dropDim = [&](Value v, unsigned dim) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + dim);
+    SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0)),
+        ones(type.getRank(), rewriter.getIndexAttr(1)), sizes;
+    for (int64_t s : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(s));
+    return tensor::ExtractSliceOp::create(rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v,
+                                          zeros, sizes, ones)
+        .getResult();
+  };
+  Value out = op.getDpsInits()[0];
+  Value filter = dropDim(op.getDpsInputs()[1], 0), out4 = dropDim(out, 3);
+  auto attr = [&](ArrayRef<int64_t> values) {
+    return DenseIntElementsAttr::get(RankedTensorType::get({2}, rewriter.getI64Type()), values);
+  };
+  Value conv = linalg::Conv2DNhwcHwcfOp::create(rewriter, loc, TypeRange{out4.getType()},
+                                                ValueRange{op.getDpsInputs()[0], filter}, ValueRange{out4},
+                                                attr(strides), attr(dilations))
+                   ->getResult(0);
+  auto outType = cast<RankedTensorType>(out.getType());
+  SmallVector<OpFoldResult> zeros(outType.getRank(), rewriter.getIndexAttr(0)),
+      ones(outType.getRank(), rewriter.getIndexAttr(1)), sizes;
+  for (int64_t s : outType.getShape())
+    sizes.push_back(rewriter.getIndexAttr(s));
+  rewriter.replaceOp(op, tensor::InsertSliceOp::create(rewriter, loc, conv, out, zeros, sizes, ones).getResult());
+}
 
 // Rows of the innermost dimension, up to four vectors long: the register tile of elementwise
 // ops and of the ops that initialize an accumulator.
@@ -148,11 +212,13 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
     for (unsigned outer : ArrayRef<unsigned>(dims->n).drop_back())
       s.registers[outer] = 1;
     // Register tile: up to 8 rows x 2 vectors (16 accumulators of 32 vector registers with
-    // AVX-512; 8 of 16 with AVX2 at 4 rows), reduction step 1.
+    // AVX-512; 8 of 16 with AVX2 at 4 rows), or twice the rows of one vector (a 13-row
+    // classifier over 1000 = 125 x 8 channels gets 13 accumulators, not 1), reduction step 1.
     s.registers[n] = vectorTile(ranges[n], laneTiles);
     s.registers[k] = 1;
+    int64_t vectorsPerRow = std::max<int64_t>(s.registers[n] / lanes, 1);
     if (std::optional<unsigned> m = rowLoop(*dims, ranges))
-      s.registers[*m] = largestDivisorAtMost(ranges[*m], lanes >= 16 ? 8 : 4);
+      s.registers[*m] = largestDivisorAtMost(ranges[*m], std::max<int64_t>((lanes >= 16 ? 16 : 8) / vectorsPerRow, 1));
     return s;
   }
   // Channels-last windows: loops (n, oh, ow, f, kh, kw, c) for a convolution, (n, oh, ow, c,
@@ -161,6 +227,16 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
     s.kind = Kind::Conv;
     chooseWindowTile(ranges[2], ranges[3], lanes, laneTiles, s.registers[2], s.registers[3]);
+    return s;
+  }
+  // The same with a packed filter: loops (n, oh, ow, p, fi, kh, kw, c), one panel p at a time.
+  if (std::optional<linalg::ConvolutionDimensions> conv = packedConvDims(op)) {
+    s.kind = Kind::Conv;
+    s.packedFilter = true;
+    s.channelLoop = 7;
+    s.strides = llvm::to_vector_of<int64_t>(conv->strides);
+    s.dilations = llvm::to_vector_of<int64_t>(conv->dilations);
+    chooseWindowTile(ranges[2], ranges[4], lanes, laneTiles, s.registers[2], s.registers[4]);
     return s;
   }
   if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
@@ -534,10 +610,12 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         // Input channels in blocks of up to 64, outside the output rows: the filter block
         // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows. Whole
         // filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
-        strategy.cache[6] = largestDivisorAtMost(ranges[6], 64);
-        if (strategy.cache[6] < ranges[6]) {
-          FailureOr<scf::SCFTilingResult> tiled =
-              tile(rewriter, current, {0, 0, 0, 0, 0, 0, strategy.cache[6]});
+        unsigned c = strategy.channelLoop;
+        strategy.cache[c] = largestDivisorAtMost(ranges[c], 64);
+        if (strategy.cache[c] < ranges[c]) {
+          SmallVector<int64_t> sizes(ranges.size(), 0);
+          sizes[c] = strategy.cache[c];
+          FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, current, sizes);
           if (failed(tiled))
             return writer.emitError() << "could not tile the convolution for the caches";
           current = tiled->tiledOps[0];
@@ -561,7 +639,10 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, current, registers);
       if (failed(tiled))
         return writer.emitError() << "could not tile the kernel for the registers";
-      toVectorize.push_back(tiled->tiledOps[0]);
+      if (strategy.packedFilter)
+        toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
+      else
+        toVectorize.push_back(tiled->tiledOps[0]);
     }
 
     // Convolutions and windows: one output row per tile, so the 2-D op decomposes into a 1-D

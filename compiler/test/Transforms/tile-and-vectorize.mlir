@@ -115,6 +115,37 @@ func.func @conv(%x: tensor<1x15x15x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1
 
 // -----
 
+// A convolution with a packed filter (PackConvFilters: two panels of 32 output channels):
+// one register tile is one panel, 7 columns x 32 channels, treated as the named convolution it
+// is (so it decomposes into 1-D convolutions and vectorizes into outer products). The filter
+// panel is read contiguously, 32 floats per tap; input channels in blocks of 64.
+// CHECK-LABEL: func.func @packed_conv
+// CHECK-SAME: hexir.workgroups = 7
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c64
+// CHECK: vector.transfer_read %arg1{{.*}} : tensor<2x3x3x128x32xf32>, vector<1x1x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x7x1xf32>, vector<1x32xf32> into vector<1x7x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.conv
+// CHECK: return
+func.func @packed_conv(%x: tensor<1x9x9x128xf32>, %w: tensor<2x3x3x128x32xf32>) -> tensor<1x7x7x2x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x7x7x2x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x2x32xf32>) -> tensor<1x7x7x2x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, kh, kw, c) -> (n, h + kh, w + kw, c)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c) -> (p, kh, kw, c, f)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x9x9x128xf32>, tensor<2x3x3x128x32xf32>) outs(%f : tensor<1x7x7x2x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x7x7x2x32xf32>
+  return %r : tensor<1x7x7x2x32xf32>
+}
+
+// -----
+
 // A kernel with a reduction that is not a contraction (a row sum) is left alone.
 // CHECK-LABEL: func.func @row_sum
 // CHECK-NOT: hexir.workgroups

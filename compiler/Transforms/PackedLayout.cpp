@@ -1,0 +1,106 @@
+//===- PackedLayout.cpp - panels of a packed output dimension -------------===//
+#include "Transforms/PackedLayout.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+int64_t mlir::hexir::panelWidth(int64_t n) {
+  for (int64_t w : {32, 16, 8})
+    if (n % w == 0)
+      return w;
+  return 0;
+}
+
+std::vector<float> mlir::hexir::denseFloats(DenseElementsAttr values) {
+  std::vector<float> out(values.getNumElements());
+  if (values.isSplat()) {
+    std::fill(out.begin(), out.end(), values.getSplatValue<float>());
+    return out;
+  }
+  // Raw storage: one float per element, in row-major order (much faster than iterating
+  // getValues<float>() over tens of megabytes of weights).
+  ArrayRef<char> raw = values.getRawData();
+  std::memcpy(out.data(), raw.data(), out.size() * sizeof(float));
+  return out;
+}
+
+SmallVector<ReassociationIndices> mlir::hexir::splitLastDim(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 1, rank});
+  return groups;
+}
+
+// `v` with its dimension `dim` split into [n / nr][nr].
+static Value expandDim(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t nr) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= nr;
+  shape.insert(shape.begin() + dim + 1, nr);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0, next = 0; i < type.getRank(); ++i) {
+    groups.push_back({next++});
+    if (i == dim)
+      groups.back().push_back(next++);
+  }
+  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups);
+}
+
+Value mlir::hexir::expandLastDim(OpBuilder &b, Location loc, Value v, int64_t nr) {
+  return expandDim(b, loc, v, cast<RankedTensorType>(v.getType()).getRank() - 1, nr);
+}
+
+Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr) {
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() /= nr;
+  shape.push_back(nr);
+  if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()) {
+    Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    return linalg::FillOp::create(b, loc, fill.getInputs()[0], empty)->getResult(0);
+  }
+  auto bcast = init.getDefiningOp<linalg::GenericOp>();
+  if (bcast && bcast.getNumDpsInputs() == 1 && bcast.getNumDpsInits() == 1 &&
+      bcast.getNumParallelLoops() == bcast.getNumLoops() && bcast.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+      bcast.getMatchingIndexingMap(bcast.getDpsInitOperand(0)).isIdentity()) {
+    // Loops o_0 .. o_{r-1} become o_0 .. o_{r-2}, o_no, o_ni. The input follows: its dimension
+    // read by o_{r-1} (if any: a bias [F] or [F, 1, 1]) splits in two as well.
+    int64_t r = type.getRank();
+    AffineMap map = bcast.getMatchingIndexingMap(bcast.getDpsInputOperand(0));
+    MLIRContext *ctx = b.getContext();
+    SmallVector<AffineExpr> exprs;
+    std::optional<unsigned> split;
+    for (unsigned j = 0; j < map.getNumResults(); ++j) {
+      AffineExpr e = map.getResult(j);
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d && !isa<AffineConstantExpr>(e))
+        return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
+                                             splitLastDim(r));
+      if (d && d.getPosition() == r - 1) {
+        exprs.push_back(getAffineDimExpr(r - 1, ctx));
+        exprs.push_back(getAffineDimExpr(r, ctx));
+        split = j;
+      } else {
+        exprs.push_back(e);
+      }
+    }
+    Value input = bcast.getDpsInputs()[0];
+    if (split)
+      input = expandDim(b, loc, input, *split, nr);
+    SmallVector<AffineMap> maps = {AffineMap::get(r + 1, 0, exprs, ctx), AffineMap::getMultiDimIdentityMap(r + 1, ctx)};
+    Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    SmallVector<utils::IteratorType> iterators(r + 1, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(b, loc, TypeRange{empty.getType()}, ValueRange{input},
+                                             ValueRange{empty}, maps, iterators);
+    b.cloneRegionBefore(bcast.getRegion(), generic.getRegion(), generic.getRegion().end());
+    return generic->getResult(0);
+  }
+  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), init,
+                                       splitLastDim(type.getRank()));
+}
+

@@ -1,0 +1,39 @@
+//===- PackedLayout.h - panels of a packed output dimension ---*- C++ -*-===//
+//
+// Shared by the passes that store weights packed (PackMatmulWeights, PackConvFilters): the
+// output's last dimension N is split into panels [N / nr][nr], the width nr that a register
+// tile reads contiguously.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_TRANSFORMS_PACKEDLAYOUT_H
+#define HEXIR_COMPILER_TRANSFORMS_PACKEDLAYOUT_H
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <vector>
+
+namespace mlir::hexir {
+
+// The panel width for an output dimension of extent n: 32, 16 or 8, the first that divides n;
+// 0 when none does (the op stays unpacked).
+int64_t panelWidth(int64_t n);
+
+// Reassociation that splits the last of `rank` dimensions in two.
+SmallVector<ReassociationIndices> splitLastDim(int64_t rank);
+
+// `v` viewed with its last dimension split into [n / nr][nr].
+Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t nr);
+
+// An accumulator's initial value with its last dimension split into [n / nr][nr]: a zero fill
+// or a bias broadcast is rebuilt in that shape (so that dispatch formation still recomputes it
+// inside the kernel), anything else is viewed.
+Value packedInit(OpBuilder &b, Location loc, Value init, int64_t nr);
+
+// The values of an f32 constant, read from its raw storage (a splat is expanded).
+std::vector<float> denseFloats(DenseElementsAttr values);
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TRANSFORMS_PACKEDLAYOUT_H
