@@ -1,8 +1,8 @@
 //===- OutlineDispatches.cpp - dispatch formation -------------------------===//
 //
 // Turns each tensor computation of a graph function into a kernel function and a
-// hexir.call_tir. One op per dispatch today; fusion will grow here by widening what
-// `collectClonedProducers` pulls into a kernel.
+// hexir.call_tir: one compute op per dispatch, with the initializers it accumulates onto and,
+// for a pad, the op that produces what it pads.
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
@@ -77,6 +77,26 @@ bool isAnchor(Operation *op) {
   });
 }
 
+// The producer computed inside the kernel of the pad that reads it, if any: a compute op the
+// kernel generator vectorizes, read only by the pad (a constant pad value, static shapes),
+// whose accumulator starts from tensor.empty (through at most a fill or a broadcast). The
+// kernel then writes the result straight into the interior of the padded tensor: no unpadded
+// tensor, no copy (hexir-tile-and-vectorize).
+Operation *padProducer(Operation *anchor) {
+  auto pad = dyn_cast<tensor::PadOp>(anchor);
+  if (!pad || !pad.getResultType().hasStaticShape() || !pad.getConstantPaddingValue() ||
+      !isScalarConstant(pad.getConstantPaddingValue().getDefiningOp()))
+    return nullptr;
+  auto producer = pad.getSource().getDefiningOp<linalg::LinalgOp>();
+  if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
+      !producer.hasPureTensorSemantics() || !isHostVectorizable(producer))
+    return nullptr;
+  Value init = producer.getDpsInits()[0];
+  if (Operation *def = init.getDefiningOp(); def && isInitializer(def))
+    init = cast<DestinationStyleOpInterface>(def).getDpsInits()[0];
+  return init.getDefiningOp<tensor::EmptyOp>() ? producer.getOperation() : nullptr;
+}
+
 // The values `op` reads: its operands and the values its regions capture from above.
 SmallVector<Value> readValues(Operation *op) {
   SmallVector<Value> values(op->getOperands());
@@ -96,6 +116,11 @@ std::string sanitize(StringRef name) {
 
 struct OutlineDispatchesPass
     : public mlir::hexir::impl::OutlineDispatchesBase<OutlineDispatchesPass> {
+  using OutlineDispatchesBase::OutlineDispatchesBase;
+
+  // Producers computed inside their reader's kernel (see padProducer).
+  llvm::SmallPtrSet<Operation *, 16> fused;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -114,6 +139,12 @@ struct OutlineDispatchesPass
       if (op->getParentOp() == graph && isAnchor(op))
         anchors.push_back(op);
     });
+    fused.clear();
+    if (fuseProducers)
+      for (Operation *anchor : anchors)
+        if (Operation *producer = padProducer(anchor))
+          fused.insert(producer);
+    llvm::erase_if(anchors, [&](Operation *op) { return fused.contains(op); });
     unsigned index = 0;
     for (Operation *anchor : anchors) {
       if (failed(outlineOne(graph, anchor, index++, symbols)))
@@ -122,7 +153,7 @@ struct OutlineDispatchesPass
     // Producers that were cloned into every consumer are now dead.
     Block &body = graph.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-      if (isCloneable(&op) && op.use_empty())
+      if ((isCloneable(&op) || fused.contains(&op)) && op.use_empty())
         op.erase();
     return success();
   }
@@ -136,7 +167,7 @@ struct OutlineDispatchesPass
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
       Operation *def = v.getDefiningOp();
-      if (isCloneable(def)) {
+      if (isCloneable(def) || fused.contains(def)) {
         if (cloned.insert(def))
           llvm::append_range(worklist, readValues(def));
       } else if (isa<TensorType>(v.getType())) {

@@ -28,6 +28,10 @@ inline constexpr llvm::StringLiteral kWorkgroupsAttrName = "hexir.workgroups";
 #define GEN_PASS_REGISTRATION
 #include "Transforms/Passes.h.inc"
 
+// Whether hexir-tile-and-vectorize generates vector code for a kernel rooted at `op` (dispatch
+// formation fuses a producer into the kernel of the pad that reads it only then).
+bool isHostVectorizable(linalg::LinalgOp op);
+
 // tosa -> linalg/tensor/arith on tensors, then canonicalize (nested on func.func).
 void buildLowerTosaPipeline(OpPassManager &pm);
 // The graph pipeline: verify input, lower TOSA, channels-last, fuse elementwise chains (unless

@@ -123,9 +123,18 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
     ```
     Kernel arguments are marked `bufferization.writable = false`: a kernel never writes its
     inputs, which the runtime relies on to bind caller buffers without copies.
+
+    A tensor.pad whose source is produced by a compute op read by nothing else (an activation
+    before a convolution) takes that op into its kernel, which writes the result straight into
+    the interior of the padded tensor (hexir-tile-and-vectorize): the unpadded tensor and the
+    copy disappear. `fuse-producers=false` (hexir-compile --no-fusion) keeps them apart.
   }];
+  let options = [
+    Option<"fuseProducers", "fuse-producers", "bool", /*default=*/"true",
+           "Compute the producer of a pad inside the pad's kernel">,
+  ];
   let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::func::FuncDialect",
-                           "mlir::bufferization::BufferizationDialect"];
+                           "mlir::bufferization::BufferizationDialect", "mlir::tensor::TensorDialect"];
 }
 
 def ApproximateMath : Pass<"hexir-approximate-math", "mlir::ModuleOp"> {

@@ -40,7 +40,9 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   pm.addPass(createPackMatmulWeights());
   pm.addPass(createCanonicalizerPass());
   // Dispatch formation: one kernel per compute op, the graph becomes call_tir.
-  pm.addPass(createOutlineDispatches());
+  OutlineDispatchesOptions outline;
+  outline.fuseProducers = fuseElementwise;
+  pm.addPass(createOutlineDispatches(outline));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -401,11 +401,12 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
   }
 
   // The kernel's root: its one compute op with a strategy; its result is what the kernel
-  // returns. Other ops may only be constants, tensor.empty and fills feeding the root.
-  linalg::LinalgOp findRoot(func::FuncOp fn, int64_t lanes, Strategy &strategy) {
+  // returns, or what the kernel pads and returns (`pad`, see padInPlace). Other ops may only be
+  // constants, tensor.empty and fills feeding the root.
+  linalg::LinalgOp findRoot(func::FuncOp fn, int64_t lanes, Strategy &strategy, tensor::PadOp &pad) {
     linalg::LinalgOp root;
     for (Operation &op : fn.getBody().front()) {
-      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, func::ReturnOp>(op))
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, func::ReturnOp>(op))
         continue;
       if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
         continue;
@@ -414,7 +415,14 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         return nullptr;
       root = linalgOp;
     }
-    if (!root || !root->hasOneUse() || !isa<func::ReturnOp>(*root->getUsers().begin()))
+    if (!root || !root->hasOneUse())
+      return nullptr;
+    Operation *user = *root->getUsers().begin();
+    pad = dyn_cast<tensor::PadOp>(user);
+    if (pad && (!pad->hasOneUse() || !isa<func::ReturnOp>(*pad->getUsers().begin()) ||
+                !pad.getResultType().hasStaticShape() || !matchPattern(pad.getConstantPaddingValue(), m_Constant())))
+      return nullptr;
+    if (!pad && !isa<func::ReturnOp>(user))
       return nullptr;
     std::optional<Strategy> s = chooseStrategy(root, lanes);
     if (!s)
@@ -509,14 +517,75 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     return success();
   }
 
+  // A kernel that pads its root's result (dispatch formation fuses the producer of a pad into
+  // the pad's kernel) writes the result in place into the padded tensor: workgroup 0 fills the
+  // border, the root's accumulator is the interior. No unpadded tensor and no copy. Returns the
+  // interior, which replaces the tensor.empty the root's initializers start from.
+  Value padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin) {
+    Location loc = pad.getLoc();
+    RankedTensorType type = pad.getResultType();
+    ArrayRef<int64_t> shape = type.getShape(), source = pad.getSourceType().getShape();
+    ArrayRef<int64_t> low = pad.getStaticLow();
+    Attribute value;
+    (void)matchPattern(pad.getConstantPaddingValue(), m_Constant(&value));
+    Value padValue = arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, begin, zero);
+    auto border = scf::IfOp::create(rewriter, loc, TypeRange{type}, first, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      // The border as disjoint slabs: for each padded dimension d, its low and high ranges
+      // with the dimensions before d interior and those after d whole.
+      rewriter.setInsertionPointToStart(&border.getThenRegion().front());
+      Value acc = empty;
+      unsigned rank = shape.size();
+      SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+      for (unsigned d = 0; d < rank; ++d) {
+        int64_t high = shape[d] - low[d] - source[d];
+        for (auto [start, size] : {std::pair(int64_t(0), low[d]), std::pair(low[d] + source[d], high)}) {
+          if (size == 0)
+            continue;
+          SmallVector<OpFoldResult> offsets, sizes;
+          for (unsigned j = 0; j < rank; ++j) {
+            int64_t o = j < d ? low[j] : j == d ? start : 0, n = j < d ? source[j] : j == d ? size : shape[j];
+            offsets.push_back(rewriter.getIndexAttr(o));
+            sizes.push_back(rewriter.getIndexAttr(n));
+          }
+          Value slab = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets, sizes, ones);
+          Value filled = linalg::FillOp::create(rewriter, loc, padValue, slab)->getResult(0);
+          acc = tensor::InsertSliceOp::create(rewriter, loc, filled, acc, offsets, sizes, ones);
+        }
+      }
+      scf::YieldOp::create(rewriter, loc, acc);
+      rewriter.setInsertionPointToStart(&border.getElseRegion().front());
+      scf::YieldOp::create(rewriter, loc, empty);
+    }
+    SmallVector<OpFoldResult> offsets, sizes, ones(shape.size(), rewriter.getIndexAttr(1));
+    for (unsigned j = 0; j < shape.size(); ++j) {
+      offsets.push_back(rewriter.getIndexAttr(low[j]));
+      sizes.push_back(rewriter.getIndexAttr(source[j]));
+    }
+    Value interior = tensor::ExtractSliceOp::create(rewriter, loc, border.getResult(0), offsets, sizes, ones);
+    rewriter.setInsertionPoint(pad);
+    Value result = tensor::InsertSliceOp::create(rewriter, loc, pad.getSource(), border.getResult(0), offsets, sizes, ones);
+    rewriter.replaceOp(pad, result);
+    return interior;
+  }
+
   LogicalResult runOnKernel(func::FuncOp fn) {
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     Strategy strategy;
-    linalg::LinalgOp root = findRoot(fn, lanes, strategy);
+    tensor::PadOp pad;
+    linalg::LinalgOp root = findRoot(fn, lanes, strategy, pad);
     if (!root)
       return splitPad(fn);
     IRRewriter rewriter(fn.getContext());
     Location loc = root.getLoc();
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(),
+                                                       rewriter.getIndexType());
+    Value interior = pad ? padInPlace(rewriter, pad, range.getBegin()) : Value();
 
     // A read-only kernel argument as the accumulator's initial value (a bias) is copied into
     // the output first, explicitly, so that the copy is split into workgroups with the root.
@@ -534,11 +603,17 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     Value v = init->get();
     while (auto producer = v.getDefiningOp<linalg::LinalgOp>()) {
       if (producer.getNumDpsInits() != 1 || !isInitializer(*producer))
-        return success();
+        return pad ? root.emitError() << "a padded kernel's accumulator must start from tensor.empty" : success();
       writers.insert(writers.begin(), producer);
       v = producer.getDpsInitOperand(0)->get();
     }
     writers.push_back(root);
+    if (interior) {
+      OpOperand *first = writers.front().getDpsInitOperand(0);
+      if (!first->get().getDefiningOp<tensor::EmptyOp>())
+        return root.emitError() << "a padded kernel's accumulator must start from tensor.empty";
+      rewriter.modifyOpInPlace(writers.front(), [&] { first->set(interior); });
+    }
 
     // Workgroups: chunks of one or two output dimensions, each chunk a whole number of register
     // tiles, at most maxWorkgroups in all and at least minWork iterations each.
@@ -555,9 +630,6 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     // The workgroup loop: each writer is tiled along the split dimensions (two loops are
     // coalesced into one over the chunks' product), and that loop runs over the chunks
     // [begin, end) of this invocation.
-    rewriter.setInsertionPointToStart(&fn.getBody().front());
-    auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(),
-                                                       rewriter.getIndexType());
     SmallVector<linalg::LinalgOp> tiledWriters;
     for (linalg::LinalgOp writer : writers) {
       if (splits.empty()) {
@@ -679,3 +751,5 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
 };
 
 } // namespace
+
+bool mlir::hexir::isHostVectorizable(linalg::LinalgOp op) { return chooseStrategy(op, 16).has_value(); }
