@@ -400,35 +400,98 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         return signalPassFailure();
   }
 
-  // The kernel's root: its one compute op with a strategy; its result is what the kernel
-  // returns, or what the kernel pads and returns (`pad`, see padInPlace). Other ops may only be
-  // constants, tensor.empty and fills feeding the root.
-  linalg::LinalgOp findRoot(func::FuncOp fn, int64_t lanes, Strategy &strategy, tensor::PadOp &pad) {
+  // What a kernel computes: its root (the one compute op with a strategy), optionally an
+  // elementwise epilogue reading the root's result (dispatch formation fuses an activation or a
+  // residual add into the convolution or matmul before it), then optionally a view and a pad
+  // (the kernel writes into the padded tensor's interior, see padInPlace). Other ops may only
+  // be constants, tensor.empty and the initializers the root accumulates onto.
+  struct KernelShape {
     linalg::LinalgOp root;
+    linalg::GenericOp epilogue;
+    tensor::CollapseShapeOp view;
+    tensor::PadOp pad;
+    Strategy strategy;
+  };
+
+  std::optional<KernelShape> findRoot(func::FuncOp fn, int64_t lanes) {
+    SmallVector<linalg::LinalgOp> compute;
     for (Operation &op : fn.getBody().front()) {
-      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, func::ReturnOp>(op))
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, tensor::CollapseShapeOp,
+              func::ReturnOp>(op))
         continue;
       if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
         continue;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-      if (!linalgOp || root)
-        return nullptr;
-      root = linalgOp;
+      if (!linalgOp || compute.size() == 2)
+        return std::nullopt;
+      compute.push_back(linalgOp);
     }
-    if (!root || !root->hasOneUse())
-      return nullptr;
-    Operation *user = *root->getUsers().begin();
-    pad = dyn_cast<tensor::PadOp>(user);
-    if (pad && (!pad->hasOneUse() || !isa<func::ReturnOp>(*pad->getUsers().begin()) ||
-                !pad.getResultType().hasStaticShape() || !matchPattern(pad.getConstantPaddingValue(), m_Constant())))
-      return nullptr;
-    if (!pad && !isa<func::ReturnOp>(user))
-      return nullptr;
-    std::optional<Strategy> s = chooseStrategy(root, lanes);
-    if (!s)
-      return nullptr;
-    strategy = *s;
-    return root;
+    if (compute.empty())
+      return std::nullopt;
+    KernelShape k;
+    k.root = compute.front();
+    std::optional<Strategy> s = chooseStrategy(k.root, lanes);
+    if (!s || !k.root->hasOneUse())
+      return std::nullopt;
+    k.strategy = *s;
+    if (compute.size() == 2) {
+      // The epilogue reads the root's result element for element, and only it does.
+      k.epilogue = dyn_cast<linalg::GenericOp>(compute.back().getOperation());
+      std::optional<Strategy> e = k.epilogue ? chooseStrategy(k.epilogue, lanes) : std::nullopt;
+      if (!e || e->kind != Kind::Elementwise || k.epilogue->getResult(0).getType() != k.root->getResult(0).getType() ||
+          !k.epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+        return std::nullopt;
+      for (OpOperand &use : k.root->getUses())
+        if (use.getOwner() != k.epilogue || !k.epilogue.getMatchingIndexingMap(&use).isIdentity() ||
+            k.epilogue.isDpsInit(&use))
+          return std::nullopt;
+    }
+    Operation *last = compute.back();
+    if (!last->hasOneUse())
+      return std::nullopt;
+    Operation *user = *last->getUsers().begin();
+    if ((k.view = dyn_cast<tensor::CollapseShapeOp>(user))) {
+      if (!k.view->hasOneUse())
+        return std::nullopt;
+      user = *k.view->getUsers().begin();
+    }
+    k.pad = dyn_cast<tensor::PadOp>(user);
+    if (k.pad && (!k.pad->hasOneUse() || !isa<func::ReturnOp>(*k.pad->getUsers().begin()) ||
+                  !k.pad.getResultType().hasStaticShape() ||
+                  !matchPattern(k.pad.getConstantPaddingValue(), m_Constant())))
+      return std::nullopt;
+    if (!k.pad && !isa<func::ReturnOp>(user))
+      return std::nullopt;
+    return k;
+  }
+
+  // The epilogue in destination-passing style on the root's result: what it read of the root
+  // it now reads from its accumulator, which is the root's result, so it updates it in place.
+  linalg::GenericOp epilogueInPlace(RewriterBase &rewriter, linalg::GenericOp epilogue, Value rootResult) {
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    SmallVector<unsigned> fromRoot;
+    for (OpOperand *in : epilogue.getDpsInputOperands()) {
+      if (in->get() == rootResult) {
+        fromRoot.push_back(in->getOperandNumber());
+        continue;
+      }
+      inputs.push_back(in->get());
+      maps.push_back(epilogue.getMatchingIndexingMap(in));
+    }
+    maps.push_back(epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)));
+    rewriter.setInsertionPoint(epilogue);
+    auto updated = linalg::GenericOp::create(rewriter, epilogue.getLoc(), TypeRange{rootResult.getType()}, inputs,
+                                             ValueRange{rootResult}, maps, epilogue.getIteratorTypesArray());
+    rewriter.cloneRegionBefore(epilogue.getRegion(), updated.getRegion(), updated.getRegion().end());
+    Block &body = updated.getRegion().front();
+    BlockArgument acc = body.getArguments().back();
+    for (unsigned i : llvm::reverse(fromRoot)) {
+      body.getArgument(i).replaceAllUsesWith(acc);
+      body.eraseArgument(i);
+    }
+    rewriter.replaceOp(epilogue, updated->getResults());
+    return updated;
   }
 
   // A kernel that only pads (before a convolution or pooling) is split into workgroups of rows
@@ -517,6 +580,78 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     return success();
   }
 
+  // The workgroup loop: one loop over this invocation's chunks [begin, end) of the output (the
+  // chunks of two split dimensions numbered row-major). In each iteration every writer computes
+  // its tile of the chunk, in order, onto the previous writer's tile: a chunk's bias, its
+  // convolution and its activation follow each other while the chunk is in cache. Replaces
+  // `writers` by their tiles in `tiled`.
+  LogicalResult workgroupLoop(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> writers, ArrayRef<Split> splits,
+                              mlir::hexir::WorkgroupRangeOp range, SmallVector<linalg::LinalgOp> &tiled) {
+    linalg::LinalgOp last = writers.back();
+    Location loc = last.getLoc();
+    auto type = cast<RankedTensorType>(last->getResult(0).getType());
+    if (llvm::any_of(writers, [&](linalg::LinalgOp w) { return w->getResult(0).getType() != type; }))
+      return failure();
+    rewriter.setInsertionPoint(last);
+    Value dest = writers.front().getDpsInits()[0];
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto loop = scf::ForOp::create(rewriter, loc, range.getBegin(), range.getEnd(), one, ValueRange{dest});
+    rewriter.setInsertionPointToStart(loop.getBody());
+    // The chunk's offsets in the output.
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes, ones(rank, rewriter.getIndexAttr(1));
+    for (int64_t d : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    Value rest = loop.getInductionVar();
+    for (const Split &split : llvm::reverse(splits)) {
+      Value count = arith::ConstantIndexOp::create(rewriter, loc, split.count);
+      Value index = split.outDim == splits.front().outDim
+                        ? rest
+                        : arith::RemUIOp::create(rewriter, loc, rest, count).getResult();
+      if (split.outDim != splits.front().outDim)
+        rest = arith::DivUIOp::create(rewriter, loc, rest, count);
+      offsets[split.outDim] =
+          arith::MulIOp::create(rewriter, loc, index, arith::ConstantIndexOp::create(rewriter, loc, split.chunk))
+              .getResult();
+      sizes[split.outDim] = rewriter.getIndexAttr(split.chunk);
+    }
+    Value current = tensor::ExtractSliceOp::create(rewriter, loc, loop.getRegionIterArgs()[0], offsets, sizes, ones);
+    tiled.clear();
+    for (linalg::LinalgOp writer : writers) {
+      // The writer's loops that the output dimensions index.
+      AffineMap map = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
+      SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
+      SmallVector<OpFoldResult> loopOffsets(ranges.size(), rewriter.getIndexAttr(0)), loopSizes;
+      for (int64_t r : ranges)
+        loopSizes.push_back(rewriter.getIndexAttr(r));
+      for (int64_t d = 0; d < rank; ++d) {
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+        if (!dim)
+          return failure();
+        loopOffsets[dim.getPosition()] = offsets[d];
+        loopSizes[dim.getPosition()] = sizes[d];
+      }
+      FailureOr<TilingResult> tile =
+          cast<TilingInterface>(writer.getOperation()).getTiledImplementation(rewriter, loopOffsets, loopSizes);
+      if (failed(tile) || tile->tiledOps.size() != 1)
+        return failure();
+      auto tiledOp = cast<linalg::LinalgOp>(tile->tiledOps[0]);
+      OpOperand *tiledInit = tiledOp.getDpsInitOperand(0);
+      Operation *slice = tiledInit->get().getDefiningOp();
+      rewriter.modifyOpInPlace(tiledOp, [&] { tiledInit->set(current); });
+      if (slice && slice->use_empty())
+        rewriter.eraseOp(slice);
+      current = tiledOp->getResult(0);
+      tiled.push_back(tiledOp);
+    }
+    Value updated = tensor::InsertSliceOp::create(rewriter, loc, current, loop.getRegionIterArgs()[0], offsets, sizes, ones);
+    scf::YieldOp::create(rewriter, loc, updated);
+    rewriter.replaceAllUsesWith(last->getResult(0), loop.getResult(0));
+    for (linalg::LinalgOp writer : llvm::reverse(writers))
+      rewriter.eraseOp(writer);
+    return success();
+  }
+
   // A kernel that pads its root's result (dispatch formation fuses the producer of a pad into
   // the pad's kernel) writes the result in place into the padded tensor: workgroup 0 fills the
   // border, the root's accumulator is the interior. No unpadded tensor and no copy. Returns the
@@ -575,17 +710,24 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
 
   LogicalResult runOnKernel(func::FuncOp fn) {
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
-    Strategy strategy;
-    tensor::PadOp pad;
-    linalg::LinalgOp root = findRoot(fn, lanes, strategy, pad);
-    if (!root)
+    std::optional<KernelShape> shape = findRoot(fn, lanes);
+    if (!shape)
       return splitPad(fn);
+    linalg::LinalgOp root = shape->root;
+    Strategy &strategy = shape->strategy;
     IRRewriter rewriter(fn.getContext());
     Location loc = root.getLoc();
     rewriter.setInsertionPointToStart(&fn.getBody().front());
     auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(),
                                                        rewriter.getIndexType());
-    Value interior = pad ? padInPlace(rewriter, pad, range.getBegin()) : Value();
+    // Where the output goes: the interior of the padded result (seen through the view).
+    Value interior;
+    if (shape->pad) {
+      interior = padInPlace(rewriter, shape->pad, range.getBegin());
+      if (shape->view)
+        interior = tensor::ExpandShapeOp::create(rewriter, loc, shape->view.getSrcType(), interior,
+                                                 shape->view.getReassociationIndices());
+    }
 
     // A read-only kernel argument as the accumulator's initial value (a bias) is copied into
     // the output first, explicitly, so that the copy is split into workgroups with the root.
@@ -597,17 +739,21 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       Value copy = linalg::CopyOp::create(rewriter, loc, init->get(), empty).getResult(0);
       rewriter.modifyOpInPlace(root, [&] { init->set(copy); });
     }
-    // The ops writing the output, in order: its initializers, then the root.
+    // The ops writing the output, in order: its initializers, the root, the epilogue.
     SmallVector<linalg::LinalgOp> writers;
     // (A while loop: a variable declared in a for condition is gone when the increment runs.)
     Value v = init->get();
     while (auto producer = v.getDefiningOp<linalg::LinalgOp>()) {
       if (producer.getNumDpsInits() != 1 || !isInitializer(*producer))
-        return pad ? root.emitError() << "a padded kernel's accumulator must start from tensor.empty" : success();
+        return shape->pad || shape->epilogue ? root.emitError() << "a fused kernel's accumulator must start from tensor.empty"
+                                             : success();
       writers.insert(writers.begin(), producer);
       v = producer.getDpsInitOperand(0)->get();
     }
+    unsigned rootIndex = writers.size();
     writers.push_back(root);
+    if (shape->epilogue)
+      writers.push_back(epilogueInPlace(rewriter, shape->epilogue, root->getResult(0)));
     if (interior) {
       OpOperand *first = writers.front().getDpsInitOperand(0);
       if (!first->get().getDefiningOp<tensor::EmptyOp>())
@@ -627,53 +773,19 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     for (const Split &split : splits)
       workgroups *= split.count;
 
-    // The workgroup loop: each writer is tiled along the split dimensions (two loops are
-    // coalesced into one over the chunks' product), and that loop runs over the chunks
-    // [begin, end) of this invocation.
-    SmallVector<linalg::LinalgOp> tiledWriters;
-    for (linalg::LinalgOp writer : writers) {
-      if (splits.empty()) {
-        tiledWriters.push_back(writer);
-        continue;
-      }
-      AffineMap map = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
-      SmallVector<int64_t> ranges = writer.getStaticLoopRanges(), sizes(ranges.size(), 0);
-      for (const Split &split : splits)
-        sizes[cast<AffineDimExpr>(map.getResult(split.outDim)).getPosition()] = split.chunk;
-      FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, writer, sizes);
-      if (failed(tiled) || tiled->loops.size() != splits.size())
-        return writer.emitError() << "could not split the kernel into workgroups";
-      SmallVector<scf::ForOp> loops;
-      for (LoopLikeOpInterface l : tiled->loops)
-        loops.push_back(cast<scf::ForOp>(l.getOperation()));
-      scf::ForOp loop = loops.front();
-      Value lower = range.getBegin(), upper = range.getEnd();
-      if (loops.size() > 1) {
-        // One loop from 0 to the number of chunks, step 1.
-        if (failed(mlir::coalesceLoops(rewriter, loops)))
-          return writer.emitError() << "could not split the kernel into workgroups";
-      } else {
-        rewriter.setInsertionPoint(loop);
-        Value chunk = arith::ConstantIndexOp::create(rewriter, loc, splits.front().chunk);
-        lower = arith::MulIOp::create(rewriter, loc, lower, chunk);
-        upper = arith::MulIOp::create(rewriter, loc, upper, chunk);
-      }
-      rewriter.modifyOpInPlace(loop, [&] {
-        loop.getLowerBoundMutable().assign(lower);
-        loop.getUpperBoundMutable().assign(upper);
-      });
-      tiledWriters.push_back(cast<linalg::LinalgOp>(tiled->tiledOps[0]));
-    }
+    SmallVector<linalg::LinalgOp> tiledWriters = writers;
+    if (!splits.empty() && failed(workgroupLoop(rewriter, writers, splits, range, tiledWriters)))
+      return root.emitError() << "could not split the kernel into workgroups";
     fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
 
     // Cache and register tiles, then vector code.
     SmallVector<Operation *> toVectorize;
-    for (linalg::LinalgOp writer : tiledWriters) {
+    for (auto [index, writer] : llvm::enumerate(tiledWriters)) {
       SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
-      if (writer != tiledWriters.back()) {
+      if (index != rootIndex) {
         FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, writer, elementwiseRegisterTiles(ranges, lanes));
         if (failed(tiled))
-          return writer.emitError() << "could not tile the kernel's initializer";
+          return writer.emitError() << "could not tile the kernel's initializer or epilogue";
         toVectorize.push_back(tiled->tiledOps[0]);
         continue;
       }
@@ -725,7 +837,12 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return fn.emitError() << "decomposing the convolution failed";
       toVectorize.clear();
-      fn.walk([&](linalg::LinalgOp op) { toVectorize.push_back(op); });
+      // (Not the border fills of a padded result: whole rows and columns as single vectors
+      // would be huge; as loops, LLVM vectorizes them.)
+      fn.walk([&](linalg::LinalgOp op) {
+        if (!op->getParentOfType<scf::IfOp>())
+          toVectorize.push_back(op);
+      });
     }
     for (Operation *op : toVectorize) {
       rewriter.setInsertionPoint(op);

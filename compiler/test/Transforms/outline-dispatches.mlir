@@ -97,3 +97,45 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
   %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%acc : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// An activation read only by a pad is computed inside the pad's kernel (which writes it into
+// the padded tensor's interior); one read by the pad and by another op stays a dispatch.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[P:.*]] = hexir.call_tir @main_dispatch_0_pad(%arg0)
+// CHECK: %[[R:.*]] = hexir.call_tir @main_dispatch_1_generic(%arg1)
+// CHECK: %[[Q:.*]] = hexir.call_tir @main_dispatch_2_pad(%[[R]])
+// CHECK: return %[[P]], %[[Q]], %[[R]]
+// CHECK-LABEL: func.func @main_dispatch_0_pad(
+// CHECK: linalg.generic
+// CHECK: tensor.pad
+// CHECK-LABEL: func.func @main_dispatch_2_pad(
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.pad
+func.func @main(%x: tensor<1x4x4x8xf32>, %y: tensor<1x4x4x8xf32>) -> (tensor<1x6x6x8xf32>, tensor<1x6x6x8xf32>, tensor<1x4x4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x8xf32>
+  %relu = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x4x4x8xf32>) outs(%e : tensor<1x4x4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x8xf32>
+  %p = tensor.pad %relu low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x4x8xf32> to tensor<1x6x6x8xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x8xf32>
+  %relu2 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y : tensor<1x4x4x8xf32>) outs(%e2 : tensor<1x4x4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x8xf32>
+  %q = tensor.pad %relu2 low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x4x8xf32> to tensor<1x6x6x8xf32>
+  return %p, %q, %relu2 : tensor<1x6x6x8xf32>, tensor<1x6x6x8xf32>, tensor<1x4x4x8xf32>
+}

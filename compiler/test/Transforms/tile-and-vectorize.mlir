@@ -3,24 +3,23 @@
 // A zero-filled matmul, 16x64 = 16x64 * 64x64, with AVX-512 vectors (16 lanes). Register tile:
 // 8 rows x 32 columns (two vectors), reduction step 1. 65,536 iterations at 32,768 per
 // workgroup make 2 workgroups: both dimensions start as one chunk (their cache blocks, 64 rows
-// and 256 columns, cover them), then the rows are split in two chunks of 8. The fill is split
-// the same way and written one 64-wide row at a time.
+// and 256 columns, cover them), then the rows are split in two chunks of 8. One loop over the
+// chunks: in each, the fill writes the chunk one 64-wide row at a time, then the matmul
+// accumulates onto it.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME: hexir.workgroups = 2
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
-// CHECK: %[[LO:.*]] = arith.muli %[[BEGIN]], %[[C8]]
-// CHECK: %[[HI:.*]] = arith.muli %[[END]], %[[C8]]
-// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]] step %[[C8]]
+// CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
+// CHECK: %[[ROW:.*]] = arith.muli %[[W]], %[[C8]]
+// CHECK: tensor.extract_slice %{{.*}}[%[[ROW]], 0] [8, 64] [1, 1]
 // CHECK: vector.transfer_write %{{.*}} : vector<1x64xf32>, tensor<8x64xf32>
-// CHECK: %[[LO2:.*]] = arith.muli %[[BEGIN]], %[[C8]]
-// CHECK: %[[HI2:.*]] = arith.muli %[[END]], %[[C8]]
-// CHECK: scf.for %{{.*}} = %[[LO2]] to %[[HI2]] step %[[C8]]
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK-DAG: vector.transfer_read {{.*}} : tensor<16x64xf32>, vector<8x1xf32>
 // CHECK-DAG: vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<1x32xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK: tensor.insert_slice %{{.*}}[%[[ROW]], 0] [8, 64] [1, 1]
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>) -> tensor<16x64xf32> attributes {hexir.kernel} {
@@ -77,15 +76,16 @@ func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} 
 // 2,097,152 iterations allow 64 workgroups; chunks start at the cache blocks (64 rows = 8 row
 // tiles, 256 columns = all 8 column tiles): 2 workgroups, fewer than 8, so the larger chunk
 // shrinks until there are 8: 4 x 2 workgroups of 32 rows x 128 columns, one loop over both,
-// delinearized.
+// numbered row-major.
 // CHECK-LABEL: func.func @two_d
 // CHECK-SAME: hexir.workgroups = 8
 // CHECK: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
 // CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
-// CHECK: affine.delinearize_index %[[W]] into (4, 2)
-// CHECK: tensor.extract_slice {{.*}} [32, 128] [1, 1] : tensor<128x256xf32> to tensor<32x128xf32>
-// CHECK: scf.for %[[W2:.*]] = %[[BEGIN]] to %[[END]] step %c1
-// CHECK: affine.delinearize_index %[[W2]] into (4, 2)
+// CHECK: %[[COL:.*]] = arith.remui %[[W]], %c2
+// CHECK: %[[ROW:.*]] = arith.divui %[[W]], %c2
+// CHECK: %[[C0:.*]] = arith.muli %[[COL]], %c128
+// CHECK: %[[R0:.*]] = arith.muli %[[ROW]], %c32
+// CHECK: tensor.extract_slice %{{.*}}[%[[R0]], %[[C0]]] [32, 128] [1, 1] : tensor<128x256xf32> to tensor<32x128xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 func.func @two_d(%a: tensor<128x64xf32>, %b: tensor<64x256xf32>) -> tensor<128x256xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
