@@ -36,6 +36,12 @@ SmallVector<SmallVector<unsigned>> mlir::hexir::findInPlaceCandidates(func::Func
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
     return result;
+  // An epilogue reading what another compute op of the kernel wrote (a matmul's result) is
+  // computed in place over that result, which is written into the output first: the output
+  // may then not share a buffer with anything the epilogue still reads.
+  for (OpOperand *input : linalgOp.getDpsInputOperands())
+    if (Operation *def = input->get().getDefiningOp(); def && isa<linalg::LinalgOp>(def))
+      return result;
   // Every returned value must be a result of that one op, in order.
   for (auto [k, v] : llvm::enumerate(ret.getOperands()))
     if (v.getDefiningOp() != linalgOp.getOperation() || cast<OpResult>(v).getResultNumber() != k)

@@ -5,6 +5,8 @@
 //    indexing map and result k's are the same identity map over tensors of the same type,
 //    and result k's initial value is tensor.empty (nothing is written before each element is
 //    read). Every element is then read before the same element is written, at the same index.
+//    Not when the op reads another compute op's result (an epilogue fused after a matmul or
+//    convolution): the kernel writes that result into the output before the epilogue runs.
 //  - update: input i is result k's initial value (the init of a linalg op, the dest of
 //    tensor.insert_slice) and is used nowhere else in the kernel. The kernel first copies it
 //    into the result, element for element, then updates the result: over the same buffer the

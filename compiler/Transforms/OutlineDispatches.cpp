@@ -1,8 +1,9 @@
 //===- OutlineDispatches.cpp - dispatch formation -------------------------===//
 //
 // Turns each tensor computation of a graph function into a kernel function and a
-// hexir.call_tir: one compute op per dispatch, with the initializers it accumulates onto and,
-// for a pad, the op that produces what it pads.
+// hexir.call_tir: one compute op per dispatch, with the initializers it accumulates onto, the
+// matmul or convolution an elementwise epilogue reads and, for a pad, the op that produces
+// what it pads.
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
@@ -77,11 +78,46 @@ bool isAnchor(Operation *op) {
   });
 }
 
+bool allParallel(linalg::LinalgOp op) { return op.getNumParallelLoops() == op.getNumLoops(); }
+
+// Whether `op`'s accumulator starts from tensor.empty, directly or through an initializer.
+bool startsEmpty(linalg::LinalgOp op) {
+  Value init = op.getDpsInits()[0];
+  if (Operation *def = init.getDefiningOp(); def && isInitializer(def))
+    init = cast<DestinationStyleOpInterface>(def).getDpsInits()[0];
+  return static_cast<bool>(init.getDefiningOp<tensor::EmptyOp>());
+}
+
+// The root computed inside an elementwise op's kernel, if any, the elementwise op being its
+// epilogue (a bias add, an activation, a residual add after a matmul or convolution): a
+// compute op the kernel generator vectorizes, not elementwise itself, read only by `anchor`,
+// element for element. The kernel updates the root's result in place (TileAndVectorize), so no
+// intermediate tensor exists.
+Operation *epilogueRoot(Operation *anchor) {
+  auto epilogue = dyn_cast<linalg::GenericOp>(anchor);
+  if (!epilogue || epilogue->getNumResults() != 1 || epilogue.getNumDpsInits() != 1 ||
+      !epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || !allParallel(epilogue) ||
+      !isHostVectorizable(epilogue))
+    return nullptr;
+  for (OpOperand *in : epilogue.getDpsInputOperands()) {
+    auto root = in->get().getDefiningOp<linalg::LinalgOp>();
+    if (!root || root->getNumResults() != 1 || root.getNumDpsInits() != 1 || allParallel(root) ||
+        !root.hasPureTensorSemantics() || in->get().getType() != epilogue->getResult(0).getType() ||
+        !startsEmpty(root) || !isHostVectorizable(root))
+      continue;
+    if (llvm::all_of(root->getUses(), [&](OpOperand &use) {
+          return use.getOwner() == anchor && epilogue.isDpsInput(&use) &&
+                 epilogue.getMatchingIndexingMap(&use).isIdentity();
+        }))
+      return root;
+  }
+  return nullptr;
+}
+
 // The producer computed inside the kernel of the pad that reads it, if any: a compute op the
 // kernel generator vectorizes, read only by the pad (a constant pad value, static shapes),
-// whose accumulator starts from tensor.empty (through at most a fill or a broadcast). The
-// kernel then writes the result straight into the interior of the padded tensor: no unpadded
-// tensor, no copy (hexir-tile-and-vectorize).
+// whose accumulator starts from tensor.empty. The kernel then writes the result straight into
+// the interior of the padded tensor: no unpadded tensor, no copy (hexir-tile-and-vectorize).
 Operation *padProducer(Operation *anchor) {
   auto pad = dyn_cast<tensor::PadOp>(anchor);
   if (!pad || !pad.getResultType().hasStaticShape() || !pad.getConstantPaddingValue() ||
@@ -89,12 +125,9 @@ Operation *padProducer(Operation *anchor) {
     return nullptr;
   auto producer = pad.getSource().getDefiningOp<linalg::LinalgOp>();
   if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
-      !producer.hasPureTensorSemantics() || !isHostVectorizable(producer))
+      !producer.hasPureTensorSemantics() || !isHostVectorizable(producer) || !startsEmpty(producer))
     return nullptr;
-  Value init = producer.getDpsInits()[0];
-  if (Operation *def = init.getDefiningOp(); def && isInitializer(def))
-    init = cast<DestinationStyleOpInterface>(def).getDpsInits()[0];
-  return init.getDefiningOp<tensor::EmptyOp>() ? producer.getOperation() : nullptr;
+  return producer.getOperation();
 }
 
 // The values `op` reads: its operands and the values its regions capture from above.
@@ -139,11 +172,17 @@ struct OutlineDispatchesPass
       if (op->getParentOp() == graph && isAnchor(op))
         anchors.push_back(op);
     });
+    // Fusion: an epilogue takes its root into its kernel, then a pad takes its producer (and
+    // whatever that producer took).
     fused.clear();
-    if (fuseProducers)
+    if (fuseProducers) {
+      for (Operation *anchor : anchors)
+        if (Operation *root = epilogueRoot(anchor))
+          fused.insert(root);
       for (Operation *anchor : anchors)
         if (Operation *producer = padProducer(anchor))
           fused.insert(producer);
+    }
     llvm::erase_if(anchors, [&](Operation *op) { return fused.contains(op); });
     unsigned index = 0;
     for (Operation *anchor : anchors) {
@@ -192,8 +231,14 @@ struct OutlineDispatchesPass
 
     // Kernels go at the end of the module, in dispatch order.
     OpBuilder b = OpBuilder::atBlockEnd(graph->getParentOfType<ModuleOp>().getBody());
+    // Named after the op doing the work: a fused matmul or convolution rather than its
+    // epilogue or pad.
+    Operation *named = anchor;
+    for (Operation *op : cloned)
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op); linalgOp && fused.contains(op) && !allParallel(linalgOp))
+        named = op;
     std::string name = (graph.getSymName() + "_dispatch_" + Twine(index) + "_" +
-                        sanitize(anchor->getName().stripDialect()))
+                        sanitize(named->getName().stripDialect()))
                            .str();
     SmallVector<Type> inputTypes;
     for (Value v : orderedInputs)

@@ -18,7 +18,8 @@
 // treats each tile as the named convolution it is. A 1x1 convolution with stride 1 becomes a
 // plain contraction over (n, oh, ow, p, fi, c), so it runs as a packed matmul. A zero fill or
 // bias broadcast initializing the accumulator is rebuilt in the packed shape, so it still
-// fuses into the kernel. Output channel counts that 8 does not divide stay unpacked.
+// fuses into the kernel. Output channel counts that 8 does not divide, and those of one panel
+// (already contiguous), stay unpacked.
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/PackedLayout.h"
@@ -51,8 +52,9 @@ LogicalResult pack(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op) {
     return failure();
   ArrayRef<int64_t> fshape = values.getType().getShape(); // KH, KW, C, F
   int64_t KH = fshape[0], KW = fshape[1], C = fshape[2], F = fshape[3];
+  // One panel (F = nr) is the HWCF layout already: left as a named convolution.
   int64_t nr = panelWidth(F);
-  if (!nr)
+  if (!nr || nr == F)
     return failure();
   SmallVector<int64_t> strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
   SmallVector<int64_t> dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());

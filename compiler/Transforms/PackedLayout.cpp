@@ -62,7 +62,7 @@ Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr
   shape.push_back(nr);
   if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()) {
     Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-    return linalg::FillOp::create(b, loc, fill.getInputs()[0], empty)->getResult(0);
+    return linalg::FillOp::create(b, fill.getLoc(), fill.getInputs()[0], empty)->getResult(0);
   }
   auto bcast = init.getDefiningOp<linalg::GenericOp>();
   if (bcast && bcast.getNumDpsInputs() == 1 && bcast.getNumDpsInits() == 1 &&
@@ -95,7 +95,7 @@ Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr
     SmallVector<AffineMap> maps = {AffineMap::get(r + 1, 0, exprs, ctx), AffineMap::getMultiDimIdentityMap(r + 1, ctx)};
     Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
     SmallVector<utils::IteratorType> iterators(r + 1, utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(b, loc, TypeRange{empty.getType()}, ValueRange{input},
+    auto generic = linalg::GenericOp::create(b, bcast.getLoc(), TypeRange{empty.getType()}, ValueRange{input},
                                              ValueRange{empty}, maps, iterators);
     b.cloneRegionBefore(bcast.getRegion(), generic.getRegion(), generic.getRegion().end());
     return generic->getResult(0);

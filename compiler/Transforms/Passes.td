@@ -99,6 +99,21 @@ def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def SinkPackedViews : Pass<"hexir-sink-packed-views", "mlir::ModuleOp"> {
+  let summary = "Moves the view of a packed matmul or convolution result below its elementwise reader";
+  let description = [{
+    Runs on the graph after packing. `collapse_shape(C3)` read by an elementwise generic op
+    (and by nothing else), where C3 is a packed contraction's or convolution's result, becomes
+    the generic op over C3's shape (its other operands expanded the same way) followed by the
+    collapse_shape: the elementwise op reads the contraction's result directly, so dispatch
+    formation can fuse it as the contraction's epilogue.
+
+    Before: `C = collapse_shape(C3)`, `Y = relu(C + R)`. After: `Y3 = relu(C3 +
+    expand_shape(R))`, `Y = collapse_shape(Y3)`.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Outlines every tensor computation into a kernel called by hexir.call_tir";
   let description = [{
@@ -238,6 +253,24 @@ def DistributeWorkgroups : Pass<"hexir-distribute-workgroups", "mlir::ModuleOp">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect"];
+}
+
+def CheckKernelStack : Pass<"hexir-check-kernel-stack", "mlir::ModuleOp"> {
+  let summary = "Checks that kernels only use static, bounded stack buffers";
+  let description = [{
+    Runs after vector-to-scf, on memrefs. Kernels never allocate on the heap (memref.alloc is
+    an error); every memref.alloca has a static size and, inside a loop, is released every
+    iteration (an enclosing memref.alloca_scope inside the loop): an alloca that is not
+    allocates again on each iteration and overflows the stack on a large tensor. The stack
+    buffers of a kernel add up to at most `max-stack-bytes`. A violation is a compiler bug and
+    fails compilation instead of crashing at run time. Records the total as
+    `hexir.stack_bytes` on each kernel.
+  }];
+  let options = [
+    Option<"maxStackBytes", "max-stack-bytes", "int64_t", /*default=*/"65536",
+           "Most bytes of stack buffers per kernel">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
 #endif // HEXIR_PASSES_TD

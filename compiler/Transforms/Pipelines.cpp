@@ -39,6 +39,11 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   pm.addPass(createPackConvFilters());
   pm.addPass(createPackMatmulWeights());
   pm.addPass(createCanonicalizerPass());
+  // Elementwise readers of packed results read them directly (they become epilogues).
+  if (fuseElementwise) {
+    pm.addPass(createSinkPackedViews());
+    pm.addPass(createCanonicalizerPass());
+  }
   // Dispatch formation: one kernel per compute op, the graph becomes call_tir.
   OutlineDispatchesOptions outline;
   outline.fuseProducers = fuseElementwise;
@@ -89,7 +94,11 @@ void mlir::hexir::buildKernelToLLVMPipeline(OpPassManager &pm, const KernelPipel
   approximate.fma = options.fma;
   approximate.rounding = options.rounding;
   pm.addPass(hexir::createApproximateMath(approximate));
-  pm.addPass(createConvertVectorToSCFPass());
+  // Fully unrolled: the n-D transfers left (an accumulator tile, a strided column of pixels)
+  // become 1-D ones, not loops over a stack buffer allocated in every iteration.
+  pm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
+  // Kernels never allocate: static stack buffers, released in loops, 64 KiB at most.
+  pm.addPass(hexir::createCheckKernelStack());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -402,13 +402,12 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
 
   // What a kernel computes: its root (the one compute op with a strategy), optionally an
   // elementwise epilogue reading the root's result (dispatch formation fuses an activation or a
-  // residual add into the convolution or matmul before it), then optionally a view and a pad
-  // (the kernel writes into the padded tensor's interior, see padInPlace). Other ops may only
+  // residual add into the convolution or matmul before it), then optionally a pad (the kernel
+  // writes into the padded tensor's interior, see padInPlace). Other ops may only
   // be constants, tensor.empty and the initializers the root accumulates onto.
   struct KernelShape {
     linalg::LinalgOp root;
     linalg::GenericOp epilogue;
-    tensor::CollapseShapeOp view;
     tensor::PadOp pad;
     Strategy strategy;
   };
@@ -416,8 +415,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
   std::optional<KernelShape> findRoot(func::FuncOp fn, int64_t lanes) {
     SmallVector<linalg::LinalgOp> compute;
     for (Operation &op : fn.getBody().front()) {
-      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, tensor::CollapseShapeOp,
-              func::ReturnOp>(op))
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, func::ReturnOp>(op))
         continue;
       if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
         continue;
@@ -431,7 +429,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     KernelShape k;
     k.root = compute.front();
     std::optional<Strategy> s = chooseStrategy(k.root, lanes);
-    if (!s || !k.root->hasOneUse())
+    if (!s || (compute.size() == 1 && !k.root->hasOneUse()))
       return std::nullopt;
     k.strategy = *s;
     if (compute.size() == 2) {
@@ -441,6 +439,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       if (!e || e->kind != Kind::Elementwise || k.epilogue->getResult(0).getType() != k.root->getResult(0).getType() ||
           !k.epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
         return std::nullopt;
+      // (A SiLU reads it twice.)
       for (OpOperand &use : k.root->getUses())
         if (use.getOwner() != k.epilogue || !k.epilogue.getMatchingIndexingMap(&use).isIdentity() ||
             k.epilogue.isDpsInit(&use))
@@ -450,11 +449,6 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     if (!last->hasOneUse())
       return std::nullopt;
     Operation *user = *last->getUsers().begin();
-    if ((k.view = dyn_cast<tensor::CollapseShapeOp>(user))) {
-      if (!k.view->hasOneUse())
-        return std::nullopt;
-      user = *k.view->getUsers().begin();
-    }
     k.pad = dyn_cast<tensor::PadOp>(user);
     if (k.pad && (!k.pad->hasOneUse() || !isa<func::ReturnOp>(*k.pad->getUsers().begin()) ||
                   !k.pad.getResultType().hasStaticShape() ||
@@ -656,7 +650,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
   // the pad's kernel) writes the result in place into the padded tensor: workgroup 0 fills the
   // border, the root's accumulator is the interior. No unpadded tensor and no copy. Returns the
   // interior, which replaces the tensor.empty the root's initializers start from.
-  Value padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin) {
+  Value padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin, SmallVectorImpl<linalg::FillOp> &fills) {
     Location loc = pad.getLoc();
     RankedTensorType type = pad.getResultType();
     ArrayRef<int64_t> shape = type.getShape(), source = pad.getSourceType().getShape();
@@ -688,7 +682,9 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
             sizes.push_back(rewriter.getIndexAttr(n));
           }
           Value slab = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets, sizes, ones);
-          Value filled = linalg::FillOp::create(rewriter, loc, padValue, slab)->getResult(0);
+          auto fill = linalg::FillOp::create(rewriter, loc, padValue, slab);
+          fills.push_back(fill);
+          Value filled = fill->getResult(0);
           acc = tensor::InsertSliceOp::create(rewriter, loc, filled, acc, offsets, sizes, ones);
         }
       }
@@ -702,9 +698,13 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       sizes.push_back(rewriter.getIndexAttr(source[j]));
     }
     Value interior = tensor::ExtractSliceOp::create(rewriter, loc, border.getResult(0), offsets, sizes, ones);
-    rewriter.setInsertionPoint(pad);
-    Value result = tensor::InsertSliceOp::create(rewriter, loc, pad.getSource(), border.getResult(0), offsets, sizes, ones);
-    rewriter.replaceOp(pad, result);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(pad);
+      Value result = tensor::InsertSliceOp::create(rewriter, loc, pad.getSource(), border.getResult(0), offsets,
+                                                   sizes, ones);
+      rewriter.replaceOp(pad, result);
+    }
     return interior;
   }
 
@@ -720,14 +720,9 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     rewriter.setInsertionPointToStart(&fn.getBody().front());
     auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(),
                                                        rewriter.getIndexType());
-    // Where the output goes: the interior of the padded result (seen through the view).
-    Value interior;
-    if (shape->pad) {
-      interior = padInPlace(rewriter, shape->pad, range.getBegin());
-      if (shape->view)
-        interior = tensor::ExpandShapeOp::create(rewriter, loc, shape->view.getSrcType(), interior,
-                                                 shape->view.getReassociationIndices());
-    }
+    // Where the output goes: the interior of the padded result.
+    SmallVector<linalg::FillOp> borderFills;
+    Value interior = shape->pad ? padInPlace(rewriter, shape->pad, range.getBegin(), borderFills) : Value();
 
     // A read-only kernel argument as the accumulator's initial value (a bias) is copied into
     // the output first, explicitly, so that the copy is split into workgroups with the root.
@@ -829,6 +824,18 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         toVectorize.push_back(tiled->tiledOps[0]);
     }
 
+    // The border of a padded result: rows of vectors like an initializer (whole rows as one
+    // vector would be huge; left as loops, their stores through views of the output would keep
+    // the accumulators from being hoisted into registers).
+    SmallVector<Operation *> borderTiles;
+    for (linalg::FillOp fill : borderFills) {
+      SmallVector<int64_t> ranges = cast<linalg::LinalgOp>(fill.getOperation()).getStaticLoopRanges();
+      FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, fill, elementwiseRegisterTiles(ranges, lanes));
+      if (failed(tiled))
+        return fill.emitError() << "could not tile the border of a padded result";
+      borderTiles.push_back(tiled->tiledOps[0]);
+    }
+
     // Convolutions and windows: one output row per tile, so the 2-D op decomposes into a 1-D
     // one, which the vectorizer turns into outer products over the tile's columns.
     if (strategy.kind != Kind::Contraction) {
@@ -837,13 +844,13 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return fn.emitError() << "decomposing the convolution failed";
       toVectorize.clear();
-      // (Not the border fills of a padded result: whole rows and columns as single vectors
-      // would be huge; as loops, LLVM vectorizes them.)
+      // (The border tiles are added below.)
       fn.walk([&](linalg::LinalgOp op) {
         if (!op->getParentOfType<scf::IfOp>())
           toVectorize.push_back(op);
       });
     }
+    llvm::append_range(toVectorize, borderTiles);
     for (Operation *op : toVectorize) {
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::VectorizationResult> result = linalg::vectorize(rewriter, op);

@@ -1,11 +1,10 @@
 // RUN: %hexir-compile %s -o %t.hxb --print-dispatches | FileCheck %s
 
-// A matmul, then tanh and exp: the two elementwise ops are fused into one dispatch that covers
-// both source ops; the matmul is a dispatch of its own.
+// A matmul, then tanh and exp: the two elementwise ops are fused into one op, which becomes
+// the matmul's epilogue: one dispatch covering all three source ops.
 // CHECK: dispatches of @main:
-// CHECK-NEXT: 0 main_dispatch_0_{{.*}} -> tensor<4x16xf32> covers 'mm'
-// CHECK-NEXT: 1 main_dispatch_1_generic -> tensor<4x16xf32> covers '{{(exp', 'tanh|tanh', 'exp)}}'
-// CHECK-NEXT: 2 dispatches
+// CHECK-NEXT: 0 main_dispatch_0_matmul -> tensor<4x16xf32> covers 'mm', '{{(exp', 'tanh|tanh', 'exp)}}'
+// CHECK-NEXT: 1 dispatches
 #id = affine_map<(i, j) -> (i, j)>
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
   %w = arith.constant dense<0.125> : tensor<8x16xf32>

@@ -80,18 +80,18 @@ func.func @unpacked(%x: tensor<1x5x5x4xf32>, %w: tensor<3x3x4x16xf32>) -> (tenso
 // broadcast in the packed shape, its F dimension split in two.
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d1, d2)>
 // CHECK-LABEL: func.func @bias_fhw
-// CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 8, 1, 1] : tensor<8x1x1xf32> into tensor<1x8x1x1xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[B]], #{{.*}}]{{.*}} ins(%[[E]] : tensor<1x8x1x1xf32>) outs(%{{.*}} : tensor<1x1x1x1x8xf32>)
-func.func @bias_fhw(%x: tensor<1x1x1x4xf32>) -> tensor<1x1x1x8xf32> {
-  %w = arith.constant dense<0.25> : tensor<1x1x4x8xf32>
-  %bias = arith.constant dense<0.5> : tensor<8x1x1xf32>
-  %e = tensor.empty() : tensor<1x1x1x8xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [3, 8, 1, 1] : tensor<24x1x1xf32> into tensor<3x8x1x1xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[B]], #{{.*}}]{{.*}} ins(%[[E]] : tensor<3x8x1x1xf32>) outs(%{{.*}} : tensor<1x1x1x3x8xf32>)
+func.func @bias_fhw(%x: tensor<1x1x1x4xf32>) -> tensor<1x1x1x24xf32> {
+  %w = arith.constant dense<0.25> : tensor<1x1x4x24xf32>
+  %bias = arith.constant dense<0.5> : tensor<24x1x1xf32>
+  %e = tensor.empty() : tensor<1x1x1x24xf32>
   %acc = linalg.generic {indexing_maps = [affine_map<(n, h, w, f) -> (f, h, w)>, affine_map<(n, h, w, f) -> (n, h, w, f)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%bias : tensor<8x1x1xf32>) outs(%e : tensor<1x1x1x8xf32>) {
+      ins(%bias : tensor<24x1x1xf32>) outs(%e : tensor<1x1x1x24xf32>) {
   ^bb0(%b: f32, %o: f32):
     linalg.yield %b : f32
-  } -> tensor<1x1x1x8xf32>
+  } -> tensor<1x1x1x24xf32>
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%x, %w : tensor<1x1x1x4xf32>, tensor<1x1x4x8xf32>) outs(%acc : tensor<1x1x1x8xf32>) -> tensor<1x1x1x8xf32>
-  return %r : tensor<1x1x1x8xf32>
+      ins(%x, %w : tensor<1x1x1x4xf32>, tensor<1x1x4x24xf32>) outs(%acc : tensor<1x1x1x24xf32>) -> tensor<1x1x1x24xf32>
+  return %r : tensor<1x1x1x24xf32>
 }

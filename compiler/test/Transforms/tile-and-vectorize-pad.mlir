@@ -39,15 +39,16 @@ func.func @rows(%x: tensor<1x30x30x8xf32>) -> tensor<1x32x32x8xf32> attributes {
 
 // An activation padded in its own kernel (dispatch formation fused it into the pad): the
 // padded tensor is allocated once; workgroup 0 fills its border (top and bottom rows, then the
-// left and right columns of the interior rows); the activation is split into workgroups of
-// rows and writes, vectorized, straight into the interior. No tensor.pad, no copy remains.
+// left and right columns of the interior rows, one vector at a time); the activation is split
+// into workgroups of rows and writes, vectorized, straight into the interior. No tensor.pad,
+// no copy remains.
 // CHECK-LABEL: func.func @activation_then_pad
 // CHECK-SAME: hexir.workgroups = 4
 // CHECK: %[[BEGIN:.*]], %{{.*}} = hexir.workgroup_range
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<1x18x18x16xf32>
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[BEGIN]], %c0
 // CHECK: %[[B:.*]] = scf.if %[[FIRST]] -> (tensor<1x18x18x16xf32>)
-// CHECK-COUNT-4: linalg.fill
+// CHECK-COUNT-4: vector.transfer_write %{{.*}} : vector<1x1x1x16xf32>
 // CHECK: else
 // CHECK-NEXT: scf.yield %[[E]]
 // CHECK: %[[I:.*]] = tensor.extract_slice %[[B]][0, 1, 1, 0] [1, 16, 16, 16] [1, 1, 1, 1]
