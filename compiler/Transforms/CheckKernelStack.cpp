@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir::hexir {
@@ -33,6 +34,7 @@ struct CheckKernelStackPass : public mlir::hexir::impl::CheckKernelStackBase<Che
         signalPassFailure();
       };
       int64_t bytes = 0;
+      const DataLayout &layout = DataLayout::closest(fn);
       WalkResult result = fn.walk([&](Operation *op) {
         if (isa<memref::AllocOp>(op)) {
           bug("allocates heap memory");
@@ -52,7 +54,7 @@ struct CheckKernelStackPass : public mlir::hexir::impl::CheckKernelStackBase<Che
           bug("allocates stack memory inside a loop without releasing it");
           return WalkResult::interrupt();
         }
-        bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+        bytes += type.getNumElements() * static_cast<int64_t>(layout.getTypeSize(type.getElementType()).getFixedValue());
         return WalkResult::advance();
       });
       if (result.wasInterrupted())

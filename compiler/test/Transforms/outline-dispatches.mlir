@@ -1,4 +1,5 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches="fuse-producers=false" | FileCheck %s --check-prefix=NOFUSE
 
 // A matmul with a zero-filled accumulator: the fill and tensor.empty are cloned into the
 // kernel, the weights constant stays in the graph and becomes an operand.
@@ -102,6 +103,8 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
 
 // An activation read only by a pad is computed inside the pad's kernel (which writes it into
 // the padded tensor's interior); one read by the pad and by another op stays a dispatch.
+// Without fusion, both activations are dispatches of their own.
+// NOFUSE: hexir.call_tir @main_dispatch_3_pad
 // CHECK-LABEL: func.func @main(
 // CHECK: %[[P:.*]] = hexir.call_tir @main_dispatch_0_pad(%arg0)
 // CHECK: %[[R:.*]] = hexir.call_tir @main_dispatch_1_generic(%arg1)
@@ -138,4 +141,43 @@ func.func @main(%x: tensor<1x4x4x8xf32>, %y: tensor<1x4x4x8xf32>) -> (tensor<1x6
     tensor.yield %zero : f32
   } : tensor<1x4x4x8xf32> to tensor<1x6x6x8xf32>
   return %p, %q, %relu2 : tensor<1x6x6x8xf32>, tensor<1x6x6x8xf32>, tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// An elementwise op reading a matmul's result, and nothing else reading it, is the matmul's
+// epilogue: one kernel, named after the matmul. A matmul whose result is also returned keeps
+// its own kernel. Without fusion (hexir-compile --no-fusion) every op is a kernel.
+// NOFUSE: hexir.call_tir @main_dispatch_3_generic(%{{.*}}) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[Y:.*]] = hexir.call_tir @main_dispatch_0_matmul(%arg0, %{{.*}})
+// CHECK: %[[M:.*]] = hexir.call_tir @main_dispatch_1_matmul(%arg0, %{{.*}})
+// CHECK: %[[Z:.*]] = hexir.call_tir @main_dispatch_2_generic(%[[M]])
+// CHECK: return %[[Y]], %[[Z]], %[[M]]
+// CHECK-LABEL: func.func @main_dispatch_0_matmul(
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK-LABEL: func.func @main_dispatch_1_matmul(
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @main(%x: tensor<4x8xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+  %w = arith.constant dense<0.125> : tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %a = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %b = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %z = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  return %y, %z, %b : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }

@@ -1,0 +1,101 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-sink-packed-views | FileCheck %s
+
+// A packed matmul's view read by an elementwise op (a residual add and a ReLU): the op now runs
+// over the packed 4x2x16 shape, reading the matmul's result directly and the residual through
+// an expand_shape; the view moves below it.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: %[[MM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x2x16xf32>)
+// CHECK: %[[R:.*]] = tensor.expand_shape %arg2 {{\[\[}}0], [1, 2]] output_shape [4, 2, 16]
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[MM]], %[[R]] : tensor<4x2x16xf32>, tensor<4x2x16xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[V:.*]] = tensor.collapse_shape %[[Y]] {{\[\[}}0], [1, 2]] : tensor<4x2x16xf32> into tensor<4x32xf32>
+// CHECK: return %[[V]]
+#a = affine_map<(m, no, ni, k) -> (m, k)>
+#p = affine_map<(m, no, ni, k) -> (no, k, ni)>
+#c = affine_map<(m, no, ni, k) -> (m, no, ni)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @epilogue(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %r: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x2x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%f : tensor<4x2x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x16xf32>
+  %v = tensor.collapse_shape %mm [[0], [1, 2]] : tensor<4x2x16xf32> into tensor<4x32xf32>
+  %e = tensor.empty() : tensor<4x32xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%v, %r : tensor<4x32xf32>, tensor<4x32xf32>) outs(%e : tensor<4x32xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    %t = arith.maximumf %s, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+// A pad of a packed result's view becomes a view of a pad over the packed shape (the panel
+// dimensions are not padded), so the pad's kernel can compute the matmul into it.
+// CHECK-LABEL: func.func @pad
+// CHECK: %[[MM:.*]] = linalg.generic
+// CHECK: %[[P:.*]] = tensor.pad %[[MM]] low[1, 0, 0] high[1, 0, 0]
+// CHECK: tensor<4x2x16xf32> to tensor<6x2x16xf32>
+// CHECK: tensor.collapse_shape %[[P]] {{\[\[}}0], [1, 2]] : tensor<6x2x16xf32> into tensor<6x32xf32>
+#a2 = affine_map<(m, no, ni, k) -> (m, k)>
+#p2 = affine_map<(m, no, ni, k) -> (no, k, ni)>
+#c2 = affine_map<(m, no, ni, k) -> (m, no, ni)>
+func.func @pad(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>) -> tensor<6x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x2x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a2, #p2, #c2], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%f : tensor<4x2x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x16xf32>
+  %v = tensor.collapse_shape %mm [[0], [1, 2]] : tensor<4x2x16xf32> into tensor<4x32xf32>
+  %p = tensor.pad %v low[1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x32xf32> to tensor<6x32xf32>
+  return %p : tensor<6x32xf32>
+}
+
+// -----
+
+// A view read twice (by the elementwise op and returned) stays where it is.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[V:.*]] = tensor.collapse_shape
+// CHECK: linalg.generic {{.*}} ins(%[[V]] : tensor<4x32xf32>)
+#a3 = affine_map<(m, no, ni, k) -> (m, k)>
+#p3 = affine_map<(m, no, ni, k) -> (no, k, ni)>
+#c3 = affine_map<(m, no, ni, k) -> (m, no, ni)>
+#id3 = affine_map<(m, n) -> (m, n)>
+func.func @shared(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x2x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a3, #p3, #c3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%f : tensor<4x2x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x16xf32>
+  %v = tensor.collapse_shape %mm [[0], [1, 2]] : tensor<4x2x16xf32> into tensor<4x32xf32>
+  %e = tensor.empty() : tensor<4x32xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<4x32xf32>) outs(%e : tensor<4x32xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.maximumf %i, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<4x32xf32>
+  return %y, %v : tensor<4x32xf32>, tensor<4x32xf32>
+}
