@@ -69,6 +69,7 @@ struct KernelEntry {
   std::string name;
   uint32_t arity = 0;
   uint32_t workgroups = 1;
+  uint32_t stack_bytes = 0;  // its stack buffers (hexir-check-kernel-stack bounds them)
 };
 
 struct KernelLibrary {

@@ -66,8 +66,9 @@ int main(int argc, char** argv) {
     std::printf("kernel library %u (section #%u): %u entries; needs CPU extensions: %s\n", i, lib->section(),
                 lib->entries()->size(), features.empty() ? "none" : features.c_str());
     for (uint32_t e = 0; e < lib->entries()->size(); ++e)
-      std::printf("  [%u] %s (arity %u)\n", e, lib->entries()->Get(e)->name()->c_str(),
-                  lib->entries()->Get(e)->arity());
+      std::printf("  [%u] %s (arity %u, %u workgroups, stack buffers %u bytes, workspace 0 bytes)\n", e,
+                  lib->entries()->Get(e)->name()->c_str(), lib->entries()->Get(e)->arity(),
+                  lib->entries()->Get(e)->workgroups(), lib->entries()->Get(e)->stack_bytes());
   }
   for (const fb::Function* fn : *exe.functions()) {
     std::printf("function %s\n", fn->name()->c_str());

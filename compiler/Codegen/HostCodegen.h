@@ -27,6 +27,7 @@ struct KernelInfo {
   std::string name;
   unsigned arity = 0;
   unsigned workgroups = 1;  // independent workgroups (DistributeWorkgroups)
+  unsigned stackBytes = 0;  // bytes of stack buffers (CheckKernelStack)
 };
 
 struct HostTargetOptions {

@@ -34,6 +34,8 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
     Operation *fn = kernelModule->lookupSymbol(k.name);
     if (auto wg = fn ? fn->getAttrOfType<IntegerAttr>(kWorkgroupsAttrName) : nullptr)
       k.workgroups = static_cast<unsigned>(wg.getInt());
+    if (auto stack = fn ? fn->getAttrOfType<IntegerAttr>("hexir.stack_bytes") : nullptr)
+      k.stackBytes = static_cast<unsigned>(stack.getInt());
   }
   return kernelModule;
 }

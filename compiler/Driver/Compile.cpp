@@ -93,7 +93,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   llvm::StringMap<unsigned> entryIndex, workgroups;
   for (const mlir::hexir::KernelInfo &k : kernels) {
     entryIndex[k.name] = library.entries.size();
-    library.entries.push_back({k.name, k.arity, k.workgroups});
+    library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes});
     workgroups[k.name] = k.workgroups;
   }
   spec.libraries.push_back(std::move(library));

@@ -7,6 +7,8 @@
 // CHECK: memory plan for @main
 // CHECK: main_dispatch_0_generic 256 0 0 1  -
 // CHECK: main_dispatch_1_matmul 256 256 1 2  -
+// Each kernel's entry lists its stack buffers (none here: every tile stays in registers).
+// DUMP: [1] main_dispatch_1_matmul (arity 3, 1 workgroups, stack buffers 0 bytes, workspace 0 bytes)
 // DUMP: DISPATCH main_dispatch_1_matmul
 // DUMP-NEXT: in  Arena[0, +256)
 // DUMP-NEXT: in  {{.*}}
