@@ -35,8 +35,9 @@ bool allParallel(linalg::LinalgOp op) {
 // or of its epilogue moves below a pad (whose kernel then computes them into the padded
 // tensor; upstream checks that the pad leaves the collapsed dimensions alone).
 bool sinkThrough(OpOperand *operand) {
+  // (Read only by this op; a SiLU reads it twice.)
   auto view = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
-  if (!view || !view->hasOneUse())
+  if (!view || llvm::any_of(view->getUsers(), [&](Operation *user) { return user != operand->getOwner(); }))
     return false;
   auto producer = view.getSrc().getDefiningOp<linalg::LinalgOp>();
   if (!producer || !producer->hasOneUse())

@@ -2,8 +2,11 @@
 //
 // Host kernel code generation before bufferization, for the kinds of compute op that carry
 // nearly all of a network's work: contractions (MatMul, Gemm, batched matmul), channels-last
-// convolutions, depthwise convolutions and poolings, and elementwise ops (activations, GELU,
-// bias adds: rows of the innermost dimension as vector ops). The kernel's root op is tiled
+// convolutions (also with packed filters), depthwise convolutions and poolings, elementwise ops
+// (activations, GELU, bias adds: rows of the innermost dimension as vector ops) and reductions
+// over outer dimensions (a global pool). A kernel may also end with an elementwise epilogue
+// (computed chunk by chunk after its root, in place) and a pad (written in place, see
+// padInPlace). The kernel's root op is tiled
 // three times:
 //   1. workgroups: one loop over chunks of one output dimension, bounded by the kernel's
 //      workgroup range (hexir.workgroup_range), so the host thread pool can split a dispatch;
@@ -74,7 +77,7 @@ bool isInitializer(Operation &op) {
          generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity();
 }
 
-enum class Kind { Contraction, Conv, Depthwise, Pooling, Elementwise };
+enum class Kind { Contraction, Conv, Depthwise, Pooling, Elementwise, Reduction };
 
 // The row loop of a contraction's register tile: of its row (m) loops, the longest (the last
 // on a tie). Others, such as a batch dimension of 1 that B does not have, are walked one at a
@@ -258,6 +261,31 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
     s.kind = Kind::Elementwise;
     s.registers.back() = rowTile(ranges.back(), lanes);
     return s;
+  }
+  // Reductions over outer dimensions (a global average pool over NHWC: sums of H x W rows of C
+  // channels): vectorized along the output's innermost dimension, which every input reads
+  // contiguously; as many vectors of it as fit in half the registers accumulate while the
+  // reduction loops run one step at a time, so each input row is read once.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (generic && op.getNumReductionLoops() > 0 && outMap.getNumResults() > 0 && outMap.isProjectedPermutation() &&
+      llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isProjectedPermutation(); }) &&
+      llvm::all_of(generic.getBody()->without_terminator(), [](Operation &inner) {
+        return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+      })) {
+    unsigned v = outMap.getDimPosition(outMap.getNumResults() - 1);
+    bool contiguous = llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      AffineMap m = op.getMatchingIndexingMap(in);
+      return m.getNumResults() > 0 && m.getDimPosition(m.getNumResults() - 1) == v;
+    });
+    if (contiguous) {
+      s.kind = Kind::Reduction;
+      int64_t tile = 0;
+      for (int64_t t = lanes; t <= std::min<int64_t>(ranges[v], 8 * lanes); t += lanes)
+        if (ranges[v] % t == 0)
+          tile = t;
+      s.registers[v] = tile ? tile : rowTile(ranges[v], lanes);
+      return s;
+    }
   }
   return std::nullopt;
 }

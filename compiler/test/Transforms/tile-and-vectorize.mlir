@@ -146,7 +146,33 @@ func.func @packed_conv(%x: tensor<1x9x9x128xf32>, %w: tensor<2x3x3x128x32xf32>) 
 
 // -----
 
-// A kernel with a reduction that is not a contraction (a row sum) is left alone.
+// A global average pool's sum over NHWC (96 channels, 7x7): the 96 output channels (six
+// 16-lane vectors) accumulate in registers while the H and W loops run one pixel at a time, so
+// the input is read once, row by row (the reduction over unit dimensions folds into adds).
+// CHECK-LABEL: func.func @global_pool
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x7x7x96xf32>, vector<1x1x1x96xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} [2, 3] : vector<1x96x1x1xf32> to vector<1x96xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @global_pool(%x: tensor<1x7x7x96xf32>) -> tensor<1x96xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x96xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x96xf32>) -> tensor<1x96xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>, affine_map<(n, c, h, w) -> (n, c)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x : tensor<1x7x7x96xf32>) outs(%f : tensor<1x96xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<1x96xf32>
+  return %r : tensor<1x96xf32>
+}
+
+// -----
+
+// A reduction along the innermost dimension (a row sum) is left alone (for now: it would need a
+// horizontal sum per row).
 // CHECK-LABEL: func.func @row_sum
 // CHECK-NOT: hexir.workgroups
 // CHECK: linalg.generic
