@@ -5,7 +5,8 @@
 // write and read a whole tensor. Here an elementwise generic op is fused into the generic op
 // that reads it when it has no other reader: one loop nest, no intermediate tensor.
 // Contractions are never fused into (their body must stay a multiply-add for the vector
-// kernels), and fusion never duplicates work (a producer with several readers stays).
+// kernels), and fusion never duplicates work across kernels (a producer with several readers
+// stays; one read twice by the same op is fused into both reads).
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
@@ -31,7 +32,9 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
       return failure();
     for (OpOperand &operand : consumer->getOpOperands()) {
       auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
-      if (!producer || !producer->hasOneUse() || !linalg::areElementwiseOpsFusable(&operand))
+      // Read only by this op (a GELU reads its input twice: each read is fused in turn).
+      if (!producer || !linalg::areElementwiseOpsFusable(&operand) ||
+          llvm::any_of(producer->getUsers(), [&](Operation *user) { return user != consumer.getOperation(); }))
         continue;
       Location loc = rewriter.getFusedLoc({producer.getLoc(), consumer.getLoc()});
       FailureOr<linalg::ElementwiseOpFusionResult> fused = linalg::fuseElementwiseOps(rewriter, &operand);

@@ -466,6 +466,85 @@ for _c, _f, _hw, _k, _s, _p, _g in [(3, 17, 13, 3, 1, 1, 1), (17, 65, 15, 3, 2, 
     CASES[f"kernel_conv_c{_c}_f{_f}_{_hw}x{_hw}_k{_k}_s{_s}_g{_g}"] = _conv_case(_c, _f, _hw, _k, _s, _p, _g)
 
 
+def _residual_block_case(c, hw):
+    # Conv + bias + ReLU written into the next conv's padded input, then conv + bias + residual
+    # add + ReLU as one epilogue (fused kernels, pads in place), at sizes no tile divides.
+    def build():
+        # Weights scaled as a trained network's (1 / sqrt(fan-in)), so that f32 rounding over
+        # 9c-term sums stays within the tolerance.
+        scale = np.float32(1.0 / np.sqrt(9 * c))
+        x, w1, b1, w2, b2 = rnd(1, c, hw, hw), rnd(c, c, 3, 3) * scale, rnd(c), rnd(c, c, 3, 3) * scale, rnd(c)
+        xd = t(x).double()
+        y1 = F.relu(F.conv2d(xd, t(w1).double(), t(b1).double(), padding=1))
+        ref = F.relu(F.conv2d(y1, t(w2).double(), t(b2).double(), padding=1) + xd).numpy()
+        nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+                 helper.make_node("Relu", ["c1"], ["r1"]),
+                 helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+                 helper.make_node("Add", ["c2", "x"], ["s"]),
+                 helper.make_node("Relu", ["s"], ["y"])]
+        inits = {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
+        return model(nodes, {"x": x}, {"y": ref.astype(np.float32)}, inits), {"x": x}, {"y": ref}
+    return build
+
+
+for _c, _hw in [(8, 5), (24, 13), (48, 7), (40, 9)]:
+    CASES[f"kernel_fused_residual_block_c{_c}_{_hw}x{_hw}"] = _residual_block_case(_c, _hw)
+
+
+def _expand_silu_depthwise_case(c, e, hw):
+    # A 1x1 expansion with bias and SiLU (its epilogue), padded in place for a depthwise 3x3
+    # with bias and ReLU6, then a global average pool (a vectorized reduction).
+    def build():
+        x, w1, b1 = rnd(1, c, hw, hw), rnd(e, c, 1, 1), rnd(e)
+        w2, b2 = rnd(e, 1, 3, 3), rnd(e)
+        xd = t(x).double()
+        y1 = F.silu(F.conv2d(xd, t(w1).double(), t(b1).double()))
+        y2 = torch.clamp(F.conv2d(y1, t(w2).double(), t(b2).double(), padding=1, groups=e), 0, 6)
+        ref = y2.mean(dim=(2, 3), keepdim=True).numpy()
+        nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+                 helper.make_node("Sigmoid", ["c1"], ["g"]),
+                 helper.make_node("Mul", ["c1", "g"], ["s1"]),
+                 helper.make_node("Conv", ["s1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], group=e),
+                 helper.make_node("Clip", ["c2", "lo", "hi"], ["r2"]),
+                 helper.make_node("GlobalAveragePool", ["r2"], ["y"])]
+        inits = {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "lo": np.array(0.0, np.float32),
+                 "hi": np.array(6.0, np.float32)}
+        return model(nodes, {"x": x}, {"y": ref.astype(np.float32)}, inits), {"x": x}, {"y": ref}
+    return build
+
+
+for _c, _e, _hw in [(3, 24, 11), (16, 96, 14), (5, 40, 9)]:
+    CASES[f"kernel_fused_expand_silu_depthwise_c{_c}_e{_e}_{_hw}x{_hw}"] = _expand_silu_depthwise_case(_c, _e, _hw)
+
+
+def _linear_gelu_residual_case(m, d, ff):
+    # A transformer feed-forward: MatMul + bias + GELU (Erf), MatMul + bias + residual add: the
+    # bias, GELU and residual are epilogues of the packed matmuls.
+    def build():
+        x, w1, b1, w2, b2 = rnd(1, m, d), rnd(d, ff), rnd(ff), rnd(ff, d), rnd(d)
+        xd = t(x).double()
+        h = F.gelu(xd @ t(w1).double() + t(b1).double())
+        ref = (h @ t(w2).double() + t(b2).double() + xd).numpy()
+        nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"]),
+                 helper.make_node("Add", ["m1", "b1"], ["a1"]),
+                 helper.make_node("Div", ["a1", "sqrt2"], ["d1"]),
+                 helper.make_node("Erf", ["d1"], ["e1"]),
+                 helper.make_node("Add", ["e1", "one"], ["p1"]),
+                 helper.make_node("Mul", ["a1", "p1"], ["q1"]),
+                 helper.make_node("Mul", ["q1", "half"], ["g1"]),
+                 helper.make_node("MatMul", ["g1", "w2"], ["m2"]),
+                 helper.make_node("Add", ["m2", "b2"], ["a2"]),
+                 helper.make_node("Add", ["a2", "x"], ["y"])]
+        inits = {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "sqrt2": np.array(np.sqrt(2.0), np.float32),
+                 "one": np.array(1.0, np.float32), "half": np.array(0.5, np.float32)}
+        return model(nodes, {"x": x}, {"y": ref.astype(np.float32)}, inits), {"x": x}, {"y": ref}
+    return build
+
+
+for _m, _d, _ff in [(1, 8, 24), (17, 48, 80), (5, 40, 72)]:
+    CASES[f"kernel_fused_linear_gelu_residual_{_m}x{_d}x{_ff}"] = _linear_gelu_residual_case(_m, _d, _ff)
+
+
 def _pool_case(c, hw):
     def build():
         x = rnd(1, c, hw, hw)
@@ -564,7 +643,7 @@ def check_error(name, bin_dir, tmp):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
-    p.add_argument("--only")
+    p.add_argument("--only", help="run only the cases whose names start with this")
     p.add_argument("--target-cpu", help="compile every case for this CPU (e.g. x86-64-v2)")
     args = p.parse_args()
     if args.target_cpu:
@@ -574,7 +653,7 @@ def main():
         runs = [(name, name, check_case) for name in CASES] + \
                [(name, "error." + name, check_error) for name in ERRORS]
         for name, label, check in runs:
-            if args.only and name != args.only:
+            if args.only and not name.startswith(args.only):
                 continue
             ok = check(name, args.bin, tmp)
             print(f"{'ok  ' if ok else 'FAIL'} {label}")

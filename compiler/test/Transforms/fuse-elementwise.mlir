@@ -65,3 +65,39 @@ func.func @contraction(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   } -> tensor<4x4xf32>
   return %m : tensor<4x4xf32>
 }
+
+// -----
+
+// A bias add read twice by the same chain (GELU: x * (erf(x / sqrt 2) + 1)): once the erf
+// chain is fused into the multiply, the add has one reader left and is fused into both of its
+// reads. One op remains.
+// CHECK-LABEL: func.func @read_twice
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: math.erf
+// CHECK: return
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+func.func @read_twice(%x: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %c = arith.constant 0.707106769 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %a = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %b : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.mulf %i, %c : f32
+    %f = math.erf %m : f32
+    %s = arith.addf %f, %one : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %p : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
