@@ -75,16 +75,17 @@ func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} 
 // A 128x256 output (K = 64) in 2-D workgroups: 16 row tiles of 8 and 8 column tiles of 32,
 // 2,097,152 iterations allow 64 workgroups; chunks start at the cache blocks (64 rows = 8 row
 // tiles, 256 columns = all 8 column tiles): 2 workgroups, fewer than 8, so the larger chunk
-// shrinks until there are 8: 4 x 2 workgroups of 32 rows x 128 columns, one loop over both,
-// numbered row-major.
+// shrinks until there are 8: 4 x 2 workgroups of 32 rows x 128 columns, one loop over both.
+// Rows vary fastest: the four row chunks reading one 64x128 block of B follow each other
+// (A read twice and B once move fewer bytes than A once and B four times).
 // CHECK-LABEL: func.func @two_d
 // CHECK-SAME: hexir.workgroups = 8
 // CHECK: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
 // CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
-// CHECK: %[[COL:.*]] = arith.remui %[[W]], %c2
-// CHECK: %[[ROW:.*]] = arith.divui %[[W]], %c2
-// CHECK: %[[C0:.*]] = arith.muli %[[COL]], %c128
+// CHECK: %[[ROW:.*]] = arith.remui %[[W]], %c4
+// CHECK: %[[COL:.*]] = arith.divui %[[W]], %c4
 // CHECK: %[[R0:.*]] = arith.muli %[[ROW]], %c32
+// CHECK: %[[C0:.*]] = arith.muli %[[COL]], %c128
 // CHECK: tensor.extract_slice %{{.*}}[%[[R0]], %[[C0]]] [32, 128] [1, 1] : tensor<128x256xf32> to tensor<32x128xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 func.func @two_d(%a: tensor<128x64xf32>, %b: tensor<64x256xf32>) -> tensor<128x256xf32> attributes {hexir.kernel} {
