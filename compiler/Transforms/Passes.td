@@ -68,7 +68,9 @@ def PackConvFilters : Pass<"hexir-pack-conv-filters", "mlir::ModuleOp"> {
     convolution becomes a linalg.generic over (n, oh, ow, p, fi, kh, kw, c) into its result
     viewed as [N, OH, OW, F/nr, nr]; a 1x1 convolution with stride 1 becomes a contraction over
     (n, oh, ow, p, fi, c) (a packed matmul). Its zero fill or bias broadcast is rebuilt in the
-    packed shape.
+    packed shape. A layer of at least 128 channels that only 8 divides gets 16-wide panels, the
+    last padded with zero channels (and its bias with zeros), and the real channels are an
+    extract_slice of the result.
 
     Before: `O = conv_2d_nhwc_hwcf(I, W)`. After: `O5 = generic(I, P)`, `O =
     collapse_shape(O5)`, P a constant.

@@ -95,3 +95,29 @@ func.func @bias_fhw(%x: tensor<1x1x1x4xf32>) -> tensor<1x1x1x24xf32> {
       ins(%x, %w : tensor<1x1x1x4xf32>, tensor<1x1x4x24xf32>) outs(%acc : tensor<1x1x1x24xf32>) -> tensor<1x1x1x24xf32>
   return %r : tensor<1x1x1x24xf32>
 }
+
+// -----
+
+// 136 output channels (8 x 17; 16 does not divide them): 16-wide panels, the ninth one padded
+// with 8 zero channels, the bias padded with zeros too; the real 136 channels are a slice of the
+// 144 computed.
+// CHECK-LABEL: func.func @padded_panels
+// CHECK: %[[BIAS:.*]] = arith.constant dense<{{.*}}> : tensor<144xf32>
+// CHECK: %[[PACKED:.*]] = arith.constant dense<{{.*}}> : tensor<9x4x16xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%arg0, %[[PACKED]] : tensor<1x3x3x4xf32>, tensor<9x4x16xf32>) outs(%{{.*}} : tensor<1x3x3x9x16xf32>)
+// CHECK: %[[WIDE:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x3x3x9x16xf32> into tensor<1x3x3x144xf32>
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[WIDE]][0, 0, 0, 0] [1, 3, 3, 136] [1, 1, 1, 1]
+// CHECK: return %[[OUT]]
+func.func @padded_panels(%x: tensor<1x3x3x4xf32>) -> tensor<1x3x3x136xf32> {
+  %w = arith.constant dense<0.25> : tensor<1x1x4x136xf32>
+  %bias = arith.constant dense<0.5> : tensor<136xf32>
+  %e = tensor.empty() : tensor<1x3x3x136xf32>
+  %acc = linalg.generic {indexing_maps = [affine_map<(n, h, w, f) -> (f)>, affine_map<(n, h, w, f) -> (n, h, w, f)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<136xf32>) outs(%e : tensor<1x3x3x136xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    linalg.yield %b : f32
+  } -> tensor<1x3x3x136xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x3x3x4xf32>, tensor<1x1x4x136xf32>) outs(%acc : tensor<1x3x3x136xf32>) -> tensor<1x3x3x136xf32>
+  return %r : tensor<1x3x3x136xf32>
+}
