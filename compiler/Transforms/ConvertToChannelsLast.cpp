@@ -388,6 +388,33 @@ struct RelayoutElementwise : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+// transpose(concat(g_1 .. g_n)) where every g_i is an elementwise op read only by the concat
+// (an activation between a convolution and a channel concat, as in SqueezeNet's fire modules):
+// each g_i computes its part in the transposed layout instead, and the concat runs there. No
+// transpose is left (the activations then read the convolutions' NHWC results contiguously),
+// and none is created, so this does not fight TransposeOutOfConcat.
+struct TransposeIntoConcatOfElementwise : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp op, PatternRewriter &rewriter) const override {
+    auto concat = op.getInput().getDefiningOp<tensor::ConcatOp>();
+    if (!op.hasPureTensorSemantics() || !concat || !concat->hasOneUse())
+      return failure();
+    for (Value in : concat.getInputs()) {
+      auto g = in.getDefiningOp<linalg::GenericOp>();
+      if (!g || !g->hasOneUse() || !isRelayoutable(g))
+        return failure();
+    }
+    ArrayRef<int64_t> perm = op.getPermutation();
+    SmallVector<Value> parts;
+    for (Value in : concat.getInputs())
+      parts.push_back(relayout(rewriter, in.getDefiningOp<linalg::GenericOp>(), perm)->getResult(0));
+    int64_t dim = inversePermutation(perm)[concat.getDim()];
+    rewriter.setInsertionPoint(op);
+    rewriter.replaceOp(op, tensor::ConcatOp::create(rewriter, concat.getLoc(), dim, parts).getResult());
+    return success();
+  }
+};
+
 struct ConvertToChannelsLastPass
     : public mlir::hexir::impl::ConvertToChannelsLastBase<ConvertToChannelsLastPass> {
   void runOnOperation() override {
@@ -398,7 +425,7 @@ struct ConvertToChannelsLastPass
       convertWindowOps(fn);
       RewritePatternSet patterns(ctx);
       patterns.add<ComposeTransposes, TransposeProducer, TransposeOutOfConcat, ReadThroughTranspose,
-                   RelayoutElementwise>(ctx);
+                   RelayoutElementwise, TransposeIntoConcatOfElementwise>(ctx);
       // Every rewrite keeps the graph's meaning, so stopping early only leaves transposes in
       // place; the bounds keep a layout ping-pong the cost model missed from running forever.
       GreedyRewriteConfig config;

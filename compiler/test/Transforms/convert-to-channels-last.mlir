@@ -75,3 +75,48 @@ func.func @residual(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   } -> tensor<1x2x2x2xf32>
   return %s : tensor<1x2x2x2xf32>
 }
+
+// -----
+
+// A fire module's tail: two NCHW convolutions, a ReLU on each, a concat along channels, then a
+// convolution. The ReLUs are computed channels-last, reading the convolutions' NHWC results
+// with identity maps, and the concat runs along NHWC's channel dimension (3): no transpose is
+// left between the convolutions.
+// CHECK-LABEL: func.func @concat_of_activations
+// CHECK: %[[A:.*]] = linalg.conv_2d_nhwc_hwcf
+// CHECK: %[[RA:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]]{{.*}} ins(%[[A]] : tensor<1x5x5x8xf32>)
+// CHECK: %[[B:.*]] = linalg.conv_2d_nhwc_hwcf
+// CHECK: %[[RB:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]]{{.*}} ins(%[[B]] : tensor<1x5x5x8xf32>)
+// CHECK: %[[C:.*]] = tensor.concat dim(3) %[[RA]], %[[RB]] : (tensor<1x5x5x8xf32>, tensor<1x5x5x8xf32>) -> tensor<1x5x5x16xf32>
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[C]],
+#id4 = affine_map<(a, b, c, d) -> (a, b, c, d)>
+func.func @concat_of_activations(%x: tensor<1x4x5x5xf32>) -> tensor<1x2x5x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w1 = arith.constant dense<0.5> : tensor<8x4x1x1xf32>
+  %w2 = arith.constant dense<0.25> : tensor<8x4x1x1xf32>
+  %w3 = arith.constant dense<0.125> : tensor<2x16x1x1xf32>
+  %e8 = tensor.empty() : tensor<1x8x5x5xf32>
+  %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32>
+  %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w1 : tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>) outs(%f8 : tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32>
+  %ra = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : tensor<1x8x5x5xf32>) outs(%e8 : tensor<1x8x5x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x5x5xf32>
+  %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w2 : tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>) outs(%f8 : tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32>
+  %rb = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : tensor<1x8x5x5xf32>) outs(%e8 : tensor<1x8x5x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x5x5xf32>
+  %c = tensor.concat dim(1) %ra, %rb : (tensor<1x8x5x5xf32>, tensor<1x8x5x5xf32>) -> tensor<1x16x5x5xf32>
+  %e2 = tensor.empty() : tensor<1x2x5x5xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%c, %w3 : tensor<1x16x5x5xf32>, tensor<2x16x1x1xf32>) outs(%f2 : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  return %y : tensor<1x2x5x5xf32>
+}
