@@ -48,9 +48,12 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::RunChunks() {
   while (true) {
-    uint32_t begin = next_.fetch_add(chunk_);
-    if (begin >= n_) return;
-    fn_(ctx_, begin, std::min(n_, begin + chunk_));
+    // Piece i covers [i * n / pieces, (i + 1) * n / pieces): sizes differ by at most one.
+    uint64_t piece = next_.fetch_add(1);
+    if (piece >= pieces_) return;
+    auto begin = static_cast<uint32_t>(piece * n_ / pieces_);
+    auto end = static_cast<uint32_t>((piece + 1) * n_ / pieces_);
+    fn_(ctx_, begin, end);
   }
 }
 
@@ -83,9 +86,10 @@ void ThreadPool::ParallelFor(uint32_t n, ChunkFn fn, void* ctx) {
     fn_ = fn;
     ctx_ = ctx;
     n_ = n;
-    // A few chunks per thread balance uneven work without much contention.
-    uint32_t pieces = static_cast<uint32_t>(threads()) * 4;
-    chunk_ = std::max<uint32_t>(1, (n + pieces - 1) / pieces);
+    // A few pieces per thread balance uneven work without much contention; pieces of equal
+    // size (within one workgroup) keep threads even: 14 workgroups in chunks of 2 made 7
+    // chunks, split 4:3 between two threads.
+    pieces_ = std::min<uint32_t>(n, static_cast<uint32_t>(threads()) * 4);
     next_.store(0);
     active_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     // Publishes the loop to spinning workers (release) and to sleeping ones (the mutex).

@@ -47,7 +47,7 @@ class ThreadPool {
   // The current loop.
   ChunkFn fn_ = nullptr;
   void* ctx_ = nullptr;
-  uint32_t n_ = 0, chunk_ = 1;
+  uint32_t n_ = 0, pieces_ = 1;
   std::atomic<uint32_t> next_{0};
   std::atomic<int> active_{0};  // workers still in the current loop
 };
