@@ -2,6 +2,7 @@
 // hexir::compiler::compileFile().
 #include "Driver/Compile.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -10,6 +11,9 @@ namespace cl = llvm::cl;
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "hexir-compile " << HEXIR_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING << ")\n";
+  });
   cl::OptionCategory category("hexir-compile options");
   cl::opt<std::string> input(cl::Positional, cl::desc("<graph.mlir | model.onnx>"), cl::cat(category));
   cl::opt<std::string> output("o", cl::desc("Output executable (.hxb)"), cl::value_desc("file"),

@@ -13,6 +13,8 @@
 #include "tools/npy.h"
 #include "tools/run_benchmark.h"
 
+#include <cerrno>
+
 namespace {
 
 constexpr const char* kUsage =
@@ -40,8 +42,9 @@ bool SplitAssignment(const std::string& text, std::string* name, std::string* pa
 
 bool ParseCount(const char* text, long* out) {
   char* end = nullptr;
+  errno = 0;
   long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || v < 0) return false;
+  if (end == text || *end != '\0' || v < 0 || errno == ERANGE) return false;
   *out = v;
   return true;
 }
@@ -90,8 +93,8 @@ int main(int argc, char** argv) {
       if (!value) return Fail("--in-place needs an output name");
       in_place.push_back(argv[++i]);
     } else if (arg == "--benchmark") {
-      if (!value || !ParseCount(value, &benchmark_runs) || benchmark_runs < 1)
-        return Fail("--benchmark needs a number of runs of at least 1");
+      if (!value || !ParseCount(value, &benchmark_runs) || benchmark_runs < 1 || benchmark_runs > 1000000)
+        return Fail("--benchmark needs a number of runs from 1 to 1000000");
       ++i;
     } else if (!arg.empty() && arg[0] == '-') {
       return Fail("unknown option '" + arg + "'\n" + kUsage);

@@ -3,6 +3,7 @@
 
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -75,6 +76,18 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const HostTargetOptions
   }
   std::string cpu = options.cpu;
   std::string features;
+  if (cpu != "host") {
+    // An unknown name would only print LLVM's warnings and compile for a generic CPU.
+    std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, "", ""));
+    if (!info || !info->isCPUStringValid(cpu)) {
+      std::vector<std::string> names = {"host"};
+      if (info)
+        for (const llvm::SubtargetSubTypeKV &kv : info->getAllProcessorDescriptions())
+          names.push_back(kv.Key);
+      emitError(loc) << "unknown --target-cpu '" << cpu << "'; valid names: " << llvm::join(names, ", ");
+      return nullptr;
+    }
+  }
   if (cpu == "host") {
     cpu = llvm::sys::getHostCPUName().str();
     llvm::SubtargetFeatures subtarget;

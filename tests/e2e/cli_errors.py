@@ -101,6 +101,17 @@ def main():
         expect_failure("hexir-plan: bad capacity", [os.path.join(args.bin, "hexir-plan"), "--input", "x.csv",
                                                     "--capacity", "lots"], "bad --capacity 'lots'")
 
+        # An unknown CPU name is refused with the list of valid ones (not LLVM's warnings and a
+        # generic CPU); --version names Hexir.
+        with open("graph.mlir", "w") as f:
+            f.write(BAD_GRAPHS["missing entry"][0])
+        expect_failure("hexir-compile: unknown --target-cpu", [compile_, "graph.mlir", "--entry", "other", "-o", out,
+                                                               "--target-cpu=pentium9"],
+                       "unknown --target-cpu 'pentium9'; valid names: host, ", no_file=out)
+        r = expect_success("hexir-compile --version", [compile_, "--version"], "hexir-compile 0.")
+        if "is not a recognized processor" in r.stderr:
+            FAILURES.append("hexir-compile --target-cpu warning")
+
         # --entry picks another function.
         with open("graph.mlir", "w") as f:
             f.write(BAD_GRAPHS["missing entry"][0])
@@ -140,6 +151,9 @@ def main():
             f.write(good_npy[:-4])
         expect_failure("hexir-run: truncated npy", [run_, exe, "--input", "x=short.npy"],
                        "holds 156 data bytes, its header says 160")
+        for runs in ["0", "4294967296", "99999999999999999999999", "1e3"]:
+            expect_failure(f"hexir-run: --benchmark {runs}", [run_, exe, "--benchmark", runs],
+                           "--benchmark needs a number of runs from 1 to 1000000")
         expect_failure("hexir-run: --threads out of range", [run_, exe, "--threads", "-3"],
                        "--threads needs a count from 0 to 1024")
         expect_failure("hexir-run: --in-place on an untied output", [run_, exe, "--input", "x=x.npy",
