@@ -11,11 +11,19 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 
 namespace hexir::onnx_import {
 namespace {
+
+// Integer arithmetic as the kernels do it, two's complement wrapping: folding a constant must
+// give the same bits as running the op, and signed overflow in C++ is undefined.
+template <typename Op>
+int64_t wrapping(int64_t a, int64_t b, Op op) {
+  return static_cast<int64_t>(op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
+}
 
 using FoldF = std::function<double(const std::vector<double> &)>;
 using FoldI = std::function<int64_t(const std::vector<int64_t> &)>;
@@ -81,7 +89,7 @@ LogicalResult convertAdd(NodeContext &ctx) {
   if (failed(checkSameTypes(ctx, 2)))
     return failure();
   return convertElementwise(
-      ctx, 2, -1, [](auto &a) { return a[0] + a[1]; }, [](auto &a) { return a[0] + a[1]; },
+      ctx, 2, -1, [](auto &a) { return a[0] + a[1]; }, [](auto &a) { return wrapping(a[0], a[1], std::plus<>()); },
       [](OpBuilder &b, Location l, ValueRange a) { return addScalar(b, l, a[0], a[1]); });
 }
 
@@ -89,7 +97,7 @@ LogicalResult convertSub(NodeContext &ctx) {
   if (failed(checkSameTypes(ctx, 2)))
     return failure();
   return convertElementwise(
-      ctx, 2, -1, [](auto &a) { return a[0] - a[1]; }, [](auto &a) { return a[0] - a[1]; },
+      ctx, 2, -1, [](auto &a) { return a[0] - a[1]; }, [](auto &a) { return wrapping(a[0], a[1], std::minus<>()); },
       [](OpBuilder &b, Location l, ValueRange a) -> Value {
         if (isF(a[0]))
           return arith::SubFOp::create(b, l, a[0], a[1]);
@@ -101,7 +109,7 @@ LogicalResult convertMul(NodeContext &ctx) {
   if (failed(checkSameTypes(ctx, 2)))
     return failure();
   return convertElementwise(
-      ctx, 2, -1, [](auto &a) { return a[0] * a[1]; }, [](auto &a) { return a[0] * a[1]; },
+      ctx, 2, -1, [](auto &a) { return a[0] * a[1]; }, [](auto &a) { return wrapping(a[0], a[1], std::multiplies<>()); },
       [](OpBuilder &b, Location l, ValueRange a) { return mulScalar(b, l, a[0], a[1]); });
 }
 
@@ -110,7 +118,10 @@ LogicalResult convertDiv(NodeContext &ctx) {
     return failure();
   return convertElementwise(
       ctx, 2, -1, [](auto &a) { return a[0] / a[1]; },
-      [](auto &a) -> int64_t { return a[1] == 0 ? 0 : a[0] / a[1]; },
+      // As the kernels compute it: x / 0 = 0, x / -1 = -x wrapping (MIN / -1 = MIN), never a trap.
+      [](auto &a) -> int64_t {
+        return a[1] == 0 ? 0 : a[1] == -1 ? wrapping(int64_t(0), a[0], std::minus<>()) : a[0] / a[1];
+      },
       [](OpBuilder &b, Location l, ValueRange a) -> Value {
         if (isF(a[0]))
           return arith::DivFOp::create(b, l, a[0], a[1]);
@@ -316,7 +327,8 @@ LogicalResult convertAbs(NodeContext &ctx) {
 }
 
 LogicalResult convertNeg(NodeContext &ctx) {
-  return convertElementwise(ctx, 1, -1, [](auto &a) { return -a[0]; }, [](auto &a) { return -a[0]; },
+  return convertElementwise(ctx, 1, -1, [](auto &a) { return -a[0]; },
+                            [](auto &a) { return wrapping(int64_t(0), a[0], std::minus<>()); },
                             [](OpBuilder &b, Location l, ValueRange a) -> Value {
                               if (isF(a[0]))
                                 return arith::NegFOp::create(b, l, a[0]);
@@ -482,7 +494,7 @@ void addElementwiseOps(std::vector<OpSupport> &ops) {
       {"Cast", 13, 17, convertCast, "run-time casts between float, int64, int32 and bool", "to", 1},
       {"Ceil", 13, 17, convertCeil, "", "", 1},
       {"Clip", 13, 17, convertClip, "min and max known at compile time", "", 1},
-      {"Div", 13, 17, convertDiv, "integer division by 0 gives 0", "", 2},
+      {"Div", 13, 17, convertDiv, "integer division by 0 gives 0, MIN / -1 gives MIN", "", 2},
       {"Equal", 13, 17, convertEqual, "", "", 2},
       {"Erf", 13, 17, convertErf, "", "", 1},
       {"Exp", 13, 17, convertExp, "", "", 1},
