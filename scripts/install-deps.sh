@@ -2,7 +2,7 @@
 # Installs the Debian packages Hexir needs, only those that are missing.
 set -euo pipefail
 packages=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build make g++ pkg-config
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 llvm-22-tools clang-22
   flatbuffers-compiler libflatbuffers-dev catch2 libxxhash-dev
   python3 python3-numpy binutils libclang-rt-22-dev libopenblas-dev

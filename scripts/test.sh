@@ -2,7 +2,8 @@
 # README command two: installs what is missing, builds, and runs the whole test suite:
 #   1. unit, FileCheck, end-to-end and differential tests (ctest, the normal build);
 #   2. the runtime and planner under ASan + UBSan + LSan, the concurrency tests under TSan;
-#   3. bounded libFuzzer runs of the executable loader and hexir-plan's CSV reader.
+#   3. bounded libFuzzer runs of the executable loader and hexir-plan's CSV reader;
+#   4. a build with CMake's default generator (Unix Makefiles), which users run without -G.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -12,3 +13,10 @@ echo "== sanitizers"
 "$root/scripts/sanitize.sh"
 echo "== fuzzing"
 "$root/scripts/fuzz.sh"
+echo "== default CMake generator"
+makefiles="$(mktemp -d)"
+trap 'rm -rf "$makefiles"' EXIT
+cmake -S "$root" -B "$makefiles" -DCMAKE_BUILD_TYPE=Release -DHEXIR_BUILD_TESTS=OFF \
+  -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+make -C "$makefiles" -j 2 hexir-compile hexir-run >/dev/null
+"$makefiles/tools/hexir-compile" --version
