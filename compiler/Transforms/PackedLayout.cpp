@@ -51,10 +51,6 @@ static Value expandDim(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t
   return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups);
 }
 
-Value mlir::hexir::expandLastDim(OpBuilder &b, Location loc, Value v, int64_t nr) {
-  return expandDim(b, loc, v, cast<RankedTensorType>(v.getType()).getRank() - 1, nr);
-}
-
 Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr) {
   auto type = cast<RankedTensorType>(init.getType());
   SmallVector<int64_t> shape(type.getShape());

@@ -23,9 +23,6 @@ int64_t panelWidth(int64_t n);
 // Reassociation that splits the last of `rank` dimensions in two.
 SmallVector<ReassociationIndices> splitLastDim(int64_t rank);
 
-// `v` viewed with its last dimension split into [n / nr][nr].
-Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t nr);
-
 // An accumulator's initial value with its last dimension split into [n / nr][nr]: a zero fill
 // or a bias broadcast is rebuilt in that shape (so that dispatch formation still recomputes it
 // inside the kernel), anything else is viewed.
