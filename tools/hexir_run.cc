@@ -14,6 +14,9 @@
 #include "tools/run_benchmark.h"
 
 #include <cerrno>
+#include <filesystem>
+
+#include <sys/stat.h>
 
 namespace {
 
@@ -38,6 +41,17 @@ bool SplitAssignment(const std::string& text, std::string* name, std::string* pa
   *name = text.substr(0, eq);
   *path = text.substr(eq + 1);
   return true;
+}
+
+// Whether two paths name one file: the same path once resolved, or (for existing files) the
+// same inode, so a link or another spelling of a path counts too.
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+  auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
+  if (!ea && !eb && ca == cb) return true;
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 bool ParseCount(const char* text, long* out) {
@@ -115,6 +129,7 @@ int main(int argc, char** argv) {
   auto session = hexir::Session::Create(*module, function);
   if (!session.ok()) return Fail(session.status().message());
 
+  const std::map<std::string, std::string> input_paths = input_files;
   std::vector<hexir::npy::Array> inputs;
   for (const hexir::TensorInfo& sig : (*session)->inputs()) {
     auto it = input_files.find(sig.name);
@@ -141,6 +156,17 @@ int main(int argc, char** argv) {
     bool found = false;
     for (const hexir::TensorInfo& sig : (*session)->outputs()) found |= sig.name == name;
     if (!found) return Fail("no output named '" + name + "'");
+  }
+  // No output may overwrite the model, an input or another output.
+  for (auto it = output_files.begin(); it != output_files.end(); ++it) {
+    if (SameFile(it->second, model))
+      return Fail("output '" + it->first + "' would overwrite the model '" + model + "'");
+    for (const auto& [name, path] : input_paths)
+      if (SameFile(it->second, path))
+        return Fail("output '" + it->first + "' would overwrite input '" + name + "' ('" + path + "')");
+    for (auto other = std::next(it); other != output_files.end(); ++other)
+      if (SameFile(it->second, other->second))
+        return Fail("outputs '" + it->first + "' and '" + other->first + "' have the same file '" + it->second + "'");
   }
   std::vector<hexir::TensorView> input_views;
   for (const auto& a : inputs) input_views.push_back({a.data(), a.element_type, hexir::Span<const int64_t>(a.shape)});
@@ -180,6 +206,7 @@ int main(int argc, char** argv) {
 
   hexir::Status status = (*session)->Run(in_span, out_span);
   if (!status.ok()) return Fail(status.message());
+  std::vector<std::pair<std::string, const hexir::npy::Array*>> files;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = (*session)->outputs()[i].name;
     auto it = output_files.find(name);
@@ -188,13 +215,13 @@ int main(int argc, char** argv) {
         output_views[i].data == outputs[i].data()
             ? outputs[i]
             : inputs[static_cast<size_t>((*session)->outputs()[i].tied_input)];
-    if (it != output_files.end()) {
-      hexir::Status s = hexir::npy::Write(it->second, result);
-      if (!s.ok()) return Fail(s.message());
-    } else if (output_files.empty()) {
+    if (it != output_files.end())
+      files.emplace_back(it->second, &result);
+    else if (output_files.empty())
       PrintArray(name, result);
-    }
   }
+  hexir::Status written = hexir::npy::WriteAll(files);  // all outputs or none
+  if (!written.ok()) return Fail(written.message());
   // Everything the runtime allocated is returned when the session and module go.
   session->reset();
   module->reset();

@@ -1,6 +1,10 @@
 #include "tools/npy.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+
+#include <unistd.h>
 
 #include "base/file_mapping.h"
 
@@ -142,6 +146,36 @@ std::string Serialize(const Array& array) {
 Status Write(const std::string& path, const Array& array) {
   std::string bytes = Serialize(array);
   return WriteFileAtomically(path, bytes.data(), bytes.size());
+}
+
+Status WriteAll(const std::vector<std::pair<std::string, const Array*>>& files) {
+  std::vector<std::string> temporaries;
+  auto discard = [&] {
+    for (const std::string& t : temporaries) std::remove(t.c_str());
+  };
+  for (const auto& [path, array] : files) {
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    std::string bytes = Serialize(*array);
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) {
+      discard();
+      return InvalidArgumentError("cannot write '", path, "': ", std::strerror(errno), " (no output written)");
+    }
+    temporaries.push_back(tmp);
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (!((std::fclose(f) == 0) && ok)) {
+      discard();
+      return InvalidArgumentError("cannot write '", path, "': ", std::strerror(errno), " (no output written)");
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (std::rename(temporaries[i].c_str(), files[i].first.c_str()) != 0) {
+      temporaries.erase(temporaries.begin(), temporaries.begin() + static_cast<std::ptrdiff_t>(i));
+      discard();
+      return InvalidArgumentError("cannot write '", files[i].first, "': ", std::strerror(errno));
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace hexir::npy

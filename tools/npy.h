@@ -9,6 +9,9 @@
 #include "hexir/status.h"
 #include "hexir/types.h"
 
+#include <utility>
+#include <vector>
+
 namespace hexir::npy {
 
 struct Array {
@@ -27,6 +30,9 @@ struct Array {
 StatusOr<Array> Read(const std::string& path);
 StatusOr<Array> Parse(const std::string& bytes, const std::string& what);
 Status Write(const std::string& path, const Array& array);
+// Writes every (path, array) or none: each goes to a temporary file next to its path first, and
+// only when all are written are they renamed into place.
+Status WriteAll(const std::vector<std::pair<std::string, const Array*>>& files);
 std::string Serialize(const Array& array);
 
 }  // namespace hexir::npy

@@ -132,6 +132,36 @@ def main():
         print(("ok  " if same else "FAIL") + " compiling twice gives byte-identical executables")
         if not same:
             FAILURES.append("deterministic output")
+        # Outputs never overwrite the model, an input or each other, and are written all or none.
+        model_bytes = open(exe, "rb").read()
+        expect_failure("hexir-run: output onto the model", [run_, exe, "--input", "x=x.npy", "--output",
+                                                            f"probs={exe}"], "would overwrite the model")
+        expect_failure("hexir-run: output onto the model by another path",
+                       [run_, exe, "--input", "x=x.npy", "--output", "probs=./softmax.hxb"], "would overwrite the model")
+        expect_failure("hexir-run: output onto an input", [run_, exe, "--input", "x=x.npy", "--output", "probs=x.npy"],
+                       "output 'probs' would overwrite input 'x' ('x.npy')")
+        if open(exe, "rb").read() != model_bytes or np.load("x.npy").shape != g.inputs["x"].shape:
+            FAILURES.append("hexir-run overwrote its model or input")
+            print("FAIL hexir-run kept its model and input intact")
+        expect_failure("hexir-run: output into a missing folder", [run_, exe, "--input", "x=x.npy", "--output",
+                                                                   "probs=nope/p.npy"], "cannot write 'nope/p.npy'",
+                       no_file="nope/p.npy")
+        with open("two.mlir", "w") as f:
+            f.write("func.func @main(%x: tensor<4x10xf32> {hexir.name = \"x\"}) -> (tensor<4x10xf32> {hexir.name = \"a\"}, "
+                    "tensor<4x10xf32> {hexir.name = \"b\"}) {\n"
+                    "  %a = tosa.tanh %x : (tensor<4x10xf32>) -> tensor<4x10xf32>\n"
+                    "  %b = tosa.exp %x : (tensor<4x10xf32>) -> tensor<4x10xf32>\n"
+                    "  return %a, %b : tensor<4x10xf32>, tensor<4x10xf32>\n}\n")
+        two = os.path.join(tmp, "two.hxb")
+        expect_success("hexir-compile two outputs", [compile_, "two.mlir", "-o", two])
+        expect_failure("hexir-run: two outputs, one file", [run_, two, "--input", "x=x.npy", "--output", "a=same.npy",
+                                                            "--output", "b=./same.npy"],
+                       "outputs 'a' and 'b' have the same file", no_file="same.npy")
+        expect_failure("hexir-run: second output fails, first not written",
+                       [run_, two, "--input", "x=x.npy", "--output", "a=first.npy", "--output", "b=nope/second.npy"],
+                       "(no output written)", no_file="first.npy")
+        expect_success("hexir-run: two outputs", [run_, two, "--input", "x=x.npy", "--output", "a=first.npy",
+                                                  "--output", "b=second.npy"])
         np.save("wrong_shape.npy", np.zeros((3, 10), np.float32))
         np.save("wrong_dtype.npy", np.zeros((4, 10), np.float64))
         expect_success("hexir-run prints outputs without --output", [run_, exe, "--input", "x=x.npy"],
