@@ -50,13 +50,25 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
-Status WriteFileAtomically(const std::string& path, const void* data, size_t size) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return NotFoundError("cannot create '", tmp, "': ", std::strerror(errno));
+std::string TemporaryPathFor(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
+
+Status WriteFile(const std::string& path, const void* data, size_t size) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return InvalidArgumentError("cannot create '", path, "': ", std::strerror(errno));
   bool ok = std::fwrite(data, 1, size, f) == size;
   ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!ok) {
+    std::remove(path.c_str());
+    return InvalidArgumentError("cannot write '", path, "': ", std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, const void* data, size_t size) {
+  std::string tmp = TemporaryPathFor(path);
+  Status written = WriteFile(tmp, data, size);
+  if (!written.ok()) return written;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     return InvalidArgumentError("cannot write '", path, "': ", std::strerror(errno));
   }

@@ -33,5 +33,9 @@ StatusOr<std::string> ReadFileToString(const std::string& path);
 // Writes `size` bytes to `path` via a temporary file and rename, so a failed write leaves no
 // partial file behind.
 Status WriteFileAtomically(const std::string& path, const void* data, size_t size);
+// The temporary file WriteFileAtomically writes `path` through (next to it, named by the pid).
+std::string TemporaryPathFor(const std::string& path);
+// Writes `size` bytes to `path` (created or truncated); INVALID_ARGUMENT names the path on failure.
+Status WriteFile(const std::string& path, const void* data, size_t size);
 
 }  // namespace hexir

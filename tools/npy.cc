@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include <unistd.h>
-
 #include "base/file_mapping.h"
 
 namespace hexir::npy {
@@ -154,18 +152,12 @@ Status WriteAll(const std::vector<std::pair<std::string, const Array*>>& files) 
     for (const std::string& t : temporaries) std::remove(t.c_str());
   };
   for (const auto& [path, array] : files) {
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
     std::string bytes = Serialize(*array);
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) {
+    temporaries.push_back(TemporaryPathFor(path));
+    Status written = WriteFile(temporaries.back(), bytes.data(), bytes.size());
+    if (!written.ok()) {
       discard();
-      return InvalidArgumentError("cannot write '", path, "': ", std::strerror(errno), " (no output written)");
-    }
-    temporaries.push_back(tmp);
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    if (!((std::fclose(f) == 0) && ok)) {
-      discard();
-      return InvalidArgumentError("cannot write '", path, "': ", std::strerror(errno), " (no output written)");
+      return InvalidArgumentError("cannot write '", path, "' (no output written): ", written.message());
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {
