@@ -54,10 +54,8 @@ Value padChannels(RewriterBase &rewriter, Location loc, Value init, int64_t padd
     Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
     return linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs()[0], empty)->getResult(0);
   }
-  auto bcast = init.getDefiningOp<linalg::GenericOp>();
-  if (!bcast || bcast.getNumDpsInputs() != 1 || bcast.getNumDpsInits() != 1 ||
-      bcast.getNumParallelLoops() != bcast.getNumLoops() || !bcast.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
-      !bcast.getMatchingIndexingMap(bcast.getDpsInitOperand(0)).isIdentity())
+  linalg::GenericOp bcast = initBroadcast(init);
+  if (!bcast)
     return nullptr;
   Block &body = bcast.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());

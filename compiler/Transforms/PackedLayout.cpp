@@ -51,6 +51,15 @@ static Value expandDim(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t
   return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups);
 }
 
+linalg::GenericOp mlir::hexir::initBroadcast(Value init) {
+  auto bcast = init.getDefiningOp<linalg::GenericOp>();
+  if (bcast && bcast.getNumDpsInputs() == 1 && bcast.getNumDpsInits() == 1 &&
+      bcast.getNumParallelLoops() == bcast.getNumLoops() && bcast.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+      bcast.getMatchingIndexingMap(bcast.getDpsInitOperand(0)).isIdentity())
+    return bcast;
+  return nullptr;
+}
+
 Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr) {
   auto type = cast<RankedTensorType>(init.getType());
   SmallVector<int64_t> shape(type.getShape());
@@ -60,10 +69,7 @@ Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr
     Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
     return linalg::FillOp::create(b, fill.getLoc(), fill.getInputs()[0], empty)->getResult(0);
   }
-  auto bcast = init.getDefiningOp<linalg::GenericOp>();
-  if (bcast && bcast.getNumDpsInputs() == 1 && bcast.getNumDpsInits() == 1 &&
-      bcast.getNumParallelLoops() == bcast.getNumLoops() && bcast.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
-      bcast.getMatchingIndexingMap(bcast.getDpsInitOperand(0)).isIdentity()) {
+  if (linalg::GenericOp bcast = initBroadcast(init)) {
     // Loops o_0 .. o_{r-1} become o_0 .. o_{r-2}, o_no, o_ni. The input follows: its dimension
     // read by o_{r-1} (if any: a bias [F] or [F, 1, 1]) splits in two as well.
     int64_t r = type.getRank();

@@ -8,6 +8,7 @@
 #ifndef HEXIR_COMPILER_TRANSFORMS_PACKEDLAYOUT_H
 #define HEXIR_COMPILER_TRANSFORMS_PACKEDLAYOUT_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -22,6 +23,10 @@ int64_t panelWidth(int64_t n);
 
 // Reassociation that splits the last of `rank` dimensions in two.
 SmallVector<ReassociationIndices> splitLastDim(int64_t rank);
+
+// The elementwise op computing `init` from one input into tensor.empty (a bias spread over an
+// accumulator), or null.
+linalg::GenericOp initBroadcast(Value init);
 
 // An accumulator's initial value with its last dimension split into [n / nr][nr]: a zero fill
 // or a bias broadcast is rebuilt in that shape (so that dispatch formation still recomputes it
