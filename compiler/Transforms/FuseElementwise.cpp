@@ -6,12 +6,14 @@
 // that reads it when it has no other reader: one loop nest, no intermediate tensor.
 // Contractions are never fused into (their body must stay a multiply-add for the vector
 // kernels), and fusion never duplicates work across kernels (a producer with several readers
-// stays; one read twice by the same op is fused into both reads).
+// stays; one read twice by the same op is fused into both reads). An elementwise op between
+// views that add unit dimensions computes without them.
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::hexir {
@@ -52,13 +54,57 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+// An elementwise op between views that add unit dimensions (a ReduceMean with keepdims, then
+// its epsilon and square root on [rows, 1], read back as [rows]) computes on the shape without
+// them, so that it joins its neighbours (the row kernel of a layer normalization).
+struct ComputeWithoutUnitViews : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
+    if (op.getNumDpsInits() != 1 || op->getNumResults() != 1 || op.getNumDpsInputs() == 0 ||
+        op.getNumParallelLoops() != op.getNumLoops() || !op.hasPureTensorSemantics() ||
+        !op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || op->getResult(0).use_empty() ||
+        !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+        !llvm::all_of(op.getBody()->without_terminator(),
+                      [](Operation &inner) { return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()); }))
+      return failure();
+    std::optional<SmallVector<ReassociationIndices>> groups;
+    RankedTensorType collapsed;
+    for (Operation *user : op->getUsers()) {
+      auto view = dyn_cast<tensor::CollapseShapeOp>(user);
+      if (!view || (groups && view.getReassociationIndices() != *groups))
+        return failure();
+      groups = view.getReassociationIndices();
+      collapsed = view.getResultType();
+    }
+    SmallVector<Value> inputs;
+    for (Value in : op.getDpsInputs()) {
+      auto view = in.getDefiningOp<tensor::ExpandShapeOp>();
+      if (!view || view.getReassociationIndices() != *groups ||
+          view.getSrcType().getShape() != collapsed.getShape())
+        return failure();
+      inputs.push_back(view.getSrc());
+    }
+    Location loc = op.getLoc();
+    unsigned rank = collapsed.getRank();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, collapsed.getShape(), collapsed.getElementType());
+    SmallVector<AffineMap> maps(inputs.size() + 1, rewriter.getMultiDimIdentityMap(rank));
+    auto reduced = linalg::GenericOp::create(rewriter, loc, TypeRange{collapsed}, inputs, ValueRange{empty}, maps,
+                                             SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+    rewriter.cloneRegionBefore(op.getRegion(), reduced.getRegion(), reduced.getRegion().end());
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+      rewriter.replaceOp(user, reduced->getResults());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct FuseElementwisePass : public mlir::hexir::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
         continue;
       RewritePatternSet patterns(&getContext());
-      patterns.add<FuseIntoReader>(&getContext());
+      patterns.add<FuseIntoReader, ComputeWithoutUnitViews>(&getContext());
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return signalPassFailure();
     }

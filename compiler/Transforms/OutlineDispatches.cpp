@@ -2,11 +2,13 @@
 //
 // Turns each tensor computation of a graph function into a kernel function and a
 // hexir.call_tir: one compute op per dispatch, with the initializers it accumulates onto, the
-// matmul or convolution an elementwise epilogue reads and, for a pad, the op that produces
-// what it pads.
+// matmul or convolution an elementwise epilogue reads, for a pad, the op that produces what it
+// pads and, for the last op of a softmax or layer normalization, the row reductions and
+// elementwise ops before it (one row kernel).
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Transforms/RowKernel.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -130,6 +132,48 @@ Operation *padProducer(Operation *anchor) {
   return producer.getOperation();
 }
 
+// The ops computed inside the kernel of an elementwise op with it as one row kernel (softmax,
+// layer normalization; see RowKernel.h): producers read only by the group, added one at a time
+// while the group stays a row kernel, not taken by another kernel (`taken`). Empty unless the
+// group has a reduction.
+SmallVector<Operation *> rowGroup(Operation *anchor, const llvm::SmallPtrSetImpl<Operation *> &taken) {
+  auto last = dyn_cast<linalg::GenericOp>(anchor);
+  if (!last || !allParallel(last) || last->getNumResults() != 1)
+    return {};
+  SmallVector<linalg::GenericOp> group = {last};
+  auto sorted = [](SmallVector<linalg::GenericOp> ops) {
+    llvm::sort(ops, [](linalg::GenericOp a, linalg::GenericOp b) { return a->isBeforeInBlock(b); });
+    return ops;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < group.size() && !changed; ++i)
+      for (Value v : group[i]->getOperands()) {
+        auto producer = v.getDefiningOp<linalg::GenericOp>();
+        if (!producer || llvm::is_contained(group, producer) || taken.contains(producer) || isCloneable(producer) ||
+            producer->getBlock() != anchor->getBlock() || !llvm::all_of(producer->getUsers(), [&](Operation *u) {
+              return llvm::is_contained(group, u);
+            }))
+          continue;
+        SmallVector<linalg::GenericOp> grown = group;
+        grown.push_back(producer);
+        grown = sorted(grown);
+        if (!matchRowKernel(grown, /*requireReduction=*/false))
+          continue;
+        group = grown;
+        changed = true;
+        break;
+      }
+  }
+  if (group.size() < 2 || !matchRowKernel(group))
+    return {};
+  SmallVector<Operation *> members;
+  for (linalg::GenericOp op : group)
+    if (op != last)
+      members.push_back(op);
+  return members;
+}
+
 // The values `op` reads: its operands and the values its regions capture from above.
 SmallVector<Value> readValues(Operation *op) {
   SmallVector<Value> values(op->getOperands());
@@ -182,6 +226,19 @@ struct OutlineDispatchesPass
       for (Operation *anchor : anchors)
         if (Operation *producer = padProducer(anchor))
           fused.insert(producer);
+      // Row kernels: neither their members nor their last op may have taken another op in.
+      llvm::SmallPtrSet<Operation *, 16> taken(fused.begin(), fused.end());
+      for (Operation *anchor : anchors)
+        if (epilogueRoot(anchor) || padProducer(anchor))
+          taken.insert(anchor);
+      for (Operation *anchor : llvm::reverse(anchors)) {
+        if (taken.contains(anchor))
+          continue;
+        for (Operation *member : rowGroup(anchor, taken)) {
+          fused.insert(member);
+          taken.insert(member);
+        }
+      }
     }
     llvm::erase_if(anchors, [&](Operation *op) { return fused.contains(op); });
     unsigned index = 0;

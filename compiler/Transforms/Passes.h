@@ -31,6 +31,9 @@ inline constexpr llvm::StringLiteral kWorkgroupsAttrName = "hexir.workgroups";
 // Whether hexir-tile-and-vectorize generates vector code for a kernel rooted at `op` (dispatch
 // formation fuses a producer into the kernel of the pad that reads it only then).
 bool isHostVectorizable(linalg::LinalgOp op);
+// The register tile of a vectorized innermost dimension of `extent` elements: rows up to four
+// vectors of `lanes` long, a divisor of the extent.
+int64_t rowTile(int64_t extent, int64_t lanes);
 
 // tosa -> linalg/tensor/arith on tensors, then canonicalize (nested on func.func).
 void buildLowerTosaPipeline(OpPassManager &pm);

@@ -214,7 +214,8 @@ def TileAndVectorize : Pass<"hexir-tile-and-vectorize", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::affine::AffineDialect", "mlir::tensor::TensorDialect",
-                           "mlir::vector::VectorDialect", "mlir::linalg::LinalgDialect"];
+                           "mlir::vector::VectorDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect", "mlir::bufferization::BufferizationDialect"];
 }
 
 def LowerVectorTiles : Pass<"hexir-lower-vector-tiles", "mlir::ModuleOp"> {

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Transforms/RowKernel.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -185,12 +186,6 @@ void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t>
   rewriter.replaceOp(op, tensor::InsertSliceOp::create(rewriter, loc, conv, out, zeros, sizes, ones).getResult());
 }
 
-// Rows of the innermost dimension, up to four vectors long: the register tile of elementwise
-// ops and of the ops that initialize an accumulator.
-int64_t rowTile(int64_t extent, int64_t lanes) {
-  return vectorTile(extent, {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
-}
-
 std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || op->getNumResults() != 1)
     return std::nullopt;
@@ -258,7 +253,7 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
         return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
       })) {
     s.kind = Kind::Elementwise;
-    s.registers.back() = rowTile(ranges.back(), lanes);
+    s.registers.back() = hexir::rowTile(ranges.back(), lanes);
     return s;
   }
   // Reductions over outer dimensions (a global average pool over NHWC: sums of H x W rows of C
@@ -282,7 +277,7 @@ std::optional<Strategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
       for (int64_t t = lanes; t <= std::min<int64_t>(ranges[v], 8 * lanes); t += lanes)
         if (ranges[v] % t == 0)
           tile = t;
-      s.registers[v] = tile ? tile : rowTile(ranges[v], lanes);
+      s.registers[v] = tile ? tile : hexir::rowTile(ranges[v], lanes);
       return s;
     }
   }
@@ -325,7 +320,7 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op, Arra
 SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t lanes) {
   SmallVector<int64_t> sizes(ranges.size(), 1);
   if (!ranges.empty())
-    sizes.back() = rowTile(ranges.back(), lanes);
+    sizes.back() = hexir::rowTile(ranges.back(), lanes);
   for (unsigned i = 0; i < ranges.size(); ++i)
     if (sizes[i] >= ranges[i])
       sizes[i] = 0;
@@ -509,35 +504,6 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     if (!k.pad && !isa<func::ReturnOp>(user))
       return std::nullopt;
     return k;
-  }
-
-  // The epilogue in destination-passing style on the root's result: what it read of the root
-  // it now reads from its accumulator, which is the root's result, so it updates it in place.
-  linalg::GenericOp epilogueInPlace(RewriterBase &rewriter, linalg::GenericOp epilogue, Value rootResult) {
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    SmallVector<unsigned> fromRoot;
-    for (OpOperand *in : epilogue.getDpsInputOperands()) {
-      if (in->get() == rootResult) {
-        fromRoot.push_back(in->getOperandNumber());
-        continue;
-      }
-      inputs.push_back(in->get());
-      maps.push_back(epilogue.getMatchingIndexingMap(in));
-    }
-    maps.push_back(epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)));
-    rewriter.setInsertionPoint(epilogue);
-    auto updated = linalg::GenericOp::create(rewriter, epilogue.getLoc(), TypeRange{rootResult.getType()}, inputs,
-                                             ValueRange{rootResult}, maps, epilogue.getIteratorTypesArray());
-    rewriter.cloneRegionBefore(epilogue.getRegion(), updated.getRegion(), updated.getRegion().end());
-    Block &body = updated.getRegion().front();
-    BlockArgument acc = body.getArguments().back();
-    for (unsigned i : llvm::reverse(fromRoot)) {
-      body.getArgument(i).replaceAllUsesWith(acc);
-      body.eraseArgument(i);
-    }
-    rewriter.replaceOp(epilogue, updated->getResults());
-    return updated;
   }
 
   // A kernel that only pads (before a convolution or pooling) is split into workgroups of rows
@@ -760,8 +726,76 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     return interior;
   }
 
+  // The kernel's ops as a row kernel (softmax, layer normalization), if they are one.
+  std::optional<hexir::RowKernel> findRowKernel(func::FuncOp fn) {
+    SmallVector<linalg::GenericOp> ops;
+    for (Operation &op : fn.getBody().front()) {
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, func::ReturnOp>(op))
+        continue;
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (!generic)
+        return std::nullopt;
+      ops.push_back(generic);
+    }
+    if (ops.size() < 2 || !ops.back()->hasOneUse() || !isa<func::ReturnOp>(*ops.back()->getUsers().begin()))
+      return std::nullopt;
+    return hexir::matchRowKernel(ops);
+  }
+
+  LogicalResult runRowKernel(func::FuncOp fn, hexir::RowKernel &k, int64_t lanes) {
+    IRRewriter rewriter(fn.getContext());
+    Location loc = k.ops.back().getLoc();
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(),
+                                                       rewriter.getIndexType());
+    SmallVector<hexir::RowTile> tiles;
+    FailureOr<int64_t> workgroups =
+        hexir::tileRowKernel(rewriter, k, range.getBegin(), range.getEnd(), lanes, minWork, maxWorkgroups, tiles);
+    if (failed(workgroups))
+      return failure();
+    fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(*workgroups));
+    SmallVector<Operation *> toVectorize;
+    for (hexir::RowTile &t : tiles) {
+      if (llvm::all_of(t.registers, [](int64_t size) { return size == 0; })) {
+        toVectorize.push_back(t.op);
+        continue;
+      }
+      FailureOr<scf::SCFTilingResult> tiled = tile(rewriter, t.op, t.registers);
+      if (failed(tiled))
+        return t.op->emitError() << "could not tile a row kernel's op for the registers";
+      toVectorize.push_back(tiled->tiledOps[0]);
+    }
+    return vectorizeAll(fn, toVectorize);
+  }
+
+  // Vectorizes `ops` (an op the vectorizer does not take stays a tiled linalg op and becomes
+  // loops later) and simplifies the vector code, as
+  // transform.structured.vectorize_children_and_apply_patterns: broadcasts out of the
+  // transfers and into vector.contract, transfers of slices read from the whole tensor.
+  LogicalResult vectorizeAll(func::FuncOp fn, ArrayRef<Operation *> ops) {
+    IRRewriter rewriter(fn.getContext());
+    for (Operation *op : ops) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> result = linalg::vectorize(rewriter, op);
+      if (succeeded(result))
+        rewriter.replaceOp(op, result->replacements);
+    }
+    RewritePatternSet patterns(fn.getContext());
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateSinkVectorOpsPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, fn.getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, fn.getContext());
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+      return fn.emitError() << "simplifying the vector code failed";
+    return success();
+  }
+
   LogicalResult runOnKernel(func::FuncOp fn) {
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+    if (std::optional<hexir::RowKernel> rows = findRowKernel(fn))
+      return runRowKernel(fn, *rows, lanes);
     std::optional<KernelShape> shape = findRoot(fn, lanes);
     if (!shape)
       return splitPad(fn);
@@ -800,7 +834,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     unsigned rootIndex = writers.size();
     writers.push_back(root);
     if (shape->epilogue)
-      writers.push_back(epilogueInPlace(rewriter, shape->epilogue, root->getResult(0)));
+      writers.push_back(hexir::inPlaceOn(rewriter, shape->epilogue, root->getResult(0)));
     if (interior) {
       OpOperand *first = writers.front().getDpsInitOperand(0);
       if (!first->get().getDefiningOp<tensor::EmptyOp>())
@@ -903,29 +937,16 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       });
     }
     llvm::append_range(toVectorize, borderTiles);
-    for (Operation *op : toVectorize) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::VectorizationResult> result = linalg::vectorize(rewriter, op);
-      // An op the vectorizer does not take stays a (tiled) linalg op and becomes loops later.
-      if (succeeded(result))
-        rewriter.replaceOp(op, result->replacements);
-    }
-
-    // As transform.structured.vectorize_children_and_apply_patterns: broadcasts out of the
-    // transfers and into vector.contract, transfers of slices read from the whole tensor.
-    RewritePatternSet patterns(fn.getContext());
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateVectorReductionToContractPatterns(patterns);
-    vector::populateSinkVectorOpsPatterns(patterns);
-    vector::TransferReadOp::getCanonicalizationPatterns(patterns, fn.getContext());
-    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, fn.getContext());
-    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
-    if (failed(applyPatternsGreedily(fn, std::move(patterns))))
-      return fn.emitError() << "simplifying the vector code failed";
-    return success();
+    return vectorizeAll(fn, toVectorize);
   }
 };
 
 } // namespace
 
 bool mlir::hexir::isHostVectorizable(linalg::LinalgOp op) { return chooseStrategy(op, 16).has_value(); }
+
+// Rows of the innermost dimension, up to four vectors long: the register tile of elementwise
+// ops and of the ops that initialize an accumulator.
+int64_t mlir::hexir::rowTile(int64_t extent, int64_t lanes) {
+  return vectorTile(extent, {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
+}

@@ -526,6 +526,63 @@ for _c, _hw in [(8, 5), (24, 13), (48, 7), (40, 9)]:
     CASES[f"kernel_fused_residual_block_c{_c}_{_hw}x{_hw}"] = _residual_block_case(_c, _hw)
 
 
+def _row_kernel_case(shape, kind):
+    # Softmax, log-softmax, layer normalization and RMS normalization over the innermost axis:
+    # one row kernel (reductions and elementwise ops on chunks of rows, partial sums up to four
+    # vectors wide), at row lengths no vector divides and at transformer sizes.
+    def build():
+        x = rnd(*shape, low=-4, high=4)
+        g, b = rnd(shape[-1]), rnd(shape[-1])
+        xd = t(x).double()
+        inits = {}
+        if kind == "softmax":
+            ref = torch.softmax(xd, dim=-1)
+            nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=-1)]
+        elif kind == "logsoftmax":
+            ref = torch.log_softmax(xd, dim=-1)
+            nodes = [helper.make_node("LogSoftmax", ["x"], ["y"], axis=-1)]
+        elif kind == "layernorm":
+            ref = F.layer_norm(xd, (shape[-1],), t(g).double(), t(b).double(), eps=1e-5)
+            nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=1e-5)]
+            inits = {"g": g, "b": b}
+        else:  # RMS normalization as PyTorch exports it: x * rsqrt(mean(x^2) + eps) * g
+            ref = xd * torch.rsqrt((xd * xd).mean(dim=-1, keepdim=True) + 1e-6) * t(g).double()
+            nodes = [helper.make_node("Mul", ["x", "x"], ["sq"]),
+                     helper.make_node("ReduceMean", ["sq"], ["ms"], axes=[-1], keepdims=1),
+                     helper.make_node("Add", ["ms", "eps"], ["mse"]),
+                     helper.make_node("Sqrt", ["mse"], ["rms"]),
+                     helper.make_node("Div", ["x", "rms"], ["n"]),
+                     helper.make_node("Mul", ["n", "g"], ["y"])]
+            inits = {"g": g, "eps": np.array(1e-6, np.float32)}
+        ref = ref.numpy()
+        return model(nodes, {"x": x}, {"y": ref.astype(np.float32)}, inits, opset=17), {"x": x}, {"y": ref}
+    return build
+
+
+for _shape, _kind in [((50,), "softmax"), ((1000,), "layernorm"), ((3, 1), "softmax"), ((5, 3), "softmax"), ((2, 17, 63), "softmax"), ((65, 65), "softmax"),
+                      ((2, 3, 128, 128), "softmax"), ((3, 1000), "softmax"), ((2, 4099), "softmax"),
+                      ((7, 130), "logsoftmax"), ((17, 65), "layernorm"), ((1, 5, 1), "layernorm"),
+                      ((3, 128, 768), "layernorm"), ((9, 96), "rmsnorm"), ((4, 17), "rmsnorm")]:
+    CASES[f"kernel_rows_{_kind}_{'x'.join(map(str, _shape))}"] = _row_kernel_case(_shape, _kind)
+
+
+@case
+def kernel_rows_attention():
+    # Scores, scaled softmax and the weighted sum of one attention head block: the softmax's
+    # row kernel between two run-time matmuls.
+    q, k, v = rnd(2, 17, 16), rnd(2, 33, 16), rnd(2, 33, 16)
+    qd, kd, vd = (t(a).double() for a in (q, k, v))
+    ref = (torch.softmax(qd @ kd.transpose(1, 2) * 0.25, dim=-1) @ vd).numpy()
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Mul", ["s", "scale"], ["ss"]),
+             helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inits = {"scale": np.array(0.25, np.float32)}
+    return model(nodes, {"q": q, "k": k, "v": v}, {"y": ref.astype(np.float32)}, inits), \
+        {"q": q, "k": k, "v": v}, {"y": ref}
+
+
 def _expand_silu_depthwise_case(c, e, hw):
     # A 1x1 expansion with bias and SiLU (its epilogue), padded in place for a depthwise 3x3
     # with bias and ReLU6, then a global average pool (a vectorized reduction).

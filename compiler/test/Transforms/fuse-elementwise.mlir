@@ -101,3 +101,27 @@ func.func @read_twice(%x: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf
   } -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// A ReduceMean with keepdims: the scaling of the [4, 1] sum, between a view adding the unit
+// dimension and one removing it, computes on [4]; the views are gone.
+// CHECK-LABEL: func.func @unit_views
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: arith.mulf
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @unit_views(%s: tensor<4xf32>) -> tensor<4xf32> {
+  %k = arith.constant 0.125 : f32
+  %x = tensor.expand_shape %s [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %e = tensor.empty() : tensor<4x1xf32>
+  %m = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x1xf32>) outs(%e : tensor<4x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %a, %k : f32
+    linalg.yield %r : f32
+  } -> tensor<4x1xf32>
+  %y = tensor.collapse_shape %m [[0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+  return %y : tensor<4xf32>
+}

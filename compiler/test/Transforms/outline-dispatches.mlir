@@ -181,3 +181,80 @@ func.func @main(%x: tensor<4x8xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, ten
   } -> tensor<4x16xf32>
   return %y, %z, %b : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// A softmax (row max, exp of the difference, row sum, division): the division's kernel takes
+// in the ops before it that only it and they read, one row kernel. A second softmax whose exp
+// is also returned is two: its exp must be stored, so it ends a row kernel (max, exp) and the
+// sum and division read it in another.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[Y:.*]] = hexir.call_tir @main_dispatch_0_generic(%arg0) : (tensor<4x32xf32>) -> tensor<4x32xf32>
+// CHECK: %[[E:.*]] = hexir.call_tir @main_dispatch_1_generic(%[[Y]])
+// CHECK: %[[Y2:.*]] = hexir.call_tir @main_dispatch_2_generic(%[[E]])
+// CHECK-NOT: hexir.call_tir
+// CHECK: return %[[Y]], %[[Y2]], %[[E]]
+// CHECK-LABEL: func.func @main_dispatch_0_generic(
+// CHECK-COUNT-4: linalg.generic
+// CHECK: return
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @main(%x: tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %er = tensor.empty() : tensor<4xf32>
+  %ef = tensor.empty() : tensor<4x32xf32>
+  %fmax = linalg.fill ins(%ninf : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %fsum = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x32xf32>) outs(%fmax : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<4x32xf32>, tensor<4xf32>) outs(%ef : tensor<4x32xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<4x32xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<4x32xf32>) outs(%fsum : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<4x32xf32>, tensor<4xf32>) outs(%ef : tensor<4x32xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %q = arith.divf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<4x32xf32>
+  %max2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%y : tensor<4x32xf32>) outs(%fmax : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %exp2 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %max2 : tensor<4x32xf32>, tensor<4xf32>) outs(%ef : tensor<4x32xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<4x32xf32>
+  %sum2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%exp2 : tensor<4x32xf32>) outs(%fsum : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %y2 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%exp2, %sum2 : tensor<4x32xf32>, tensor<4xf32>) outs(%ef : tensor<4x32xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %q = arith.divf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<4x32xf32>
+  return %y, %y2, %exp2 : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
+}
