@@ -53,7 +53,7 @@ static ser::ExecutableSpec Spec(int dispatches, uint64_t constant_bytes) {
   ser::ExecutableSpec spec;
   ser::KernelLibrary lib;
   lib.code = KernelLibrary();
-  lib.entries = {{"test_add8", 3}};
+  lib.entries = {{"test_add8", 3, 1, 0, {32, 32, 32}}};
   spec.libraries.push_back(lib);
   spec.constants.assign(std::max<uint64_t>(constant_bytes, 32), 0);
   for (uint64_t i = 0; i < spec.constants.size(); i += 4096) spec.constants[i] = static_cast<uint8_t>(i >> 12);

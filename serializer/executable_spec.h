@@ -70,6 +70,9 @@ struct KernelEntry {
   uint32_t arity = 0;
   uint32_t workgroups = 1;
   uint32_t stack_bytes = 0;  // its stack buffers (hexir-check-kernel-stack bounds them)
+  // Bytes it reads or writes through each binding: every dispatch's slots must be this size,
+  // so a hand-made executable cannot make a kernel access past a buffer.
+  std::vector<uint64_t> binding_bytes;
 };
 
 struct KernelLibrary {

@@ -28,7 +28,8 @@ bool ValidElementType(fb::ElementType t) {
 }
 
 StatusOr<uint64_t> CheckedTensorBytes(const fb::TensorSignature& sig, const char* what) {
-  if (!Aligned8(sig.shape()->data()))
+  // (An empty shape, rank 0, reads no element: flatbuffers may place it 4-aligned.)
+  if (sig.shape()->size() != 0 && !Aligned8(sig.shape()->data()))
     return DataLossError(what, " '", sig.name()->str(), "' has a misaligned shape");
   if (!ValidElementType(sig.element_type()))
     return DataLossError(what, " '", sig.name()->str(), "' has unknown element type ",
@@ -173,6 +174,14 @@ class FunctionChecker {
         if (total != entry->workgroups())
           return DataLossError("DISPATCH of '", entry->name()->str(), "' runs ", total,
                                " workgroups; the kernel has ", entry->workgroups());
+        const auto* sizes = entry->binding_bytes();
+        if (sizes == nullptr || sizes->size() != entry->arity() || !Aligned8(sizes->data()))
+          return DataLossError("kernel '", entry->name()->str(), "' does not give the size of each of its ",
+                               entry->arity(), " bindings");
+        for (uint32_t k = 0; k < d->bindings()->size(); ++k)
+          if (d->bindings()->Get(k)->length() != sizes->Get(k))
+            return DataLossError("DISPATCH of '", entry->name()->str(), "' binds ", d->bindings()->Get(k)->length(),
+                                 " bytes to binding ", k, "; the kernel accesses ", sizes->Get(k));
         uint32_t num_outputs = d->bindings()->size() - d->num_inputs();
         if (d->aliases() != nullptr) {
           if (d->aliases()->size() != num_outputs)

@@ -26,7 +26,7 @@ ExecutableSpec SampleSpec() {
   spec.producer = "serializer_test";
   KernelLibrary lib;
   lib.code.assign(1000, 0xAB);
-  lib.entries = {{"add", 3}, {"relu", 2}};
+  lib.entries = {{"add", 3, 1, 0, {32, 32, 32}}, {"relu", 2, 1, 0, {32, 32}}};
   spec.libraries.push_back(lib);
   spec.constants.resize(64);
   for (size_t i = 0; i < 64; ++i) spec.constants[i] = static_cast<uint8_t>(i);
@@ -92,6 +92,19 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
     Status s = OpenSpec(spec);
     CHECK(s.code() == StatusCode::kDataLoss);
     CHECK(s.message().find("has 2 bindings; the kernel takes 3") != std::string::npos);
+  }
+  SECTION("a binding smaller than the kernel's tensor") {
+    // Inside its space, but the kernel writes 32 bytes: it would write past the slot.
+    ExecutableSpec spec = SampleSpec();
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].length = 16;
+    Status s = OpenSpec(spec);
+    CHECK(s.code() == StatusCode::kDataLoss);
+    CHECK(s.message().find("binds 16 bytes to binding 2; the kernel accesses 32") != std::string::npos);
+  }
+  SECTION("a kernel entry without binding sizes") {
+    ExecutableSpec spec = SampleSpec();
+    spec.libraries[0].entries[0].binding_bytes.clear();
+    CHECK(OpenSpec(spec).message().find("does not give the size of each of its 3 bindings") != std::string::npos);
   }
   SECTION("slot outside the arena") {
     ExecutableSpec spec = SampleSpec();

@@ -66,7 +66,8 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
   for (size_t i = 0; i < spec.libraries.size(); ++i) {
     std::vector<flatbuffers::Offset<fb::KernelEntry>> entries;
     for (const KernelEntry& e : spec.libraries[i].entries)
-      entries.push_back(fb::CreateKernelEntry(b, b.CreateString(e.name), e.arity, e.workgroups, e.stack_bytes));
+      entries.push_back(fb::CreateKernelEntry(b, b.CreateString(e.name), e.arity, e.workgroups, e.stack_bytes,
+                                              b.CreateVector(e.binding_bytes)));
     auto entries_vec = b.CreateVector(entries);
     auto features = b.CreateVectorOfStrings(spec.libraries[i].cpu_features);
     libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), entries_vec, features));

@@ -24,7 +24,7 @@ serializer::ExecutableSpec TestExecutableSpec(const std::string& kernel_library_
   if (!elf.ok()) return spec;
   KernelLibrary lib;
   lib.code.assign(elf->begin(), elf->end());
-  lib.entries = {{"test_add8", 3}, {"test_relu8", 2}};
+  lib.entries = {{"test_add8", 3, 1, 0, {32, 32, 32}}, {"test_relu8", 2, 1, 0, {32, 32}}};
   spec.libraries.push_back(lib);
   // constants: 8 floats of -1
   spec.constants.resize(32);

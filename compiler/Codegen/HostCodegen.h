@@ -28,6 +28,7 @@ struct KernelInfo {
   unsigned arity = 0;
   unsigned workgroups = 1;  // independent workgroups (DistributeWorkgroups)
   unsigned stackBytes = 0;  // bytes of stack buffers (CheckKernelStack)
+  std::vector<uint64_t> bindingBytes;  // bytes of each binding's tensor
 };
 
 struct HostTargetOptions {

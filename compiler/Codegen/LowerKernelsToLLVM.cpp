@@ -24,7 +24,14 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
     FunctionType type = fn.getFunctionType();
     // Results become trailing out-parameters; DistributeWorkgroups needs to know which.
     clone->setAttr("hexir.num_outputs", b.getI64IntegerAttr(type.getNumResults()));
-    kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1});
+    KernelInfo info{fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1};
+    for (TypeRange types : {TypeRange(type.getInputs()), TypeRange(type.getResults())})
+      for (Type t : types) {
+        auto tensor = cast<RankedTensorType>(t);
+        info.bindingBytes.push_back(static_cast<uint64_t>(tensor.getNumElements()) *
+                                    ((tensor.getElementTypeBitWidth() + 7) / 8));
+      }
+    kernels.push_back(std::move(info));
   }
   PassManager pm(module.getContext());
   buildKernelToLLVMPipeline(pm, options);

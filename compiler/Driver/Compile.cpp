@@ -25,6 +25,19 @@ using namespace mlir;
 namespace hexir::compiler {
 namespace {
 
+// Whether an error message is MLIR's or LLVM's own text rather than one of Hexir's: an op
+// verifier ("'linalg.generic' op ..."), a missing translation or legalization.
+bool isInternalMessage(llvm::StringRef message) {
+  if (message.starts_with("'")) {
+    size_t quote = message.find('\'', 1);
+    llvm::StringRef name = message.slice(1, quote);
+    if (quote != llvm::StringRef::npos && name.contains('.') && message.substr(quote).starts_with("' op "))
+      return true;
+  }
+  return message.contains("LLVMTranslationDialectInterface") || message.contains("failed to legalize") ||
+         message.contains("cannot be converted to LLVM IR");
+}
+
 bool writeText(const std::string &path, const std::string &text, ModuleOp module) {
   Status s = WriteFileAtomically(path, text.data(), text.size());
   if (!s.ok())
@@ -93,7 +106,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   llvm::StringMap<unsigned> entryIndex, workgroups;
   for (const mlir::hexir::KernelInfo &k : kernels) {
     entryIndex[k.name] = library.entries.size();
-    library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes});
+    library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes, k.bindingBytes});
     workgroups[k.name] = k.workgroups;
   }
   spec.libraries.push_back(std::move(library));
@@ -122,8 +135,8 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
 
 } // namespace
 
-bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
-                    llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput) {
+static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_t> &bytes,
+                               llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput) {
   DialectRegistry registry;
   mlir::hexir::registerCompilerDialects(registry);
   MLIRContext context(registry);
@@ -147,7 +160,18 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
       const char *severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
                              : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
                                                                                  : "note";
-      print(diag, severity);
+      // An ONNX model's user never wrote MLIR: an op verifier's or a translation's message is
+      // a bug in Hexir (the importer checks what the lowering would reject), said as such,
+      // with the original text as a note for the report.
+      if (diag.getSeverity() == DiagnosticSeverity::Error && isInternalMessage(diag.str())) {
+        Diagnostic bug(diag.getLocation(), DiagnosticSeverity::Error);
+        bug << "internal compiler error: Hexir failed to compile this node; this is a bug in Hexir, "
+               "please report it with the model";
+        print(bug, "error");
+        diagnostics << options.inputPath << ": note: details: " << diag.str() << "\n";
+      } else {
+        print(diag, severity);
+      }
       for (Diagnostic &note : diag.getNotes())
         print(note, "note");
       return success();
@@ -177,6 +201,21 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
   if (!module)
     return false;
   return runCompilation(context, *module, options, bytes, planOutput);
+}
+
+bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
+                    llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput) {
+  // No exception leaves the compiler: one escaping a library (protobuf, ONNX, the standard
+  // library) becomes an error instead of an abort.
+  try {
+    return compileToBytesImpl(options, bytes, diagnostics, planOutput);
+  } catch (const std::bad_alloc &) {
+    diagnostics << "error: out of memory while compiling '" << options.inputPath << "'\n";
+  } catch (const std::exception &e) {
+    diagnostics << "error: internal compiler error while compiling '" << options.inputPath << "': " << e.what()
+                << " (a bug in Hexir; please report it with the model)\n";
+  }
+  return false;
 }
 
 bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
