@@ -173,6 +173,19 @@ def ApproximateMath : Pass<"hexir-approximate-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def FoldEmptyLoops : Pass<"hexir-fold-empty-loops", "mlir::ModuleOp"> {
+  let summary = "Replaces linalg ops with a loop of extent 0 by their accumulator's initial value";
+  let description = [{
+    Runs on the graph. A linalg op on tensors with a zero-extent loop runs no iteration, so its
+    results are its inits: a reduction over an empty axis becomes its fill (the neutral
+    element), an op with an empty result its empty init.
+
+    Before: `%s = linalg.generic ... ins(%x : tensor<3x0xf32>) outs(%zero : tensor<3xf32>)`
+    reducing the second loop. After: `%zero` (the fill) is used in its place.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def ExpandCopies : Pass<"hexir-expand-copies", "mlir::ModuleOp"> {
   let summary = "Rewrites memref.copy into linalg.copy";
   let description = [{

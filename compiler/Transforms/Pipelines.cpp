@@ -26,6 +26,8 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   verify.entry = entry.str();
   pm.addPass(createVerifyInput(verify));
   buildLowerTosaPipeline(pm);
+  // Loops without iterations (reductions over empty axes) fold before any kernel sees them.
+  pm.addPass(createFoldEmptyLoops());
   // Convolutions vectorize along channels: NHWC inside, NCHW only at the edges.
   pm.addPass(createConvertToChannelsLast());
   pm.addPass(createCanonicalizerPass());

@@ -17,6 +17,35 @@ const char *dtypeName(DType t) {
   return "?";
 }
 
+int64_t elementBytes(DType type) {
+  switch (type) {
+  case DType::kFloat: return 4;
+  case DType::kInt64: return 8;
+  case DType::kInt32: return 4;
+  case DType::kBool: return 1;
+  }
+  return 8;
+}
+
+std::string sizeProblem(const std::vector<int64_t> &shape, DType type) {
+  uint64_t bytes = static_cast<uint64_t>(elementBytes(type));
+  bool tooLarge = false;
+  for (int64_t d : shape)
+    if (d < 0)
+      return "has a negative dimension (" + std::to_string(d) + ")";
+  for (int64_t d : shape) {
+    if (d == 0)
+      return "";
+    if (!tooLarge && __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+      tooLarge = true;
+  }
+  if (!tooLarge && bytes <= kMaxTensorBytes)
+    return "";
+  return "would take " + (tooLarge ? std::string("more than 2^64") : std::to_string(bytes)) + " bytes (" +
+         dtypeName(type) + "), more than the " + std::to_string(kMaxTensorBytes) +
+         " bytes (1 TiB) Hexir allows for one tensor";
+}
+
 int64_t HostTensor::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)

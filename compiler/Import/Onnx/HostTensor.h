@@ -39,6 +39,15 @@ struct HostTensor {
   static HostTensor scalarFloat(float v);
 };
 
+// The most bytes one tensor may take (1 TiB): every size Hexir computes from a shape stays far
+// from overflowing.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+// Bytes of one element of `type` in a compiled graph (bool: one byte).
+int64_t elementBytes(DType type);
+// Why a tensor of `shape` and `type` cannot exist in a compiled graph (a negative dimension, or
+// more than kMaxTensorBytes, the numbers named), or "" if it can. Never overflows.
+std::string sizeProblem(const std::vector<int64_t> &shape, DType type);
+
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
 std::string shapeString(const std::vector<int64_t> &shape);  // "1x3x224x224", "scalar"
 

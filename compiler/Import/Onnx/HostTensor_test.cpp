@@ -118,15 +118,28 @@ TEST_CASE("tensors are read from raw data, typed fields and external files", "[o
   CHECK(ext->f == std::vector<float>{1.5f, -2.0f});
   kv->set_value("8");  // only 4 bytes left for 2 floats
   CHECK(mlir::failed(readTensor(e, dir, error)));
-  CHECK(error.find("holds 4 bytes, expected 8") != std::string::npos);
+  CHECK(error.find("(offset 8, length 8) lies outside") != std::string::npos);
+  kv->set_value("-4");
+  CHECK(mlir::failed(readTensor(e, dir, error)));
+  CHECK(error.find("has offset '-4', which is not a byte count") != std::string::npos);
+  kv->set_value("4");
   kv = e.add_external_data();
   kv->set_key("length");
-  kv->set_value("8");
+  kv->set_value("12");
   CHECK(mlir::failed(readTensor(e, dir, error)));
-  CHECK(error.find("lies outside") != std::string::npos);
+  CHECK(error.find("has length 12, but its shape and type take 8 bytes") != std::string::npos);
+  kv->set_value("8");
+  CHECK(mlir::succeeded(readTensor(e, dir, error)));
   e.mutable_external_data(0)->set_value("/etc/passwd");
   CHECK(mlir::failed(readTensor(e, dir, error)));
   CHECK(error.find("relative path inside the model's directory") != std::string::npos);
+  e.mutable_external_data(0)->set_value("sub/../weights.bin");  // a ".." component
+  CHECK(mlir::failed(readTensor(e, dir, error)));
+  CHECK(error.find("relative path inside the model's directory") != std::string::npos);
+  std::filesystem::create_directories(dir + "/sub");
+  e.mutable_external_data(0)->set_value("sub");  // a directory
+  CHECK(mlir::failed(readTensor(e, dir, error)));
+  CHECK(error.find("is not a regular file") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

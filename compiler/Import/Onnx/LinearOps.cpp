@@ -51,6 +51,16 @@ LogicalResult convertMatMul(NodeContext &ctx) {
   if (!broadcastShapes(aBatch, bBatch, batch))
     return ctx.error() << "batch dimensions " << shapeString(aBatch) << " and " << shapeString(bBatch)
                        << " do not broadcast";
+  if (k == 0) {
+    // Sums of nothing: zeros.
+    std::vector<int64_t> shape = batch;
+    if (av.rank() > 1)
+      shape.push_back(m);
+    if (bv.rank() > 1)
+      shape.push_back(n);
+    ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(DType::kFloat, shape)));
+    return success();
+  }
   int64_t r = batch.size();
   // Loops: batch..., m, n, k.
   auto d = [&](int64_t i) { return getAffineDimExpr(i, mc); };
@@ -137,6 +147,11 @@ LogicalResult convertGemm(NodeContext &ctx) {
     }
   } else {
     init = zeroFilled(b, ctx.loc, outShape);
+  }
+  if (k == 0) {
+    // A product over nothing: beta * C (or zeros).
+    ctx.setOutput(0, OnnxValue::ofValue(init, DType::kFloat));
+    return success();
   }
   // Loops: m, n, k.
   auto d = [&](int64_t i) { return getAffineDimExpr(i, mc); };

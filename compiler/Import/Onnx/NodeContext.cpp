@@ -1,8 +1,15 @@
 //===- NodeContext.cpp - what an ONNX op converter sees -------------------===//
 #include "Import/Onnx/NodeContext.h"
 
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace hexir::onnx_import {
 
@@ -131,51 +138,112 @@ std::string onnxTypeName(int32_t onnxType) {
 
 namespace {
 
-// Bytes of the external data of `proto`, read from the file its "location" names.
-bool readExternal(const onnx::TensorProto &proto, const std::string &baseDir, std::string &bytes,
-                  std::string &error) {
+// A byte count of external data ("offset", "length"): decimal digits only, within 64 bits.
+bool parseByteCount(const std::string &text, uint64_t &value) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// Whether `location` is a relative path with no ".." component (a name may contain "..").
+bool isRelativeInside(const std::string &location) {
+  if (location.empty() || location.front() == '/' || location.find('\0') != std::string::npos)
+    return false;
+  for (size_t start = 0;;) {
+    size_t slash = location.find('/', start);
+    if (location.compare(start, slash == std::string::npos ? std::string::npos : slash - start, "..") == 0)
+      return false;
+    if (slash == std::string::npos)
+      return true;
+    start = slash + 1;
+  }
+}
+
+// The `expected` bytes of the external data of `proto`, read from the file its "location" names.
+// As ONNX Runtime, the file must lie in the model's directory: the path is resolved (symbolic
+// links included) and compared with the directory's, and only a regular file is read (a FIFO
+// would block, a directory is no data).
+bool readExternal(const onnx::TensorProto &proto, const std::string &baseDir, uint64_t expected,
+                  std::string &bytes, std::string &error) {
   std::string location;
-  uint64_t offset = 0;
-  int64_t length = -1;
+  uint64_t offset = 0, length = 0;
+  bool hasLength = false;
+  const std::string tensor = "external data of tensor '" + proto.name() + "'";
   for (const auto &kv : proto.external_data()) {
-    if (kv.key() == "location")
+    if (kv.key() == "location") {
       location = kv.value();
-    else if (kv.key() == "offset")
-      offset = std::stoull(kv.value());
-    else if (kv.key() == "length")
-      length = std::stoll(kv.value());
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      uint64_t &target = kv.key() == "offset" ? offset : length;
+      if (!parseByteCount(kv.value(), target)) {
+        error = tensor + " has " + kv.key() + " '" + kv.value() + "', which is not a byte count (0 to 2^64 - 1)";
+        return false;
+      }
+      hasLength |= kv.key() == "length";
+    }
   }
   if (location.empty()) {
-    error = "external data of tensor '" + proto.name() + "' has no location";
+    error = tensor + " has no location";
     return false;
   }
-  // As ONNX Runtime: the data file must lie beside the model, not elsewhere on the machine.
-  if (location.front() == '/' || location.find("..") != std::string::npos) {
-    error = "external data location '" + location + "' of tensor '" + proto.name() +
+  std::string shown = location.substr(0, location.find('\0'));
+  if (!isRelativeInside(location)) {
+    error = "external data location '" + shown + "' of tensor '" + proto.name() +
             "' must be a relative path inside the model's directory";
     return false;
   }
-  std::string path = baseDir.empty() ? location : baseDir + "/" + location;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) {
-    error = "cannot open external data file '" + path + "' of tensor '" + proto.name() + "'";
+  std::string dir = baseDir.empty() ? "." : baseDir;
+  std::string path = dir + "/" + location;
+  char resolvedDir[PATH_MAX], resolvedPath[PATH_MAX];
+  if (!realpath(dir.c_str(), resolvedDir) || !realpath(path.c_str(), resolvedPath)) {
+    error = "cannot open external data file '" + path + "' of tensor '" + proto.name() + "': " + std::strerror(errno);
     return false;
   }
-  uint64_t fileSize = static_cast<uint64_t>(in.tellg());
-  uint64_t n = length < 0 ? fileSize - std::min(offset, fileSize) : static_cast<uint64_t>(length);
-  if (offset > fileSize || n > fileSize - offset) {
-    error = "external data of tensor '" + proto.name() + "' (offset " + std::to_string(offset) +
-            ", length " + std::to_string(n) + ") lies outside '" + path + "' (" +
-            std::to_string(fileSize) + " bytes)";
+  std::string root = resolvedDir;
+  if (root.back() != '/')
+    root += '/';
+  if (std::string(resolvedPath).compare(0, root.size(), root) != 0) {
+    error = "external data file '" + path + "' of tensor '" + proto.name() + "' resolves to '" + resolvedPath +
+            "', outside the model's directory '" + resolvedDir + "'";
     return false;
   }
-  bytes.resize(n);
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(bytes.data(), static_cast<std::streamsize>(n));
-  if (!in) {
-    error = "cannot read external data of tensor '" + proto.name() + "' from '" + path + "'";
+  int fd = open(resolvedPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot open external data file '" + path + "' of tensor '" + proto.name() + "': " + std::strerror(errno);
     return false;
   }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    error = "external data file '" + path + "' of tensor '" + proto.name() + "' is not a regular file";
+    return false;
+  }
+  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+  if (hasLength && length != expected) {
+    close(fd);
+    error = tensor + " has length " + std::to_string(length) + ", but its shape and type take " +
+            std::to_string(expected) + " bytes";
+    return false;
+  }
+  if (offset > fileSize || expected > fileSize - offset) {
+    close(fd);
+    error = tensor + " (offset " + std::to_string(offset) + ", length " + std::to_string(expected) +
+            ") lies outside '" + path + "' (" + std::to_string(fileSize) + " bytes)";
+    return false;
+  }
+  bytes.resize(expected);
+  for (uint64_t done = 0; done < expected;) {
+    ssize_t got = pread(fd, bytes.data() + done, expected - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {
+      close(fd);
+      error = "cannot read " + tensor + " from '" + path + "'";
+      return false;
+    }
+    done += static_cast<uint64_t>(got);
+  }
+  close(fd);
   return true;
 }
 
@@ -206,19 +274,19 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
     count *= d;
   }
   int64_t n = t.numElements();
+  int32_t dt = proto.data_type();
+  size_t width = dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::INT64 ? 8
+                 : dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::INT32 ? 4
+                 : dt == onnx::TensorProto::INT16 ? 2 : 1;
   std::string external;
   const std::string *raw = nullptr;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (!readExternal(proto, baseDir, external, error))
+    if (!readExternal(proto, baseDir, static_cast<uint64_t>(n) * width, external, error))
       return mlir::failure();
     raw = &external;
   } else if (proto.has_raw_data()) {
     raw = &proto.raw_data();
   }
-  int32_t dt = proto.data_type();
-  size_t width = dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::INT64 ? 8
-                 : dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::INT32 ? 4
-                 : dt == onnx::TensorProto::INT16 ? 2 : 1;
   size_t have = raw ? raw->size() / width
                 : dt == onnx::TensorProto::FLOAT ? proto.float_data_size()
                 : dt == onnx::TensorProto::DOUBLE ? proto.double_data_size()

@@ -3,6 +3,7 @@
 
 #include "Dialect/HexirDialect.h"
 #include "Import/Onnx/Emit.h"
+#include "Import/Onnx/GraphValidation.h"
 #include "Import/Onnx/OpRegistry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,7 +45,7 @@ public:
       : context_(context), options_(options), fileLoc_(FileLineColLoc::get(&context, options.path, 0, 0)) {}
 
   OwningOpRef<ModuleOp> run() {
-    if (failed(load()) || failed(checkOpset()) || failed(fixInputShapes()))
+    if (failed(load()) || failed(validate()) || failed(checkOpset()) || failed(fixInputShapes()))
       return nullptr;
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc_);
     if (failed(buildFunction(*module)))
@@ -73,6 +74,13 @@ private:
       return error() << "'" << options_.path << "' has no graph";
     for (const auto &init : model_.graph().initializer())
       initializerNames_.insert(init.name());
+    return success();
+  }
+
+  LogicalResult validate() {
+    std::string problem = validateGraph(model_.graph());
+    if (!problem.empty())
+      return error() << "invalid ONNX graph: " << problem;
     return success();
   }
 
@@ -191,6 +199,9 @@ private:
       std::vector<int64_t> shape;
       for (const auto &dim : tt.shape().dim())
         shape.push_back(dim.dim_value());
+      std::string size = sizeProblem(shape, type);
+      if (!size.empty())
+        return error() << "input '" << input.name() << "' of shape " << shapeString(shape) << " " << size;
       argTypes.push_back(tensorType(&context_, shape, type));
       args.push_back({input.name(), type});
     }
@@ -198,7 +209,11 @@ private:
     Block *body = fn.addEntryBlock();
     for (auto [i, arg] : llvm::enumerate(args)) {
       fn.setArgAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(arg.first));
-      values_[arg.first] = OnnxValue::ofValue(body->getArgument(i), arg.second);
+      auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
+      // An input without elements carries no data: the graph reads it as a known, empty value.
+      values_[arg.first] = llvm::is_contained(shape, 0)
+                               ? OnnxValue::ofConstant(HostTensor::zeros(arg.second, {shape.begin(), shape.end()}))
+                               : OnnxValue::ofValue(body->getArgument(i), arg.second);
     }
     b.setInsertionPointToEnd(body);
 
@@ -228,7 +243,7 @@ private:
   }
 
   LogicalResult convertNode(OpBuilder &b, const onnx::NodeProto &node, int index) {
-    std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+    std::string name = nodeName(node, index);
     Location loc = NameLoc::get(b.getStringAttr(name), fileLoc_);
     onnx::NodeProto named = node;
     named.set_name(name);
@@ -274,7 +289,13 @@ private:
         continue;
       if (k >= static_cast<int>(outputs.size()) || (!outputs[k].value && !outputs[k].constant))
         return ctx.error() << "output " << k << " ('" << out << "') is not supported";
+      std::string size = sizeProblem(outputs[k].shape, outputs[k].type);
+      if (!size.empty())
+        return ctx.error() << "output '" << out << "' of shape " << shapeString(outputs[k].shape) << " " << size;
       computed_.insert_or_assign(out, std::make_pair(loc, outputs[k].shape));
+      // A tensor without elements is known: later ops fold it, no kernel sees it.
+      if (outputs[k].numElements() == 0 && !outputs[k].isConstant())
+        outputs[k] = OnnxValue::ofConstant(HostTensor::zeros(outputs[k].type, outputs[k].shape));
       values_[out] = std::move(outputs[k]);
     }
     return success();

@@ -264,10 +264,15 @@ LogicalResult convertSlice(NodeContext &ctx) {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
     }
-    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
-    starts[a] = s;
-    counts[a] = std::max<int64_t>(count, 0);
-    steps[a] = step;
+    // s and e now lie in [-1, dim]; the step may be as large as INT64_MIN, whose magnitude
+    // only fits unsigned.
+    int64_t distance = step > 0 ? e - s : s - e;
+    uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : uint64_t{0} - static_cast<uint64_t>(step);
+    int64_t count = distance <= 0 ? 0 : 1 + static_cast<int64_t>(static_cast<uint64_t>(distance - 1) / magnitude);
+    // An empty or single-element slice starts at 0 or s with step 1 (its step is meaningless).
+    starts[a] = count == 0 ? 0 : s;
+    counts[a] = count;
+    steps[a] = count <= 1 ? 1 : step;
   }
   ctx.setOutput(0, sliceOf(ctx, x, starts, counts, steps));
   return success();
@@ -435,7 +440,11 @@ LogicalResult convertPad(NodeContext &ctx) {
   for (int64_t d = 0; d < x.rank(); ++d) {
     if (low[d] < 0 || high[d] < 0)
       return ctx.error() << "negative pads (cropping) are not supported";
-    shape.push_back(x.shape[d] + low[d] + high[d]);
+    int64_t size;
+    if (__builtin_add_overflow(x.shape[d], low[d], &size) || __builtin_add_overflow(size, high[d], &size))
+      return ctx.error() << "pads " << low[d] << " and " << high[d] << " of axis " << d
+                         << " overflow its size (" << x.shape[d] << ")";
+    shape.push_back(size);
   }
   OpBuilder &b = ctx.b;
   Value padValue = scalarConstant(b, ctx.loc, x.type, value);

@@ -1,0 +1,558 @@
+#!/usr/bin/python3
+"""Hostile models: each case is a model file (and, where it matters, files beside it) that an
+inference server might be handed. Every case must end in one of two ways:
+
+- `error`: hexir-compile exits 1 within the time limit with an `error:` message containing the
+  expected text (the numbers it names included), leaves no output file, and prints no stack
+  dump, LLVM error or MLIR internals;
+- `valid`: the model is legal ONNX at an edge (rank 0, a zero-sized dimension, rank 8, an empty
+  slice, a matmul over K = 0): it compiles, hexir-run loads and runs it, and the outputs match
+  NumPy.
+
+Families: size arithmetic overflows, extreme integers, malformed external data (numbers,
+directories, FIFOs, symbolic links out of the model's folder), invalid graphs (duplicate names,
+shadowed inputs), and edge shapes for every elementwise op. Prints how many cases it ran.
+Usage: hostile_models.py --bin BUILD/tools [--only PREFIX] [--list]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+TIMEOUT = 60  # seconds; a hang is a failure
+INTERNALS = ("Stack dump", "LLVM ERROR", "PLEASE submit", "Assertion", "terminate called",
+             "out-of-bounds", "LLVMTranslationDialectInterface", "'tensor.", "'linalg.", "'arith.")
+
+CASES = {}  # name -> function(dir) returning (model, expectation)
+
+
+def case(name):
+    def register(fn):
+        CASES[name] = fn
+        return fn
+    return register
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def error(text):
+    return ("error", text)
+
+
+def valid(inputs, outputs):
+    return ("valid", inputs, outputs)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+def f32(name, values):
+    return numpy_helper.from_array(np.array(values, np.float32), name)
+
+
+# --- size arithmetic ---------------------------------------------------------------------
+
+@case("size.pad_to_2^32_squared")
+def _(d):
+    m = model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")],
+              [vi("x", TensorProto.FLOAT, [2, 2])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("pads", [2**31, 2**31, 2**31 - 2, 2**31 - 2])])
+    return m, error("4294967296x4294967296")
+
+
+@case("size.pad_wraps_int64")
+def _(d):
+    m = model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")],
+              [vi("x", TensorProto.FLOAT, [2, 2])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("pads", [2**62, 0, 2**62, 0])])
+    return m, error("node 'pad'")
+
+
+@case("size.expand_huge")
+def _(d):
+    m = model([helper.make_node("Expand", ["x", "s"], ["y"], name="expand")],
+              [vi("x", TensorProto.FLOAT, [1, 1])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [2**33, 2**33])])
+    return m, error("8589934592x8589934592")
+
+
+@case("size.broadcast_huge")
+def _(d):
+    m = model([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+              [vi("a", TensorProto.FLOAT, [2**31, 1]), vi("b", TensorProto.FLOAT, [1, 2**31])],
+              [vi("y", TensorProto.FLOAT, None)])
+    return m, error("2147483648x2147483648")
+
+
+@case("size.constant_of_shape_huge")
+def _(d):
+    m = model([helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos"),
+               helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [2**20, 2**20, 2**20])])
+    return m, error("1048576x1048576x1048576")
+
+
+@case("size.tile_huge")
+def _(d):
+    m = model([helper.make_node("Tile", ["x", "r"], ["y"], name="tile")],
+              [vi("x", TensorProto.FLOAT, [4, 4])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("r", [2**40, 2**40])])
+    return m, error("node 'tile'")
+
+
+@case("size.reshape_huge_product")
+def _(d):
+    m = model([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+              [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [2**40, 2**40, -1])])
+    return m, error("node 'reshape'")
+
+
+@case("size.input_shape_huge")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", TensorProto.FLOAT, [2**40, 2**40])], [vi("y", TensorProto.FLOAT, None)])
+    return m, error("1099511627776x1099511627776")
+
+
+@case("size.conv_huge_pads")
+def _(d):
+    w = f32("w", np.ones((1, 1, 1, 1)))
+    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[2**62, 0, 2**62, 0])],
+              [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])], [vi("y", TensorProto.FLOAT, None)], [w])
+    return m, error("node 'conv'")
+
+
+@case("size.conv_huge_dilation")
+def _(d):
+    w = f32("w", np.ones((1, 1, 3, 3)))
+    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv", dilations=[2**62, 1])],
+              [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])], [vi("y", TensorProto.FLOAT, None)], [w])
+    return m, error("node 'conv'")
+
+
+@case("size.range_huge")
+def _(d):
+    m = model([helper.make_node("Range", ["a", "b", "c"], ["r"], name="range"),
+               helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)],
+              [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("a", -2**62), i64("b", 2**62), i64("c", 1)])
+    return m, error("node 'range'")
+
+
+# --- extreme integers ----------------------------------------------------------------------
+
+@case("int.slice_step_int64_min")
+def _(d):
+    x = np.arange(10, dtype=np.float32)
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"], name="slice")],
+              [vi("x", TensorProto.FLOAT, [10])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [9]), i64("e", [-2**63]), i64("a", [0]), i64("st", [-2**63])])
+    return m, valid({"x": x}, {"y": x[9::-(2**63)]})
+
+
+@case("int.slice_extreme_bounds")
+def _(d):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"], name="slice")],
+              [vi("x", TensorProto.FLOAT, [3, 4])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [-2**63, 2**63 - 1]), i64("e", [2**63 - 1, -2**63]), i64("a", [0, 1])])
+    return m, valid({"x": x}, {"y": x[:, 4:0]})
+
+
+@case("int.gather_index_out_of_range")
+def _(d):
+    m = model([helper.make_node("Gather", ["x", "i"], ["y"], name="gather")],
+              [vi("x", TensorProto.FLOAT, [3, 4])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("i", [2**62])])
+    return m, error("node 'gather'")
+
+
+@case("int.transpose_bad_perm")
+def _(d):
+    m = model([helper.make_node("Transpose", ["x"], ["y"], name="transpose", perm=[0, 2**40])],
+              [vi("x", TensorProto.FLOAT, [3, 4])], [vi("y", TensorProto.FLOAT, None)])
+    return m, error("node 'transpose'")
+
+
+@case("int.axis_huge")
+def _(d):
+    m = model([helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=-2**63)],
+              [vi("x", TensorProto.FLOAT, [3, 4])], [vi("y", TensorProto.FLOAT, None)])
+    return m, error("node 'softmax'")
+
+
+# --- external data -------------------------------------------------------------------------
+
+def _external(d, entries, data=None, filename="w.bin"):
+    """A model with initializer 'w' (2 floats) stored externally with the given key/values."""
+    if data is not None:
+        with open(os.path.join(d, filename), "wb") as f:
+            f.write(data)
+    w = f32("w", [1.0, 2.0])
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in entries:
+        w.external_data.add(key=k, value=v)
+    return model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+                 [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])], [w])
+
+
+TWO_FLOATS = np.array([1.0, 2.0], np.float32).tobytes()
+
+
+@case("external.offset_not_a_number")
+def _(d):
+    return _external(d, [("location", "w.bin"), ("offset", "abc")], TWO_FLOATS), error("offset 'abc'")
+
+
+@case("external.offset_out_of_range")
+def _(d):
+    return _external(d, [("location", "w.bin"), ("offset", "99999999999999999999999")], TWO_FLOATS), \
+        error("offset '99999999999999999999999'")
+
+
+@case("external.length_negative")
+def _(d):
+    return _external(d, [("location", "w.bin"), ("length", "-8")], TWO_FLOATS), error("length '-8'")
+
+
+@case("external.length_wrong")
+def _(d):
+    return _external(d, [("location", "w.bin"), ("length", "4")], TWO_FLOATS), error("length 4")
+
+
+@case("external.offset_past_end")
+def _(d):
+    return _external(d, [("location", "w.bin"), ("offset", "8")], TWO_FLOATS), error("offset 8")
+
+
+@case("external.directory")
+def _(d):
+    os.mkdir(os.path.join(d, "adir"))
+    return _external(d, [("location", "adir")]), error("not a regular file")
+
+
+@case("external.fifo")
+def _(d):
+    os.mkfifo(os.path.join(d, "pipe"))
+    return _external(d, [("location", "pipe")]), error("not a regular file")
+
+
+@case("external.symlink_out_of_folder")
+def _(d):
+    outside = tempfile.mkdtemp()
+    with open(os.path.join(outside, "secret"), "wb") as f:
+        f.write(TWO_FLOATS)
+    os.symlink(os.path.join(outside, "secret"), os.path.join(d, "link.bin"))
+    return _external(d, [("location", "link.bin")]), error("outside the model's directory")
+
+
+@case("external.symlinked_folder_out")
+def _(d):
+    outside = tempfile.mkdtemp()
+    with open(os.path.join(outside, "w.bin"), "wb") as f:
+        f.write(TWO_FLOATS)
+    os.symlink(outside, os.path.join(d, "sub"))
+    return _external(d, [("location", "sub/w.bin")]), error("outside the model's directory")
+
+
+@case("external.parent_component")
+def _(d):
+    return _external(d, [("location", "../w.bin")]), error("inside the model's directory")
+
+
+@case("external.absolute")
+def _(d):
+    return _external(d, [("location", "/etc/passwd")]), error("inside the model's directory")
+
+
+@case("external.nul_in_location")
+def _(d):
+    return _external(d, [("location", "w.bin\0.txt")], TWO_FLOATS), error("inside the model's directory")
+
+
+@case("external.missing_file")
+def _(d):
+    return _external(d, [("location", "nothere.bin")]), error("nothere.bin")
+
+
+@case("external.dots_in_name_ok")
+def _(d):
+    m = _external(d, [("location", "w..v2.bin")], TWO_FLOATS, filename="w..v2.bin")
+    x = np.array([3.0, 4.0], np.float32)
+    return m, valid({"x": x}, {"y": x + np.array([1.0, 2.0], np.float32)})
+
+
+@case("external.symlink_inside_ok")
+def _(d):
+    os.mkdir(os.path.join(d, "data"))
+    with open(os.path.join(d, "data", "real.bin"), "wb") as f:
+        f.write(TWO_FLOATS)
+    os.symlink("data/real.bin", os.path.join(d, "w.bin"))
+    m = _external(d, [("location", "w.bin"), ("offset", "0"), ("length", "8")])
+    x = np.array([3.0, 4.0], np.float32)
+    return m, valid({"x": x}, {"y": x + np.array([1.0, 2.0], np.float32)})
+
+
+# --- invalid graphs ------------------------------------------------------------------------
+
+@case("graph.two_nodes_one_output")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["t"], name="a"), helper.make_node("Neg", ["x"], ["t"], name="b"),
+               helper.make_node("Abs", ["t"], ["y"], name="c")],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    return m, error("'t'")
+
+
+@case("graph.two_initializers_one_name")
+def _(d):
+    m = model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])],
+              [f32("w", [1, 2]), f32("w", [3, 4])])
+    return m, error("two initializers are named 'w'")
+
+
+@case("graph.two_inputs_one_name")
+def _(d):
+    m = model([helper.make_node("Add", ["x", "x"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [2]), vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    return m, error("two inputs are named 'x'")
+
+
+@case("graph.node_shadows_input")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["x"], name="relu"), helper.make_node("Neg", ["x"], ["y"], name="neg")],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    return m, error("'x'")
+
+
+@case("graph.node_shadows_initializer")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["w"], name="relu"), helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])], [f32("w", [1, 2])])
+    return m, error("'w'")
+
+
+@case("graph.use_before_definition")
+def _(d):
+    m = model([helper.make_node("Neg", ["t"], ["y"], name="neg"), helper.make_node("Relu", ["x"], ["t"], name="relu")],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])])
+    return m, error("'t'")
+
+
+@case("graph.output_listed_twice")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2]), vi("y", TensorProto.FLOAT, [2])])
+    return m, error("'y'")
+
+
+@case("graph.one_node_output_twice")
+def _(d):
+    m = model([helper.make_node("Split", ["x"], ["a", "a"], name="split", axis=0)],
+              [vi("x", TensorProto.FLOAT, [4])], [vi("a", TensorProto.FLOAT, [2])])
+    return m, error("'a'")
+
+
+# --- edge shapes that are valid --------------------------------------------------------------
+
+UNARY = {"Relu": lambda x: np.maximum(x, 0), "Neg": np.negative, "Abs": np.abs, "Exp": np.exp,
+         "Tanh": np.tanh, "Sigmoid": lambda x: 1 / (1 + np.exp(-x)), "Sqrt": lambda x: np.sqrt(np.abs(x)),
+         "Floor": np.floor, "Ceil": np.ceil}
+BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum,
+          "Min": np.minimum}
+
+
+def _edge_shapes():
+    return {"rank0": [], "zero_dim": [3, 0, 2], "rank8": [1, 2, 1, 2, 1, 3, 1, 2]}
+
+
+def _unary_case(op, shape):
+    def build(d):
+        x = np.random.default_rng(1).uniform(0.5, 2, shape).astype(np.float32)
+        nodes = [helper.make_node(op, ["x"], ["y"], name=op.lower())]
+        inp = x if op != "Sqrt" else x
+        ref = UNARY[op](inp.astype(np.float64)).astype(np.float32)
+        return model(nodes, [vi("x", TensorProto.FLOAT, shape)], [vi("y", TensorProto.FLOAT, shape)]), \
+            valid({"x": x}, {"y": ref})
+    return build
+
+
+def _binary_case(op, shape):
+    def build(d):
+        rng = np.random.default_rng(2)
+        a = rng.uniform(0.5, 2, shape).astype(np.float32)
+        b = rng.uniform(0.5, 2, shape).astype(np.float32)
+        ref = BINARY[op](a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+        nodes = [helper.make_node(op, ["a", "b"], ["y"], name=op.lower())]
+        return model(nodes, [vi("a", TensorProto.FLOAT, shape), vi("b", TensorProto.FLOAT, shape)],
+                     [vi("y", TensorProto.FLOAT, shape)]), valid({"a": a, "b": b}, {"y": ref})
+    return build
+
+
+for _name, _shape in _edge_shapes().items():
+    for _op in UNARY:
+        CASES[f"edge.{_name}.{_op}"] = _unary_case(_op, _shape)
+    for _op in BINARY:
+        CASES[f"edge.{_name}.{_op}"] = _binary_case(_op, _shape)
+
+
+@case("edge.empty_slice")
+def _(d):
+    x = np.arange(10, dtype=np.float32)
+    m = model([helper.make_node("Slice", ["x", "s", "e"], ["t"], name="slice"),
+               helper.make_node("Concat", ["t", "x"], ["y"], name="concat", axis=0)],
+              [vi("x", TensorProto.FLOAT, [10])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [10]), i64("e", [10])])
+    return m, valid({"x": x}, {"y": x})
+
+
+@case("edge.empty_slice_output")
+def _(d):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"], name="slice")],
+              [vi("x", TensorProto.FLOAT, [3, 4])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [2]), i64("e", [1]), i64("a", [1])])
+    return m, valid({"x": x}, {"y": x[:, 2:1]})
+
+
+@case("edge.matmul_k0")
+def _(d):
+    a = np.zeros((3, 0), np.float32)
+    b = np.zeros((0, 4), np.float32)
+    m = model([helper.make_node("MatMul", ["a", "b"], ["t"], name="matmul"),
+               helper.make_node("Add", ["t", "one"], ["y"], name="add")],
+              [vi("a", TensorProto.FLOAT, [3, 0])], [vi("y", TensorProto.FLOAT, None)],
+              [numpy_helper.from_array(b, "b"), f32("one", 1.0)])
+    return m, valid({"a": a}, {"y": np.ones((3, 4), np.float32)})
+
+
+@case("edge.gemm_k0_bias")
+def _(d):
+    a = np.zeros((2, 0), np.float32)
+    m = model([helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="gemm")],
+              [vi("a", TensorProto.FLOAT, [2, 0])], [vi("y", TensorProto.FLOAT, None)],
+              [numpy_helper.from_array(np.zeros((0, 3), np.float32), "b"), f32("c", [1.0, 2.0, 3.0])])
+    return m, valid({"a": a}, {"y": np.tile(np.array([1.0, 2.0, 3.0], np.float32), (2, 1))})
+
+
+@case("edge.reduce_sum_rank0")
+def _(d):
+    x = np.array(2.5, np.float32)
+    m = model([helper.make_node("ReduceSum", ["x"], ["y"], name="sum", keepdims=0)],
+              [vi("x", TensorProto.FLOAT, [])], [vi("y", TensorProto.FLOAT, None)])
+    return m, valid({"x": x}, {"y": x})
+
+
+@case("edge.reduce_over_empty_axis")
+def _(d):
+    x = np.zeros((3, 0), np.float32)
+    m = model([helper.make_node("ReduceSum", ["x", "ax"], ["s"], name="sum", keepdims=1),
+               helper.make_node("ReduceMax", ["x"], ["m"], name="max", axes=[1], keepdims=0)],
+              [vi("x", TensorProto.FLOAT, [3, 0])], [vi("s", TensorProto.FLOAT, None), vi("m", TensorProto.FLOAT, None)],
+              [i64("ax", [1])])
+    return m, valid({"x": x}, {"s": np.zeros((3, 1), np.float32), "m": np.full((3,), -np.inf, np.float32)})
+
+
+@case("edge.concat_with_empty")
+def _(d):
+    a = np.zeros((0, 3), np.float32)
+    b = np.arange(6, dtype=np.float32).reshape(2, 3)
+    m = model([helper.make_node("Concat", ["a", "b"], ["y"], name="concat", axis=0)],
+              [vi("a", TensorProto.FLOAT, [0, 3]), vi("b", TensorProto.FLOAT, [2, 3])],
+              [vi("y", TensorProto.FLOAT, [2, 3])])
+    return m, valid({"a": a, "b": b}, {"y": b})
+
+
+# --- the harness ---------------------------------------------------------------------------
+
+def run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def check(name, bin_dir, root):
+    d = os.path.join(root, name)
+    os.makedirs(d)
+    m, expect = CASES[name](d)
+    path = os.path.join(d, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    hxb = os.path.join(d, "model.hxb")
+    r = run([os.path.join(bin_dir, "hexir-compile"), path, "-o", hxb])
+    if r is None:
+        return f"hexir-compile did not finish within {TIMEOUT} s"
+    text = r.stdout + r.stderr
+    leaked = [s for s in INTERNALS if s in text]
+    if r.returncode < 0 or leaked:
+        return f"hexir-compile crashed or leaked internals (exit {r.returncode}):\n{text}"
+    if expect[0] == "error":
+        if r.returncode != 1 or "error:" not in text or expect[1] not in text:
+            return f"expected exit 1 with {expect[1]!r}, got exit {r.returncode}:\n{text}"
+        if os.path.exists(hxb):
+            return "a failed compilation left an output file"
+        return None
+    if r.returncode != 0:
+        return f"hexir-compile failed on a valid model (exit {r.returncode}):\n{text}"
+    inputs, outputs = expect[1], expect[2]
+    cmd = [os.path.join(bin_dir, "hexir-run"), hxb]
+    for k, v in inputs.items():
+        np.save(os.path.join(d, f"in.{k}.npy"), v)
+        cmd += ["--input", f"{k}={os.path.join(d, f'in.{k}.npy')}"]
+    for k in outputs:
+        cmd += ["--output", f"{k}={os.path.join(d, f'out.{k}.npy')}"]
+    r = run(cmd)
+    if r is None or r.returncode != 0:
+        return f"hexir-run failed:\n{'' if r is None else r.stdout + r.stderr}"
+    for k, ref in outputs.items():
+        got = np.load(os.path.join(d, f"out.{k}.npy"))
+        if got.shape != ref.shape or not np.allclose(got, ref, rtol=1e-5, atol=1e-6, equal_nan=True):
+            return f"output {k}: got {got.dtype}{got.shape} {got.ravel()[:8]}, expected {ref.shape} {ref.ravel()[:8]}"
+    return None
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--only", help="run only the cases whose names start with this")
+    p.add_argument("--list", action="store_true")
+    args = p.parse_args()
+    names = [n for n in CASES if not args.only or n.startswith(args.only)]
+    if args.list:
+        print("\n".join(names))
+        return 0
+    failed = []
+    with tempfile.TemporaryDirectory() as root:
+        for name in names:
+            problem = check(name, args.bin, root)
+            print(f"{'ok  ' if problem is None else 'FAIL'} {name}")
+            if problem:
+                print("     " + problem.replace("\n", "\n     ")[:3000])
+                failed.append(name)
+    errors = sum(1 for n in names if not n.startswith("edge.") and not n.endswith("_ok"))
+    print(f"{len(names)} hostile cases ({errors} must be refused, {len(names) - errors} are valid edges), "
+          f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
