@@ -407,7 +407,62 @@ def _binary_case(op, shape):
     return build
 
 
+def _erf(x):
+    import math
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+# Ops with attributes or several inputs at the edge shapes: (nodes, inputs -> reference,
+# extra initializers); x is the input, of the edge shape.
+def _structured(shape):
+    r = len(shape)
+    ops = {
+        "Softmax": ([helper.make_node("Softmax", ["x"], ["y"], axis=-1)] if r else None,
+                    lambda x: np.exp(x - x.max(-1, keepdims=True)) / np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)
+                    if x.size else x, []),
+        "ReduceSum": ([helper.make_node("ReduceSum", ["x"], ["y"], keepdims=1)], lambda x: x.sum(keepdims=True), []),
+        "ReduceMean": ([helper.make_node("ReduceMean", ["x"], ["y"], keepdims=0)] if np.prod(shape) else None,
+                       lambda x: np.array(x.mean()), []),
+        "Transpose": ([helper.make_node("Transpose", ["x"], ["y"], perm=list(range(r))[::-1])],
+                      lambda x: x.transpose(list(range(r))[::-1]), []),
+        "Reshape": ([helper.make_node("Reshape", ["x", "flat"], ["y"])], lambda x: x.reshape(-1),
+                    [i64("flat", [-1])]),
+        "Concat": ([helper.make_node("Concat", ["x", "x"], ["y"], axis=0)] if r else None,
+                   lambda x: np.concatenate([x, x], 0), []),
+        "Cast": ([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT32)],
+                 lambda x: x.astype(np.int32), []),
+        "Pow": ([helper.make_node("Pow", ["x", "two"], ["y"])], lambda x: x * x, [f32("two", 2.0)]),
+        "Clip": ([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], lambda x: np.clip(x, 0.8, 1.5),
+                 [f32("lo", 0.8), f32("hi", 1.5)]),
+        "LeakyRelu": ([helper.make_node("LeakyRelu", ["x"], ["y"], alpha=0.1)],
+                      lambda x: np.where(x > 0, x, 0.1 * x), []),
+        "Erf": ([helper.make_node("Erf", ["x"], ["y"])], _erf, []),
+        "Where": ([helper.make_node("Greater", ["x", "one"], ["c"]), helper.make_node("Where", ["c", "x", "zero"], ["y"])],
+                  lambda x: np.where(x > 1, x, 0), [f32("one", 1.0), f32("zero", 0.0)]),
+        "MatMul": ([helper.make_node("MatMul", ["x", "w"], ["y"])] if r >= 1 else None,
+                   lambda x: x @ np.full((shape[-1], 3), 0.5, np.float32) if r else None,
+                   [f32("w", np.full((shape[-1] if r else 1, 3), 0.5))]),
+    }
+    return {k: v for k, v in ops.items() if v[0] is not None}
+
+
+def _structured_case(op, shape):
+    def build(d):
+        nodes, ref, inits = _structured(shape)[op]
+        x = np.random.default_rng(3).uniform(0.5, 2, shape).astype(np.float32)
+        y = np.asarray(ref(x.astype(np.float64)))
+        y = y.astype(np.int32 if op == "Cast" else np.float32)
+        if op == "Cast":
+            y = x.astype(np.int32)
+        out_type = TensorProto.INT32 if op == "Cast" else TensorProto.FLOAT
+        return model(nodes, [vi("x", TensorProto.FLOAT, shape)], [vi("y", out_type, None)], inits), \
+            valid({"x": x}, {"y": y})
+    return build
+
+
 for _name, _shape in _edge_shapes().items():
+    for _op in _structured(_shape):
+        CASES[f"edge.{_name}.{_op}"] = _structured_case(_op, _shape)
     for _op in UNARY:
         CASES[f"edge.{_name}.{_op}"] = _unary_case(_op, _shape)
     for _op in BINARY:

@@ -272,6 +272,12 @@ Value reduce(NodeContext &ctx, Value v, ArrayRef<int64_t> axes, ReduceKind kind)
 }
 
 Value transposeValue(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  // The identity (also of rank 0, where linalg.transpose's verifier crashes) moves nothing.
+  bool identity = true;
+  for (size_t d = 0; d < perm.size(); ++d)
+    identity &= perm[d] == static_cast<int64_t>(d);
+  if (identity)
+    return v;
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
