@@ -33,6 +33,44 @@ StatusOr<std::unique_ptr<FileMapping>> FileMapping::Open(const std::string& path
   return std::unique_ptr<FileMapping>(new FileMapping(data, size));
 }
 
+StatusOr<std::unique_ptr<FileMapping>> FileMapping::Copy(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFoundError("cannot open '", path, "': ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgumentError("'", path, "' is not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return std::unique_ptr<FileMapping>(new FileMapping(nullptr, 0));
+  }
+  // Anonymous pages, page-aligned like a mapping of the file, so the reader sees the same layout.
+  void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) {
+    int err = errno;
+    ::close(fd);
+    return ResourceExhaustedError("cannot allocate ", size, " bytes for '", path, "': ", std::strerror(err));
+  }
+  std::unique_ptr<FileMapping> copy(new FileMapping(data, size));
+  size_t done = 0;
+  while (done < size) {
+    ssize_t got = ::pread(fd, static_cast<unsigned char*>(data) + done, size - done, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += static_cast<size_t>(got);
+  }
+  struct stat after;
+  bool changed = ::fstat(fd, &after) != 0 || static_cast<size_t>(after.st_size) != size;
+  ::close(fd);
+  if (done != size || changed)
+    return DataLossError("'", path, "' changed size while it was read (", size, " bytes, then ", done,
+                         " read): replace model files by rename");
+  ::mprotect(data, size, PROT_READ);
+  return copy;
+}
+
 FileMapping::~FileMapping() {
   if (data_ != nullptr) ::munmap(data_, size_);
 }

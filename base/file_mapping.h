@@ -16,6 +16,10 @@ class FileMapping {
  public:
   // Maps `path` read-only. An empty file maps to an empty span.
   static StatusOr<std::unique_ptr<FileMapping>> Open(const std::string& path);
+  // Reads `path` into private, read-only pages of its own: later changes of the file (a
+  // truncation, an overwrite in place) do not reach them. DATA_LOSS if the file changes size
+  // while it is read.
+  static StatusOr<std::unique_ptr<FileMapping>> Copy(const std::string& path);
   ~FileMapping();
   FileMapping(const FileMapping&) = delete;
   FileMapping& operator=(const FileMapping&) = delete;

@@ -22,13 +22,14 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
-    "                 [--output NAME=FILE.npy]... [--verify-weights] [--threads N]\n"
+    "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
     "                 [--benchmark RUNS] [--in-place OUTPUT]...\n"
     "Runs the function (default 'main') on the host. Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
     "not given are zeros). --threads: worker threads per dispatch (default: every core).\n"
     "--in-place OUTPUT binds OUTPUT onto the buffer of the donated input it is tied to, so the\n"
-    "module updates that input in place.\n";
+    "module updates that input in place. --copy-model reads the model into private memory\n"
+    "instead of mapping it (later changes of the file cannot affect the run).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
@@ -96,6 +97,8 @@ int main(int argc, char** argv) {
       ++i;
       auto& files = arg == "--input" ? input_files : output_files;
       if (!files.emplace(name, path).second) return Fail(arg + " '" + name + "' given twice");
+    } else if (arg == "--copy-model") {
+      module_options.load_mode = hexir::LoadMode::kCopy;
     } else if (arg == "--verify-weights") {
       module_options.verify_weights = true;
     } else if (arg == "--threads") {

@@ -26,7 +26,9 @@ std::vector<TensorInfo> Describe(const flatbuffers::Vector<flatbuffers::Offset<s
 
 StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Device* device,
                                                const ModuleOptions& options) {
-  HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<FileMapping> mapping, FileMapping::Open(path));
+  HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<FileMapping> mapping, options.load_mode == LoadMode::kCopy
+                                                                   ? FileMapping::Copy(path)
+                                                                   : FileMapping::Open(path));
   serializer::ReadOptions read_options;
   read_options.verify_constants = options.verify_weights;
   auto view = serializer::ExecutableView::Open(mapping->bytes(), read_options);
@@ -55,8 +57,8 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
       return Status(loaded.status().code(), "'" + path + "': " + loaded.status().message());
     module->libraries_.push_back(std::move(*loaded));
   }
-  // Host memory is device memory: the mapped constants are used in place (read-only; the
-  // reader guarantees nothing writes into the constant space).
+  // Host memory is device memory: the mapped (or copied) constants are used in place
+  // (read-only; the reader guarantees nothing writes into the constant space).
   ByteSpan constants = module->view_.constants();
   module->constants_ = constants.empty() ? nullptr : const_cast<unsigned char*>(constants.data());
   // Splat constants: a few bytes in the file, filled once into device memory.

@@ -6,6 +6,7 @@
 
 #include "base/file_mapping.h"
 #include "hexir/hexir.h"
+#include "serializer/writer.h"
 #include "vm/test_executable.h"
 
 namespace hexir {
@@ -44,6 +45,52 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
   module->reset();
   CHECK((*runtime)->live_buffers() == 0);
   CHECK((*runtime)->live_bytes() == 0);
+  std::remove(path.c_str());
+}
+
+// With LoadMode::kCopy a Module holds a private copy of its file: overwriting the file in place
+// with another executable of the same size (weights +5 instead of -1) and then truncating it
+// changes nothing in the running model. (With the default mapping the first would change its
+// weights and the second make the next run die with SIGBUS.)
+TEST_CASE("a module loaded as a copy is immune to changes of its file", "[vm]") {
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::string path = WriteTestExecutable("copy");
+  ModuleOptions options;
+  options.load_mode = LoadMode::kCopy;
+  auto module = Module::Load(**runtime, path, options);
+  REQUIRE(module.ok());
+  auto session = Session::Create(*module);
+  REQUIRE(session.ok());
+  float x[8] = {0, 1, 2, 3, -4, 5, 0.5f, 1.5f};
+  float y[8], t[8];
+  int64_t xs[] = {2, 4}, ts[] = {8};
+  TensorView in{x, ElementType::kF32, Span<const int64_t>(xs, 2)};
+  MutableTensorView outs[] = {{y, ElementType::kF32, Span<const int64_t>(xs, 2)},
+                              {t, ElementType::kF32, Span<const int64_t>(ts, 1)}};
+  auto check = [&] {
+    REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+    for (int i = 0; i < 8; ++i) CHECK(t[i] == x[i] - 1.0f);
+  };
+  check();
+  // Another executable of the same size, written over the file in place (as `cp` does).
+  serializer::ExecutableSpec other = testing::TestExecutableSpec(HEXIR_TEST_KERNELS_PATH);
+  float five[8];
+  for (float& v : five) v = 5.0f;
+  std::memcpy(other.constants.data(), five, sizeof(five));
+  std::vector<uint8_t> bytes = serializer::WriteExecutable(other);
+  auto original = ReadFileToString(path);
+  REQUIRE(original.ok());
+  REQUIRE(bytes.size() == original->size());
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  REQUIRE(f != nullptr);
+  REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  std::fclose(f);
+  check();
+  REQUIRE(::truncate(path.c_str(), 0) == 0);
+  check();
+  // A fresh load sees the file as it is now.
+  CHECK(Module::Load(**runtime, path, options).status().code() == StatusCode::kDataLoss);
   std::remove(path.c_str());
 }
 

@@ -22,8 +22,20 @@ namespace vm {
 class Module;
 }  // namespace vm
 
+// How a Module holds its file.
+enum class LoadMode {
+  // Zero-copy (default): the file is mapped and its weights are used in place. Replace a
+  // loaded file only by rename (as hexir-compile writes it): truncating it in place makes the
+  // next run die with SIGBUS, overwriting it in place changes the running model's weights.
+  kMap,
+  // The file is read into private memory at load: the Module never sees later changes of the
+  // file (a truncation, `cp new.hxb model.hxb`), at the cost of a copy of the file in memory.
+  kCopy,
+};
+
 struct ModuleOptions {
   bool verify_weights = false;  // also checksum the constant pool (reads every weight once)
+  LoadMode load_mode = LoadMode::kMap;
 };
 
 class Module {

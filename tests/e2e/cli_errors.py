@@ -132,6 +132,14 @@ def main():
         print(("ok  " if same else "FAIL") + " compiling twice gives byte-identical executables")
         if not same:
             FAILURES.append("deterministic output")
+        # --copy-model runs from a private copy of the file: the same outputs as the mapped run.
+        expect_success("hexir-run --copy-model", [run_, exe, "--copy-model", "--input", "x=x.npy", "--output",
+                                                  "probs=copied.npy"])
+        expect_success("hexir-run mapped", [run_, exe, "--input", "x=x.npy", "--output", "probs=mapped.npy"])
+        same = np.array_equal(np.load("copied.npy"), np.load("mapped.npy"))
+        print(("ok  " if same else "FAIL") + " --copy-model gives the mapped run's outputs")
+        if not same:
+            FAILURES.append("--copy-model outputs")
         # Outputs never overwrite the model, an input or each other, and are written all or none.
         model_bytes = open(exe, "rb").read()
         expect_failure("hexir-run: output onto the model", [run_, exe, "--input", "x=x.npy", "--output",
