@@ -357,6 +357,15 @@ def _(d):
     return m, error("'t'")
 
 
+@case("graph.conv_kernel_shape_mismatch")
+def _(d):
+    # Found by the importer fuzzer: kernel_shape [3, 1] with a 7x1 weight.
+    w = f32("w", np.ones((3, 4, 7, 1)))
+    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[3, 1], pads=[3, 0, 3, 0])],
+              [vi("x", TensorProto.FLOAT, [1, 4, 12, 12])], [vi("y", TensorProto.FLOAT, None)], [w])
+    return m, error("kernel_shape 3x1 differs from the weight's spatial shape 7x1")
+
+
 @case("graph.output_listed_twice")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],

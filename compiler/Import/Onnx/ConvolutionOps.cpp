@@ -65,6 +65,11 @@ LogicalResult readWindow(NodeContext &ctx, const std::vector<int64_t> &xShape,
     w.padEnd[d] = pads[s + spatial];
     if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0 || w.padBegin[d] < 0 || w.padEnd[d] < 0)
       return ctx.error() << "kernel, strides and dilations must be positive and pads non-negative";
+    // Far above any real window, and low enough that no size computed below can overflow.
+    constexpr int64_t kMaxWindow = int64_t{1} << 31;
+    for (int64_t v : {w.kernel[d], w.stride[d], w.dilation[d], w.padBegin[d], w.padEnd[d]})
+      if (v > kMaxWindow)
+        return ctx.error() << "kernel, strides, dilations and pads must be at most 2^31, got " << v;
     int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       int64_t out = (w.in[d] + w.stride[d] - 1) / w.stride[d];
@@ -143,8 +148,12 @@ LogicalResult convertConv(NodeContext &ctx) {
   if (wv.rank() != x.rank())
     return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
   std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  std::vector<int64_t> weightKernel(wv.shape.begin() + 2, wv.shape.end());
   if (kernel.empty())
-    kernel.assign(wv.shape.begin() + 2, wv.shape.end());
+    kernel = weightKernel;
+  if (kernel != weightKernel)
+    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
+                       << shapeString(weightKernel);
   Window w;
   if (failed(readWindow(ctx, x.shape, kernel, /*ceilMode=*/false, w)))
     return failure();

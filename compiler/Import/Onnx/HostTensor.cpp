@@ -33,14 +33,19 @@ std::string sizeProblem(const std::vector<int64_t> &shape, DType type) {
   for (int64_t d : shape)
     if (d < 0)
       return "has a negative dimension (" + std::to_string(d) + ")";
+  // Zero dimensions aside, so that an empty tensor's other dimensions stay in range too (every
+  // element count computed from them, in any order, then fits 64 bits).
+  bool empty = false;
   for (int64_t d : shape) {
-    if (d == 0)
-      return "";
-    if (!tooLarge && __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+    empty |= d == 0;
+    if (d != 0 && !tooLarge && __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
       tooLarge = true;
   }
   if (!tooLarge && bytes <= kMaxTensorBytes)
     return "";
+  if (empty)
+    return "has dimensions whose product (the 0 aside) exceeds the " + std::to_string(kMaxTensorBytes) +
+           " bytes (1 TiB) Hexir allows for one tensor";
   return "would take " + (tooLarge ? std::string("more than 2^64") : std::to_string(bytes)) + " bytes (" +
          dtypeName(type) + "), more than the " + std::to_string(kMaxTensorBytes) +
          " bytes (1 TiB) Hexir allows for one tensor";

@@ -62,12 +62,17 @@ private:
   InFlightDiagnostic error() { return emitError(fileLoc_); }
 
   LogicalResult load() {
-    std::ifstream in(options_.path, std::ios::binary);
-    if (!in)
-      return error() << "cannot read '" << options_.path << "'";
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    std::string bytes = buffer.str();
+    std::string bytes;
+    if (options_.contents) {
+      bytes = *options_.contents;
+    } else {
+      std::ifstream in(options_.path, std::ios::binary);
+      if (!in)
+        return error() << "cannot read '" << options_.path << "'";
+      std::stringstream buffer;
+      buffer << in.rdbuf();
+      bytes = buffer.str();
+    }
     if (!model_.ParseFromString(bytes))
       return error() << "'" << options_.path << "' is not a valid ONNX model (protobuf parse failed)";
     if (!model_.has_graph())

@@ -28,6 +28,9 @@ inline constexpr int64_t kMaxOpset = 17;
 
 struct OnnxImportOptions {
   std::string path;
+  // The model's bytes when they are already in memory (the fuzzer); `path` then only names the
+  // model in messages and locates its external data.
+  const std::string *contents = nullptr;
   std::string entry = "main";
   // Shapes for inputs with symbolic or unknown dimensions, by input name.
   std::map<std::string, std::vector<int64_t>> inputShapes;

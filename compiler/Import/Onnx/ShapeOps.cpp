@@ -37,6 +37,7 @@ LogicalResult convertReshape(NodeContext &ctx) {
   bool allowZero = ctx.attrInt("allowzero", 0) != 0;
   std::vector<int64_t> shape = target->ints();
   int64_t known = 1, inferred = -1;
+  bool overflow = false, hasZero = false;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 0 && !allowZero) {
       if (d >= x.shape.size())
@@ -51,16 +52,23 @@ LogicalResult convertReshape(NodeContext &ctx) {
     } else if (shape[d] < 0) {
       return ctx.error() << "shape has a negative dimension " << shape[d];
     } else {
-      known *= shape[d];
+      hasZero |= shape[d] == 0;
+      overflow |= __builtin_mul_overflow(known, shape[d], &known);
     }
   }
+  if (overflow && hasZero)
+    known = 0;
+  else if (overflow)
+    return ctx.error() << "shape " << shapeString(shape) << " has more elements than fit in 64 bits";
   if (inferred >= 0) {
     if (known == 0 || x.numElements() % known != 0)
       return ctx.error() << "cannot reshape " << shapeString(x.shape) << " into a shape with -1";
     shape[inferred] = x.numElements() / known;
   }
-  int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
-  if (n != x.numElements())
+  int64_t n = 1;
+  for (int64_t d : shape)
+    overflow |= __builtin_mul_overflow(n, d, &n);
+  if (overflow || n != x.numElements())
     return ctx.error() << "cannot reshape " << shapeString(x.shape) << " (" << x.numElements()
                        << " elements) into " << shapeString(shape);
   return setReshaped(ctx, x, shape);
