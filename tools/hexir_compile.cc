@@ -2,6 +2,8 @@
 // hexir::compiler::compileFile().
 #include "Driver/Compile.h"
 
+#include <cmath>
+
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -61,6 +63,11 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Hexir compiler: graph to executable\n");
 
+  // LLVM's parser takes "nan", "inf" and negative numbers for a double.
+  if (!std::isfinite(planTime) || planTime < 0 || planTime > 86400) {
+    llvm::errs() << "hexir-compile: --plan-time-limit needs seconds from 0 to 86400, got " << planTime << "\n";
+    return 2;
+  }
   if (listOps) {
     hexir::compiler::printSupportedOnnxOps(llvm::outs());
     return 0;

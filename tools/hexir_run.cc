@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hexir/hexir.h"
+#include "tools/cli_args.h"
 #include "tools/npy.h"
 #include "tools/run_benchmark.h"
 
@@ -55,14 +56,6 @@ bool SameFile(const std::string& a, const std::string& b) {
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-bool ParseCount(const char* text, long* out) {
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || v < 0 || errno == ERANGE) return false;
-  *out = v;
-  return true;
-}
 
 void PrintArray(const std::string& name, const hexir::npy::Array& a) {
   std::string text = hexir::DescribeTensor(a.element_type, hexir::Span<const int64_t>(a.shape));
@@ -80,7 +73,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> input_files, output_files;
   hexir::ModuleOptions module_options;
   hexir::RuntimeOptions runtime_options;
-  long benchmark_runs = 0;
+  int64_t benchmark_runs = 0;
   std::vector<std::string> in_place;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -102,15 +95,15 @@ int main(int argc, char** argv) {
     } else if (arg == "--verify-weights") {
       module_options.verify_weights = true;
     } else if (arg == "--threads") {
-      long n;
-      if (!value || !ParseCount(value, &n) || n > 1024) return Fail("--threads needs a count from 0 to 1024");
+      int64_t n;
+      if (!hexir::tools::ParseInteger(value, 0, 1024, &n)) return Fail("--threads needs a count from 0 to 1024");
       runtime_options.threads = static_cast<int>(n);
       ++i;
     } else if (arg == "--in-place") {
       if (!value) return Fail("--in-place needs an output name");
       in_place.push_back(argv[++i]);
     } else if (arg == "--benchmark") {
-      if (!value || !ParseCount(value, &benchmark_runs) || benchmark_runs < 1 || benchmark_runs > 1000000)
+      if (!hexir::tools::ParseInteger(value, 1, 1000000, &benchmark_runs))
         return Fail("--benchmark needs a number of runs from 1 to 1000000");
       ++i;
     } else if (!arg.empty() && arg[0] == '-') {

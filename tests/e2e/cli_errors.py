@@ -100,6 +100,20 @@ def main():
         expect_failure("hexir-plan: no input", [os.path.join(args.bin, "hexir-plan")], "no --input given")
         expect_failure("hexir-plan: bad capacity", [os.path.join(args.bin, "hexir-plan"), "--input", "x.csv",
                                                     "--capacity", "lots"], "bad --capacity 'lots'")
+        # Numbers are range-checked, never wrapped or read by prefix.
+        plan = os.path.join(args.bin, "hexir-plan")
+        expect_failure("hexir-plan: negative capacity", [plan, "--input", "x.csv", "--capacity", "-5"],
+                       "bad --capacity '-5': a number of bytes from 1 to 2^63 - 1")
+        for limit in ["nan", "inf", "-1"]:
+            expect_failure(f"hexir-plan: --time-limit {limit}", [plan, "--input", "x.csv", "--time-limit", limit],
+                           f"bad --time-limit '{limit}': seconds from 0 to 86400")
+        expect_failure("hexir-plan: --threads 2abc", [plan, "--input", "x.csv", "--threads", "2abc"],
+                       "--threads must be 1 to 4")
+        r = run([compile_, "x.mlir", "-o", out, "--plan-time-limit=nan"])  # a usage error: exit 2
+        ok = r.returncode == 2 and "--plan-time-limit needs seconds from 0 to 86400, got nan" in r.stderr
+        print(("ok  " if ok else "FAIL") + " hexir-compile: --plan-time-limit nan")
+        if not ok:
+            FAILURES.append("hexir-compile --plan-time-limit nan")
 
         # An unknown CPU name is refused with the list of valid ones (not LLVM's warnings and a
         # generic CPU); --version names Hexir.
@@ -192,8 +206,9 @@ def main():
         for runs in ["0", "4294967296", "99999999999999999999999", "1e3"]:
             expect_failure(f"hexir-run: --benchmark {runs}", [run_, exe, "--benchmark", runs],
                            "--benchmark needs a number of runs from 1 to 1000000")
-        expect_failure("hexir-run: --threads out of range", [run_, exe, "--threads", "-3"],
-                       "--threads needs a count from 0 to 1024")
+        for threads in ["-3", "3x", "1025"]:
+            expect_failure(f"hexir-run: --threads {threads}", [run_, exe, "--threads", threads],
+                           "--threads needs a count from 0 to 1024")
         expect_failure("hexir-run: --in-place on an untied output", [run_, exe, "--input", "x=x.npy",
                                                                      "--in-place", "probs"],
                        "output 'probs' is not tied to a donated input")
