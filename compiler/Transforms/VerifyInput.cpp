@@ -58,7 +58,17 @@ std::string checkTensorType(Type type, bool allowInteger, bool isInterface = fal
   if (!shaped.hasStaticShape())
     return "has a dynamic dimension; Hexir compiles static shapes only: give every dimension "
            "a size";
+  // At most 1 TiB per tensor, as the ONNX importer allows (HostTensor.h): every size computed
+  // downstream (plans, slots, the loader's checks) stays far from overflowing, and every
+  // executable written is one the runtime loads.
   Type element = shaped.getElementType();
+  uint64_t bytes = (element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8 : 8), product = bytes;
+  bool tooLarge = false;
+  for (int64_t d : shaped.getShape())
+    tooLarge |= d != 0 && __builtin_mul_overflow(product, static_cast<uint64_t>(d), &product);
+  if (tooLarge || product > (uint64_t{1} << 40))
+    return "would take " + (tooLarge ? std::string("more than 2^64") : std::to_string(product)) +
+           " bytes, more than the 1099511627776 bytes (1 TiB) Hexir allows for one tensor";
   if (element.isF32() || element.isSignlessInteger(64) || element.isSignlessInteger(32))
     return "";
   if (!isInterface && element.isSignlessInteger(8))

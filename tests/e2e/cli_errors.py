@@ -45,6 +45,10 @@ def expect_success(what, cmd, message=""):
 
 
 BAD_GRAPHS = {
+    "tensor over 1 TiB": ("func.func @main(%x: tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294967296xf32> {\n"
+                          "  return %x : tensor<4294967296x4294967296xf32>\n}\n",
+                          "graph.mlir:1:17: error: argument 0 of @main has type 'tensor<4294967296x4294967296xf32>' "
+                          "which would take more than 2^64 bytes, more than the 1099511627776 bytes (1 TiB)"),
     "dynamic dimension": ("func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {\n"
                           "  return %x : tensor<?x4xf32>\n}\n",
                           "graph.mlir:1:17: error: argument 0 of @main has type 'tensor<?x4xf32>' "
