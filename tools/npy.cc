@@ -97,16 +97,28 @@ StatusOr<Array> Parse(const std::string& bytes, const std::string& what) {
     std::string tok = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     size_t first = tok.find_first_not_of(' ');
     if (first != std::string::npos) {
-      tok = tok.substr(first);
+      tok = tok.substr(first, tok.find_last_not_of(' ') - first + 1);
+      // Digits only (no "2**3" read as 2, no sign), within 64 bits.
       char* end = nullptr;
+      errno = 0;
       long long v = std::strtoll(tok.c_str(), &end, 10);
-      if (end == tok.c_str() || v < 0) return InvalidArgumentError(what, ": malformed shape ", shape_text);
+      if (tok.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || errno == ERANGE)
+        return InvalidArgumentError(what, ": malformed shape ", shape_text);
       array.shape.push_back(v);
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  uint64_t bytes_needed = array.element_count() * ElementTypeSize(array.element_type);
+  // The byte size without wrapping (a shape of 2^32 x 2^32 is not 0 bytes).
+  uint64_t bytes_needed = ElementTypeSize(array.element_type);
+  bool empty = false, too_large = false;
+  for (int64_t d : array.shape) {
+    empty |= d == 0;
+    too_large |= d != 0 && __builtin_mul_overflow(bytes_needed, static_cast<uint64_t>(d), &bytes_needed);
+  }
+  if (too_large)
+    return InvalidArgumentError(what, ": shape ", shape_text, " has more than 2^64 bytes");
+  if (empty) bytes_needed = 0;
   uint64_t data_start = header_start + header_len;
   if (bytes.size() - data_start != bytes_needed)
     return InvalidArgumentError(what, ": holds ", bytes.size() - data_start, " data bytes, its header says ",

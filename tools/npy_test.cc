@@ -55,5 +55,33 @@ TEST_CASE("npy errors name the problem", "[npy]") {
   CHECK(Parse(big, "t").status().message() == "t: unsupported dtype '>f4'");
 }
 
+// A shape replaced in the header, whose length stays the same (padding spaces absorb the
+// difference); the data is unchanged.
+std::string WithShape(const std::string& shape) {
+  std::string bytes = NumpyBytes();
+  const std::string text = "(2, 3)";
+  size_t at = bytes.find(text);
+  bytes.replace(at, text.size(), shape);
+  size_t newline = bytes.find('\n', at);
+  if (shape.size() > text.size())
+    bytes.erase(newline - (shape.size() - text.size()), shape.size() - text.size());
+  else
+    bytes.insert(newline, text.size() - shape.size(), ' ');
+  return bytes;
+}
+
+TEST_CASE("npy shapes are parsed strictly and sized without wrapping", "[npy]") {
+  // 2^32 x 2^32 floats would wrap to 0 bytes.
+  CHECK(Parse(WithShape("(4294967296, 4294967296)"), "t").status().message() ==
+        "t: shape (4294967296, 4294967296) has more than 2^64 bytes");
+  CHECK(Parse(WithShape("(99999999999999999999999,)"), "t").status().message() ==
+        "t: malformed shape (99999999999999999999999,)");
+  CHECK(Parse(WithShape("(2**3,)"), "t").status().message() == "t: malformed shape (2**3,)");
+  CHECK(Parse(WithShape("(-6,)"), "t").status().message() == "t: malformed shape (-6,)");
+  auto six = Parse(WithShape("( 6 ,)"), "t");
+  REQUIRE(six.ok());
+  CHECK(six->shape == std::vector<int64_t>{6});
+}
+
 }  // namespace
 }  // namespace hexir::npy
