@@ -11,15 +11,27 @@
 
 namespace hexir {
 
-StatusOr<std::unique_ptr<FileMapping>> FileMapping::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NotFoundError("cannot open '", path, "': ", std::strerror(errno));
+namespace {
+
+// Opens `path` for reading if it is a regular file; its descriptor and size.
+Status OpenRegularFile(const std::string& path, int* fd, size_t* size) {
+  *fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (*fd < 0) return NotFoundError("cannot open '", path, "': ", std::strerror(errno));
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(*fd);
     return InvalidArgumentError("'", path, "' is not a regular file");
   }
-  size_t size = static_cast<size_t>(st.st_size);
+  *size = static_cast<size_t>(st.st_size);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<FileMapping>> FileMapping::Open(const std::string& path) {
+  int fd = -1;
+  size_t size = 0;
+  HEXIR_RETURN_IF_ERROR(OpenRegularFile(path, &fd, &size));
   void* data = nullptr;
   if (size > 0) {
     data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -34,14 +46,9 @@ StatusOr<std::unique_ptr<FileMapping>> FileMapping::Open(const std::string& path
 }
 
 StatusOr<std::unique_ptr<FileMapping>> FileMapping::Copy(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NotFoundError("cannot open '", path, "': ", std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgumentError("'", path, "' is not a regular file");
-  }
-  size_t size = static_cast<size_t>(st.st_size);
+  int fd = -1;
+  size_t size = 0;
+  HEXIR_RETURN_IF_ERROR(OpenRegularFile(path, &fd, &size));
   if (size == 0) {
     ::close(fd);
     return std::unique_ptr<FileMapping>(new FileMapping(nullptr, 0));

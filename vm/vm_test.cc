@@ -15,6 +15,19 @@ std::string WriteTestExecutable(const std::string& tag) {
   return testing::WriteTestExecutable(HEXIR_TEST_KERNELS_PATH, tag);
 }
 
+// The test executable's input x (2x4) and outputs y (2x4) and t (8).
+struct TestIo {
+  float x[8] = {0, 1, 2, 3, -4, 5, 0.5f, 1.5f};
+  float y[8] = {}, t[8] = {};
+  int64_t xs[2] = {2, 4}, ts[1] = {8};
+  Status Run(Session& session) {
+    TensorView in{x, ElementType::kF32, Span<const int64_t>(xs, 2)};
+    MutableTensorView outs[] = {{y, ElementType::kF32, Span<const int64_t>(xs, 2)},
+                                {t, ElementType::kF32, Span<const int64_t>(ts, 1)}};
+    return session.Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
+  }
+};
+
 TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
   auto runtime = Runtime::Create({});
   REQUIRE(runtime.ok());
@@ -25,17 +38,12 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
   REQUIRE(session.ok());
   CHECK((*session)->arena_bytes() == 64);
 
-  float x[8] = {0, 1, 2, 3, -4, 5, 0.5f, 1.5f};
-  float y[8], t[8];
-  int64_t xs[] = {2, 4}, ts[] = {8};
-  TensorView in{x, ElementType::kF32, Span<const int64_t>(xs, 2)};
-  MutableTensorView outs[] = {{y, ElementType::kF32, Span<const int64_t>(xs, 2)},
-                              {t, ElementType::kF32, Span<const int64_t>(ts, 1)}};
+  TestIo io;
   for (int run = 0; run < 3; ++run) {
-    REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+    REQUIRE(io.Run(**session).ok());
     for (int i = 0; i < 8; ++i) {
-      CHECK(t[i] == x[i] - 1.0f);
-      CHECK(y[i] == std::max(x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
+      CHECK(io.t[i] == io.x[i] - 1.0f);
+      CHECK(io.y[i] == std::max(io.x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
     }
   }
   // Arena, staging and filled constants are device buffers, all returned at destruction.
@@ -62,15 +70,10 @@ TEST_CASE("a module loaded as a copy is immune to changes of its file", "[vm]") 
   REQUIRE(module.ok());
   auto session = Session::Create(*module);
   REQUIRE(session.ok());
-  float x[8] = {0, 1, 2, 3, -4, 5, 0.5f, 1.5f};
-  float y[8], t[8];
-  int64_t xs[] = {2, 4}, ts[] = {8};
-  TensorView in{x, ElementType::kF32, Span<const int64_t>(xs, 2)};
-  MutableTensorView outs[] = {{y, ElementType::kF32, Span<const int64_t>(xs, 2)},
-                              {t, ElementType::kF32, Span<const int64_t>(ts, 1)}};
+  TestIo io;
   auto check = [&] {
-    REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
-    for (int i = 0; i < 8; ++i) CHECK(t[i] == x[i] - 1.0f);
+    REQUIRE(io.Run(**session).ok());
+    for (int i = 0; i < 8; ++i) CHECK(io.t[i] == io.x[i] - 1.0f);
   };
   check();
   // Another executable of the same size, written over the file in place (as `cp` does).
