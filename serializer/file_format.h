@@ -8,7 +8,8 @@ namespace hexir::serializer {
 
 inline constexpr char kMagic[8] = {'H', 'E', 'X', 'I', 'R', 'X', 'B', '\0'};
 // Bumped on any incompatible change of the layout or of executable.fbs.
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: kernel entries record each binding's bytes (binding_bytes), which the loader checks.
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint64_t kHeaderSize = 64;
 inline constexpr uint64_t kSectionAlignment = 64;
 inline constexpr uint64_t kConstantsAlignment = 4096;

@@ -7,7 +7,8 @@
 namespace hexir::tools {
 
 bool ParseInteger(const char* text, int64_t min, int64_t max, int64_t* out) {
-  if (text == nullptr || *text == '\0') return false;
+  // (strtoll would also take leading spaces and a '+'.)
+  if (text == nullptr || !((*text >= '0' && *text <= '9') || *text == '-')) return false;
   char* end = nullptr;
   errno = 0;
   long long v = std::strtoll(text, &end, 10);
@@ -17,7 +18,7 @@ bool ParseInteger(const char* text, int64_t min, int64_t max, int64_t* out) {
 }
 
 bool ParseSeconds(const char* text, double max, double* out) {
-  if (text == nullptr || *text == '\0') return false;
+  if (text == nullptr || !((*text >= '0' && *text <= '9') || *text == '.')) return false;
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(text, &end);

@@ -82,7 +82,12 @@ TEST_CASE("error: unsupported format version", "[errors]") {
   std::memcpy(b.data() + offsetof(serializer::FileHeader, format_version), &v, 4);
   Status s = f.Load(b);
   CHECK(s.code() == StatusCode::kUnimplemented);
-  CHECK(s.message().find("format version 99 is not supported (this runtime reads version 1)") != std::string::npos);
+  CHECK(s.message().find("format version 99 is not supported (this runtime reads version 2)") != std::string::npos);
+  // An executable of the previous format (no binding sizes) is refused the same way.
+  v = 1;
+  std::memcpy(b.data() + offsetof(serializer::FileHeader, format_version), &v, 4);
+  CHECK(f.Load(b).message().find("format version 1 is not supported (this runtime reads version 2); recompile") !=
+        std::string::npos);
 }
 
 TEST_CASE("error: checksum mismatch", "[errors]") {

@@ -54,9 +54,10 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
-// An elementwise op between views that add unit dimensions (a ReduceMean with keepdims, then
-// its epsilon and square root on [rows, 1], read back as [rows]) computes on the shape without
-// them, so that it joins its neighbours (the row kernel of a layer normalization).
+// An elementwise op whose inputs are all expanded by one reshape that its results undo (a
+// ReduceMean with keepdims, then its epsilon and square root on [rows, 1], read back as [rows])
+// computes on the collapsed shape (elementwise ops commute with row-major reshapes), so that it
+// joins its neighbours (the row kernel of a layer normalization).
 struct ComputeWithoutUnitViews : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {

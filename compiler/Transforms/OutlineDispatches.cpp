@@ -167,6 +167,12 @@ SmallVector<Operation *> rowGroup(Operation *anchor, const llvm::SmallPtrSetImpl
   }
   if (group.size() < 2 || !matchRowKernel(group))
     return {};
+  // Outlining clones an initializer (a splat fill, a broadcast) that a member reads as an input
+  // into the kernel, where it would be one more full-size value the row kernel has no place for.
+  for (linalg::GenericOp op : group)
+    for (Value in : op.getDpsInputs())
+      if (isInitializer(in.getDefiningOp()))
+        return {};
   SmallVector<Operation *> members;
   for (linalg::GenericOp op : group)
     if (op != last)

@@ -342,8 +342,8 @@ FailureOr<int64_t> mlir::hexir::tileRowKernel(RewriterBase &rewriter, RowKernel 
   int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
   // The smallest chunk that gives at most `wanted` workgroups, smaller if the stack needs it.
   int64_t chunk = extent;
-  for (int64_t c = 1; c <= extent; ++c)
-    if (extent % c == 0 && extent / c <= wanted) {
+  for (int64_t c = (extent + wanted - 1) / wanted; c <= extent; ++c)
+    if (extent % c == 0) {
       chunk = c;
       break;
     }
@@ -462,7 +462,7 @@ FailureOr<int64_t> mlir::hexir::tileRowKernel(RewriterBase &rewriter, RowKernel 
       tiles.push_back({partialStart, elementwiseTiles(partialShape)});
       // The partial sums: one row and one step of w at a time, w accumulated in registers.
       SmallVector<int64_t> partialTiles(byRow);
-      partialTiles.back() = k.shape.back() / w > 1 ? 1 : 0;
+      partialTiles.back() = 1; // (n >= 2w: at least two steps)
       partialTiles.push_back(0);
       tiles.push_back({partial, partialTiles});
       SmallVector<int64_t> mergeTiles(byRow);

@@ -212,6 +212,17 @@ bool readExternal(const onnx::TensorProto &proto, const std::string &baseDir, ui
     error = "cannot open external data file '" + path + "' of tensor '" + proto.name() + "': " + std::strerror(errno);
     return false;
   }
+  // A folder on the path may have been swapped for a link between the check and the open: what
+  // was opened is checked again, by the descriptor's own path.
+  char opened[PATH_MAX];
+  std::string fdLink = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t openedLength = readlink(fdLink.c_str(), opened, sizeof(opened) - 1);
+  if (openedLength <= 0 || std::string(opened, openedLength).compare(0, root.size(), root) != 0) {
+    close(fd);
+    error = "external data file '" + path + "' of tensor '" + proto.name() +
+            "' changed while it was opened and now lies outside the model's directory";
+    return false;
+  }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);

@@ -37,7 +37,7 @@ LogicalResult convertReshape(NodeContext &ctx) {
   bool allowZero = ctx.attrInt("allowzero", 0) != 0;
   std::vector<int64_t> shape = target->ints();
   int64_t known = 1, inferred = -1;
-  bool overflow = false, hasZero = false;
+  bool overflow = false;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 0 && !allowZero) {
       if (d >= x.shape.size())
@@ -52,13 +52,10 @@ LogicalResult convertReshape(NodeContext &ctx) {
     } else if (shape[d] < 0) {
       return ctx.error() << "shape has a negative dimension " << shape[d];
     } else {
-      hasZero |= shape[d] == 0;
       overflow |= __builtin_mul_overflow(known, shape[d], &known);
     }
   }
-  if (overflow && hasZero)
-    known = 0;
-  else if (overflow)
+  if (overflow)
     return ctx.error() << "shape " << shapeString(shape) << " has more elements than fit in 64 bits";
   if (inferred >= 0) {
     if (known == 0 || x.numElements() % known != 0)
@@ -209,16 +206,28 @@ OnnxValue sliceOf(NodeContext &ctx, const OnnxValue &x, const std::vector<int64_
                                                getAsIndexOpFoldResult(b.getContext(), steps));
     return OnnxValue::ofValue(out, x.type);
   }
+  // Negative steps: the same elements in increasing order (a strided slice starting at the last
+  // one taken), then a copy reversing those axes. Each step reads an input of exactly its loop
+  // ranges, which linalg's verifier requires.
   MLIRContext *mc = b.getContext();
   int64_t rank = x.rank();
+  std::vector<int64_t> lowest = starts, strides = steps;
+  for (int64_t d = 0; d < rank; ++d)
+    if (steps[d] < 0) {
+      lowest[d] = starts[d] + (counts[d] - 1) * steps[d];
+      strides[d] = -steps[d];
+    }
+  Value increasing = tensor::ExtractSliceOp::create(b, ctx.loc, type, x.value, getAsIndexOpFoldResult(mc, lowest),
+                                                    getAsIndexOpFoldResult(mc, counts),
+                                                    getAsIndexOpFoldResult(mc, strides));
   SmallVector<AffineExpr> exprs;
   for (int64_t d = 0; d < rank; ++d)
-    exprs.push_back(getAffineDimExpr(d, mc) * steps[d] + starts[d]);
+    exprs.push_back(steps[d] < 0 ? counts[d] - 1 - getAffineDimExpr(d, mc) : getAffineDimExpr(d, mc));
   SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, mc),
                                  AffineMap::getMultiDimIdentityMap(rank, mc)};
   Value init = tensor::EmptyOp::create(b, ctx.loc, counts, type.getElementType());
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  auto copy = linalg::GenericOp::create(b, ctx.loc, TypeRange{type}, ValueRange{x.value}, ValueRange{init},
+  auto copy = linalg::GenericOp::create(b, ctx.loc, TypeRange{type}, ValueRange{increasing}, ValueRange{init},
                                         maps, iterators, [](OpBuilder &nb, Location nl, ValueRange a) {
                                           linalg::YieldOp::create(nb, nl, a[0]);
                                         });
@@ -265,9 +274,13 @@ LogicalResult convertSlice(NodeContext &ctx) {
       s += dim;
     if (e < 0)
       e += dim;
-    if (step > 0) {
+    if (step > 0 || dim == 0) {
+      // (An empty axis with a negative step would clamp into [0, -1]: std::clamp's precondition
+      // fails. Every slice of an empty axis is empty.)
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
+      if (dim == 0)
+        e = s;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
