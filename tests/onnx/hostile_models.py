@@ -188,6 +188,18 @@ def _(d):
     return m, valid({"x": x}, {"y": x[:, [0], :][:, :, [3, 1]]})
 
 
+@case("int.range_extreme_bounds")
+def _(d):
+    # Found by the importer fuzzer: start -2^63, limit 2^62 + 2^61, delta 2^52 + 2^40 + 1; the
+    # count was computed in doubles and the values overflowed int64.
+    start, limit, delta = -2**63, 2**62 + 2**61, 2**52 + 2**40 + 1
+    ref = np.array([start + k * delta for k in range(-(-(limit - start) // delta))], np.int64)
+    m = model([helper.make_node("Range", ["a", "b", "c"], ["y"], name="range")],
+              [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.INT64, None)],
+              [i64("a", start), i64("b", limit), i64("c", delta)])
+    return m, valid({"x": np.zeros(1, np.float32)}, {"y": ref})
+
+
 @case("int.gather_index_out_of_range")
 def _(d):
     m = model([helper.make_node("Gather", ["x", "i"], ["y"], name="gather")],
@@ -616,7 +628,11 @@ def check(name, bin_dir, root):
         return f"hexir-run failed:\n{'' if r is None else r.stdout + r.stderr}"
     for k, ref in outputs.items():
         got = np.load(os.path.join(d, f"out.{k}.npy"))
-        if got.shape != ref.shape or not np.allclose(got, ref, rtol=1e-5, atol=1e-6, equal_nan=True):
+        if np.issubdtype(ref.dtype, np.integer):  # integers exactly (float64 rounds near 2^63)
+            same = got.shape == ref.shape and np.array_equal(got, ref)
+        else:
+            same = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-5, atol=1e-6, equal_nan=True)
+        if not same:
             return f"output {k}: got {got.dtype}{got.shape} {got.ravel()[:8]}, expected {ref.shape} {ref.ravel()[:8]}"
     return None
 

@@ -560,16 +560,27 @@ LogicalResult convertRange(NodeContext &ctx) {
   double s = start->asDouble(0), l = limit->asDouble(0), d = delta->asDouble(0);
   if (d == 0)
     return ctx.error() << "delta is 0";
-  double steps = std::ceil((l - s) / d);
-  if (!(steps <= static_cast<double>(kMaxFoldedElements)))
-    return ctx.error() << "the range has too many elements";
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  int64_t n = 0;
+  if (isFloat(start->type)) {
+    double steps = std::ceil((l - s) / d);
+    if (!(steps <= static_cast<double>(kMaxFoldedElements)))
+      return ctx.error() << "the range has too many elements";
+    n = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  } else {
+    // Exactly, in 128 bits: doubles round large int64 bounds, and limit - start may not fit
+    // 64 bits. Every value lies between start and limit, so it fits int64.
+    __int128 span = static_cast<__int128>(limit->asInt(0)) - start->asInt(0), step = delta->asInt(0);
+    __int128 count = span / step + (span % step != 0 && (span > 0) == (step > 0) ? 1 : 0);
+    if (count > kMaxFoldedElements)
+      return ctx.error() << "the range has too many elements";
+    n = count > 0 ? static_cast<int64_t>(count) : 0;
+  }
   HostTensor t = HostTensor::zeros(start->type, {n});
   for (int64_t k = 0; k < n; ++k) {
     if (isFloat(t.type))
       t.f[k] = static_cast<float>(s + k * d);
     else
-      t.i[k] = start->asInt(0) + k * delta->asInt(0);
+      t.i[k] = static_cast<int64_t>(start->asInt(0) + static_cast<__int128>(k) * delta->asInt(0));
   }
   ctx.setOutput(0, OnnxValue::ofConstant(std::move(t)));
   return success();
