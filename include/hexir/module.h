@@ -8,6 +8,7 @@
 // Thread safety: immutable after Load(); share it freely across threads.
 #pragma once
 
+#include "hexir/export.h"
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,7 +39,7 @@ struct ModuleOptions {
   LoadMode load_mode = LoadMode::kMap;
 };
 
-class Module {
+class HEXIR_API Module {
  public:
   // NOT_FOUND (no such file), DATA_LOSS (corrupt), UNIMPLEMENTED (newer format), ...; the
   // message names the file and what is wrong.

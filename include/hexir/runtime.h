@@ -8,6 +8,7 @@
 // frees everything it allocated. Thread safety: thread-safe; share one across threads.
 #pragma once
 
+#include "hexir/export.h"
 #include <memory>
 #include <string>
 
@@ -24,7 +25,7 @@ struct RuntimeOptions {
   int threads = 0;              // host worker threads per dispatch; 0: every core
 };
 
-class Runtime {
+class HEXIR_API Runtime {
  public:
   // NOT_FOUND for an unknown device name; FAILED_PRECONDITION when the device is absent.
   static StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options);

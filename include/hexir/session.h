@@ -7,6 +7,7 @@
 // Session per thread; any number of Sessions may share one Module.
 #pragma once
 
+#include "hexir/export.h"
 #include <memory>
 #include <string>
 
@@ -21,7 +22,7 @@ namespace vm {
 class Session;
 }  // namespace vm
 
-class Session {
+class HEXIR_API Session {
  public:
   // NOT_FOUND when the module has no such function; RESOURCE_EXHAUSTED when the arena cannot
   // be allocated.

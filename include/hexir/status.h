@@ -8,6 +8,7 @@
 // Thread safety: values; thread-compatible.
 #pragma once
 
+#include "hexir/export.h"
 #include <cassert>
 #include <sstream>
 #include <string>
@@ -28,9 +29,9 @@ enum class StatusCode {
   kInternal,           // a bug in Hexir
 };
 
-const char* StatusCodeName(StatusCode code);
+HEXIR_API const char* StatusCodeName(StatusCode code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] HEXIR_API Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}

@@ -2,6 +2,7 @@
 // Views do not own memory. Thread safety: values.
 #pragma once
 
+#include "hexir/export.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,9 +15,9 @@ namespace hexir {
 enum class ElementType : uint8_t { kF32 = 0, kF16, kBF16, kF64, kI8, kI16, kI32, kI64, kU8, kBool };
 
 // Bytes per element (0 for an unknown value).
-uint64_t ElementTypeSize(ElementType type);
+HEXIR_API uint64_t ElementTypeSize(ElementType type);
 // "f32", "i64", ...
-const char* ElementTypeName(ElementType type);
+HEXIR_API const char* ElementTypeName(ElementType type);
 
 // A function input or output as the module declares it.
 struct TensorInfo {
@@ -43,6 +44,6 @@ struct MutableTensorView {
 };
 
 // "1x3x224x224 f32"
-std::string DescribeTensor(ElementType type, Span<const int64_t> shape);
+HEXIR_API std::string DescribeTensor(ElementType type, Span<const int64_t> shape);
 
 }  // namespace hexir
