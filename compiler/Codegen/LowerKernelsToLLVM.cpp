@@ -24,7 +24,7 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
     FunctionType type = fn.getFunctionType();
     // Results become trailing out-parameters; DistributeWorkgroups needs to know which.
     clone->setAttr("hexir.num_outputs", b.getI64IntegerAttr(type.getNumResults()));
-    KernelInfo info{fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1};
+    KernelInfo info{fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1, 0, {}};
     for (TypeRange types : {TypeRange(type.getInputs()), TypeRange(type.getResults())})
       for (Type t : types) {
         auto tensor = cast<RankedTensorType>(t);
