@@ -14,6 +14,7 @@
 namespace hexir::serializer {
 
 using fb::ElementType;
+using fb::KernelFormat;
 using fb::MemorySpace;
 using fb::SectionKind;
 
@@ -76,7 +77,7 @@ struct KernelEntry {
 };
 
 struct KernelLibrary {
-  SectionKind kind = SectionKind::HostCode;
+  KernelFormat format = KernelFormat::HostElf;  // decides its section's kind
   std::vector<uint8_t> code;
   std::vector<KernelEntry> entries;
   std::vector<std::string> cpu_features;  // host code: extensions it needs

@@ -70,7 +70,7 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
                                               b.CreateVector(e.binding_bytes)));
     auto entries_vec = b.CreateVector(entries);
     auto features = b.CreateVectorOfStrings(spec.libraries[i].cpu_features);
-    libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), entries_vec, features));
+    libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), spec.libraries[i].format, entries_vec, features));
   }
   std::vector<flatbuffers::Offset<fb::Function>> funcs;
   for (const Function& f : spec.functions) {
@@ -106,7 +106,7 @@ std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec) {
   // Sections: kernel libraries in order (library i is section i), then the constant pool.
   std::vector<SectionPlacement> sections;
   for (const KernelLibrary& lib : spec.libraries)
-    sections.push_back({lib.kind, &lib.code, kSectionAlignment,
+    sections.push_back({lib.format == KernelFormat::CudaPtx ? SectionKind::CudaPtx : SectionKind::HostCode, &lib.code, kSectionAlignment,
                         Checksum(lib.code.data(), lib.code.size())});
   int32_t constants_section = -1;
   if (!spec.constants.empty()) {

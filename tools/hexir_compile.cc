@@ -31,6 +31,10 @@ int main(int argc, char **argv) {
                         cl::cat(category));
   cl::opt<std::string> entry("entry", cl::desc("Function to compile (default: main)"),
                              cl::init("main"), cl::cat(category));
+  cl::opt<std::string> target("target", cl::desc("Target to generate kernels for (default: host; see --list-targets)"),
+                              cl::init("host"), cl::cat(category));
+  cl::opt<bool> listTargets("list-targets", cl::desc("List the targets kernels can be generated for, then exit"),
+                            cl::cat(category));
   cl::opt<std::string> cpu("target-cpu", cl::desc("LLVM CPU name for host kernels (default: host)"),
                            cl::init("host"), cl::cat(category));
   cl::opt<std::string> linker("linker", cl::desc("ld.lld to link host kernels with"), cl::cat(category));
@@ -72,6 +76,11 @@ int main(int argc, char **argv) {
     hexir::compiler::printSupportedOnnxOps(llvm::outs());
     return 0;
   }
+  if (listTargets) {
+    for (const std::string &name : hexir::compiler::targetNames())
+      llvm::outs() << name << "\n";
+    return 0;
+  }
   if (input.empty() || output.empty()) {
     llvm::errs() << "hexir-compile: " << (input.empty() ? "an input graph (.mlir or .onnx)" : "-o OUTPUT")
                  << " must be specified (see --help)\n";
@@ -88,6 +97,7 @@ int main(int argc, char **argv) {
   options.inputPath = input;
   options.outputPath = output;
   options.entry = entry;
+  options.target = target;
   options.targetCpu = cpu;
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;

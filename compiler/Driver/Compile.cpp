@@ -1,11 +1,11 @@
 //===- Compile.cpp - the Hexir compiler as a library ----------------------===//
 #include "Driver/Compile.h"
 
-#include "Codegen/HostCodegen.h"
 #include "Driver/BuildExecutable.h"
 #include "Driver/DispatchReport.h"
 #include "Driver/Registration.h"
 #include "Import/Onnx/OnnxImporter.h"
+#include "Target/TargetRegistry.h"
 #include "Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -54,6 +54,15 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     bytes.assign(text.begin(), text.end());
     return true;
   }
+  // The target first: a wrong --target or --target-cpu fails before any work.
+  mlir::hexir::TargetOptions targetOptions;
+  targetOptions.name = options.target;
+  targetOptions.cpu = options.targetCpu;
+  targetOptions.linkerPath = options.linkerPath;
+  auto target = mlir::hexir::createTargetBackend(targetOptions, module.getLoc());
+  if (failed(target))
+    return false;
+
   // Graph: verify, lower TOSA, form dispatches.
   PassManager pm(&context);
   if (options.printIRAfterAll) {
@@ -77,39 +86,20 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     out->keep();
   }
 
-  // Kernels: host shared object.
-  mlir::hexir::HostTargetOptions target;
-  target.cpu = options.targetCpu;
-  target.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
-  FailureOr<mlir::hexir::KernelPipelineOptions> kernelOptions =
-      mlir::hexir::describeHostTarget(target, module.getLoc());
-  if (failed(kernelOptions))
-    return false;
-  SmallVector<mlir::hexir::KernelInfo> kernels;
-  auto llvmModule = mlir::hexir::lowerKernelsToLLVMDialect(module, kernels, *kernelOptions);
-  if (failed(llvmModule))
-    return false;
-  auto object = mlir::hexir::emitHostObject(**llvmModule, kernels, target);
-  if (failed(object))
-    return false;
-  auto sharedObject = mlir::hexir::linkSharedObject(object->object, module.getLoc(), target);
-  if (failed(sharedObject))
+  // Kernels: one library in the target's format.
+  auto library = (*target)->compileKernels(module);
+  if (failed(library))
     return false;
 
   // Memory plan, commands and the file.
   serializer::ExecutableSpec spec;
   spec.producer = "hexir-compile 0.1.0";
-  serializer::KernelLibrary library;
-  library.kind = serializer::SectionKind::HostCode;
-  library.code = std::move(*sharedObject);
-  library.cpu_features = object->cpuFeatures;
   llvm::StringMap<unsigned> entryIndex, workgroups;
-  for (const mlir::hexir::KernelInfo &k : kernels) {
-    entryIndex[k.name] = library.entries.size();
-    library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes, k.bindingBytes});
+  for (auto [i, k] : llvm::enumerate(library->entries)) {
+    entryIndex[k.name] = i;
     workgroups[k.name] = k.workgroups;
   }
-  spec.libraries.push_back(std::move(library));
+  spec.libraries.push_back(std::move(*library));
   auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
   mlir::hexir::BuildExecutableOptions buildOptions;
   buildOptions.verifyPlan = options.verifyPlan;
@@ -236,6 +226,8 @@ bool parseInputShape(const std::string &text, std::map<std::string, std::vector<
 }
 
 void printSupportedOnnxOps(llvm::raw_ostream &os) { onnx_import::printSupportedOps(os); }
+
+std::vector<std::string> targetNames() { return mlir::hexir::registeredTargetNames(); }
 
 bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
                  llvm::raw_ostream *planOutput) {

@@ -25,6 +25,7 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   std::string outputPath;  // the .hxb to write; nothing is written when compilation fails
   std::string entry = "main";
+  std::string target = "host";     // a registered target (Target/TargetRegistry.h)
   std::string targetCpu = "host";
   std::string linkerPath;  // empty: the ld.lld found at build time
   bool verifyPlan = true;  // run the planner's independent verifier on the memory plan
@@ -49,6 +50,9 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
 // Parses --input-shape text "NAME=1x3x224x224" into `shapes`; false with `error` set.
 bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
                      std::string &error);
+
+// The targets --target accepts (--list-targets).
+std::vector<std::string> targetNames();
 
 // Prints the ONNX ops the importer supports (--list-ops).
 void printSupportedOnnxOps(llvm::raw_ostream &os);

@@ -2,6 +2,7 @@
 #include "Driver/Registration.h"
 
 #include "Dialect/HexirDialect.h"
+#include "Target/Host/Passes.h"
 #include "Transforms/Passes.h"
 
 #include "mlir/InitAllDialects.h"
@@ -25,4 +26,5 @@ void mlir::hexir::registerCompilerPasses() {
   registerAllPasses();
   registerHexirPasses();
   registerHexirPipelines();
+  registerHostPassesAndPipelines();
 }

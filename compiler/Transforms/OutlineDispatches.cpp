@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Transforms/KernelStrategy.h"
 #include "Transforms/RowKernel.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -99,13 +100,13 @@ Operation *epilogueRoot(Operation *anchor) {
   auto epilogue = dyn_cast<linalg::GenericOp>(anchor);
   if (!epilogue || epilogue->getNumResults() != 1 || epilogue.getNumDpsInits() != 1 ||
       !epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || !allParallel(epilogue) ||
-      !isHostVectorizable(epilogue))
+      !hasVectorStrategy(epilogue))
     return nullptr;
   for (OpOperand *in : epilogue.getDpsInputOperands()) {
     auto root = in->get().getDefiningOp<linalg::LinalgOp>();
     if (!root || root->getNumResults() != 1 || root.getNumDpsInits() != 1 || allParallel(root) ||
         !root.hasPureTensorSemantics() || in->get().getType() != epilogue->getResult(0).getType() ||
-        !startsEmpty(root) || !isHostVectorizable(root))
+        !startsEmpty(root) || !hasVectorStrategy(root))
       continue;
     if (llvm::all_of(root->getUses(), [&](OpOperand &use) {
           return use.getOwner() == anchor && epilogue.isDpsInput(&use) &&
@@ -127,7 +128,7 @@ Operation *padProducer(Operation *anchor) {
     return nullptr;
   auto producer = pad.getSource().getDefiningOp<linalg::LinalgOp>();
   if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
-      !producer.hasPureTensorSemantics() || !isHostVectorizable(producer) || !startsEmpty(producer))
+      !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer))
     return nullptr;
   return producer.getOperation();
 }

@@ -13,6 +13,7 @@
 
 #include "Dialect/HexirDialect.h"
 #include "Transforms/Passes.h"
+#include "Transforms/KernelStrategy.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

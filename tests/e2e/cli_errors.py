@@ -126,6 +126,13 @@ def main():
         expect_failure("hexir-compile: unknown --target-cpu", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                                "--target-cpu=pentium9"],
                        "unknown --target-cpu 'pentium9'; valid names: host, ", no_file=out)
+        # Targets: an unknown one is refused with the known ones; --list-targets names them.
+        expect_failure("hexir-compile: unknown --target", [compile_, "graph.mlir", "--entry", "other", "-o", out,
+                                                           "--target=tpu"],
+                       "unknown target 'tpu' (known targets: host)", no_file=out)
+        expect_success("hexir-compile --list-targets", [compile_, "--list-targets"], "host")
+        expect_success("hexir-compile --target host", [compile_, "graph.mlir", "--entry", "other", "-o", out,
+                                                       "--target=host"], "")
         r = expect_success("hexir-compile --version", [compile_, "--version"], "hexir-compile 0.")
         if "is not a recognized processor" in r.stderr:
             FAILURES.append("hexir-compile --target-cpu warning")

@@ -13,7 +13,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 
-#include "Transforms/Passes.h"
+#include "Target/Host/Passes.h"
 
 #include <cstdint>
 #include <string>

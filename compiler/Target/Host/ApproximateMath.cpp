@@ -5,14 +5,14 @@
 // Their f32 error is a few ulp, far below the 1e-5 relative tolerance of the end-to-end tests.
 //
 //===----------------------------------------------------------------------===//
-#include "Transforms/Passes.h"
+#include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::hexir {
 #define GEN_PASS_DEF_APPROXIMATEMATH
-#include "Transforms/Passes.h.inc"
+#include "Target/Host/Passes.h.inc"
 } // namespace mlir::hexir
 
 using namespace mlir;

@@ -5,14 +5,14 @@
 // ops along one output dimension and runs only the tiles of the requested workgroups.
 //
 //===----------------------------------------------------------------------===//
-#include "Transforms/Passes.h"
+#include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::hexir {
 #define GEN_PASS_DEF_DISTRIBUTEWORKGROUPS
-#include "Transforms/Passes.h.inc"
+#include "Target/Host/Passes.h.inc"
 } // namespace mlir::hexir
 
 using namespace mlir;

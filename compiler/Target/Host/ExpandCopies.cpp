@@ -5,13 +5,13 @@
 // linalg.copy the copy becomes loops like every other kernel body.
 //
 //===----------------------------------------------------------------------===//
-#include "Transforms/Passes.h"
+#include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::hexir {
 #define GEN_PASS_DEF_EXPANDCOPIES
-#include "Transforms/Passes.h.inc"
+#include "Target/Host/Passes.h.inc"
 } // namespace mlir::hexir
 
 using namespace mlir;

@@ -8,7 +8,7 @@
 //   3. vector.contract -> outer products -> vector.fma over rows, transfers of rank 1.
 //
 //===----------------------------------------------------------------------===//
-#include "Transforms/Passes.h"
+#include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -21,7 +21,7 @@
 
 namespace mlir::hexir {
 #define GEN_PASS_DEF_LOWERVECTORTILES
-#include "Transforms/Passes.h.inc"
+#include "Target/Host/Passes.h.inc"
 } // namespace mlir::hexir
 
 using namespace mlir;

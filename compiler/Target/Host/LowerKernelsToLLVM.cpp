@@ -1,8 +1,8 @@
 //===- LowerKernelsToLLVM.cpp - kernel functions to the LLVM dialect ------===//
-#include "Codegen/HostCodegen.h"
+#include "Target/Host/HostCodegen.h"
 
 #include "Dialect/HexirDialect.h"
-#include "Transforms/Passes.h"
+#include "Target/Host/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
 
@@ -34,7 +34,7 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
     kernels.push_back(std::move(info));
   }
   PassManager pm(module.getContext());
-  buildKernelToLLVMPipeline(pm, options);
+  buildHostKernelPipeline(pm, options);
   if (failed(pm.run(*kernelModule)))
     return module.emitError() << "lowering the kernels to LLVM failed (see the errors above)";
   for (KernelInfo &k : kernels) {

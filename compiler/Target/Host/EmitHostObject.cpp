@@ -1,5 +1,5 @@
 //===- EmitHostObject.cpp - LLVM IR and a PIC object for the host ---------===//
-#include "Codegen/HostCodegen.h"
+#include "Target/Host/HostCodegen.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
 

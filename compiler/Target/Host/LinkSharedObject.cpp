@@ -1,5 +1,5 @@
 //===- LinkSharedObject.cpp - object to shared object with ld.lld ---------===//
-#include "Codegen/HostCodegen.h"
+#include "Target/Host/HostCodegen.h"
 
 #include "mlir/IR/Diagnostics.h"
 

@@ -8,14 +8,14 @@
 // reported here at compile time instead of crashing at run time.
 //
 //===----------------------------------------------------------------------===//
-#include "Transforms/Passes.h"
+#include "Target/Host/Passes.h"
 
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir::hexir {
 #define GEN_PASS_DEF_CHECKKERNELSTACK
-#include "Transforms/Passes.h.inc"
+#include "Target/Host/Passes.h.inc"
 } // namespace mlir::hexir
 
 using namespace mlir;

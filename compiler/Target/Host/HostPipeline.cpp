@@ -1,0 +1,81 @@
+//===- HostPipeline.cpp - the host target's kernel pipeline ---------------===//
+#include "Target/Host/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::hexir::buildHostKernelPipeline(OpPassManager &pm, const KernelPipelineOptions &options) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Contractions and convolutions: workgroup, cache and register tiles, vectorized on tensors.
+  TileAndVectorizeOptions tiling;
+  tiling.vectorBits = options.vectorBits;
+  pm.addPass(createTileAndVectorize(tiling));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Tensors -> buffers; kernel arguments are read-only (marked by dispatch formation) and
+  // results become out-parameters: `void k(in..., out...)`. modify-public-functions: without
+  // it MLIR 22 leaves public kernels returning a malloc'd buffer.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Tiled loops on tensors bufferize in place into loops that yield their own iter_args and
+  // copy subviews onto themselves; folding those lets the returned buffer be the result
+  // allocation again, which the next pass replaces by the out-parameter.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Small temporaries (a pooling window) live on the stack; kernels never allocate.
+  pm.addNestedPass<func::FuncOp>(bufferization::createPromoteBuffersToStackPass());
+  pm.addPass(createExpandCopies());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Accumulators in registers, contractions as FMA outer products.
+  pm.addPass(createLowerVectorTiles());
+  // Independent workgroups along an output dimension, for the host thread pool (kernels that
+  // TileAndVectorize split keep its split).
+  pm.addPass(createDistributeWorkgroups());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  ApproximateMathOptions approximate;
+  approximate.fma = options.fma;
+  approximate.rounding = options.rounding;
+  pm.addPass(createApproximateMath(approximate));
+  // Fully unrolled: the n-D transfers left (an accumulator tile, a strided column of pixels)
+  // become 1-D ones, not loops over a stack buffer allocated in every iteration.
+  pm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
+  // Kernels never allocate: static stack buffers, released in loops, 64 KiB at most.
+  pm.addPass(createCheckKernelStack());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::hexir::registerHostPassesAndPipelines() {
+  registerHexirHostPasses();
+  PassPipelineRegistration<>("hexir-lower-kernels-to-llvm",
+                             "Lowers kernel functions on tensors to the LLVM dialect "
+                             "with the bare-pointer kernel ABI (the host kernel pipeline)",
+                             [](OpPassManager &pm) { buildHostKernelPipeline(pm); });
+}

@@ -1,0 +1,32 @@
+//===- Passes.h - passes and pipeline of the host target -------*- C++ -*-===//
+#ifndef HEXIR_COMPILER_TARGET_HOST_PASSES_H
+#define HEXIR_COMPILER_TARGET_HOST_PASSES_H
+
+#include "Transforms/Passes.h"
+
+namespace mlir::hexir {
+
+// The workgroup count DistributeWorkgroups records on each kernel.
+inline constexpr llvm::StringLiteral kWorkgroupsAttrName = "hexir.workgroups";
+
+#define GEN_PASS_DECL
+#include "Target/Host/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Target/Host/Passes.h.inc"
+
+// What the host kernel pipeline needs to know of the target CPU.
+struct KernelPipelineOptions {
+  int64_t vectorBits = 256;  // vector register width: 128 (SSE), 256 (AVX2), 512 (AVX-512)
+  bool fma = true;           // fused multiply-add instructions
+  bool rounding = true;      // SSE4.1 roundss/roundps (floor, ceil)
+};
+// Kernel functions on tensors -> LLVM dialect with the bare-pointer ABI
+// `void kernel(ptr in0, ..., ptr out0, ..., i32 wg_begin, i32 wg_end)`.
+void buildHostKernelPipeline(OpPassManager &pm, const KernelPipelineOptions &options = {});
+// Registers the host passes and the named pipeline `hexir-lower-kernels-to-llvm` for hexir-opt.
+void registerHostPassesAndPipelines();
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TARGET_HOST_PASSES_H

@@ -1,0 +1,64 @@
+//===- TargetBackend.h - what the compiler needs to know of a target -*- C++ -*-===//
+//
+// A target is a kind of processor Hexir generates kernels for (the host CPU today, CUDA GPUs
+// next). Everything target-specific sits behind this interface, one folder per target
+// (Target/Host/): its description (the format of its kernels, the memory spaces its buffers
+// can live in), its kernel pipeline on tensors, and the serialization of its kernels into a
+// kernel library of the executable. The graph passes, dispatch formation and memory planning
+// are shared; they ask the target, never test its name.
+//
+// Adding a target: a folder Target/<Name>/ with a TargetBackend subclass and a factory, and one
+// line in TargetRegistry.cpp naming it. See docs/architecture.md.
+//
+// Thread safety: a TargetBackend is immutable once made; one compilation uses it at a time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_TARGET_TARGETBACKEND_H
+#define HEXIR_COMPILER_TARGET_TARGETBACKEND_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "serializer/executable_spec.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::hexir {
+
+// One memory space of a target: where bytes live, how much there is, and who sees it.
+struct MemorySpaceDescription {
+  std::string name;         // "host"; "device" on a GPU
+  uint64_t capacity = 0;    // bytes; 0: bounded only by the machine (host RAM)
+  uint64_t alignment = 64;  // every buffer in it starts at a multiple of this
+  bool hostVisible = true;    // the CPU reads and writes it directly
+  bool kernelVisible = true;  // the target's kernels read and write it
+};
+
+struct TargetDescription {
+  std::string name;  // what --target selects: "host"
+  ::hexir::serializer::KernelFormat kernelFormat = ::hexir::serializer::KernelFormat::HostElf;
+  // Numbered by position: an executable's arenas and slots name spaces by these numbers.
+  std::vector<MemorySpaceDescription> memorySpaces;
+  // The space intermediates (the arena of every function) are planned in.
+  uint32_t arenaSpace = 0;
+};
+
+class TargetBackend {
+public:
+  virtual ~TargetBackend() = default;
+
+  virtual const TargetDescription &description() const = 0;
+
+  // The kernel pipeline: kernel functions on tensors (func.func marked hexir.kernel, as
+  // dispatch formation made them) down to the target's lowest dialect.
+  virtual void buildKernelPipeline(OpPassManager &pm) const = 0;
+
+  // Compiles every kernel of `module` (left unchanged) into one kernel library in the
+  // target's format: code, entries (name, arity, workgroups, binding sizes) and requirements.
+  virtual FailureOr<::hexir::serializer::KernelLibrary> compileKernels(ModuleOp module) const = 0;
+};
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TARGET_TARGETBACKEND_H

@@ -1,0 +1,340 @@
+//===- KernelStrategy.cpp - register, cache and workgroup tiles of a kernel ----===//
+#include "Transforms/KernelStrategy.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+
+using namespace mlir;
+
+namespace mlir::hexir {
+
+// The largest divisor of `n` that is at most `cap` (1 if nothing else divides).
+int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+// A lane-friendly tile for a vectorized dimension of extent `n`: the first of `preferred`
+// (multiples of the vector length, largest first) that divides n, else the largest divisor of n
+// up to the largest preferred size.
+int64_t vectorTile(int64_t n, ArrayRef<int64_t> preferred) {
+  for (int64_t p : preferred)
+    if (p <= n && n % p == 0)
+      return p;
+  return largestDivisorAtMost(n, preferred.front());
+}
+
+// Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
+// init (a broadcast bias). They run in the root's workgroups, vectorized row by row.
+bool isInitializer(Operation &op) {
+  if (isa<linalg::FillOp, linalg::CopyOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  return generic && generic.getNumDpsInits() == 1 && generic.getNumParallelLoops() == generic.getNumLoops() &&
+         generic.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+         generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity();
+}
+
+// The row loop of a contraction's register tile: of its row (m) loops, the longest (the last
+// on a tie). Others, such as a batch dimension of 1 that B does not have, are walked one at a
+// time.
+std::optional<unsigned> rowLoop(const linalg::ContractionDimensions &dims, ArrayRef<int64_t> ranges) {
+  std::optional<unsigned> row;
+  for (unsigned m : dims.m)
+    if (!row || ranges[m] >= ranges[*row])
+      row = m;
+  return row;
+}
+
+// The register tile of a channels-last window op: `columns` output columns (a divisor of the
+// output width) x `channels` (a lane multiple dividing the channels), as many accumulators as
+// fit in half the vector registers (16 of 32 with AVX-512, 8 of 16 otherwise), the most
+// accumulators first and then the widest vectors. Widths such as 27 or 13 get 9 or 13 columns
+// of one vector rather than 3 or 1 column of two.
+static void chooseWindowTile(int64_t width, int64_t channels, int64_t lanes, ArrayRef<int64_t> channelTiles,
+                      int64_t &columnTile, int64_t &channelTile) {
+  int64_t budget = lanes >= 16 ? 16 : 8, best = 0;
+  columnTile = 1;
+  channelTile = vectorTile(channels, channelTiles);
+  for (int64_t c : channelTiles) {
+    if (c > channels || channels % c != 0)
+      continue;
+    int64_t vectors = std::max<int64_t>(c / lanes, 1);
+    int64_t columns = largestDivisorAtMost(width, std::max<int64_t>(budget / vectors, 1));
+    if (columns * vectors > best) {
+      best = columns * vectors;
+      columnTile = columns;
+      channelTile = c;
+    }
+  }
+}
+
+// A convolution with a packed filter (PackConvFilters): a generic op over loops
+// (n, oh, ow, p, fi, kh, kw, c) reading I[n, oh*sh + kh*dh, ow*sw + kw*dw, c] and
+// P[p, kh, kw, c, fi] into O[n, oh, ow, p, fi].
+std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp>(op) || op.getNumLoops() != 8 || op.getNumDpsInputs() != 2 ||
+      !linalg::isaConvolutionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ConvolutionDimensions> dims = linalg::inferConvolutionDims(op);
+  if (failed(dims))
+    return std::nullopt;
+  auto is = [](ArrayRef<unsigned> loops, std::initializer_list<unsigned> expected) {
+    return llvm::equal(loops, expected);
+  };
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  if (!is(dims->batch, {0}) || !is(dims->outputImage, {1, 2}) || !is(dims->outputChannel, {3, 4}) ||
+      !is(dims->filterLoop, {5, 6}) || !is(dims->inputChannel, {7}) || !dims->depth.empty() ||
+      op.getIndexingMapsArray()[1] != AffineMap::get(8, 0, {d(3), d(5), d(6), d(7), d(4)}, ctx) ||
+      op.getIndexingMapsArray()[2] != AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx))
+    return std::nullopt;
+  return *dims;
+}
+
+std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || op->getNumResults() != 1)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r) || r < 1; }))
+    return std::nullopt;
+  KernelStrategy s;
+  s.ranges = ranges;
+  s.registers.assign(ranges.size(), 1);
+  s.cache.assign(ranges.size(), 0);
+  SmallVector<int64_t> laneTiles = {2 * lanes, lanes, lanes / 2, 4};
+  if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+    if (failed(dims) || dims->n.empty() || dims->n.size() > 2 || dims->k.size() != 1)
+      return std::nullopt;
+    s.kind = KernelKind::Contraction;
+    s.dims = *dims;
+    // Packed weights (PackMatmulWeights) have two column loops, panels and columns in a panel:
+    // the inner one is vectorized, the panels are walked one at a time.
+    unsigned n = dims->n.back(), k = dims->k[0];
+    for (unsigned outer : ArrayRef<unsigned>(dims->n).drop_back())
+      s.registers[outer] = 1;
+    // Register tile: up to 8 rows x 2 vectors (16 accumulators of 32 vector registers with
+    // AVX-512; 8 of 16 with AVX2 at 4 rows), or twice the rows of one vector (a 13-row
+    // classifier over 1000 = 125 x 8 channels gets 13 accumulators, not 1), reduction step 1.
+    s.registers[n] = vectorTile(ranges[n], laneTiles);
+    s.registers[k] = 1;
+    int64_t vectorsPerRow = std::max<int64_t>(s.registers[n] / lanes, 1);
+    if (std::optional<unsigned> m = rowLoop(*dims, ranges))
+      s.registers[*m] = largestDivisorAtMost(ranges[*m], std::max<int64_t>((lanes >= 16 ? 16 : 8) / vectorsPerRow, 1));
+    return s;
+  }
+  // Channels-last windows: loops (n, oh, ow, f, kh, kw, c) for a convolution, (n, oh, ow, c,
+  // kh, kw) for depthwise and pooling. Register tile: up to 8 output columns x 2 vectors of
+  // channels; the window is walked one tap at a time (depthwise: a whole row of taps).
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
+    s.kind = KernelKind::Conv;
+    chooseWindowTile(ranges[2], ranges[3], lanes, laneTiles, s.registers[2], s.registers[3]);
+    return s;
+  }
+  // The same with a packed filter: loops (n, oh, ow, p, fi, kh, kw, c), one panel p at a time.
+  if (std::optional<linalg::ConvolutionDimensions> conv = packedConvDims(op)) {
+    s.kind = KernelKind::Conv;
+    s.packedFilter = true;
+    s.channelLoop = 7;
+    s.strides = llvm::to_vector_of<int64_t>(conv->strides);
+    s.dilations = llvm::to_vector_of<int64_t>(conv->dilations);
+    chooseWindowTile(ranges[2], ranges[4], lanes, laneTiles, s.registers[2], s.registers[4]);
+    return s;
+  }
+  if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
+    s.kind = isa<linalg::DepthwiseConv2DNhwcHwcOp>(op) ? KernelKind::Depthwise : KernelKind::Pooling;
+    chooseWindowTile(ranges[2], ranges[3], lanes, {lanes, lanes / 2, 4}, s.registers[2], s.registers[3]);
+    s.registers[5] = ranges[5];
+    return s;
+  }
+  // Elementwise (all loops parallel, results written in loop order, inputs read through
+  // projected permutations: broadcasts and transposes): rows of the innermost dimension, up to
+  // four vectors long, vectorized as one vector op per row.
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (generic && op.getNumParallelLoops() == op.getNumLoops() && op.getNumLoops() > 0 &&
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+      llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isProjectedPermutation(); }) &&
+      llvm::all_of(generic.getBody()->without_terminator(), [](Operation &inner) {
+        return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+      })) {
+    s.kind = KernelKind::Elementwise;
+    s.registers.back() = rowTile(ranges.back(), lanes);
+    return s;
+  }
+  // Reductions over outer dimensions (a global average pool over NHWC: sums of H x W rows of C
+  // channels): vectorized along the output's innermost dimension, which every input reads
+  // contiguously; as many vectors of it as fit in half the registers accumulate while the
+  // reduction loops run one step at a time, so each input row is read once.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (generic && op.getNumReductionLoops() > 0 && outMap.getNumResults() > 0 && outMap.isProjectedPermutation() &&
+      llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isProjectedPermutation(); }) &&
+      llvm::all_of(generic.getBody()->without_terminator(), [](Operation &inner) {
+        return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+      })) {
+    unsigned v = outMap.getDimPosition(outMap.getNumResults() - 1);
+    bool contiguous = llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      AffineMap m = op.getMatchingIndexingMap(in);
+      return m.getNumResults() > 0 && m.getDimPosition(m.getNumResults() - 1) == v;
+    });
+    if (contiguous) {
+      s.kind = KernelKind::Reduction;
+      int64_t tile = 0;
+      for (int64_t t = lanes; t <= std::min<int64_t>(ranges[v], 8 * lanes); t += lanes)
+        if (ranges[v] % t == 0)
+          tile = t;
+      s.registers[v] = tile ? tile : rowTile(ranges[v], lanes);
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+// Cache tiles for a contraction inside one workgroup tile of shape `ranges`: blocks of up to
+// 64 rows, 256 columns and 256 reduction steps (A block 64 KiB, B block 256 KiB), each a
+// multiple of the register tile.
+void chooseCacheTiles(KernelStrategy &s, ArrayRef<int64_t> ranges) {
+  const linalg::ContractionDimensions *dims = &s.dims;
+  auto block = [&](unsigned d, int64_t target) {
+    int64_t unit = std::max<int64_t>(s.registers[d], 1);
+    int64_t t = unit * largestDivisorAtMost(ranges[d] / unit, std::max<int64_t>(target / unit, 1));
+    s.cache[d] = t < ranges[d] ? t : 0;
+  };
+  if (std::optional<unsigned> m = rowLoop(*dims, s.ranges))
+    block(*m, 64);
+  if (dims->n.size() == 2)
+    block(dims->n[0], std::max<int64_t>(256 / ranges[dims->n[1]], 1)); // panels
+  else
+    block(dims->n[0], 256);
+  block(dims->k[0], 256);
+}
+
+// Register tiles of an op that only initializes its output (fill, copy, broadcast): rows of
+// the innermost dimension, up to four vectors long.
+SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t lanes) {
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  if (!ranges.empty())
+    sizes.back() = rowTile(ranges.back(), lanes);
+  for (unsigned i = 0; i < ranges.size(); ++i)
+    if (sizes[i] >= ranges[i])
+      sizes[i] = 0;
+  return sizes;
+}
+
+
+// The smallest divisor of n that is at least `at_least` (n itself at most).
+int64_t divisorAtLeast(int64_t n, int64_t atLeast) {
+  for (int64_t d = std::max<int64_t>(atLeast, 1); d < n; ++d)
+    if (n % d == 0)
+      return d;
+  return n;
+}
+
+// Workgroups over the output dimensions with the most register tiles: one for a window op, the
+// two largest for a contraction (rows and columns: a 128-row transformer matmul still gets
+// enough workgroups, and each keeps its blocks of A and B in cache). Each dimension starts at
+// chunks of its cache block (64 rows, 256 columns), then chunks grow until there are at most
+// `wanted` workgroups, or shrink while there are fewer than 8 (enough to balance a few threads;
+// more, smaller chunks cost a tenth of the single-thread speed of a 128-row matmul).
+SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStrategy &strategy, AffineMap outMap,
+                                int64_t wanted) {
+  struct Candidate {
+    unsigned outDim, loop;
+    int64_t units, unitsPerChunk;
+  };
+  SmallVector<Candidate> candidates;
+  for (unsigned d = 0; d < outMap.getNumResults(); ++d) {
+    auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d));
+    if (!dim || !linalg::isParallelIterator(root.getIteratorTypesArray()[dim.getPosition()]))
+      continue;
+    unsigned loop = dim.getPosition();
+    int64_t units = strategy.ranges[loop] / strategy.registers[loop];
+    if (units > 1)
+      candidates.push_back({d, loop, units, 1});
+  }
+  llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) { return a.units > b.units; });
+  candidates.resize(std::min<size_t>(candidates.size(), strategy.kind == KernelKind::Contraction ? 2 : 1));
+  if (strategy.kind == KernelKind::Contraction) {
+    const linalg::ContractionDimensions *dims = &strategy.dims;
+    for (Candidate &c : candidates) {
+      int64_t block = 1, elementsPerUnit = strategy.registers[c.loop];
+      if (c.loop == rowLoop(*dims, strategy.ranges)) {
+        block = 64;
+      } else if (llvm::is_contained(dims->n, c.loop)) {
+        block = 256;
+        if (dims->n.size() == 2 && c.loop == dims->n.front()) // panels: a unit is a whole panel
+          elementsPerUnit = strategy.ranges[dims->n.back()];
+      }
+      c.unitsPerChunk = divisorAtLeast(c.units, block / std::max<int64_t>(elementsPerUnit, 1));
+    }
+  }
+  auto count = [&] {
+    int64_t w = 1;
+    for (const Candidate &c : candidates)
+      w *= c.units / c.unitsPerChunk;
+    return w;
+  };
+  while (count() > wanted) {
+    Candidate *most = nullptr;
+    for (Candidate &c : candidates)
+      if (c.unitsPerChunk < c.units && (!most || c.units / c.unitsPerChunk > most->units / most->unitsPerChunk))
+        most = &c;
+    if (!most)
+      break;
+    most->unitsPerChunk = divisorAtLeast(most->units, most->unitsPerChunk + 1);
+  }
+  while (count() < std::min<int64_t>(wanted, 8)) {
+    Candidate *largest = nullptr;
+    for (Candidate &c : candidates)
+      if (c.unitsPerChunk > 1 && (!largest || c.unitsPerChunk > largest->unitsPerChunk))
+        largest = &c;
+    if (!largest)
+      break;
+    largest->unitsPerChunk = largestDivisorAtMost(largest->units, largest->unitsPerChunk - 1);
+  }
+  SmallVector<WorkgroupSplit> splits;
+  for (const Candidate &c : candidates)
+    if (c.units / c.unitsPerChunk > 1)
+      splits.push_back({c.outDim, c.unitsPerChunk * strategy.registers[c.loop], c.units / c.unitsPerChunk});
+  llvm::sort(splits, [](const WorkgroupSplit &a, const WorkgroupSplit &b) { return a.outDim < b.outDim; });
+  // Workgroups are numbered with the first split slowest; one invocation runs consecutive ones.
+  // Rows fastest, the chunks of rows sharing one block of B follow each other and B is read
+  // from memory once (A once per column chunk); columns fastest, A is read once and B once per
+  // row chunk. The order that moves fewer bytes wins (a transformer's 128-row matmuls read
+  // their 9 MB of weights once, not twice).
+  if (strategy.kind == KernelKind::Contraction && splits.size() == 2) {
+    const linalg::ContractionDimensions &dims = strategy.dims;
+    auto extent = [&](ArrayRef<unsigned> loops) {
+      int64_t e = 1;
+      for (unsigned l : loops)
+        e *= strategy.ranges[l];
+      return e;
+    };
+    int64_t a = extent(dims.m) * extent(dims.k), b = extent(dims.n) * extent(dims.k);
+    std::optional<unsigned> row = rowLoop(dims, strategy.ranges);
+    auto isRows = [&](const WorkgroupSplit &split) {
+      auto dim = cast<AffineDimExpr>(outMap.getResult(split.outDim));
+      return row && dim.getPosition() == *row;
+    };
+    WorkgroupSplit rows = isRows(splits[0]) ? splits[0] : splits[1], cols = isRows(splits[0]) ? splits[1] : splits[0];
+    if (a * cols.count + b <= a + b * rows.count)
+      splits = {cols, rows};
+    else
+      splits = {rows, cols};
+  }
+  return splits;
+}
+
+bool hasVectorStrategy(linalg::LinalgOp op) { return chooseStrategy(op, 16).has_value(); }
+
+// Rows of the innermost dimension, up to four vectors long: the register tile of elementwise
+// ops and of the ops that initialize an accumulator.
+int64_t rowTile(int64_t extent, int64_t lanes) {
+  return vectorTile(extent, {4 * lanes, 2 * lanes, lanes, lanes / 2, 4});
+}
+
+} // namespace mlir::hexir

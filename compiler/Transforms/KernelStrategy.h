@@ -1,0 +1,79 @@
+//===- KernelStrategy.h - register, cache and workgroup tiles of a kernel -*- C++ -*-===//
+//
+// How a vectorizing target tiles the root op of a kernel, chosen from the op alone: the kinds
+// of compute op that carry nearly all of a network's work (contractions, channels-last
+// convolutions, depthwise convolutions and poolings, elementwise ops, reductions over outer
+// dimensions), their register tile for vectors of `lanes` elements, their cache blocks and the
+// split of the output into workgroups. Dispatch formation asks it which ops will vectorize (it
+// fuses an epilogue or a producer only into those); the host kernel pipeline
+// (Target/Host/TileAndVectorize.cpp) applies it.
+//
+// Tile sizes divide the shapes exactly (the largest divisor up to the preferred size), so every
+// tile is static and vectorizes without masks or peeling.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_TRANSFORMS_KERNELSTRATEGY_H
+#define HEXIR_COMPILER_TRANSFORMS_KERNELSTRATEGY_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+
+#include <optional>
+
+namespace mlir::hexir {
+
+enum class KernelKind { Contraction, Conv, Depthwise, Pooling, Elementwise, Reduction };
+
+// What the tiling of one root op looks like; every vector is indexed by the op's loops.
+struct KernelStrategy {
+  KernelKind kind;
+  SmallVector<int64_t> ranges;    // static loop ranges
+  SmallVector<int64_t> registers; // register tile (0: not tiled)
+  SmallVector<int64_t> cache;     // cache tile (0: not tiled), contractions only
+  linalg::ContractionDimensions dims;  // contractions only: their batch, m, n and k loops
+  // Convolutions: the input channel loop; packed filters (PackConvFilters): strides and
+  // dilations of the generic op, which becomes a named convolution once tiled to one panel.
+  unsigned channelLoop = 6;
+  bool packedFilter = false;
+  SmallVector<int64_t> strides, dilations;
+};
+
+// One split of the output into workgroups: output dimension `outDim` in chunks of `chunk`
+// elements, `count` chunks.
+struct WorkgroupSplit {
+  unsigned outDim;
+  int64_t chunk;
+  int64_t count;
+};
+
+// The register tile of `op` for vectors of `lanes` elements; none for an op of another kind.
+std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes);
+// Whether a vectorizing target generates vector code for a kernel rooted at `op` (dispatch
+// formation fuses epilogues and producers into such kernels only).
+bool hasVectorStrategy(linalg::LinalgOp op);
+// Cache blocks of a contraction inside one workgroup tile of shape `ranges`.
+void chooseCacheTiles(KernelStrategy &s, ArrayRef<int64_t> ranges);
+// Workgroups over the output dimensions (indexed through `outMap`), at most about `wanted`.
+SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStrategy &strategy, AffineMap outMap,
+                                         int64_t wanted);
+// Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
+// init (a broadcast bias).
+bool isInitializer(Operation &op);
+// A convolution with a packed filter (PackConvFilters), as convolution dimensions.
+std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op);
+// Register tiles of an op that only initializes its output: rows of the innermost dimension.
+SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t lanes);
+// The register tile of a vectorized innermost dimension of `extent` elements: rows up to four
+// vectors of `lanes` long, a divisor of the extent.
+int64_t rowTile(int64_t extent, int64_t lanes);
+// The largest divisor of `n` that is at most `cap`; the smallest that is at least `atLeast`.
+int64_t largestDivisorAtMost(int64_t n, int64_t cap);
+int64_t divisorAtLeast(int64_t n, int64_t atLeast);
+// A lane-friendly tile for an extent `n`: the first of `preferred` dividing it.
+int64_t vectorTile(int64_t n, ArrayRef<int64_t> preferred);
+// The row loop of a contraction's register tile (its longest m loop).
+std::optional<unsigned> rowLoop(const linalg::ContractionDimensions &dims, ArrayRef<int64_t> ranges);
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TRANSFORMS_KERNELSTRATEGY_H
