@@ -61,15 +61,15 @@ static ser::ExecutableSpec Spec(int dispatches, uint64_t constant_bytes) {
   fn.name = "main";
   fn.inputs = {{"x", ser::ElementType::F32, {8}}};
   fn.outputs = {{"y", ser::ElementType::F32, {8}}};
-  fn.arena_bytes = 64;
-  fn.commands.push_back(ser::AllocCommand{ser::MemorySpace::Arena, 64, 64});
+  fn.arenas = {{0, 64, 64}};  // one 64-byte arena in memory space 0 (host)
+  fn.commands.push_back(ser::AllocCommand{0});
   for (int i = 0; i < dispatches; ++i) {
     ser::DispatchCommand d;
     // arena[0..32) = (i == 0 ? x : arena[0..32)) + constants[0..32); the last writes y.
-    ser::Slot in = i == 0 ? ser::Slot{ser::MemorySpace::Input, 0, 0, 32} : ser::Slot{ser::MemorySpace::Arena, 0, 0, 32};
-    ser::Slot out = i + 1 == dispatches ? ser::Slot{ser::MemorySpace::Output, 0, 0, 32}
-                                        : ser::Slot{ser::MemorySpace::Arena, 0, 0, 32};
-    d.bindings = {in, {ser::MemorySpace::Constant, 0, 0, 32}, out};
+    ser::Slot in = i == 0 ? ser::Slot{ser::SlotKind::Input, 0, 0, 32} : ser::Slot{ser::SlotKind::Arena, 0, 0, 32};
+    ser::Slot out = i + 1 == dispatches ? ser::Slot{ser::SlotKind::Output, 0, 0, 32}
+                                        : ser::Slot{ser::SlotKind::Arena, 0, 0, 32};
+    d.bindings = {in, {ser::SlotKind::Constant, 0, 0, 32}, out};
     d.num_inputs = 2;
     d.aliases = {i == 0 || i + 1 == dispatches ? -1 : 0};
     fn.commands.push_back(d);

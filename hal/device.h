@@ -36,6 +36,9 @@ class Device {
 
   // "host", "cuda:0", ...
   virtual std::string name() const = 0;
+  // Whether executables may place arenas or constants in the memory space named `name` (the
+  // names a compiler target gives its spaces: "host").
+  virtual bool HasMemorySpace(const std::string& name) const = 0;
 
   // Device memory of `bytes` bytes aligned to `alignment` (a power of two). Every buffer is
   // counted until it is freed: live_buffers() and live_bytes() report what is outstanding.

@@ -15,7 +15,7 @@ namespace hexir::serializer {
 
 using fb::ElementType;
 using fb::KernelFormat;
-using fb::MemorySpace;
+using fb::SlotKind;
 using fb::SectionKind;
 
 struct TensorSignature {
@@ -27,16 +27,14 @@ struct TensorSignature {
 };
 
 struct Slot {
-  MemorySpace space = MemorySpace::Arena;
-  uint32_t index = 0;
+  SlotKind kind = SlotKind::Arena;
+  uint32_t index = 0;  // arena number (Arena), input or output number (Input, Output)
   uint64_t offset = 0;
   uint64_t length = 0;
 };
 
 struct AllocCommand {
-  MemorySpace space = MemorySpace::Arena;
-  uint64_t bytes = 0;
-  uint32_t alignment = 64;
+  uint32_t arena = 0;  // index into Function::arenas
 };
 struct FillCommand {
   Slot target;
@@ -57,12 +55,18 @@ struct CopyCommand {
 };
 using Command = std::variant<AllocCommand, FillCommand, DispatchCommand, CopyCommand>;
 
+// Intermediates of a function in one memory space (index into ExecutableSpec::memory_spaces).
+struct Arena {
+  uint32_t memory_space = 0;
+  uint64_t bytes = 0;
+  uint32_t alignment = 64;
+};
+
 struct Function {
   std::string name;
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
-  uint64_t arena_bytes = 0;
-  uint32_t arena_alignment = 64;
+  std::vector<Arena> arenas;
   std::vector<Command> commands;
 };
 
@@ -74,6 +78,7 @@ struct KernelEntry {
   // Bytes it reads or writes through each binding: every dispatch's slots must be this size,
   // so a hand-made executable cannot make a kernel access past a buffer.
   std::vector<uint64_t> binding_bytes;
+  std::array<uint32_t, 3> workgroup_size = {1, 1, 1};  // invocations per workgroup
 };
 
 struct KernelLibrary {
@@ -92,6 +97,9 @@ struct ConstantFillSpec {
 
 struct ExecutableSpec {
   std::string producer;
+  std::string target = "host";                          // the compiler target
+  std::vector<std::string> memory_spaces = {"host"};    // the target's memory spaces, by name
+  uint32_t constants_memory_space = 0;                  // where the constant pool is resident
   std::vector<KernelLibrary> libraries;
   std::vector<uint8_t> constants;  // the constant pool; Constant slots index into it
   uint64_t filled_constants_bytes = 0;

@@ -9,7 +9,9 @@ namespace hexir::serializer {
 inline constexpr char kMagic[8] = {'H', 'E', 'X', 'I', 'R', 'X', 'B', '\0'};
 // Bumped on any incompatible change of the layout or of executable.fbs.
 // 2: kernel entries record each binding's bytes (binding_bytes), which the loader checks.
-inline constexpr uint32_t kFormatVersion = 2;
+// 3: arenas per memory space (Function.arenas; Arena slots name theirs), the target and its
+//    memory spaces, kernel libraries name their format and entries their workgroup shape.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint64_t kHeaderSize = 64;
 inline constexpr uint64_t kSectionAlignment = 64;
 inline constexpr uint64_t kConstantsAlignment = 4096;

@@ -22,6 +22,9 @@ uint64_t ReadLE(const unsigned char* p, int bytes) {
 // flatbuffers' verifier checks a vector's length field for 4-byte alignment only; vectors of
 // 8-byte elements (and 8-byte structs in tables) must be 8-aligned to be read without UB.
 bool Aligned8(const void* p) { return p == nullptr || IsPointerAligned(p, 8); }
+// A vector of 8-byte elements: an empty one reads nothing (flatbuffers may place it 4-aligned).
+template <typename Vector>
+bool VectorAligned8(const Vector* v) { return v == nullptr || v->size() == 0 || Aligned8(v->data()); }
 
 bool ValidElementType(fb::ElementType t) {
   return t >= fb::ElementType::MIN && t <= fb::ElementType::MAX;
@@ -58,9 +61,16 @@ class FunctionChecker {
 
   Status Check() {
     const std::string name = fn_.name()->str();
-    if (!IsPowerOfTwo(fn_.arena_alignment()) || fn_.arena_alignment() > 4096)
-      return DataLossError("function '", name, "': arena alignment ", fn_.arena_alignment(),
-                           " is not a power of two up to 4096");
+    for (uint32_t a = 0; a < fn_.arenas()->size(); ++a) {
+      const fb::Arena* arena = fn_.arenas()->Get(a);
+      if (!IsPowerOfTwo(arena->alignment()) || arena->alignment() > 4096)
+        return DataLossError("function '", name, "': arena ", a, " alignment ", arena->alignment(),
+                             " is not a power of two up to 4096");
+      if (arena->memory_space() >= exe_.memory_spaces()->size())
+        return DataLossError("function '", name, "': arena ", a, " is in memory space ", arena->memory_space(),
+                             "; the executable has ", exe_.memory_spaces()->size());
+    }
+    arena_end_.assign(fn_.arenas()->size(), 0);
     for (const auto* sig : *fn_.inputs()) {
       HEXIR_ASSIGN_OR_RETURN(uint64_t bytes, CheckedTensorBytes(*sig, "input"));
       input_bytes_.push_back(bytes);
@@ -83,48 +93,57 @@ class FunctionChecker {
       if (!s.ok()) return DataLossError("function '", name, "' command ", i, ": ", s.message());
       ++i;
     }
-    // The arena holds nothing but the slots placed in it: a larger size is corruption (and
+    // An arena holds nothing but the slots placed in it: a larger size is corruption (and
     // would make a session allocate memory no command uses).
-    uint64_t align = std::max<uint64_t>(64, fn_.arena_alignment());
-    if (fn_.arena_bytes() > AlignUp(arena_end_, align))
-      return DataLossError("function '", name, "': arena of ", fn_.arena_bytes(), " bytes, but its slots end at ",
-                           arena_end_);
+    for (uint32_t a = 0; a < fn_.arenas()->size(); ++a) {
+      const fb::Arena* arena = fn_.arenas()->Get(a);
+      uint64_t align = std::max<uint64_t>(64, arena->alignment());
+      if (arena->bytes() > AlignUp(arena_end_[a], align))
+        return DataLossError("function '", name, "': arena ", a, " of ", arena->bytes(),
+                             " bytes, but its slots end at ", arena_end_[a]);
+    }
     return Status::Ok();
   }
 
  private:
   Status CheckSlot(const fb::Slot& s, bool written) {
     uint64_t limit = 0;
-    switch (s.space()) {
-      case fb::MemorySpace::Arena: limit = fn_.arena_bytes(); break;
-      case fb::MemorySpace::Constant:
+    switch (s.kind()) {
+      case fb::SlotKind::Arena:
+        if (s.index() >= fn_.arenas()->size())
+          return DataLossError("arena ", s.index(), " out of range (", fn_.arenas()->size(), " arenas)");
+        limit = fn_.arenas()->Get(s.index())->bytes();
+        break;
+      case fb::SlotKind::Constant:
         if (written) return DataLossError("writes into the constant pool");
         limit = constant_bytes_;
         break;
-      case fb::MemorySpace::FilledConstant:
+      case fb::SlotKind::FilledConstant:
         if (written) return DataLossError("writes into the filled constants");
         limit = exe_.filled_constants_bytes();
         break;
-      case fb::MemorySpace::Input:
+      case fb::SlotKind::Input:
         if (written) return DataLossError("writes into input ", s.index());
         if (s.index() >= input_bytes_.size())
           return DataLossError("input index ", s.index(), " out of range (", input_bytes_.size(), " inputs)");
         limit = input_bytes_[s.index()];
         break;
-      case fb::MemorySpace::Output:
+      case fb::SlotKind::Output:
         if (s.index() >= output_bytes_.size())
           return DataLossError("output index ", s.index(), " out of range (", output_bytes_.size(), " outputs)");
         limit = output_bytes_[s.index()];
         break;
       default:
-        return DataLossError("unknown memory space ", static_cast<int>(s.space()));
+        return DataLossError("unknown slot kind ", static_cast<int>(s.kind()));
     }
-    if (s.space() != fb::MemorySpace::Input && s.space() != fb::MemorySpace::Output && s.index() != 0)
-      return DataLossError("slot index ", s.index(), " set for a space without indices");
+    if (s.kind() != fb::SlotKind::Input && s.kind() != fb::SlotKind::Output && s.kind() != fb::SlotKind::Arena &&
+        s.index() != 0)
+      return DataLossError("slot index ", s.index(), " set for a slot kind without indices");
     if (!RangeWithin(s.offset(), s.length(), limit))
       return DataLossError("slot [", s.offset(), ", +", s.length(), ") exceeds its space of ", limit,
                            " bytes");
-    if (s.space() == fb::MemorySpace::Arena) arena_end_ = std::max(arena_end_, s.offset() + s.length());
+    if (s.kind() == fb::SlotKind::Arena)
+      arena_end_[s.index()] = std::max(arena_end_[s.index()], s.offset() + s.length());
     return Status::Ok();
   }
 
@@ -132,9 +151,8 @@ class FunctionChecker {
     switch (cmd.op_type()) {
       case fb::CommandOp::AllocCommand: {
         const auto* a = cmd.op_as_AllocCommand();
-        if (a->space() != fb::MemorySpace::Arena || a->bytes() != fn_.arena_bytes())
-          return DataLossError("ALLOC of ", a->bytes(), " bytes does not match the arena of ",
-                               fn_.arena_bytes(), " bytes");
+        if (a->arena() >= fn_.arenas()->size())
+          return DataLossError("ALLOC of arena ", a->arena(), " out of range (", fn_.arenas()->size(), " arenas)");
         return Status::Ok();
       }
       case fb::CommandOp::FillCommand: {
@@ -155,7 +173,7 @@ class FunctionChecker {
       }
       case fb::CommandOp::DispatchCommand: {
         const auto* d = cmd.op_as_DispatchCommand();
-        if (!Aligned8(d->bindings()->data())) return DataLossError("DISPATCH bindings are misaligned");
+        if (!VectorAligned8(d->bindings())) return DataLossError("DISPATCH bindings are misaligned");
         if (d->library() >= exe_.libraries()->size())
           return DataLossError("DISPATCH library ", d->library(), " out of range");
         const auto* entries = exe_.libraries()->Get(d->library())->entries();
@@ -174,8 +192,12 @@ class FunctionChecker {
         if (total != entry->workgroups())
           return DataLossError("DISPATCH of '", entry->name()->str(), "' runs ", total,
                                " workgroups; the kernel has ", entry->workgroups());
+        const auto* shape = entry->workgroup_size();
+        if (shape == nullptr || shape->size() != 3 ||
+            std::any_of(shape->begin(), shape->end(), [](uint32_t n) { return n < 1 || n > 1024; }))
+          return DataLossError("kernel '", entry->name()->str(), "' has no workgroup shape of 3 sizes from 1 to 1024");
         const auto* sizes = entry->binding_bytes();
-        if (sizes == nullptr || sizes->size() != entry->arity() || !Aligned8(sizes->data()))
+        if (sizes == nullptr || sizes->size() != entry->arity() || !VectorAligned8(sizes))
           return DataLossError("kernel '", entry->name()->str(), "' does not give the size of each of its ",
                                entry->arity(), " bindings");
         for (uint32_t k = 0; k < d->bindings()->size(); ++k)
@@ -204,7 +226,7 @@ class FunctionChecker {
   const fb::Function& fn_;
   uint64_t constant_bytes_;
   std::vector<uint64_t> input_bytes_, output_bytes_;
-  uint64_t arena_end_ = 0;
+  std::vector<uint64_t> arena_end_;  // per arena: where its last slot ends
 };
 
 }  // namespace
@@ -255,7 +277,7 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
 
   ExecutableView view(file, root);
   const auto* sections = root->sections();
-  if (!Aligned8(sections->data()) || (root->constant_fills() && !Aligned8(root->constant_fills()->data())))
+  if (!VectorAligned8(sections) || !VectorAligned8(root->constant_fills()))
     return DataLossError("metadata vectors are misaligned: the file is corrupt");
   for (uint32_t i = 0; i < sections->size(); ++i) {
     const fb::SectionRef* s = sections->Get(i);
@@ -275,12 +297,24 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
   if (cs != -1 && (cs < 0 || static_cast<uint32_t>(cs) >= sections->size() ||
                    sections->Get(cs)->kind() != fb::SectionKind::Constants))
     return DataLossError("constants section index ", cs, " is invalid");
+  if (root->memory_spaces()->size() == 0)
+    return DataLossError("the executable names no memory space");
+  for (uint32_t i = 0; i < root->memory_spaces()->size(); ++i)
+    if (root->memory_spaces()->Get(i)->name()->size() == 0)
+      return DataLossError("memory space ", i, " has no name");
+  if (root->constants_memory_space() >= root->memory_spaces()->size())
+    return DataLossError("the constants are in memory space ", root->constants_memory_space(), "; there are ",
+                         root->memory_spaces()->size());
   for (uint32_t i = 0; i < root->libraries()->size(); ++i) {
     const fb::KernelLibrary* lib = root->libraries()->Get(i);
-    if (lib->section() >= sections->size() ||
-        sections->Get(lib->section())->kind() == fb::SectionKind::Constants)
-      return DataLossError("kernel library ", i, " names section ", lib->section(),
-                           ", which is not a code section");
+    fb::SectionKind code = lib->format() == fb::KernelFormat::HostElf   ? fb::SectionKind::HostCode
+                           : lib->format() == fb::KernelFormat::CudaPtx ? fb::SectionKind::CudaPtx
+                                                                        : fb::SectionKind::Constants;
+    if (code == fb::SectionKind::Constants)
+      return DataLossError("kernel library ", i, " has unknown format ", static_cast<int>(lib->format()));
+    if (lib->section() >= sections->size() || sections->Get(lib->section())->kind() != code)
+      return DataLossError("kernel library ", i, " (", fb::EnumNameKernelFormat(lib->format()), ") names section ",
+                           lib->section(), ", which does not hold code of its format");
   }
   uint64_t fills_end = 0;
   if (root->constant_fills() != nullptr) {

@@ -34,21 +34,21 @@ ExecutableSpec SampleSpec() {
   fn.name = "main";
   fn.inputs = {{"x", ElementType::F32, {2, 4}}};
   fn.outputs = {{"y", ElementType::F32, {2, 4}}};
-  fn.arena_bytes = 64;
-  fn.commands.push_back(AllocCommand{MemorySpace::Arena, 64, 64});
+  fn.arenas = {{0, 64, 64}};  // one 64-byte arena in memory space 0 (host)
+  fn.commands.push_back(AllocCommand{0});
   DispatchCommand add;
   add.entry = 0;
-  add.bindings = {{MemorySpace::Input, 0, 0, 32}, {MemorySpace::Constant, 0, 0, 32}, {MemorySpace::Arena, 0, 0, 32}};
+  add.bindings = {{SlotKind::Input, 0, 0, 32}, {SlotKind::Constant, 0, 0, 32}, {SlotKind::Arena, 0, 0, 32}};
   add.num_inputs = 2;
   add.aliases = {-1};
   fn.commands.push_back(add);
   DispatchCommand relu;
   relu.entry = 1;
-  relu.bindings = {{MemorySpace::Arena, 0, 0, 32}, {MemorySpace::Output, 0, 0, 32}};
+  relu.bindings = {{SlotKind::Arena, 0, 0, 32}, {SlotKind::Output, 0, 0, 32}};
   relu.num_inputs = 1;
   relu.aliases = {-1};
   fn.commands.push_back(relu);
-  fn.commands.push_back(FillCommand{{MemorySpace::Arena, 0, 32, 32}, 0x3f800000, 4});
+  fn.commands.push_back(FillCommand{{SlotKind::Arena, 0, 32, 32}, 0x3f800000, 4});
   spec.functions.push_back(fn);
   return spec;
 }
@@ -76,8 +76,18 @@ TEST_CASE("written executables read back", "[serializer]") {
   REQUIRE(fn->commands()->size() == 4);
   const auto* d = fn->commands()->Get(1)->op_as_DispatchCommand();
   REQUIRE(d != nullptr);
-  CHECK(d->bindings()->Get(1)->space() == fb::MemorySpace::Constant);
+  CHECK(d->bindings()->Get(1)->kind() == fb::SlotKind::Constant);
   CHECK(fn->commands()->Get(3)->op_as_FillCommand()->pattern() == 0x3f800000);
+  // Format 3: the target, its memory spaces, arenas naming theirs, library formats and
+  // workgroup shapes.
+  CHECK(exe.target()->str() == "host");
+  REQUIRE(exe.memory_spaces()->size() == 1);
+  CHECK(exe.memory_spaces()->Get(0)->name()->str() == "host");
+  REQUIRE(fn->arenas()->size() == 1);
+  CHECK((fn->arenas()->Get(0)->memory_space() == 0 && fn->arenas()->Get(0)->bytes() == 64));
+  CHECK(exe.libraries()->Get(0)->format() == fb::KernelFormat::HostElf);
+  CHECK(exe.libraries()->Get(0)->entries()->Get(0)->workgroup_size()->size() == 3);
+  CHECK(fn->commands()->Get(0)->op_as_AllocCommand()->arena() == 0);
 }
 
 Status OpenSpec(const ExecutableSpec& spec) {
@@ -113,13 +123,60 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
   }
   SECTION("writing into an input") {
     ExecutableSpec spec = SampleSpec();
-    std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[1] = {MemorySpace::Input, 0, 0, 32};
+    std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[1] = {SlotKind::Input, 0, 0, 32};
     CHECK(OpenSpec(spec).message().find("writes into input 0") != std::string::npos);
   }
   SECTION("bad output index") {
     ExecutableSpec spec = SampleSpec();
     std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[1].index = 3;
     CHECK(OpenSpec(spec).message().find("output index 3 out of range") != std::string::npos);
+  }
+  SECTION("a slot of an arena the function does not have") {
+    ExecutableSpec spec = SampleSpec();
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].index = 1;
+    CHECK(OpenSpec(spec).message().find("arena 1 out of range (1 arenas)") != std::string::npos);
+  }
+  SECTION("an ALLOC of an arena the function does not have") {
+    ExecutableSpec spec = SampleSpec();
+    std::get<AllocCommand>(spec.functions[0].commands[0]).arena = 2;
+    CHECK(OpenSpec(spec).message().find("ALLOC of arena 2 out of range") != std::string::npos);
+  }
+  SECTION("an arena in a memory space the executable does not name") {
+    ExecutableSpec spec = SampleSpec();
+    spec.functions[0].arenas[0].memory_space = 1;
+    CHECK(OpenSpec(spec).message().find("arena 0 is in memory space 1; the executable has 1") != std::string::npos);
+  }
+  SECTION("two arenas, each checked against its own slots") {
+    ExecutableSpec spec = SampleSpec();
+    spec.memory_spaces.push_back("device");
+    spec.functions[0].arenas.push_back({1, 128, 64});  // no slot in it: larger than its slots
+    CHECK(OpenSpec(spec).message().find("arena 1 of 128 bytes, but its slots end at 0") != std::string::npos);
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].index = 1;
+    std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[0].index = 1;
+    spec.functions[0].arenas[1].bytes = 64;
+    CHECK(OpenSpec(spec).ok());  // arena 0 still holds the fill at [32, 64)
+  }
+  SECTION("no memory spaces, or constants in one that does not exist") {
+    ExecutableSpec spec = SampleSpec();
+    spec.constants_memory_space = 4;
+    CHECK(OpenSpec(spec).message().find("the constants are in memory space 4; there are 1") != std::string::npos);
+    spec.memory_spaces.clear();
+    CHECK(OpenSpec(spec).message().find("names no memory space") != std::string::npos);
+  }
+  SECTION("a kernel library whose format is not its section's") {
+    ExecutableSpec spec = SampleSpec();
+    spec.libraries[0].format = KernelFormat::CudaPtx;
+    CHECK(OpenSpec(spec).ok());  // written into a CudaPtx section: consistent
+    Image image(WriteExecutable(spec));
+    auto view = ExecutableView::Open(image.span());
+    REQUIRE(view.ok());
+    CHECK(view->executable().sections()->Get(0)->kind() == fb::SectionKind::CudaPtx);
+  }
+  SECTION("a kernel entry without a workgroup shape") {
+    ExecutableSpec spec = SampleSpec();
+    spec.libraries[0].entries[1].workgroup_size = {1, 0, 1};
+    CHECK(OpenSpec(spec).message().find("'relu' has no workgroup shape of 3 sizes from 1 to 1024") !=
+          std::string::npos);
   }
   SECTION("bad fill pattern") {
     ExecutableSpec spec = SampleSpec();

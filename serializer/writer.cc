@@ -16,11 +16,11 @@ struct SectionPlacement {
   uint64_t offset = 0;
 };
 
-fb::Slot ToFb(const Slot& s) { return fb::Slot(s.offset, s.length, s.index, s.space); }
+fb::Slot ToFb(const Slot& s) { return fb::Slot(s.offset, s.length, s.index, s.kind); }
 
 flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b, const Command& c) {
   if (auto* a = std::get_if<AllocCommand>(&c)) {
-    auto op = fb::CreateAllocCommand(b, a->space, a->bytes, a->alignment);
+    auto op = fb::CreateAllocCommand(b, a->arena);
     return fb::CreateCommand(b, fb::CommandOp::AllocCommand, op.Union());
   }
   if (auto* f = std::get_if<FillCommand>(&c)) {
@@ -67,7 +67,8 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
     std::vector<flatbuffers::Offset<fb::KernelEntry>> entries;
     for (const KernelEntry& e : spec.libraries[i].entries)
       entries.push_back(fb::CreateKernelEntry(b, b.CreateString(e.name), e.arity, e.workgroups, e.stack_bytes,
-                                              b.CreateVector(e.binding_bytes)));
+                                              b.CreateVector(e.binding_bytes),
+                                              b.CreateVector(e.workgroup_size.data(), e.workgroup_size.size())));
     auto entries_vec = b.CreateVector(entries);
     auto features = b.CreateVectorOfStrings(spec.libraries[i].cpu_features);
     libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), spec.libraries[i].format, entries_vec, features));
@@ -80,17 +81,25 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
     auto ins = b.CreateVector(BuildSignatures(b, f.inputs));
     auto outs = b.CreateVector(BuildSignatures(b, f.outputs));
     auto commands = b.CreateVector(cmds);
-    funcs.push_back(fb::CreateFunction(b, name, ins, outs, f.arena_bytes, f.arena_alignment, commands));
+    std::vector<flatbuffers::Offset<fb::Arena>> arenas;
+    for (const Arena& a : f.arenas) arenas.push_back(fb::CreateArena(b, a.memory_space, a.bytes, a.alignment));
+    auto arenas_vec = b.CreateVector(arenas);
+    funcs.push_back(fb::CreateFunction(b, name, ins, outs, arenas_vec, commands));
   }
   std::vector<fb::ConstantFill> fills;
   for (const ConstantFillSpec& f : spec.constant_fills)
     fills.emplace_back(f.offset, f.length, f.pattern, f.pattern_length);
   auto fills_vec = b.CreateVectorOfStructs(fills);
   auto producer = b.CreateString(spec.producer);
+  auto target = b.CreateString(spec.target);
+  std::vector<flatbuffers::Offset<fb::MemorySpace>> spaces;
+  for (const std::string& name : spec.memory_spaces) spaces.push_back(fb::CreateMemorySpace(b, b.CreateString(name)));
+  auto spaces_vec = b.CreateVector(spaces);
   auto refs_vec = b.CreateVectorOfStructs(refs);
   auto libs_vec = b.CreateVector(libs);
   auto funcs_vec = b.CreateVector(funcs);
-  auto root = fb::CreateExecutable(b, kFormatVersion, producer, refs_vec, constants_section,
+  auto root = fb::CreateExecutable(b, kFormatVersion, producer, target, spaces_vec, spec.constants_memory_space,
+                                   refs_vec, constants_section,
                                    spec.filled_constants_bytes, fills_vec, libs_vec, funcs_vec);
   fb::FinishExecutableBuffer(b, root);
   return b.Release();

@@ -17,8 +17,8 @@ std::string Shape(const fb::TensorSignature& sig) {
 }
 
 std::string SlotText(const fb::Slot& slot) {
-  std::string space = fb::EnumNameMemorySpace(slot.space());
-  if (slot.space() == fb::MemorySpace::Input || slot.space() == fb::MemorySpace::Output)
+  std::string space = fb::EnumNameSlotKind(slot.kind());
+  if (slot.kind() == fb::SlotKind::Input || slot.kind() == fb::SlotKind::Output || slot.kind() == fb::SlotKind::Arena)
     space += std::to_string(slot.index());
   return space + "[" + std::to_string(slot.offset()) + ", +" + std::to_string(slot.length()) + ")";
 }
@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(s->offset()), static_cast<unsigned long long>(s->length()),
                 static_cast<unsigned long long>(s->checksum()));
   }
+  std::printf("target: %s; memory spaces:", exe.target()->c_str());
+  for (uint32_t i = 0; i < exe.memory_spaces()->size(); ++i)
+    std::printf(" %u %s", i, exe.memory_spaces()->Get(i)->name()->c_str());
+  std::printf("; constants in %s\n", exe.memory_spaces()->Get(exe.constants_memory_space())->name()->c_str());
   if (exe.constant_fills() != nullptr && exe.constant_fills()->size() > 0) {
     std::printf("filled constants: %llu bytes, %u fills\n",
                 static_cast<unsigned long long>(exe.filled_constants_bytes()), exe.constant_fills()->size());
@@ -63,19 +67,26 @@ int main(int argc, char** argv) {
     std::string features;
     if (lib->cpu_features())
       for (const auto* f : *lib->cpu_features()) features += std::string(features.empty() ? "" : " ") + f->str();
-    std::printf("kernel library %u (section #%u): %u entries; needs CPU extensions: %s\n", i, lib->section(),
-                lib->entries()->size(), features.empty() ? "none" : features.c_str());
-    for (uint32_t e = 0; e < lib->entries()->size(); ++e)
-      std::printf("  [%u] %s (arity %u, %u workgroups, stack buffers %u bytes, workspace 0 bytes)\n", e,
-                  lib->entries()->Get(e)->name()->c_str(), lib->entries()->Get(e)->arity(),
-                  lib->entries()->Get(e)->workgroups(), lib->entries()->Get(e)->stack_bytes());
+    std::printf("kernel library %u (%s, section #%u): %u entries; needs CPU extensions: %s\n", i,
+                fb::EnumNameKernelFormat(lib->format()), lib->section(), lib->entries()->size(),
+                features.empty() ? "none" : features.c_str());
+    for (uint32_t e = 0; e < lib->entries()->size(); ++e) {
+      const fb::KernelEntry* entry = lib->entries()->Get(e);
+      std::printf("  [%u] %s (arity %u, %u workgroups of %ux%ux%u, stack buffers %u bytes, workspace 0 bytes)\n", e,
+                  entry->name()->c_str(), entry->arity(), entry->workgroups(), entry->workgroup_size()->Get(0),
+                  entry->workgroup_size()->Get(1), entry->workgroup_size()->Get(2), entry->stack_bytes());
+    }
   }
   for (const fb::Function* fn : *exe.functions()) {
     std::printf("function %s\n", fn->name()->c_str());
     for (const auto* sig : *fn->inputs()) std::printf("  input  %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
     for (const auto* sig : *fn->outputs()) std::printf("  output %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
-    std::printf("  arena: %llu bytes, align %u\n", static_cast<unsigned long long>(fn->arena_bytes()),
-                fn->arena_alignment());
+    for (uint32_t a = 0; a < fn->arenas()->size(); ++a) {
+      const fb::Arena* arena = fn->arenas()->Get(a);
+      std::printf("  arena %u: %llu bytes, align %u, memory space %s\n", a,
+                  static_cast<unsigned long long>(arena->bytes()), arena->alignment(),
+                  exe.memory_spaces()->Get(arena->memory_space())->name()->c_str());
+    }
     std::printf("  commands (%u):\n", fn->commands()->size());
     uint32_t index = 0;
     for (const fb::Command* cmd : *fn->commands()) {
@@ -83,8 +94,7 @@ int main(int argc, char** argv) {
       switch (cmd->op_type()) {
         case fb::CommandOp::AllocCommand: {
           const auto* a = cmd->op_as_AllocCommand();
-          std::printf("ALLOC %s %llu bytes align %u\n", fb::EnumNameMemorySpace(a->space()),
-                      static_cast<unsigned long long>(a->bytes()), a->alignment());
+          std::printf("ALLOC arena %u\n", a->arena());
           break;
         }
         case fb::CommandOp::FillCommand: {
@@ -101,8 +111,8 @@ int main(int argc, char** argv) {
         case fb::CommandOp::DispatchCommand: {
           const auto* d = cmd->op_as_DispatchCommand();
           const auto* entry = exe.libraries()->Get(d->library())->entries()->Get(d->entry());
-          std::printf("DISPATCH %s wg(%u,%u,%u)\n", entry->name()->c_str(), d->workgroups()->Get(0),
-                      d->workgroups()->Get(1), d->workgroups()->Get(2));
+          std::printf("DISPATCH %s (library %u) wg(%u,%u,%u)\n", entry->name()->c_str(), d->library(),
+                      d->workgroups()->Get(0), d->workgroups()->Get(1), d->workgroups()->Get(2));
           for (uint32_t b = 0; b < d->bindings()->size(); ++b) {
             bool out = b >= d->num_inputs();
             std::string alias;

@@ -82,12 +82,14 @@ TEST_CASE("error: unsupported format version", "[errors]") {
   std::memcpy(b.data() + offsetof(serializer::FileHeader, format_version), &v, 4);
   Status s = f.Load(b);
   CHECK(s.code() == StatusCode::kUnimplemented);
-  CHECK(s.message().find("format version 99 is not supported (this runtime reads version 2)") != std::string::npos);
-  // An executable of the previous format (no binding sizes) is refused the same way.
-  v = 1;
-  std::memcpy(b.data() + offsetof(serializer::FileHeader, format_version), &v, 4);
-  CHECK(f.Load(b).message().find("format version 1 is not supported (this runtime reads version 2); recompile") !=
-        std::string::npos);
+  CHECK(s.message().find("format version 99 is not supported (this runtime reads version 3)") != std::string::npos);
+  // Executables of the previous formats (2: one arena, no memory spaces; 1: no binding sizes)
+  // are refused the same way.
+  for (uint32_t old : {1u, 2u}) {
+    std::memcpy(b.data() + offsetof(serializer::FileHeader, format_version), &old, 4);
+    CHECK(f.Load(b).message().find("format version " + std::to_string(old) +
+                                   " is not supported (this runtime reads version 3); recompile") != std::string::npos);
+  }
 }
 
 TEST_CASE("error: checksum mismatch", "[errors]") {
@@ -152,6 +154,17 @@ TEST_CASE("error: kernels built for a CPU extension this CPU lacks", "[errors]")
   CHECK(s.message().find("its kernels need the CPU extension 'avx9000', which this CPU lacks") != std::string::npos);
   // No requirement: accepted.
   CHECK(f.Load(FromSpec([](serializer::ExecutableSpec& spec) { spec.libraries[0].cpu_features = {}; })).ok());
+}
+
+TEST_CASE("error: an executable for a memory space this device lacks", "[errors]") {
+  Fixture f;
+  Status s = f.Load(FromSpec([](serializer::ExecutableSpec& spec) {
+    spec.target = "cuda";
+    spec.memory_spaces = {"device"};
+  }));
+  CHECK(s.code() == StatusCode::kFailedPrecondition);
+  CHECK(s.message().find("compiled for target 'cuda', whose memory space 'device' device 'host' does not have; "
+                         "recompile with hexir-compile --target for this device") != std::string::npos);
 }
 
 TEST_CASE("error: bindings at run", "[errors]") {

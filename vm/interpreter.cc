@@ -9,12 +9,12 @@ namespace {
 
 inline hal::DevicePtr Resolve(const fb::Slot& slot, const SpaceBases& bases) {
   unsigned char* base = nullptr;
-  switch (slot.space()) {
-    case fb::MemorySpace::Arena: base = static_cast<unsigned char*>(bases.arena); break;
-    case fb::MemorySpace::Constant: base = static_cast<unsigned char*>(bases.constants); break;
-    case fb::MemorySpace::Input: base = static_cast<unsigned char*>(bases.inputs[slot.index()]); break;
-    case fb::MemorySpace::Output: base = static_cast<unsigned char*>(bases.outputs[slot.index()]); break;
-    case fb::MemorySpace::FilledConstant: base = static_cast<unsigned char*>(bases.filled_constants); break;
+  switch (slot.kind()) {
+    case fb::SlotKind::Arena: base = static_cast<unsigned char*>(bases.arenas[slot.index()]); break;
+    case fb::SlotKind::Constant: base = static_cast<unsigned char*>(bases.constants); break;
+    case fb::SlotKind::Input: base = static_cast<unsigned char*>(bases.inputs[slot.index()]); break;
+    case fb::SlotKind::Output: base = static_cast<unsigned char*>(bases.outputs[slot.index()]); break;
+    case fb::SlotKind::FilledConstant: base = static_cast<unsigned char*>(bases.filled_constants); break;
   }
   return base + slot.offset();
 }
@@ -34,7 +34,7 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
   for (const fb::Command* cmd : *function.commands()) {
     switch (cmd->op_type()) {
       case fb::CommandOp::AllocCommand:
-        break;  // the Session allocated the arena when it was created
+        break;  // the Session allocated its arenas when it was created
       case fb::CommandOp::FillCommand: {
         const auto* f = cmd->op_as_FillCommand();
         HEXIR_RETURN_IF_ERROR(device.Fill(Resolve(*f->target(), bases), f->target()->length(),

@@ -11,9 +11,9 @@
 
 namespace hexir::vm {
 
-// Where each memory space lives for one run.
+// Where each kind of slot points for one run.
 struct SpaceBases {
-  hal::DevicePtr arena = nullptr;
+  const hal::DevicePtr* arenas = nullptr;  // per arena of the function
   hal::DevicePtr constants = nullptr;
   hal::DevicePtr filled_constants = nullptr;
   const hal::DevicePtr* inputs = nullptr;

@@ -36,11 +36,18 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
   std::unique_ptr<Module> module(new Module(std::move(mapping), *view, device));
 
   const auto& exe = module->view_.executable();
+  // Arenas and constants live in the target's memory spaces: the device must have each.
+  for (const auto* space : *exe.memory_spaces())
+    if (!device->HasMemorySpace(space->name()->str()))
+      return FailedPreconditionError("'", path, "': compiled for target '", exe.target()->str(),
+                                     "', whose memory space '", space->name()->str(), "' device '",
+                                     device->name(), "' does not have; recompile with hexir-compile --target ",
+                                     "for this device");
   for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {
     const auto* lib = exe.libraries()->Get(i);
     std::vector<std::string> names;
     for (const auto* e : *lib->entries()) names.push_back(e->name()->str());
-    hal::ExecutableFormat format = exe.sections()->Get(lib->section())->kind() == serializer::fb::SectionKind::CudaPtx
+    hal::ExecutableFormat format = lib->format() == serializer::fb::KernelFormat::CudaPtx
                                        ? hal::ExecutableFormat::kCudaPtx
                                        : hal::ExecutableFormat::kHostElf;
     // Host code compiled for extensions this CPU lacks would crash on its first such

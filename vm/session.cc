@@ -12,8 +12,13 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const s
   HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(function));
   std::unique_ptr<Session> session(new Session(module, info));
   const serializer::fb::Function& fn = *info->function;
-  if (fn.arena_bytes() > 0) {
-    HEXIR_ASSIGN_OR_RETURN(session->arena_, module.device().Allocate(fn.arena_bytes(), fn.arena_alignment()));
+  // Every arena is in a memory space the module checked the device has.
+  for (const serializer::fb::Arena* arena : *fn.arenas()) {
+    hal::DevicePtr base = nullptr;
+    if (arena->bytes() > 0) {
+      HEXIR_ASSIGN_OR_RETURN(base, module.device().Allocate(arena->bytes(), arena->alignment()));
+    }
+    session->arenas_.push_back(base);
   }
   for (const TensorInfo& in : info->inputs) {
     hal::DevicePtr staging = nullptr;
@@ -30,7 +35,14 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const s
 
 Session::~Session() {
   for (size_t i = 0; i < staging_.size(); ++i) module_.device().Free(staging_[i], info_->inputs[i].byte_size);
-  module_.device().Free(arena_, arena_bytes());
+  for (size_t i = 0; i < arenas_.size(); ++i)
+    module_.device().Free(arenas_[i], info_->function->arenas()->Get(i)->bytes());
+}
+
+uint64_t Session::arena_bytes() const {
+  uint64_t bytes = 0;
+  for (const serializer::fb::Arena* arena : *info_->function->arenas()) bytes += arena->bytes();
+  return bytes;
 }
 
 namespace {
@@ -101,7 +113,7 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   }
   for (size_t i = 0; i < outputs.size(); ++i) output_bases_[i] = outputs[i].data;
   SpaceBases bases;
-  bases.arena = arena_;
+  bases.arenas = arenas_.data();
   bases.constants = module_.constants();
   bases.filled_constants = module_.filled_constants();
   bases.inputs = input_bases_.data();

@@ -1,5 +1,5 @@
 // vm::Session: the execute phase behind hexir::Session (include/hexir/session.h). Create()
-// allocates the arena, the staging for inputs that arrive misaligned, and every per-run
+// allocates the arenas, the staging for inputs that arrive misaligned, and every per-run
 // structure; Run() checks the bindings, replays the commands and allocates nothing.
 //
 // Ownership: borrows its vm::Module (the public Session keeps it alive).
@@ -25,7 +25,8 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const FunctionInfo& info() const { return *info_; }
-  uint64_t arena_bytes() const { return info_->function->arena_bytes(); }
+  // The bytes of all its arenas.
+  uint64_t arena_bytes() const;
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
  private:
@@ -34,7 +35,7 @@ class Session {
 
   const Module& module_;
   const FunctionInfo* info_;
-  hal::DevicePtr arena_ = nullptr;
+  std::vector<hal::DevicePtr> arenas_;  // per arena of the function (nullptr when empty)
   // Per input: staging for a misaligned caller buffer (allocated at Create, nullptr when the
   // element size is 1, where every address is aligned).
   std::vector<hal::DevicePtr> staging_;

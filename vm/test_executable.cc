@@ -15,7 +15,7 @@ using serializer::ExecutableSpec;
 using serializer::FillCommand;
 using serializer::Function;
 using serializer::KernelLibrary;
-using serializer::MemorySpace;
+using serializer::SlotKind;
 namespace fbt = serializer::fb;
 
 serializer::ExecutableSpec TestExecutableSpec(const std::string& kernel_library_path) {
@@ -35,31 +35,31 @@ serializer::ExecutableSpec TestExecutableSpec(const std::string& kernel_library_
   fn.name = "main";
   fn.inputs = {{"x", fbt::ElementType::F32, {2, 4}}};
   fn.outputs = {{"y", fbt::ElementType::F32, {2, 4}}, {"t", fbt::ElementType::F32, {8}}};
-  fn.arena_bytes = 64;
-  fn.commands.push_back(AllocCommand{MemorySpace::Arena, 64, 64});
+  fn.arenas = {{0, 64, 64}};  // one 64-byte arena in memory space 0 (host)
+  fn.commands.push_back(AllocCommand{0});
   // t = x + (-1) -> output 1; a = relu(t) -> arena[0, 32); arena[32, 64) = 2 (FILL);
   // arena[32, 64) += a (in place, alias bit); y = arena[32, 64) + 3 (a filled constant).
   spec.filled_constants_bytes = 64;
   spec.constant_fills = {{32, 32, 0x40400000, 4}};  // 3.0f at [32, 64)
   DispatchCommand add;
-  add.bindings = {{MemorySpace::Input, 0, 0, 32}, {MemorySpace::Constant, 0, 0, 32}, {MemorySpace::Output, 1, 0, 32}};
+  add.bindings = {{SlotKind::Input, 0, 0, 32}, {SlotKind::Constant, 0, 0, 32}, {SlotKind::Output, 1, 0, 32}};
   add.num_inputs = 2;
   add.aliases = {-1};
   fn.commands.push_back(add);
   DispatchCommand relu;
   relu.entry = 1;
-  relu.bindings = {{MemorySpace::Output, 1, 0, 32}, {MemorySpace::Arena, 0, 0, 32}};
+  relu.bindings = {{SlotKind::Output, 1, 0, 32}, {SlotKind::Arena, 0, 0, 32}};
   relu.num_inputs = 1;
   relu.aliases = {-1};
   fn.commands.push_back(relu);
-  fn.commands.push_back(FillCommand{{MemorySpace::Arena, 0, 32, 32}, 0x40000000, 4});  // 2.0f
+  fn.commands.push_back(FillCommand{{SlotKind::Arena, 0, 32, 32}, 0x40000000, 4});  // 2.0f
   DispatchCommand accumulate;
-  accumulate.bindings = {{MemorySpace::Arena, 0, 0, 32}, {MemorySpace::Arena, 0, 32, 32}, {MemorySpace::Arena, 0, 32, 32}};
+  accumulate.bindings = {{SlotKind::Arena, 0, 0, 32}, {SlotKind::Arena, 0, 32, 32}, {SlotKind::Arena, 0, 32, 32}};
   accumulate.num_inputs = 2;
   accumulate.aliases = {1};
   fn.commands.push_back(accumulate);
   DispatchCommand add3;
-  add3.bindings = {{MemorySpace::Arena, 0, 32, 32}, {MemorySpace::FilledConstant, 0, 32, 32}, {MemorySpace::Output, 0, 0, 32}};
+  add3.bindings = {{SlotKind::Arena, 0, 32, 32}, {SlotKind::FilledConstant, 0, 32, 32}, {SlotKind::Output, 0, 0, 32}};
   add3.num_inputs = 2;
   add3.aliases = {-1};
   fn.commands.push_back(add3);

@@ -3,21 +3,20 @@
 // The last compiler step before the writer: a graph function in call_tir form becomes a
 // serializer::Function (signature, commands, slots), and its constants go to the pool.
 //
-// Memory is planned here, with the MLIR-free planner library:
-//  1. schedule: a memory-aware order of the dispatches (kept only if it lowers the peak);
-//  2. lifetimes: every dispatch result that is not a graph output is an arena buffer, live
-//     from its dispatch to its last reader; reshapes are views sharing their source's memory;
-//  3. in place: an elementwise dispatch writes its result into an input buffer that dies at
-//     it (the DISPATCH alias bit), when the kernel allows it (InPlaceAnalysis.h);
-//  4. packing: planner::Solve, checked by the planner's independent verifier.
-// A dispatch producing a graph output writes straight into the caller's output buffer.
+// Memory is planned in four steps (compiler/Planning/), with the MLIR-free planner library:
+//  1. BufferLiveness: schedule, graph outputs, and a planner::Problem of every other
+//     dispatch result with its lifetime, in the target's memory spaces;
+//  2. InPlaceSharing: results that may take over a dying input's buffer, outputs tied to
+//     donated inputs (as the kernels allow, InPlaceAnalysis.h);
+//  3. PlanMemory: planner::Solve, checked by the planner's verifier; the function's arenas;
+//  4. EmitCommands: slots, constants and the command list.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HEXIR_COMPILER_DRIVER_BUILDEXECUTABLE_H
 #define HEXIR_COMPILER_DRIVER_BUILDEXECUTABLE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/StringMap.h"
+#include "Target/TargetBackend.h"
 
 #include "planner/report.h"
 #include "serializer/executable_spec.h"
@@ -37,10 +36,9 @@ struct BuiltFunction {
   ::hexir::planner::PlanReport report;
 };
 
-// `entryIndex` maps kernel names to their entry index in kernel library 0 and `workgroups` to
-// their workgroup counts; constants are added to `spec` (its pool and fills).
-FailureOr<BuiltFunction> buildFunction(func::FuncOp graph, const llvm::StringMap<unsigned> &entryIndex,
-                                       const llvm::StringMap<unsigned> &workgroups,
+// The kernels the graph calls must be in `spec.libraries`; constants are added to `spec` (its
+// pool and fills).
+FailureOr<BuiltFunction> buildFunction(func::FuncOp graph, const TargetDescription &target,
                                        ::hexir::serializer::ExecutableSpec &spec,
                                        const BuildExecutableOptions &options);
 

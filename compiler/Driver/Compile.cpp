@@ -94,11 +94,12 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   // Memory plan, commands and the file.
   serializer::ExecutableSpec spec;
   spec.producer = "hexir-compile 0.1.0";
-  llvm::StringMap<unsigned> entryIndex, workgroups;
-  for (auto [i, k] : llvm::enumerate(library->entries)) {
-    entryIndex[k.name] = i;
-    workgroups[k.name] = k.workgroups;
-  }
+  const mlir::hexir::TargetDescription &description = (*target)->description();
+  spec.target = description.name;
+  spec.memory_spaces.clear();
+  for (const mlir::hexir::MemorySpaceDescription &space : description.memorySpaces)
+    spec.memory_spaces.push_back(space.name);
+  spec.constants_memory_space = description.constantSpace;
   spec.libraries.push_back(std::move(*library));
   auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
   mlir::hexir::BuildExecutableOptions buildOptions;
@@ -107,7 +108,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   buildOptions.planSearchNodes = options.planSearchNodes;
   buildOptions.schedule = options.schedule;
   buildOptions.inPlace = options.inPlace;
-  auto built = mlir::hexir::buildFunction(entryFn, entryIndex, workgroups, spec, buildOptions);
+  auto built = mlir::hexir::buildFunction(entryFn, description, spec, buildOptions);
   if (failed(built))
     return false;
   spec.functions.push_back(std::move(built->function));

@@ -42,6 +42,8 @@ struct TargetDescription {
   std::vector<MemorySpaceDescription> memorySpaces;
   // The space intermediates (the arena of every function) are planned in.
   uint32_t arenaSpace = 0;
+  // The space the constant pool is made resident in.
+  uint32_t constantSpace = 0;
 };
 
 class TargetBackend {

@@ -28,6 +28,7 @@ class HostDevice final : public Device {
   ~HostDevice() override { ReportLeaks(); }
 
   std::string name() const override { return "host"; }
+  bool HasMemorySpace(const std::string& space) const override { return space == "host"; }
 
   StatusOr<DevicePtr> DoAllocate(uint64_t bytes, uint64_t alignment) override {
     if (!IsPowerOfTwo(alignment)) return InvalidArgumentError("alignment ", alignment, " is not a power of two");

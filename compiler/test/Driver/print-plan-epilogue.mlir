@@ -8,11 +8,11 @@
 // CHECK: main_dispatch_0_generic 256 0 0 1  -
 // CHECK: main_dispatch_1_matmul 256 256 1 2  -
 // Each kernel's entry lists its stack buffers (none here: every tile stays in registers).
-// DUMP: [1] main_dispatch_1_matmul (arity 3, 1 workgroups, stack buffers 0 bytes, workspace 0 bytes)
+// DUMP: [1] main_dispatch_1_matmul (arity 3, 1 workgroups of 1x1x1, stack buffers 0 bytes, workspace 0 bytes)
 // DUMP: DISPATCH main_dispatch_1_matmul
-// DUMP-NEXT: in  Arena[0, +256)
+// DUMP-NEXT: in  Arena0[0, +256)
 // DUMP-NEXT: in  {{.*}}
-// DUMP-NEXT: out Arena[256, +256){{$}}
+// DUMP-NEXT: out Arena0[256, +256){{$}}
 #id = affine_map<(i, j) -> (i, j)>
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %w = arith.constant dense<0.125> : tensor<16x16xf32>

@@ -21,8 +21,8 @@
 
 // DUMP: FilledConstant[0, +512)
 // DUMP: DISPATCH main_dispatch_1_generic
-// DUMP-NEXT: in  Arena[0, +256)
-// DUMP-NEXT: out Arena[0, +256) (in place of input 0)
+// DUMP-NEXT: in  Arena0[0, +256)
+// DUMP-NEXT: out Arena0[0, +256) (in place of input 0)
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
   %w = "tosa.const"() {values = dense<0.125> : tensor<1x8x16xf32>} : () -> tensor<1x8x16xf32>
   %zp = "tosa.const"() {values = dense<0.0> : tensor<1xf32>} : () -> tensor<1xf32>

@@ -13,8 +13,8 @@
 //    copy is a no-op (a KV-cache update in place).
 //
 //===----------------------------------------------------------------------===//
-#ifndef HEXIR_COMPILER_DRIVER_INPLACEANALYSIS_H
-#define HEXIR_COMPILER_DRIVER_INPLACEANALYSIS_H
+#ifndef HEXIR_COMPILER_PLANNING_INPLACEANALYSIS_H
+#define HEXIR_COMPILER_PLANNING_INPLACEANALYSIS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -25,4 +25,4 @@ SmallVector<SmallVector<unsigned>> findInPlaceCandidates(func::FuncOp kernel);
 
 } // namespace mlir::hexir
 
-#endif // HEXIR_COMPILER_DRIVER_INPLACEANALYSIS_H
+#endif // HEXIR_COMPILER_PLANNING_INPLACEANALYSIS_H

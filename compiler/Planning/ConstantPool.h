@@ -5,8 +5,8 @@
 // of the FilledConstant space that the runtime fills once at load.
 //
 //===----------------------------------------------------------------------===//
-#ifndef HEXIR_COMPILER_DRIVER_CONSTANTPOOL_H
-#define HEXIR_COMPILER_DRIVER_CONSTANTPOOL_H
+#ifndef HEXIR_COMPILER_PLANNING_CONSTANTPOOL_H
+#define HEXIR_COMPILER_PLANNING_CONSTANTPOOL_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -31,4 +31,4 @@ private:
 
 } // namespace mlir::hexir
 
-#endif // HEXIR_COMPILER_DRIVER_CONSTANTPOOL_H
+#endif // HEXIR_COMPILER_PLANNING_CONSTANTPOOL_H

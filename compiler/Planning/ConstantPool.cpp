@@ -1,5 +1,5 @@
 //===- ConstantPool.cpp - the constants of an executable ------------------===//
-#include "Driver/ConstantPool.h"
+#include "Planning/ConstantPool.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -40,7 +40,7 @@ FailureOr<ser::Slot> mlir::hexir::ConstantPool::add(arith::ConstantOp op) {
       spec_.constant_fills.push_back({offset, size, pattern, static_cast<uint8_t>(elemBytes)});
       filled_[key] = offset;
     }
-    slot.space = ser::MemorySpace::FilledConstant;
+    slot.kind = ser::SlotKind::FilledConstant;
     slot.offset = offset;
     return slot;
   }
@@ -71,7 +71,7 @@ FailureOr<ser::Slot> mlir::hexir::ConstantPool::add(arith::ConstantOp op) {
   std::vector<uint8_t> &pool = spec_.constants;
   auto key = std::make_pair(bytes.size(), std::hash<std::string_view>()(std::string_view(
                                               reinterpret_cast<const char *>(bytes.data()), bytes.size())));
-  slot.space = ser::MemorySpace::Constant;
+  slot.kind = ser::SlotKind::Constant;
   for (uint64_t offset : stored_[key]) {
     if (std::memcmp(pool.data() + offset, bytes.data(), bytes.size()) == 0) {
       slot.offset = offset;

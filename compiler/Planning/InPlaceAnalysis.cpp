@@ -1,5 +1,5 @@
 //===- InPlaceAnalysis.cpp - which kernel outputs may overwrite inputs ----===//
-#include "Driver/InPlaceAnalysis.h"
+#include "Planning/InPlaceAnalysis.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

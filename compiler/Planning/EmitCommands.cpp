@@ -1,0 +1,102 @@
+//===- EmitCommands.cpp - the command list of a function ------------------===//
+#include "Planning/EmitCommands.h"
+
+#include "Planning/ConstantPool.h"
+#include "Planning/GraphValues.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::hexir;
+namespace ser = ::hexir::serializer;
+
+llvm::StringMap<KernelLocation> mlir::hexir::locateKernels(ArrayRef<ser::KernelLibrary> libraries) {
+  llvm::StringMap<KernelLocation> kernels;
+  for (auto [l, library] : llvm::enumerate(libraries))
+    for (auto [e, entry] : llvm::enumerate(library.entries))
+      kernels[entry.name] = {static_cast<uint32_t>(l), static_cast<uint32_t>(e), std::max(entry.workgroups, 1u)};
+  return kernels;
+}
+
+LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness &live, const DonationTies &ties,
+                                        const MemoryPlan &plan, const llvm::StringMap<KernelLocation> &kernels,
+                                        ser::ExecutableSpec &spec, ser::Function &fn,
+                                        ::hexir::planner::PlanReport &report) {
+  // Constants: stored or filled.
+  ConstantPool pool(spec);
+  llvm::DenseMap<Value, ser::Slot> constantSlot;
+  uint64_t storedBefore = spec.constants.size(), filledBefore = spec.filled_constants_bytes;
+  for (Operation &op : graph.getBody().front()) {
+    auto c = dyn_cast<arith::ConstantOp>(op);
+    if (!c || !isa<RankedTensorType>(c.getType()) || c->use_empty())
+      continue;
+    auto slot = pool.add(c);
+    if (failed(slot))
+      return failure();
+    constantSlot[c.getResult()] = *slot;
+  }
+  report.constant_bytes = spec.constants.size() - storedBefore;
+  report.filled_constant_bytes = spec.filled_constants_bytes - filledBefore;
+
+  auto slotOf = [&](Value v) -> ser::Slot {
+    Value root = rootOf(v);
+    ser::Slot slot;
+    if (auto arg = dyn_cast<BlockArgument>(root)) {
+      slot.kind = ser::SlotKind::Input;
+      slot.index = arg.getArgNumber();
+    } else if (auto it = constantSlot.find(root); it != constantSlot.end()) {
+      slot = it->second;
+    } else if (auto out = live.outputOf.find(root); out != live.outputOf.end()) {
+      slot.kind = ser::SlotKind::Output;
+      slot.index = out->second;
+    } else {
+      size_t buffer = live.bufferOf.lookup(root);
+      slot.kind = ser::SlotKind::Arena;
+      slot.index = static_cast<uint32_t>(plan.arenaOfSpace[live.problem.buffers[buffer].space]);
+      slot.offset = plan.plan.offsets[buffer];
+    }
+    slot.length = byteSize(v.getType());
+    return slot;
+  };
+
+  fn.arenas = plan.arenas;
+  for (uint32_t a = 0; a < plan.arenas.size(); ++a)
+    fn.commands.push_back(ser::AllocCommand{a});
+  for (CallTirOp d : live.dispatches) {
+    auto it = kernels.find(d.getCallee());
+    if (it == kernels.end())
+      return d.emitError() << "kernel " << d.getCalleeAttr() << " was not compiled";
+    ser::DispatchCommand cmd;
+    cmd.library = it->second.library;
+    cmd.entry = it->second.entry;
+    cmd.workgroups = {it->second.workgroups, 1, 1};
+    for (Value v : d.getInputs())
+      cmd.bindings.push_back(slotOf(v));
+    for (Value v : d.getResults())
+      cmd.bindings.push_back(slotOf(v));
+    cmd.num_inputs = d.getInputs().size();
+    cmd.aliases.assign(d.getNumResults(), -1);
+    if (auto tie = ties.find(d); tie != ties.end())
+      cmd.aliases[tie->second.first] = static_cast<int32_t>(tie->second.second);
+    for (auto [k, result] : llvm::enumerate(d.getResults())) {
+      auto own = live.bufferOf.find(result);
+      if (own == live.bufferOf.end() || plan.plan.shared(own->second) < 0)
+        continue;
+      Value taken = live.bufferValue[plan.plan.shared(own->second)];
+      for (auto [i, input] : llvm::enumerate(d.getInputs()))
+        if (rootOf(input) == taken) {
+          cmd.aliases[k] = static_cast<int32_t>(i);
+          break;
+        }
+    }
+    fn.commands.push_back(cmd);
+  }
+  for (auto [v, k] : live.copies) {
+    ser::Slot target;
+    target.kind = ser::SlotKind::Output;
+    target.index = k;
+    target.length = byteSize(v.getType());
+    fn.commands.push_back(ser::CopyCommand{slotOf(v), target});
+  }
+  return success();
+}

@@ -1,0 +1,37 @@
+//===- EmitCommands.h - the command list of a function ----------*- C++ -*-===//
+//
+// Step 4 of memory planning: every value gets its slot (an arena offset from the plan, the
+// constant pool, a caller's input or output) and the function its commands: ALLOC of each
+// arena, a DISPATCH per call_tir in schedule order (its kernel library and entry, workgroups,
+// bindings, and the alias bits of results written in place or over a donated input), then the
+// COPY of each returned value that no dispatch writes. Constants go to the executable's pool.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_PLANNING_EMITCOMMANDS_H
+#define HEXIR_COMPILER_PLANNING_EMITCOMMANDS_H
+
+#include "Planning/InPlaceSharing.h"
+#include "Planning/PlanMemory.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::hexir {
+
+// Where a kernel is: its library (index into ExecutableSpec::libraries) and entry.
+struct KernelLocation {
+  uint32_t library = 0;
+  uint32_t entry = 0;
+  uint32_t workgroups = 1;
+};
+llvm::StringMap<KernelLocation> locateKernels(ArrayRef<::hexir::serializer::KernelLibrary> libraries);
+
+// Adds the graph's constants to `spec` and the commands to `fn`; fills the report's constant
+// bytes.
+LogicalResult emitCommands(func::FuncOp graph, const BufferLiveness &live, const DonationTies &ties,
+                           const MemoryPlan &plan, const llvm::StringMap<KernelLocation> &kernels,
+                           ::hexir::serializer::ExecutableSpec &spec, ::hexir::serializer::Function &fn,
+                           ::hexir::planner::PlanReport &report);
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_PLANNING_EMITCOMMANDS_H

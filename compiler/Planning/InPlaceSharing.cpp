@@ -1,0 +1,81 @@
+//===- InPlaceSharing.cpp - results written over dying inputs -------------===//
+#include "Planning/InPlaceSharing.h"
+
+#include "Planning/GraphValues.h"
+#include "Planning/InPlaceAnalysis.h"
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+InPlaceCandidates mlir::hexir::findKernelCandidates(const BufferLiveness &live, ModuleOp module) {
+  InPlaceCandidates candidates;
+  for (CallTirOp d : live.dispatches) {
+    auto kernel = module.lookupSymbol<func::FuncOp>(d.getCallee());
+    candidates[d] = kernel ? findInPlaceCandidates(kernel) : SmallVector<SmallVector<unsigned>>(d.getNumResults());
+  }
+  return candidates;
+}
+
+void mlir::hexir::shareDyingInputs(BufferLiveness &live, const InPlaceCandidates &candidates) {
+  llvm::DenseSet<size_t> takenOver;
+  for (CallTirOp d : live.dispatches) {
+    const SmallVector<SmallVector<unsigned>> &forResult = candidates.find(d)->second;
+    for (auto [k, result] : llvm::enumerate(d.getResults())) {
+      auto own = live.bufferOf.find(result);
+      if (own == live.bufferOf.end())
+        continue;  // an output: written straight into the caller's buffer
+      for (unsigned i : forResult[k]) {
+        Value root = rootOf(d.getInputs()[i]);
+        auto input = live.bufferOf.find(root);
+        if (input == live.bufferOf.end() || takenOver.contains(input->second))
+          continue;
+        const ::hexir::planner::BufferRequest &in = live.problem.buffers[input->second];
+        if (in.last != live.stepOf.lookup(d) || in.size != live.problem.buffers[own->second].size)
+          continue;
+        // Any other operand reading the same memory must be an identity read too.
+        bool safe = true;
+        for (auto [j, other] : llvm::enumerate(d.getInputs()))
+          if (j != i && rootOf(other) == root && !llvm::is_contained(forResult[k], j))
+            safe = false;
+        if (!safe)
+          continue;
+        live.problem.buffers[own->second].may_share_with = static_cast<int64_t>(input->second);
+        takenOver.insert(input->second);
+        break;
+      }
+    }
+  }
+}
+
+DonationTies mlir::hexir::tieDonatedInputs(const BufferLiveness &live, const InPlaceCandidates &candidates,
+                                           ::hexir::serializer::Function &fn) {
+  DonationTies ties;
+  llvm::DenseSet<unsigned> tiedInputs;
+  for (CallTirOp d : live.dispatches) {
+    const SmallVector<SmallVector<unsigned>> &forResult = candidates.find(d)->second;
+    for (auto [k, result] : llvm::enumerate(d.getResults())) {
+      auto out = live.outputOf.find(result);
+      if (out == live.outputOf.end())
+        continue;
+      for (unsigned i : forResult[k]) {
+        auto arg = dyn_cast<BlockArgument>(rootOf(d.getInputs()[i]));
+        if (!arg || !fn.inputs[arg.getArgNumber()].donated || tiedInputs.contains(arg.getArgNumber()) ||
+            byteSize(arg.getType()) != byteSize(result.getType()))
+          continue;
+        // The input must die here: no other reader, and not returned.
+        bool dies = true;
+        forEachReader(arg, [&](Operation *user) { dies &= user == d.getOperation(); });
+        unsigned reads = 0;
+        for (Value v : d.getInputs())
+          reads += rootOf(v) == arg;
+        if (!dies || reads != 1)
+          continue;
+        fn.outputs[out->second].tied_input = static_cast<int32_t>(arg.getArgNumber());
+        tiedInputs.insert(arg.getArgNumber());
+        ties[d] = {static_cast<unsigned>(k), i};
+        break;
+      }
+    }
+  }
+  return ties;
+}

@@ -1,0 +1,266 @@
+// Unit tests of the four memory planning steps on small call_tir graphs. The expected
+// lifetimes, offsets, sharing and commands are worked out by hand in the comments.
+#include <catch2/catch.hpp>
+
+#include "Driver/Registration.h"
+#include "Planning/BufferLiveness.h"
+#include "Planning/EmitCommands.h"
+#include "Planning/InPlaceSharing.h"
+#include "Planning/PlanMemory.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+namespace mlir::hexir {
+namespace {
+
+namespace ser = ::hexir::serializer;
+namespace planner = ::hexir::planner;
+
+// Kernels: an elementwise negation (may write over its input), a sum of two, and a "window"
+// kernel (a reduction over its input: it may not).
+constexpr const char *kKernels = R"mlir(
+#id = affine_map<(i) -> (i)>
+#all = affine_map<(i, j) -> (j)>
+#row = affine_map<(i, j) -> (i)>
+func.func private @neg(%x: tensor<16xf32>) -> tensor<16xf32> attributes {hexir.kernel} {
+  %e = tensor.empty() : tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %n : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+func.func private @add(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<16xf32> attributes {hexir.kernel} {
+  %e = tensor.empty() : tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%x, %y : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+func.func private @window(%x: tensor<16xf32>) -> tensor<16xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [#all, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<16xf32>) outs(%f : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.addf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+)mlir";
+
+struct Fixture {
+  Fixture() {
+    DialectRegistry registry;
+    registerCompilerDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    target.name = "test";
+    target.memorySpaces.push_back({"host", 0, 64, true, true});
+  }
+
+  func::FuncOp parse(const std::string &graph) {
+    module = parseSourceString<ModuleOp>(std::string(kKernels) + graph, &context);
+    REQUIRE(module);
+    return module->lookupSymbol<func::FuncOp>("main");
+  }
+
+  // Runs the four steps as buildFunction does, with a library holding every kernel.
+  void plan(func::FuncOp main, bool schedule = false) {
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      ser::TensorSignature sig;
+      sig.donated = main.getArgAttr(i, kDonateAttrName) != nullptr;
+      fn.inputs.push_back(sig);
+    }
+    fn.outputs.resize(main.getNumResults());
+    auto computed = computeBufferLiveness(main, target, schedule, report);
+    REQUIRE(succeeded(computed));
+    live = std::move(*computed);
+    InPlaceCandidates candidates = findKernelCandidates(live, *module);
+    shareDyingInputs(live, candidates);
+    ties = tieDonatedInputs(live, candidates, fn);
+    auto planned = planMemory(main, live, target, PlanMemoryOptions(), report);
+    REQUIRE(succeeded(planned));
+    memory = std::move(*planned);
+    ser::KernelLibrary library;
+    for (const char *name : {"add", "neg", "window"})
+      library.entries.push_back({name, 2, 1, 0, {}});
+    spec.libraries.push_back(library);
+    REQUIRE(succeeded(emitCommands(main, live, ties, memory, locateKernels(spec.libraries), spec, fn, report)));
+  }
+
+  const ser::DispatchCommand &dispatch(size_t command) { return std::get<ser::DispatchCommand>(fn.commands[command]); }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  TargetDescription target;
+  planner::PlanReport report;
+  BufferLiveness live;
+  DonationTies ties;
+  MemoryPlan memory;
+  ser::ExecutableSpec spec;
+  ser::Function fn;
+};
+
+bool sameSlot(const ser::Slot &s, ser::SlotKind kind, uint32_t index, uint64_t offset, uint64_t length) {
+  return s.kind == kind && s.index == index && s.offset == offset && s.length == length;
+}
+
+TEST_CASE("liveness: buffers live from their dispatch to their last reader; outputs and copies are not buffers",
+          "[planning]") {
+  Fixture f;
+  // a = neg(x) at step 0, read at 1 and 2; b = window(a) at 1, read at 2; c = add(a, b) at 2 is
+  // output 0; x is returned too (output 1): copied after the last dispatch, at step 3.
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @window(%a) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @add(%a, %b) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %c, %x : tensor<16xf32>, tensor<16xf32>
+}
+)mlir");
+  auto live = computeBufferLiveness(main, f.target, /*schedule=*/false, f.report);
+  REQUIRE(succeeded(live));
+  REQUIRE(live->problem.buffers.size() == 2);
+  const planner::BufferRequest &a = live->problem.buffers[0], &b = live->problem.buffers[1];
+  CHECK(a.name == "neg");
+  CHECK((a.size == 64 && a.alignment == 64 && a.first == 0 && a.last == 2 && a.space == 0));
+  CHECK(b.name == "window");
+  CHECK((b.size == 64 && b.first == 1 && b.last == 2));
+  CHECK(live->copyStep == 3);
+  REQUIRE(live->copies.size() == 1);
+  CHECK(live->copies[0].second == 1u);
+  CHECK(live->outputOf.size() == 1);
+  CHECK(f.report.naive_bytes == 3 * 64);
+  CHECK(f.report.lower_bound_before_sharing == 128);
+}
+
+TEST_CASE("liveness: a returned dispatch result is its output buffer, also for later readers", "[planning]") {
+  Fixture f;
+  // a is read by b and returned: its dispatch writes it straight into output 1, which b then
+  // reads; neither needs a buffer.
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @window(%a) : (tensor<16xf32>) -> tensor<16xf32>
+  return %b, %a : tensor<16xf32>, tensor<16xf32>
+}
+)mlir");
+  auto live = computeBufferLiveness(main, f.target, false, f.report);
+  REQUIRE(succeeded(live));
+  // b is output 0; a is output 1, written straight by its dispatch: no buffer, no copy.
+  CHECK(live->problem.buffers.empty());
+  CHECK(live->copies.empty());
+  CHECK(live->outputOf.size() == 2);
+}
+
+TEST_CASE("in place: an elementwise result takes over the input buffer that dies at its dispatch", "[planning]") {
+  Fixture f;
+  // a = neg(x) [0, 1]; b = neg(a) [1, 2] may take over a (a dies at 1, same size);
+  // c = window(b) [2, 3] may not take over b (a reduction reads other elements); y = add(c, c).
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%a) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%c, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  REQUIRE(f.live.problem.buffers.size() == 3);
+  CHECK(f.live.problem.buffers[1].may_share_with == 0);   // b over a
+  CHECK(f.live.problem.buffers[2].may_share_with == -1);  // c not over b
+  // Offsets: a and b share [0, 64); c is live with b at step 2, so it goes to [64, 128).
+  CHECK(f.memory.plan.offsets == std::vector<uint64_t>{0, 0, 64});
+  REQUIRE(f.memory.arenas.size() == 1);
+  CHECK((f.memory.arenas[0].memory_space == 0 && f.memory.arenas[0].bytes == 128 &&
+         f.memory.arenas[0].alignment == 64));
+  CHECK(f.report.arena_bytes == 128);
+  CHECK(f.report.lower_bound_before_sharing == 128);
+}
+
+TEST_CASE("donation: an output written over a donated input that dies there is tied to it", "[planning]") {
+  Fixture f;
+  // y = neg(cache) with cache donated and read nowhere else: tied. z = neg(x): x is not donated.
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%cache: tensor<16xf32> {hexir.donate}, %x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %y = hexir.call_tir @neg(%cache) : (tensor<16xf32>) -> tensor<16xf32>
+  %z = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  return %y, %z : tensor<16xf32>, tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  CHECK(f.fn.outputs[0].tied_input == 0);
+  CHECK(f.fn.outputs[1].tied_input == -1);
+  REQUIRE(f.fn.commands.size() == 2);  // no arena: no ALLOC
+  CHECK(f.dispatch(0).aliases == std::vector<int32_t>{0});
+  CHECK(f.dispatch(1).aliases == std::vector<int32_t>{-1});
+}
+
+TEST_CASE("commands: arenas, slots, aliases and copies", "[planning]") {
+  Fixture f;
+  // a = neg(x) -> arena 0 [0, +64); b = neg(a) in place over a; y = add(b, x) -> output 0;
+  // x returned again -> a COPY into output 1.
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%a) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%b, %x) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y, %x : tensor<16xf32>, tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  REQUIRE(f.fn.arenas.size() == 1);
+  CHECK(f.fn.arenas[0].bytes == 64);
+  REQUIRE(f.fn.commands.size() == 5);
+  REQUIRE(std::holds_alternative<ser::AllocCommand>(f.fn.commands[0]));
+  CHECK(std::get<ser::AllocCommand>(f.fn.commands[0]).arena == 0);
+
+  const ser::DispatchCommand &first = f.dispatch(1), &second = f.dispatch(2), &third = f.dispatch(3);
+  CHECK((first.library == 0 && first.entry == 1));  // "neg" is entry 1 of library 0
+  CHECK(sameSlot(first.bindings[0], ser::SlotKind::Input, 0, 0, 64));
+  CHECK(sameSlot(first.bindings[1], ser::SlotKind::Arena, 0, 0, 64));
+  CHECK(first.aliases == std::vector<int32_t>{-1});
+  CHECK(sameSlot(second.bindings[1], ser::SlotKind::Arena, 0, 0, 64));
+  CHECK(second.aliases == std::vector<int32_t>{0});  // written over its input 0
+  CHECK((third.entry == 0 && third.num_inputs == 2));
+  CHECK(sameSlot(third.bindings[2], ser::SlotKind::Output, 0, 0, 64));
+
+  REQUIRE(std::holds_alternative<ser::CopyCommand>(f.fn.commands[4]));
+  const auto &copy = std::get<ser::CopyCommand>(f.fn.commands[4]);
+  CHECK(sameSlot(copy.source, ser::SlotKind::Input, 0, 0, 64));
+  CHECK(sameSlot(copy.target, ser::SlotKind::Output, 1, 0, 64));
+}
+
+TEST_CASE("commands: constants are slots of the pool or of the filled constants", "[planning]") {
+  Fixture f;
+  // A splat becomes a 64-byte range of the filled constants; a dense constant 64 stored bytes.
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %s = arith.constant dense<2.0> : tensor<16xf32>
+  %d = arith.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]> : tensor<16xf32>
+  %a = hexir.call_tir @add(%x, %s) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%a, %d) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  CHECK(f.report.filled_constant_bytes == 64);
+  CHECK(f.report.constant_bytes == 64);
+  CHECK(sameSlot(f.dispatch(1).bindings[1], ser::SlotKind::FilledConstant, 0, 0, 64));
+  CHECK(sameSlot(f.dispatch(2).bindings[1], ser::SlotKind::Constant, 0, 0, 64));
+  // a = add(x, s) may be written over neither x (an input) nor s (a constant).
+  CHECK(sameSlot(f.dispatch(1).bindings[2], ser::SlotKind::Arena, 0, 0, 64));
+}
+
+} // namespace
+} // namespace mlir::hexir
