@@ -1,34 +1,29 @@
-// hal::Device: one compute device (the host CPU, a CUDA GPU) seen through the few operations
-// the VM needs: allocate device memory, load executables, dispatch kernels, fill and copy.
+// hal::Device: one compute device (the host CPU, a CUDA GPU), made by its driver
+// (hal/driver.h). It has memory (allocator(), by memory space), runs work (queue()), loads
+// executables after checking their requirements, and makes the three decisions that differ
+// between a CPU and a device with memory of its own:
+//  - MakeResident: where a module's constants live (the host uses the mapped file in place; a
+//    GPU copies them into device memory once);
+//  - BindHostInput / BindHostOutput / FinishHostOutput: how a caller's tensor reaches kernels
+//    (the host binds the caller's memory itself when aligned; a GPU goes through staging);
+//  - LoadExecutable: which formats and requirements it accepts.
 //
-// Device memory is addressed by DevicePtr; on the host it is an ordinary pointer. Operations
-// are issued in order; Synchronize() waits for all of them (a no-op on the host, whose
-// operations complete before they return).
-//
-// Ownership: buffers from Allocate must be returned with Free (with their size) before the
-// device is destroyed; a device destroyed with live buffers reports them on stderr.
-// Thread safety: Allocate/Free/LoadExecutable are thread-safe; Dispatch/Fill/Copy may be called
-// from several threads on disjoint memory.
+// Ownership: destroying a device with live buffers logs a warning through the runtime's log
+// (base/log.h). Thread safety: LoadExecutable, MakeResident and the allocator are thread-safe;
+// the queue as hal/command_queue.h.
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "hexir/span.h"
 #include "hexir/status.h"
+#include "hal/allocator.h"
+#include "hal/buffer.h"
+#include "hal/command_queue.h"
 #include "hal/executable.h"
 
 namespace hexir::hal {
-
-using DevicePtr = void*;
-
-struct Workgroups {
-  uint32_t x = 1, y = 1, z = 1;
-  uint64_t total() const { return uint64_t{x} * y * z; }
-};
 
 class Device {
  public:
@@ -36,38 +31,30 @@ class Device {
 
   // "host", "cuda:0", ...
   virtual std::string name() const = 0;
-  // Whether executables may place arenas or constants in the memory space named `name` (the
-  // names a compiler target gives its spaces: "host").
-  virtual bool HasMemorySpace(const std::string& name) const = 0;
+  virtual Allocator& allocator() = 0;
+  virtual CommandQueue& queue() = 0;
 
-  // Device memory of `bytes` bytes aligned to `alignment` (a power of two). Every buffer is
-  // counted until it is freed: live_buffers() and live_bytes() report what is outstanding.
-  StatusOr<DevicePtr> Allocate(uint64_t bytes, uint64_t alignment);
-  void Free(DevicePtr ptr, uint64_t bytes);
-  uint64_t live_buffers() const { return live_buffers_.load(); }
-  uint64_t live_bytes() const { return live_bytes_.load(); }
-  uint64_t total_allocations() const { return total_allocations_.load(); }
+  // INVALID_ARGUMENT for a format the device does not run, FAILED_PRECONDITION for unmet
+  // requirements, DATA_LOSS for code it cannot load, NOT_FOUND for a missing entry.
+  virtual StatusOr<std::unique_ptr<Executable>> LoadExecutable(const ExecutableSource& source) = 0;
 
-  // Loads kernels from `code` and resolves `entry_names`; NOT_FOUND names a missing entry.
-  virtual StatusOr<std::unique_ptr<Executable>> LoadExecutable(
-      ExecutableFormat format, ByteSpan code, const std::vector<std::string>& entry_names) = 0;
+  // Immutable bytes in host memory (a module's constant pool), resident in `memory_space` for
+  // as long as the returned buffer lives; the bytes must outlive it too (the host uses them in
+  // place).
+  virtual StatusOr<BufferPtr> MakeResident(ByteSpan bytes, uint32_t memory_space) = 0;
 
-  // Runs entry `entry` of `executable` over `workgroups` with `bindings` (device pointers).
-  virtual Status Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
-                          Span<const DevicePtr> bindings) = 0;
-  // Fills `length` bytes at `target` with a repeating `pattern_length`-byte pattern.
-  virtual Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) = 0;
-  virtual Status Copy(DevicePtr target, const void* source, uint64_t length) = 0;
-  virtual Status Synchronize() = 0;
-
- protected:
-  virtual StatusOr<DevicePtr> DoAllocate(uint64_t bytes, uint64_t alignment) = 0;
-  virtual void DoFree(DevicePtr ptr) = 0;
-  // Backends call this from their destructor: reports buffers never freed.
-  void ReportLeaks() const;
-
- private:
-  std::atomic<uint64_t> live_buffers_{0}, live_bytes_{0}, total_allocations_{0};
+  // Whether binding a caller's input whose elements are `element_size` bytes may need a
+  // staging buffer of its size (made once, when a session is created); likewise outputs.
+  virtual bool NeedsInputStaging(uint64_t element_size) const = 0;
+  virtual bool NeedsOutputStaging() const = 0;
+  // The device pointer kernels read a caller's input through: its own memory when the device
+  // can use it, else a copy in `staging` (nullptr when NeedsInputStaging was false).
+  virtual StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size,
+                                            Buffer* staging) = 0;
+  // The device pointer kernels write a caller's output through; FinishHostOutput, after the
+  // run, brings it to the caller's memory when it was not that memory.
+  virtual StatusOr<DevicePtr> BindHostOutput(void* data, uint64_t bytes, Buffer* staging) = 0;
+  virtual Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging) = 0;
 };
 
 }  // namespace hexir::hal

@@ -1,4 +1,7 @@
-// hal::Executable: kernels loaded onto a device, addressed by entry index.
+// hal::Executable: kernels loaded onto a device, addressed by entry index, and what loading
+// one takes (ExecutableSource): code in a format, entry names, and requirements the device
+// checks before it runs anything (a host library built for CPU extensions this CPU lacks
+// would crash on its first such instruction).
 //
 // Ownership: made by Device::LoadExecutable and owned by the caller (a vm::Module); it must be
 // destroyed before its device. Thread safety: immutable after loading; dispatching the same
@@ -6,6 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hexir/span.h"
 
 namespace hexir::hal {
 
@@ -17,6 +24,16 @@ using HostKernelFn = void (*)(void* const* bindings, uint32_t wg_begin, uint32_t
 enum class ExecutableFormat {
   kHostElf,  // an ELF shared object for the host CPU
   kCudaPtx,  // PTX text
+};
+
+const char* ExecutableFormatName(ExecutableFormat format);
+
+struct ExecutableSource {
+  ExecutableFormat format = ExecutableFormat::kHostElf;
+  ByteSpan code;                          // must outlive the load only
+  std::vector<std::string> entry_names;   // resolved in order: entry i is entry_names[i]
+  // Host code: instruction-set extensions it was compiled for (LLVM's names: "avx2", ...).
+  std::vector<std::string> cpu_features;
 };
 
 class Executable {

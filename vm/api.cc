@@ -1,7 +1,7 @@
 // The public runtime API (include/hexir/*.h) over the VM and the HAL.
 #include <utility>
 
-#include "hal/host/host_device.h"
+#include "hal/driver_registry.h"
 #include "hexir/module.h"
 #include "hexir/runtime.h"
 #include "hexir/session.h"
@@ -13,17 +13,19 @@ namespace hexir {
 Runtime::Runtime(std::unique_ptr<hal::Device> device, std::string name)
     : device_(std::move(device)), device_name_(std::move(name)) {}
 Runtime::~Runtime() = default;
-uint64_t Runtime::live_buffers() const { return device_->live_buffers(); }
-uint64_t Runtime::live_bytes() const { return device_->live_bytes(); }
+uint64_t Runtime::live_buffers() const { return device_->allocator().live_buffers(); }
+uint64_t Runtime::live_bytes() const { return device_->allocator().live_bytes(); }
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
   if (options.threads < 0) return InvalidArgumentError("threads must be 0 (every core) or more, got ", options.threads);
-  if (options.device == "host" || options.device == "cpu") {
-    return std::unique_ptr<Runtime>(new Runtime(hal::CreateHostDevice(options.threads), "host"));
-  }
-  if (options.device == "cuda" || options.device.rfind("cuda:", 0) == 0)
-    return FailedPreconditionError("no CUDA device: this build of the runtime has no CUDA backend yet");
-  return NotFoundError("no such device '", options.device, "' (devices: host)");
+  // The driver registry knows the devices of this build ("host", "cpu", "cuda").
+  hal::DeviceOptions device_options;
+  device_options.name = options.device;
+  device_options.threads = options.threads;
+  HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<hal::Device> device,
+                         hal::DriverRegistry::Default().CreateDevice(device_options));
+  std::string name = device->name();
+  return std::unique_ptr<Runtime>(new Runtime(std::move(device), std::move(name)));
 }
 
 Module::Module(std::unique_ptr<vm::Module> impl) : impl_(std::move(impl)) {}

@@ -207,7 +207,7 @@ TEST_CASE("error: no such device", "[errors]") {
   options.device = "tpu";
   auto r = Runtime::Create(options);
   CHECK(r.status().code() == StatusCode::kNotFound);
-  CHECK(r.status().message() == "no such device 'tpu' (devices: host)");
+  CHECK(r.status().message() == "no such device 'tpu' (devices: host, cuda)");
   options.device = "cuda";
   r = Runtime::Create(options);
   CHECK(r.status().code() == StatusCode::kFailedPrecondition);

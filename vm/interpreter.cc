@@ -30,20 +30,22 @@ size_t MaxDispatchArity(const fb::Function& function) {
 
 Status Execute(const Module& module, const fb::Function& function, const SpaceBases& bases,
                std::vector<hal::DevicePtr>& bindings) {
-  hal::Device& device = module.device();
+  hal::CommandQueue& queue = module.device().queue();
   for (const fb::Command* cmd : *function.commands()) {
     switch (cmd->op_type()) {
       case fb::CommandOp::AllocCommand:
         break;  // the Session allocated its arenas when it was created
       case fb::CommandOp::FillCommand: {
         const auto* f = cmd->op_as_FillCommand();
-        HEXIR_RETURN_IF_ERROR(device.Fill(Resolve(*f->target(), bases), f->target()->length(),
+        HEXIR_RETURN_IF_ERROR(queue.Fill(Resolve(*f->target(), bases), f->target()->length(),
                                           f->pattern(), f->pattern_length()));
         break;
       }
       case fb::CommandOp::CopyCommand: {
         const auto* c = cmd->op_as_CopyCommand();
-        HEXIR_RETURN_IF_ERROR(device.Copy(Resolve(*c->target(), bases), Resolve(*c->source(), bases),
+        // Both slots are device memory (arena, constants, bound inputs and outputs).
+        HEXIR_RETURN_IF_ERROR(queue.Copy(hal::CopyDirection::kDeviceToDevice, Resolve(*c->target(), bases),
+                                         Resolve(*c->source(), bases),
                                           c->target()->length()));
         break;
       }
@@ -52,7 +54,7 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
         uint32_t n = d->bindings()->size();
         for (uint32_t i = 0; i < n; ++i) bindings[i] = Resolve(*d->bindings()->Get(i), bases);
         const auto* wg = d->workgroups();
-        HEXIR_RETURN_IF_ERROR(device.Dispatch(module.library(d->library()), d->entry(),
+        HEXIR_RETURN_IF_ERROR(queue.Dispatch(module.library(d->library()), d->entry(),
                                               {wg->Get(0), wg->Get(1), wg->Get(2)},
                                               Span<const hal::DevicePtr>(bindings.data(), n)));
         break;
@@ -61,7 +63,7 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
         return InternalError("unverified command type reached the interpreter");
     }
   }
-  return device.Synchronize();
+  return queue.Synchronize();
 }
 
 }  // namespace hexir::vm

@@ -1,7 +1,6 @@
 #include "vm/module.h"
 
 #include "base/alignment.h"
-#include "hal/host/cpu_features.h"
 
 namespace hexir::vm {
 
@@ -37,44 +36,43 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
 
   const auto& exe = module->view_.executable();
   // Arenas and constants live in the target's memory spaces: the device must have each.
-  for (const auto* space : *exe.memory_spaces())
-    if (!device->HasMemorySpace(space->name()->str()))
+  for (const auto* space : *exe.memory_spaces()) {
+    std::optional<uint32_t> found = device->allocator().FindMemorySpace(space->name()->str());
+    if (!found)
       return FailedPreconditionError("'", path, "': compiled for target '", exe.target()->str(),
                                      "', whose memory space '", space->name()->str(), "' device '",
                                      device->name(), "' does not have; recompile with hexir-compile --target ",
                                      "for this device");
+    module->device_spaces_.push_back(*found);
+  }
   for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {
     const auto* lib = exe.libraries()->Get(i);
-    std::vector<std::string> names;
-    for (const auto* e : *lib->entries()) names.push_back(e->name()->str());
-    hal::ExecutableFormat format = lib->format() == serializer::fb::KernelFormat::CudaPtx
-                                       ? hal::ExecutableFormat::kCudaPtx
-                                       : hal::ExecutableFormat::kHostElf;
-    // Host code compiled for extensions this CPU lacks would crash on its first such
-    // instruction: refuse it here.
-    if (format == hal::ExecutableFormat::kHostElf && lib->cpu_features() != nullptr) {
-      for (const auto* feature : *lib->cpu_features())
-        if (!hal::HostCpuSupports(feature->str()))
-          return FailedPreconditionError("'", path, "': its kernels need the CPU extension '", feature->str(),
-                                         "', which this CPU lacks; recompile with hexir-compile --target-cpu ",
-                                         "for this machine (e.g. --target-cpu=x86-64-v2)");
-    }
-    auto loaded = device->LoadExecutable(format, module->view_.section(lib->section()), names);
+    hal::ExecutableSource source;
+    source.format = lib->format() == serializer::fb::KernelFormat::CudaPtx ? hal::ExecutableFormat::kCudaPtx
+                                                                           : hal::ExecutableFormat::kHostElf;
+    source.code = module->view_.section(lib->section());
+    for (const auto* e : *lib->entries()) source.entry_names.push_back(e->name()->str());
+    if (lib->cpu_features() != nullptr)
+      for (const auto* feature : *lib->cpu_features()) source.cpu_features.push_back(feature->str());
+    // The device checks the requirements (host: the CPU's extensions) before loading.
+    auto loaded = device->LoadExecutable(source);
     if (!loaded.ok())
       return Status(loaded.status().code(), "'" + path + "': " + loaded.status().message());
     module->libraries_.push_back(std::move(*loaded));
   }
-  // Host memory is device memory: the mapped (or copied) constants are used in place
-  // (read-only; the reader guarantees nothing writes into the constant space).
-  ByteSpan constants = module->view_.constants();
-  module->constants_ = constants.empty() ? nullptr : const_cast<unsigned char*>(constants.data());
+  // Constants, once, in their memory space (the host uses the mapped or copied bytes in place).
+  uint32_t constants_space = module->device_spaces_[exe.constants_memory_space()];
+  if (ByteSpan constants = module->view_.constants(); !constants.empty()) {
+    HEXIR_ASSIGN_OR_RETURN(module->constants_, device->MakeResident(constants, constants_space));
+  }
   // Splat constants: a few bytes in the file, filled once into device memory.
   if (uint64_t bytes = exe.filled_constants_bytes(); bytes > 0) {
-    HEXIR_ASSIGN_OR_RETURN(module->filled_constants_, device->Allocate(bytes, 64));
+    HEXIR_ASSIGN_OR_RETURN(module->filled_constants_, device->allocator().Allocate(constants_space, bytes, 64));
     for (const auto* fill : *exe.constant_fills()) {
-      auto* target = static_cast<unsigned char*>(module->filled_constants_) + fill->offset();
-      HEXIR_RETURN_IF_ERROR(device->Fill(target, fill->length(), fill->pattern(), fill->pattern_length()));
+      auto* target = static_cast<unsigned char*>(module->filled_constants_->data()) + fill->offset();
+      HEXIR_RETURN_IF_ERROR(device->queue().Fill(target, fill->length(), fill->pattern(), fill->pattern_length()));
     }
+    HEXIR_RETURN_IF_ERROR(device->queue().Synchronize());
   }
   for (const serializer::fb::Function* fn : *exe.functions())
     module->functions_.push_back({fn, Describe(*fn->inputs()), Describe(*fn->outputs())});
@@ -89,8 +87,6 @@ StatusOr<const FunctionInfo*> Module::FindFunction(const std::string& name) cons
   return NotFoundError("no function '", name, "' in the module (it has: ", names, ")");
 }
 
-Module::~Module() {
-  if (filled_constants_ != nullptr) device_->Free(filled_constants_, view_.executable().filled_constants_bytes());
-}
+Module::~Module() = default;
 
 }  // namespace hexir::vm

@@ -2,7 +2,7 @@
 // its verified view, the kernels loaded on the device, the resident constants, and each
 // function's signature as TensorInfo.
 //
-// Ownership: owns the mapping, kernels and filled constants; borrows the device, which must
+// Ownership: owns the mapping, kernels and resident constants; borrows the device, which must
 // outlive it. Thread safety: immutable after Load().
 #pragma once
 
@@ -36,9 +36,11 @@ class Module {
   hal::Device& device() const { return *device_; }
   const hal::Executable& library(uint32_t index) const { return *libraries_[index]; }
   // The constant pool on the device (nullptr when there is none).
-  hal::DevicePtr constants() const { return constants_; }
+  hal::DevicePtr constants() const { return constants_ ? constants_->data() : nullptr; }
   // The splat constants, filled at load (nullptr when there are none).
-  hal::DevicePtr filled_constants() const { return filled_constants_; }
+  hal::DevicePtr filled_constants() const { return filled_constants_ ? filled_constants_->data() : nullptr; }
+  // The device's memory space for memory space `index` of the executable.
+  uint32_t device_memory_space(uint32_t index) const { return device_spaces_[index]; }
   uint64_t file_bytes() const { return mapping_->bytes().size(); }
   // The function named `name`, or NOT_FOUND listing the functions there are.
   StatusOr<const FunctionInfo*> FindFunction(const std::string& name) const;
@@ -52,8 +54,10 @@ class Module {
   serializer::ExecutableView view_;
   hal::Device* device_;
   std::vector<std::unique_ptr<hal::Executable>> libraries_;
-  hal::DevicePtr constants_ = nullptr;
-  hal::DevicePtr filled_constants_ = nullptr;
+  std::vector<uint32_t> device_spaces_;  // per memory space of the executable
+  // Declared after the mapping: destroyed first (host constants are the mapped bytes).
+  hal::BufferPtr constants_;
+  hal::BufferPtr filled_constants_;
   std::vector<FunctionInfo> functions_;
 };
 

@@ -12,20 +12,33 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const s
   HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(function));
   std::unique_ptr<Session> session(new Session(module, info));
   const serializer::fb::Function& fn = *info->function;
-  // Every arena is in a memory space the module checked the device has.
+  hal::Device& device = module.device();
+  // Every arena is in a memory space the module found on the device.
   for (const serializer::fb::Arena* arena : *fn.arenas()) {
-    hal::DevicePtr base = nullptr;
+    hal::BufferPtr buffer;
     if (arena->bytes() > 0) {
-      HEXIR_ASSIGN_OR_RETURN(base, module.device().Allocate(arena->bytes(), arena->alignment()));
+      HEXIR_ASSIGN_OR_RETURN(buffer, device.allocator().Allocate(module.device_memory_space(arena->memory_space()),
+                                                                 arena->bytes(), arena->alignment()));
     }
-    session->arenas_.push_back(base);
+    session->arena_bases_.push_back(buffer ? buffer->data() : nullptr);
+    session->arenas_.push_back(std::move(buffer));
   }
+  // Staging lives where the function's first arena does (the memory its kernels use).
+  uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space()
+                                                                              : 0);
   for (const TensorInfo& in : info->inputs) {
-    hal::DevicePtr staging = nullptr;
-    if (ElementTypeSize(in.element_type) > 1 && in.byte_size > 0) {
-      HEXIR_ASSIGN_OR_RETURN(staging, module.device().Allocate(in.byte_size, 64));
+    hal::BufferPtr staging;
+    if (device.NeedsInputStaging(ElementTypeSize(in.element_type)) && in.byte_size > 0) {
+      HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, in.byte_size, 64));
     }
-    session->staging_.push_back(staging);
+    session->input_staging_.push_back(std::move(staging));
+  }
+  for (const TensorInfo& out : info->outputs) {
+    hal::BufferPtr staging;
+    if (device.NeedsOutputStaging() && out.byte_size > 0) {
+      HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, out.byte_size, 64));
+    }
+    session->output_staging_.push_back(std::move(staging));
   }
   session->input_bases_.resize(info->inputs.size());
   session->output_bases_.resize(info->outputs.size());
@@ -33,11 +46,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const s
   return session;
 }
 
-Session::~Session() {
-  for (size_t i = 0; i < staging_.size(); ++i) module_.device().Free(staging_[i], info_->inputs[i].byte_size);
-  for (size_t i = 0; i < arenas_.size(); ++i)
-    module_.device().Free(arenas_[i], info_->function->arenas()->Get(i)->bytes());
-}
+Session::~Session() = default;
 
 uint64_t Session::arena_bytes() const {
   uint64_t bytes = 0;
@@ -99,26 +108,30 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
 
 Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   HEXIR_RETURN_IF_ERROR(CheckBindings(inputs, outputs));
-  // Kernels never write inputs (the reader refuses any command that would), so a caller's
-  // buffer is bound in place when it is aligned to its element size; otherwise it is copied
-  // into staging made at Create() (kernels may rely on natural alignment).
+  // The device decides how a caller's buffer reaches kernels (the host binds it in place when
+  // aligned to its element size, else copies it into the staging made at Create()).
+  hal::Device& device = module_.device();
   for (size_t i = 0; i < inputs.size(); ++i) {
-    uint64_t align = ElementTypeSize(info_->inputs[i].element_type);
-    if (align <= 1 || IsPointerAligned(inputs[i].data, align)) {
-      input_bases_[i] = const_cast<void*>(inputs[i].data);
-    } else {
-      HEXIR_RETURN_IF_ERROR(module_.device().Copy(staging_[i], inputs[i].data, info_->inputs[i].byte_size));
-      input_bases_[i] = staging_[i];
-    }
+    const TensorInfo& in = info_->inputs[i];
+    HEXIR_ASSIGN_OR_RETURN(input_bases_[i], device.BindHostInput(inputs[i].data, in.byte_size,
+                                                                 ElementTypeSize(in.element_type),
+                                                                 input_staging_[i].get()));
   }
-  for (size_t i = 0; i < outputs.size(); ++i) output_bases_[i] = outputs[i].data;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    HEXIR_ASSIGN_OR_RETURN(output_bases_[i], device.BindHostOutput(outputs[i].data, info_->outputs[i].byte_size,
+                                                                   output_staging_[i].get()));
+  }
   SpaceBases bases;
-  bases.arenas = arenas_.data();
+  bases.arenas = arena_bases_.data();
   bases.constants = module_.constants();
   bases.filled_constants = module_.filled_constants();
   bases.inputs = input_bases_.data();
   bases.outputs = output_bases_.data();
-  return Execute(module_, *info_->function, bases, bindings_);
+  HEXIR_RETURN_IF_ERROR(Execute(module_, *info_->function, bases, bindings_));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    HEXIR_RETURN_IF_ERROR(
+        device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size, output_staging_[i].get()));
+  return Status::Ok();
 }
 
 }  // namespace hexir::vm

@@ -35,10 +35,11 @@ class Session {
 
   const Module& module_;
   const FunctionInfo* info_;
-  std::vector<hal::DevicePtr> arenas_;  // per arena of the function (nullptr when empty)
-  // Per input: staging for a misaligned caller buffer (allocated at Create, nullptr when the
-  // element size is 1, where every address is aligned).
-  std::vector<hal::DevicePtr> staging_;
+  std::vector<hal::BufferPtr> arenas_;    // per arena of the function (nullptr when empty)
+  std::vector<hal::DevicePtr> arena_bases_;
+  // Per input and output: staging where the device cannot bind the caller's memory (made at
+  // Create; nullptr where the device said none is needed).
+  std::vector<hal::BufferPtr> input_staging_, output_staging_;
   // Scratch reused by every Run(): per-space base pointers and a dispatch's bindings.
   std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
 };

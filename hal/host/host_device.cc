@@ -1,81 +1,70 @@
 #include "hal/host/host_device.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <thread>
-#include <cstring>
 
 #include "base/alignment.h"
+#include "base/log.h"
+#include "hal/host/cpu_features.h"
+#include "hal/host/host_allocator.h"
 #include "hal/host/host_executable.h"
-#include "hal/host/thread_pool.h"
+#include "hal/host/host_queue.h"
 
 namespace hexir::hal {
 namespace {
 
-struct DispatchContext {
-  HostKernelFn fn;
-  void* const* bindings;
-};
-
-void RunWorkgroups(void* ctx, uint32_t begin, uint32_t end) {
-  auto* c = static_cast<DispatchContext*>(ctx);
-  c->fn(c->bindings, begin, end);
-}
-
 class HostDevice final : public Device {
  public:
-  explicit HostDevice(int threads) : pool_(threads) {}
-  ~HostDevice() override { ReportLeaks(); }
-
-  std::string name() const override { return "host"; }
-  bool HasMemorySpace(const std::string& space) const override { return space == "host"; }
-
-  StatusOr<DevicePtr> DoAllocate(uint64_t bytes, uint64_t alignment) override {
-    if (!IsPowerOfTwo(alignment)) return InvalidArgumentError("alignment ", alignment, " is not a power of two");
-    alignment = alignment < sizeof(void*) ? sizeof(void*) : alignment;
-    void* p = std::aligned_alloc(alignment, AlignUp(bytes == 0 ? 1 : bytes, alignment));
-    if (p == nullptr) return ResourceExhaustedError("host allocation of ", bytes, " bytes failed");
-    return p;
+  explicit HostDevice(int threads) : queue_(threads) {}
+  ~HostDevice() override {
+    Status leaks = allocator_.CheckNoLeaks(name());
+    if (!leaks.ok()) Log(LogSeverity::kWarning, leaks.message());
   }
 
-  void DoFree(DevicePtr ptr) override { std::free(ptr); }
+  std::string name() const override { return "host"; }
+  Allocator& allocator() override { return allocator_; }
+  CommandQueue& queue() override { return queue_; }
 
-  StatusOr<std::unique_ptr<Executable>> LoadExecutable(
-      ExecutableFormat format, ByteSpan code, const std::vector<std::string>& entry_names) override {
-    if (format != ExecutableFormat::kHostElf)
-      return InvalidArgumentError("the host device runs host ELF kernels, not this format");
-    HEXIR_ASSIGN_OR_RETURN(auto exe, HostExecutable::Load(code, entry_names));
+  StatusOr<std::unique_ptr<Executable>> LoadExecutable(const ExecutableSource& source) override {
+    if (source.format != ExecutableFormat::kHostElf)
+      return InvalidArgumentError("the host device runs host ELF kernels, not ", ExecutableFormatName(source.format));
+    for (const std::string& feature : source.cpu_features)
+      if (!HostCpuSupports(feature))
+        return FailedPreconditionError("its kernels need the CPU extension '", feature,
+                                       "', which this CPU lacks; recompile with hexir-compile --target-cpu ",
+                                       "for this machine (e.g. --target-cpu=x86-64-v2)");
+    HEXIR_ASSIGN_OR_RETURN(auto exe, HostExecutable::Load(source.code, source.entry_names));
     return std::unique_ptr<Executable>(std::move(exe));
   }
 
-  Status Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
-                  Span<const DevicePtr> bindings) override {
-    // Only host executables reach a host device (LoadExecutable made them).
-    const auto& host = static_cast<const HostExecutable&>(executable);
-    DispatchContext ctx{host.entry(entry), bindings.data()};
-    pool_.ParallelFor(static_cast<uint32_t>(workgroups.total()), RunWorkgroups, &ctx);
-    return Status::Ok();
+  StatusOr<BufferPtr> MakeResident(ByteSpan bytes, uint32_t memory_space) override {
+    if (memory_space >= allocator_.memory_spaces().size())
+      return InvalidArgumentError("memory space ", memory_space, " does not exist on the host");
+    // Host memory is device memory: the bytes are used in place (read-only; the reader
+    // guarantees nothing writes into constants).
+    return Buffer::Borrow(const_cast<unsigned char*>(bytes.data()), bytes.size(), memory_space);
   }
 
-  Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) override {
-    auto* dst = static_cast<unsigned char*>(target);
-    if (pattern_length == 1) {
-      std::memset(dst, static_cast<int>(pattern & 0xff), length);
-      return Status::Ok();
-    }
-    for (uint64_t i = 0; i < length; i += pattern_length) std::memcpy(dst + i, &pattern, pattern_length);
-    return Status::Ok();
+  // Kernels may rely on natural alignment: a misaligned caller buffer is copied.
+  bool NeedsInputStaging(uint64_t element_size) const override { return element_size > 1; }
+  bool NeedsOutputStaging() const override { return false; }
+
+  StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size,
+                                    Buffer* staging) override {
+    // Kernels never write inputs (the reader refuses any command that would).
+    if (element_size <= 1 || IsPointerAligned(data, element_size)) return const_cast<void*>(data);
+    if (staging == nullptr || staging->size() < bytes)
+      return InternalError("a misaligned input of ", bytes, " bytes has no staging buffer");
+    HEXIR_RETURN_IF_ERROR(queue_.Copy(CopyDirection::kHostToDevice, staging->data(), data, bytes));
+    return staging->data();
   }
 
-  Status Copy(DevicePtr target, const void* source, uint64_t length) override {
-    std::memmove(target, source, length);
-    return Status::Ok();
-  }
-
-  Status Synchronize() override { return Status::Ok(); }
+  StatusOr<DevicePtr> BindHostOutput(void* data, uint64_t, Buffer*) override { return data; }
+  Status FinishHostOutput(void*, uint64_t, Buffer*) override { return Status::Ok(); }
 
  private:
-  ThreadPool pool_;
+  HostAllocator allocator_;
+  HostQueue queue_;
 };
 
 }  // namespace

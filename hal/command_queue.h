@@ -1,0 +1,45 @@
+// hal::CommandQueue: how work reaches a device. Commands run in the order they are issued;
+// Synchronize() waits for all of them (on the host, each completes before it returns).
+//
+// Ownership: owned by its device. Thread safety: Dispatch/Fill/Copy may be called from several
+// threads on disjoint memory (each Session runs on its own thread).
+#pragma once
+
+#include <cstdint>
+
+#include "hexir/span.h"
+#include "hexir/status.h"
+#include "hal/buffer.h"
+#include "hal/executable.h"
+
+namespace hexir::hal {
+
+struct Workgroups {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t total() const { return uint64_t{x} * y * z; }
+};
+
+// Which side of a copy is host memory: a device with memory of its own (a GPU) moves bytes
+// differently each way.
+enum class CopyDirection {
+  kHostToDevice,    // source: host memory; target: device memory
+  kDeviceToHost,    // source: device memory; target: host memory
+  kDeviceToDevice,  // both device memory
+};
+
+class CommandQueue {
+ public:
+  virtual ~CommandQueue() = default;
+
+  // Runs entry `entry` of `executable` over `workgroups` with `bindings` (device pointers).
+  virtual Status Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
+                          Span<const DevicePtr> bindings) = 0;
+  // Fills `length` bytes of device memory at `target` with a repeating `pattern_length`-byte
+  // pattern (1, 2, 4 or 8).
+  virtual Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) = 0;
+  // Copies `length` bytes; the ranges may overlap only for kDeviceToDevice.
+  virtual Status Copy(CopyDirection direction, void* target, const void* source, uint64_t length) = 0;
+  virtual Status Synchronize() = 0;
+};
+
+}  // namespace hexir::hal

@@ -1,0 +1,266 @@
+// The HAL conformance suite: every driver of the registry runs the same tests on its device.
+// Device memory is only read back through the queue (DeviceToHost copies), never through a
+// DevicePtr, so the tests hold for a device whose memory the CPU cannot see. Expected bytes
+// are computed here from the pattern or the source bytes, never by the backend.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <functional>
+#include <numeric>
+
+#include "base/alignment.h"
+#include "hal/cts/cts_kernels.h"
+#include "hal/driver_registry.h"
+
+namespace hexir::hal {
+namespace {
+
+// Runs `test` on a device of every driver; a driver whose device is absent is skipped with a
+// warning (a CUDA build on a machine without a GPU), any other failure fails the test.
+void ForEachDevice(const std::function<void(Device&)>& test) {
+  int ran = 0;
+  for (const std::string& name : DriverRegistry::Default().names()) {
+    DeviceOptions options;
+    options.name = name;
+    options.threads = 2;
+    auto device = DriverRegistry::Default().CreateDevice(options);
+    if (!device.ok() && device.status().code() == StatusCode::kFailedPrecondition) {
+      WARN("skipping device '" << name << "': " << device.status().message());
+      continue;
+    }
+    REQUIRE(device.ok());
+    INFO("device " << (*device)->name());
+    test(**device);
+    CHECK((*device)->allocator().live_buffers() == 0);
+    ++ran;
+  }
+  CHECK(ran >= 1);  // the host is always there
+}
+
+std::vector<unsigned char> ReadBack(Device& device, DevicePtr source, uint64_t bytes) {
+  std::vector<unsigned char> out(bytes);
+  REQUIRE(device.queue().Copy(CopyDirection::kDeviceToHost, out.data(), source, bytes).ok());
+  REQUIRE(device.queue().Synchronize().ok());
+  return out;
+}
+
+unsigned char* At(const BufferPtr& buffer, uint64_t offset) { return static_cast<unsigned char*>(buffer->data()) + offset; }
+
+TEST_CASE("allocations know their size and space, are aligned, and are counted until destroyed", "[cts]") {
+  ForEachDevice([](Device& device) {
+    Allocator& allocator = device.allocator();
+    REQUIRE(!allocator.memory_spaces().empty());
+    CHECK(allocator.FindMemorySpace(allocator.memory_spaces()[0].name) == 0u);
+    CHECK_FALSE(allocator.FindMemorySpace("no such space").has_value());
+    uint64_t before = allocator.total_allocations();
+    std::vector<BufferPtr> buffers;
+    uint64_t bytes = 0;
+    for (uint64_t size : {0, 1, 3, 17, 63, 65, 4097, 1 << 20})
+      for (uint64_t alignment : {1, 2, 64, 4096}) {
+        auto buffer = allocator.Allocate(0, size, alignment);
+        REQUIRE(buffer.ok());
+        CHECK((*buffer)->size() == size);
+        CHECK((*buffer)->memory_space() == 0u);
+        CHECK(IsPointerAligned((*buffer)->data(), alignment));
+        bytes += size;
+        buffers.push_back(std::move(*buffer));
+      }
+    CHECK(allocator.live_buffers() == buffers.size());
+    CHECK(allocator.live_bytes() == bytes);
+    CHECK(allocator.total_allocations() == before + buffers.size());
+    Status leaks = allocator.CheckNoLeaks(device.name());
+    CHECK(leaks.code() == StatusCode::kFailedPrecondition);
+    CHECK(leaks.message().find("destroyed with " + std::to_string(buffers.size()) + " live buffers (" +
+                               std::to_string(bytes) + " bytes)") != std::string::npos);
+    buffers.clear();
+    CHECK(allocator.live_buffers() == 0);
+    CHECK(allocator.live_bytes() == 0);
+    CHECK(allocator.CheckNoLeaks(device.name()).ok());
+  });
+}
+
+TEST_CASE("allocation errors: unknown space, bad alignment, too large", "[cts]") {
+  ForEachDevice([](Device& device) {
+    Allocator& allocator = device.allocator();
+    auto space = allocator.Allocate(static_cast<uint32_t>(allocator.memory_spaces().size()), 64, 64);
+    CHECK(space.status().code() == StatusCode::kInvalidArgument);
+    CHECK(space.status().message().find("does not exist") != std::string::npos);
+    CHECK(allocator.Allocate(0, 64, 3).status().code() == StatusCode::kInvalidArgument);
+    CHECK(allocator.Allocate(0, uint64_t{1} << 62, 64).status().code() == StatusCode::kResourceExhausted);
+    CHECK(allocator.live_buffers() == 0);
+  });
+}
+
+TEST_CASE("fills of every pattern length at odd sizes and offsets", "[cts]") {
+  ForEachDevice([](Device& device) {
+    auto buffer = device.allocator().Allocate(0, 256, 64);
+    REQUIRE(buffer.ok());
+    const uint64_t pattern = 0x0807060504030201ull;
+    for (uint8_t n : {1, 2, 4, 8})
+      for (uint64_t offset : {0, 8, 24})
+        for (uint64_t count : {0, 1, 7, 13}) {
+          INFO("pattern length " << int{n} << ", offset " << offset << ", " << count << " patterns");
+          REQUIRE(device.queue().Fill((*buffer)->data(), 256, 0xEE, 1).ok());
+          REQUIRE(device.queue().Fill(At(*buffer, offset), count * n, pattern, n).ok());
+          std::vector<unsigned char> expected(256, 0xEE);
+          for (uint64_t i = 0; i < count * n; ++i) expected[offset + i] = static_cast<unsigned char>(1 + i % n);
+          CHECK(ReadBack(device, (*buffer)->data(), 256) == expected);
+        }
+    CHECK(device.queue().Fill((*buffer)->data(), 12, pattern, 3).code() == StatusCode::kInvalidArgument);
+    CHECK(device.queue().Fill((*buffer)->data(), 6, pattern, 4).code() == StatusCode::kInvalidArgument);
+  });
+}
+
+TEST_CASE("copies in every direction at odd sizes and offsets", "[cts]") {
+  ForEachDevice([](Device& device) {
+    auto buffer = device.allocator().Allocate(0, 512, 64);
+    REQUIRE(buffer.ok());
+    std::vector<unsigned char> source(300);
+    std::iota(source.begin(), source.end(), static_cast<unsigned char>(7));
+    for (uint64_t offset : {0, 1, 17, 64})
+      for (uint64_t length : {0, 1, 3, 63, 65, 200}) {
+        INFO("offset " << offset << ", length " << length);
+        REQUIRE(device.queue().Fill((*buffer)->data(), 512, 0, 1).ok());
+        REQUIRE(device.queue().Copy(CopyDirection::kHostToDevice, At(*buffer, offset), source.data() + 3, length).ok());
+        // Device to device, into the upper half, then overlapping by one byte (memmove semantics).
+        REQUIRE(device.queue().Copy(CopyDirection::kDeviceToDevice, At(*buffer, 256 + offset), At(*buffer, offset),
+                                    length).ok());
+        REQUIRE(device.queue().Copy(CopyDirection::kDeviceToDevice, At(*buffer, offset + 1), At(*buffer, offset),
+                                    length).ok());
+        std::vector<unsigned char> expected(512, 0);
+        for (uint64_t i = 0; i < length; ++i) expected[256 + offset + i] = source[3 + i];
+        for (uint64_t i = 0; i < length; ++i) expected[offset + 1 + i] = source[3 + i];
+        if (length > 0) expected[offset] = source[3];
+        CHECK(ReadBack(device, (*buffer)->data(), 512) == expected);
+      }
+  });
+}
+
+TEST_CASE("a test kernel dispatched on device buffers", "[cts]") {
+  ForEachDevice([](Device& device) {
+    auto kernels = cts::TestKernelsFor(device.name());
+    REQUIRE(kernels.ok());
+    ExecutableSource source;
+    source.format = kernels->format;
+    source.code = ByteSpan(kernels->code.data(), kernels->code.size());
+    source.entry_names = {"test_add8", "test_relu8"};
+    auto exe = device.LoadExecutable(source);
+    REQUIRE(exe.ok());
+    CHECK((*exe)->entry_count() == 2);
+    auto buffer = device.allocator().Allocate(0, 4 * 8 * sizeof(float), 64);
+    REQUIRE(buffer.ok());
+    float a[8], b[8];
+    for (int i = 0; i < 8; ++i) {
+      a[i] = static_cast<float>(i) - 4.5f;
+      b[i] = 0.25f * static_cast<float>(i);
+    }
+    auto* base = static_cast<float*>((*buffer)->data());
+    REQUIRE(device.queue().Copy(CopyDirection::kHostToDevice, base, a, sizeof(a)).ok());
+    REQUIRE(device.queue().Copy(CopyDirection::kHostToDevice, base + 8, b, sizeof(b)).ok());
+    DevicePtr add[3] = {base, base + 8, base + 16};
+    REQUIRE(device.queue().Dispatch(**exe, 0, {}, Span<const DevicePtr>(add, 3)).ok());
+    DevicePtr relu[2] = {base + 16, base + 24};
+    REQUIRE(device.queue().Dispatch(**exe, 1, {}, Span<const DevicePtr>(relu, 2)).ok());
+    std::vector<unsigned char> bytes = ReadBack(device, base + 16, 16 * sizeof(float));
+    float out[16];
+    std::memcpy(out, bytes.data(), sizeof(out));
+    for (int i = 0; i < 8; ++i) {
+      CHECK(out[i] == a[i] + b[i]);
+      CHECK(out[8 + i] == std::max(a[i] + b[i], 0.0f));
+    }
+  });
+}
+
+TEST_CASE("loading refuses other formats, bad code, missing entries and unmet requirements", "[cts]") {
+  ForEachDevice([](Device& device) {
+    auto kernels = cts::TestKernelsFor(device.name());
+    REQUIRE(kernels.ok());
+    ExecutableSource source;
+    source.format = kernels->format;
+    source.code = ByteSpan(kernels->code.data(), kernels->code.size());
+    source.entry_names = {"test_add8", "no_such_kernel"};
+    auto missing = device.LoadExecutable(source);
+    CHECK(missing.status().code() == StatusCode::kNotFound);
+    CHECK(missing.status().message().find("'no_such_kernel'") != std::string::npos);
+
+    ExecutableSource other = source;
+    other.entry_names = {"test_add8"};
+    other.format = kernels->format == ExecutableFormat::kHostElf ? ExecutableFormat::kCudaPtx : ExecutableFormat::kHostElf;
+    CHECK(device.LoadExecutable(other).status().code() == StatusCode::kInvalidArgument);
+
+    std::vector<unsigned char> junk(256, 0x42);
+    ExecutableSource bad = source;
+    bad.code = ByteSpan(junk.data(), junk.size());
+    bad.entry_names = {"test_add8"};
+    CHECK(device.LoadExecutable(bad).status().code() == StatusCode::kDataLoss);
+
+    if (kernels->format == ExecutableFormat::kHostElf) {
+      ExecutableSource needs = source;
+      needs.entry_names = {"test_add8"};
+      needs.cpu_features = {"avx9000"};
+      auto refused = device.LoadExecutable(needs);
+      CHECK(refused.status().code() == StatusCode::kFailedPrecondition);
+      CHECK(refused.status().message().find("'avx9000'") != std::string::npos);
+    }
+  });
+}
+
+TEST_CASE("constants made resident read back unchanged", "[cts]") {
+  ForEachDevice([](Device& device) {
+    std::vector<unsigned char> bytes(1000);
+    std::iota(bytes.begin(), bytes.end(), static_cast<unsigned char>(3));
+    auto resident = device.MakeResident(ByteSpan(bytes.data(), bytes.size()), 0);
+    REQUIRE(resident.ok());
+    CHECK((*resident)->size() == bytes.size());
+    CHECK(ReadBack(device, (*resident)->data(), bytes.size()) == bytes);
+    CHECK(device.MakeResident(ByteSpan(bytes.data(), bytes.size()), 99).status().code() ==
+          StatusCode::kInvalidArgument);
+  });
+}
+
+TEST_CASE("a caller's host buffers reach kernels, aligned or not", "[cts]") {
+  ForEachDevice([](Device& device) {
+    alignas(64) unsigned char host[64 + 1];
+    for (int i = 0; i < 65; ++i) host[i] = static_cast<unsigned char>(100 + i);
+    for (unsigned char* data : {host, host + 1}) {  // 4-byte elements: aligned, then not
+      BufferPtr staging;
+      if (device.NeedsInputStaging(4)) {
+        auto made = device.allocator().Allocate(0, 32, 64);
+        REQUIRE(made.ok());
+        staging = std::move(*made);
+      }
+      auto bound = device.BindHostInput(data, 32, 4, staging.get());
+      REQUIRE(bound.ok());
+      CHECK(IsPointerAligned(*bound, 4));
+      CHECK(ReadBack(device, *bound, 32) == std::vector<unsigned char>(data, data + 32));
+    }
+    alignas(64) unsigned char out[32] = {};
+    BufferPtr staging;
+    if (device.NeedsOutputStaging()) {
+      auto made = device.allocator().Allocate(0, 32, 64);
+      REQUIRE(made.ok());
+      staging = std::move(*made);
+    }
+    auto bound = device.BindHostOutput(out, 32, staging.get());
+    REQUIRE(bound.ok());
+    REQUIRE(device.queue().Fill(*bound, 32, 0x5A, 1).ok());
+    REQUIRE(device.FinishHostOutput(out, 32, staging.get()).ok());
+    CHECK(std::vector<unsigned char>(out, out + 32) == std::vector<unsigned char>(32, 0x5A));
+  });
+}
+
+TEST_CASE("the driver registry makes devices by name and says why it cannot", "[cts]") {
+  const DriverRegistry& registry = DriverRegistry::Default();
+  for (const char* name : {"host", "cpu", "host:0"}) {
+    auto device = registry.CreateDevice({name, 1});
+    REQUIRE(device.ok());
+    CHECK((*device)->name() == "host");
+  }
+  auto unknown = registry.CreateDevice({"tpu", 1});
+  CHECK(unknown.status().code() == StatusCode::kNotFound);
+  CHECK(unknown.status().message() == "no such device 'tpu' (devices: host, cuda)");
+  CHECK(registry.CreateDevice({"host", -1}).status().code() == StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace hexir::hal

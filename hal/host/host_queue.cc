@@ -1,0 +1,52 @@
+#include "hal/host/host_queue.h"
+
+#include <cstring>
+
+#include "hal/host/host_executable.h"
+
+namespace hexir::hal {
+namespace {
+
+struct DispatchContext {
+  HostKernelFn fn;
+  void* const* bindings;
+};
+
+void RunWorkgroups(void* ctx, uint32_t begin, uint32_t end) {
+  auto* c = static_cast<DispatchContext*>(ctx);
+  c->fn(c->bindings, begin, end);
+}
+
+}  // namespace
+
+Status HostQueue::Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
+                           Span<const DevicePtr> bindings) {
+  // Only host executables reach a host queue (the host device made them).
+  const auto& host = static_cast<const HostExecutable&>(executable);
+  DispatchContext ctx{host.entry(entry), bindings.data()};
+  pool_.ParallelFor(static_cast<uint32_t>(workgroups.total()), RunWorkgroups, &ctx);
+  return Status::Ok();
+}
+
+Status HostQueue::Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) {
+  if (pattern_length != 1 && pattern_length != 2 && pattern_length != 4 && pattern_length != 8)
+    return InvalidArgumentError("fill pattern length ", int{pattern_length}, " is not 1, 2, 4 or 8");
+  if (length % pattern_length != 0)
+    return InvalidArgumentError("fill of ", length, " bytes is not a multiple of its ", int{pattern_length},
+                                "-byte pattern");
+  auto* dst = static_cast<unsigned char*>(target);
+  if (pattern_length == 1) {
+    std::memset(dst, static_cast<int>(pattern & 0xff), length);
+    return Status::Ok();
+  }
+  for (uint64_t i = 0; i < length; i += pattern_length) std::memcpy(dst + i, &pattern, pattern_length);
+  return Status::Ok();
+}
+
+Status HostQueue::Copy(CopyDirection, void* target, const void* source, uint64_t length) {
+  // Host and device memory are the same memory: every direction is a memmove.
+  std::memmove(target, source, length);
+  return Status::Ok();
+}
+
+}  // namespace hexir::hal
