@@ -45,8 +45,7 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
         const auto* c = cmd->op_as_CopyCommand();
         // Both slots are device memory (arena, constants, bound inputs and outputs).
         HEXIR_RETURN_IF_ERROR(queue.Copy(hal::CopyDirection::kDeviceToDevice, Resolve(*c->target(), bases),
-                                         Resolve(*c->source(), bases),
-                                          c->target()->length()));
+                                         Resolve(*c->source(), bases), c->target()->length()));
         break;
       }
       case fb::CommandOp::DispatchCommand: {

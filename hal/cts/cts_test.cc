@@ -113,25 +113,25 @@ TEST_CASE("fills of every pattern length at odd sizes and offsets", "[cts]") {
 
 TEST_CASE("copies in every direction at odd sizes and offsets", "[cts]") {
   ForEachDevice([](Device& device) {
-    auto buffer = device.allocator().Allocate(0, 512, 64);
+    auto buffer = device.allocator().Allocate(0, 1024, 64);
     REQUIRE(buffer.ok());
     std::vector<unsigned char> source(300);
     std::iota(source.begin(), source.end(), static_cast<unsigned char>(7));
     for (uint64_t offset : {0, 1, 17, 64})
       for (uint64_t length : {0, 1, 3, 63, 65, 200}) {
         INFO("offset " << offset << ", length " << length);
-        REQUIRE(device.queue().Fill((*buffer)->data(), 512, 0, 1).ok());
+        REQUIRE(device.queue().Fill((*buffer)->data(), 1024, 0, 1).ok());
         REQUIRE(device.queue().Copy(CopyDirection::kHostToDevice, At(*buffer, offset), source.data() + 3, length).ok());
         // Device to device, into the upper half, then overlapping by one byte (memmove semantics).
-        REQUIRE(device.queue().Copy(CopyDirection::kDeviceToDevice, At(*buffer, 256 + offset), At(*buffer, offset),
+        REQUIRE(device.queue().Copy(CopyDirection::kDeviceToDevice, At(*buffer, 512 + offset), At(*buffer, offset),
                                     length).ok());
         REQUIRE(device.queue().Copy(CopyDirection::kDeviceToDevice, At(*buffer, offset + 1), At(*buffer, offset),
                                     length).ok());
-        std::vector<unsigned char> expected(512, 0);
-        for (uint64_t i = 0; i < length; ++i) expected[256 + offset + i] = source[3 + i];
+        std::vector<unsigned char> expected(1024, 0);
+        for (uint64_t i = 0; i < length; ++i) expected[512 + offset + i] = source[3 + i];
         for (uint64_t i = 0; i < length; ++i) expected[offset + 1 + i] = source[3 + i];
         if (length > 0) expected[offset] = source[3];
-        CHECK(ReadBack(device, (*buffer)->data(), 512) == expected);
+        CHECK(ReadBack(device, (*buffer)->data(), 1024) == expected);
       }
   });
 }
