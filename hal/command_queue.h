@@ -37,7 +37,8 @@ class CommandQueue {
   // Fills `length` bytes of device memory at `target` with a repeating `pattern_length`-byte
   // pattern (1, 2, 4 or 8).
   virtual Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) = 0;
-  // Copies `length` bytes; the ranges may overlap only for kDeviceToDevice.
+  // Copies `length` bytes between ranges that do not overlap (a GPU's copy engines do not
+  // promise memmove semantics; the VM never copies between overlapping slots).
   virtual Status Copy(CopyDirection direction, void* target, const void* source, uint64_t length) = 0;
   virtual Status Synchronize() = 0;
 };

@@ -1,31 +1,15 @@
 #include "hal/driver_registry.h"
 
+#include "hal/cuda/cuda_driver.h"
 #include "hal/host/host_driver.h"
 
 namespace hexir::hal {
-namespace {
-
-// A driver whose backend this build does not have: asking for its device says why.
-class UnavailableDriver final : public Driver {
- public:
-  UnavailableDriver(std::string name, std::string reason) : name_(std::move(name)), reason_(std::move(reason)) {}
-  std::string name() const override { return name_; }
-  StatusOr<std::unique_ptr<Device>> CreateDevice(const DeviceOptions&) override {
-    return FailedPreconditionError(reason_);
-  }
-
- private:
-  std::string name_, reason_;
-};
-
-}  // namespace
 
 const DriverRegistry& DriverRegistry::Default() {
   static const DriverRegistry* registry = [] {
     auto* r = new DriverRegistry();
     r->Register(CreateHostDriver(), {"cpu"});
-    r->Register(std::make_unique<UnavailableDriver>(
-        "cuda", "no CUDA device: this build of the runtime has no CUDA backend yet"));
+    r->Register(cuda::CreateCudaDriver());
     return r;
   }();
   return *registry;

@@ -15,8 +15,8 @@ namespace hexir::hal {
 
 class DriverRegistry {
  public:
-  // Every driver of this build: host; a driver whose backend is not built answers
-  // FAILED_PRECONDITION with the reason.
+  // Every driver of this build: host (alias cpu) and cuda (its device answers
+  // FAILED_PRECONDITION, saying why, where there is no driver library or no GPU).
   static const DriverRegistry& Default();
 
   void Register(std::unique_ptr<Driver> driver, std::vector<std::string> aliases = {});

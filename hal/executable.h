@@ -8,6 +8,7 @@
 // executable from several threads is safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct ExecutableSource {
   std::vector<std::string> entry_names;   // resolved in order: entry i is entry_names[i]
   // Host code: instruction-set extensions it was compiled for (LLVM's names: "avx2", ...).
   std::vector<std::string> cpu_features;
+  // Per entry: invocations per workgroup, x, y, z (a GPU's block; host kernels: 1, 1, 1). Empty:
+  // 1, 1, 1 for every entry.
+  std::vector<std::array<uint32_t, 3>> workgroup_sizes;
 };
 
 class Executable {

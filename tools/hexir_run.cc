@@ -24,8 +24,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
-    "                 [--benchmark RUNS] [--in-place OUTPUT]...\n"
-    "Runs the function (default 'main') on the host. Without --output, prints each output's\n"
+    "                 [--benchmark RUNS] [--in-place OUTPUT]... [--device NAME]\n"
+    "Runs the function (default 'main') on --device (default 'host'; 'cuda' or 'cuda:N' for a\n"
+    "GPU, with a model compiled for it). Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
     "not given are zeros). --threads: worker threads per dispatch (default: every core).\n"
     "--in-place OUTPUT binds OUTPUT onto the buffer of the donated input it is tied to, so the\n"
@@ -99,6 +100,9 @@ int main(int argc, char** argv) {
       if (!hexir::tools::ParseInteger(value, 0, 1024, &n)) return Fail("--threads needs a count from 0 to 1024");
       runtime_options.threads = static_cast<int>(n);
       ++i;
+    } else if (arg == "--device") {
+      if (!value) return Fail("--device needs a name (host, cuda, cuda:N)");
+      runtime_options.device = argv[++i];
     } else if (arg == "--in-place") {
       if (!value) return Fail("--in-place needs an output name");
       in_place.push_back(argv[++i]);

@@ -51,7 +51,11 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
     source.format = lib->format() == serializer::fb::KernelFormat::CudaPtx ? hal::ExecutableFormat::kCudaPtx
                                                                            : hal::ExecutableFormat::kHostElf;
     source.code = module->view_.section(lib->section());
-    for (const auto* e : *lib->entries()) source.entry_names.push_back(e->name()->str());
+    for (const auto* e : *lib->entries()) {
+      source.entry_names.push_back(e->name()->str());
+      const auto* size = e->workgroup_size();  // 3 sizes (the reader checked)
+      source.workgroup_sizes.push_back({size->Get(0), size->Get(1), size->Get(2)});
+    }
     if (lib->cpu_features() != nullptr)
       for (const auto* feature : *lib->cpu_features()) source.cpu_features.push_back(feature->str());
     // The device checks the requirements (host: the CPU's extensions) before loading.

@@ -7,7 +7,11 @@ namespace hexir::hal::cts {
 StatusOr<TestKernels> TestKernelsFor(const std::string& device_name) {
   if (device_name == "host") {
     HEXIR_ASSIGN_OR_RETURN(std::string elf, ReadFileToString(HEXIR_TEST_KERNELS_PATH));
-    return TestKernels{ExecutableFormat::kHostElf, std::vector<unsigned char>(elf.begin(), elf.end())};
+    return TestKernels{ExecutableFormat::kHostElf, std::vector<unsigned char>(elf.begin(), elf.end()), {1, 1, 1}};
+  }
+  if (device_name.rfind("cuda", 0) == 0) {
+    HEXIR_ASSIGN_OR_RETURN(std::string ptx, ReadFileToString(HEXIR_CUDA_TEST_KERNELS_PATH));
+    return TestKernels{ExecutableFormat::kCudaPtx, std::vector<unsigned char>(ptx.begin(), ptx.end()), {8, 1, 1}};
   }
   return NotFoundError("no conformance kernels for device '", device_name, "'");
 }

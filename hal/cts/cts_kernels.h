@@ -4,6 +4,8 @@
 // A new backend adds its format here (CUDA: the same kernels as PTX).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@ namespace hexir::hal::cts {
 struct TestKernels {
   ExecutableFormat format;
   std::vector<unsigned char> code;
+  std::array<uint32_t, 3> workgroup_size;  // of both kernels
 };
 
 // The test kernels a device named `device_name` runs; NOT_FOUND for a backend without any.

@@ -33,6 +33,10 @@ class HostDevice final : public Device {
         return FailedPreconditionError("its kernels need the CPU extension '", feature,
                                        "', which this CPU lacks; recompile with hexir-compile --target-cpu ",
                                        "for this machine (e.g. --target-cpu=x86-64-v2)");
+    for (const std::array<uint32_t, 3>& size : source.workgroup_sizes)
+      if (size[0] != 1 || size[1] != 1 || size[2] != 1)
+        return InvalidArgumentError("host kernels run one invocation per workgroup, not ", size[0], "x", size[1],
+                                    "x", size[2]);
     HEXIR_ASSIGN_OR_RETURN(auto exe, HostExecutable::Load(source.code, source.entry_names));
     return std::unique_ptr<Executable>(std::move(exe));
   }

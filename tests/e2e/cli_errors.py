@@ -220,6 +220,11 @@ def main():
         for threads in ["-3", "3x", "1025"]:
             expect_failure(f"hexir-run: --threads {threads}", [run_, exe, "--threads", threads],
                            "--threads needs a count from 0 to 1024")
+        expect_failure("hexir-run: unknown --device", [run_, exe, "--device", "tpu"],
+                       "no such device 'tpu' (devices: host, cuda)")
+        if not os.path.exists("/dev/nvidia0"):  # CI: no GPU, and the reason is named
+            expect_failure("hexir-run: --device cuda without a GPU", [run_, exe, "--device", "cuda"], "no CUDA")
+        expect_success("hexir-run: --device host", [run_, exe, "--device", "host", "--input", "x=x.npy"])
         expect_failure("hexir-run: --in-place on an untied output", [run_, exe, "--input", "x=x.npy",
                                                                      "--in-place", "probs"],
                        "output 'probs' is not tied to a donated input")

@@ -1,0 +1,114 @@
+#include "hal/cuda/cuda_device.h"
+
+#include <cstring>
+
+#include "base/log.h"
+#include "hal/cuda/cuda_allocator.h"
+#include "hal/cuda/cuda_executable.h"
+#include "hal/cuda/cuda_queue.h"
+
+namespace hexir::hal::cuda {
+namespace {
+
+class CudaDevice final : public Device {
+ public:
+  ~CudaDevice() override {
+    queue_.reset();
+    if (allocator_ != nullptr) {
+      Status leaks = allocator_->CheckNoLeaks(name());
+      if (!leaks.ok()) Log(LogSeverity::kWarning, leaks.message());
+    }
+    if (!retained_) return;
+    Status s = context_.api->Check(context_.api->cuDevicePrimaryCtxRelease(context_.device), "cuDevicePrimaryCtxRelease");
+    if (!s.ok()) Log(LogSeverity::kError, s.message());
+  }
+
+  static StatusOr<std::unique_ptr<Device>> Create(const CudaLibrary* api, int ordinal) {
+    std::unique_ptr<CudaDevice> device(new CudaDevice());
+    CudaContext& c = device->context_;
+    c.api = api;
+    c.ordinal = ordinal;
+    HEXIR_RETURN_IF_ERROR(api->Check(api->cuDeviceGet(&c.device, ordinal), "cuDeviceGet"));
+    HEXIR_RETURN_IF_ERROR(api->Check(api->cuDevicePrimaryCtxRetain(&c.context, c.device), "cuDevicePrimaryCtxRetain"));
+    device->retained_ = true;
+    HEXIR_RETURN_IF_ERROR(api->Check(
+        api->cuDeviceGetAttribute(&c.max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, c.device),
+        "cuDeviceGetAttribute"));
+    device->allocator_ = std::make_unique<CudaAllocator>(c);
+    HEXIR_ASSIGN_OR_RETURN(device->queue_, CudaQueue::Create(c));
+    return std::unique_ptr<Device>(std::move(device));
+  }
+
+  std::string name() const override { return "cuda:" + std::to_string(context_.ordinal); }
+  Allocator& allocator() override { return *allocator_; }
+  CommandQueue& queue() override { return *queue_; }
+
+  StatusOr<std::unique_ptr<Executable>> LoadExecutable(const ExecutableSource& source) override {
+    HEXIR_ASSIGN_OR_RETURN(auto exe, CudaExecutable::Load(context_, source));
+    return std::unique_ptr<Executable>(std::move(exe));
+  }
+
+  StatusOr<BufferPtr> MakeResident(ByteSpan bytes, uint32_t memory_space) override {
+    HEXIR_ASSIGN_OR_RETURN(BufferPtr buffer, allocator_->Allocate(memory_space, bytes.size(), 256));
+    if (bytes.empty()) return buffer;
+    // Through pinned memory: one asynchronous copy at full bandwidth, then the staging goes.
+    HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
+    const CudaLibrary& api = *context_.api;
+    void* pinned = nullptr;
+    HEXIR_RETURN_IF_ERROR(api.Check(api.cuMemHostAlloc(&pinned, bytes.size(), CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc"));
+    std::memcpy(pinned, bytes.data(), bytes.size());
+    Status s = queue_->Copy(CopyDirection::kHostToDevice, buffer->data(), pinned, bytes.size());
+    if (s.ok()) s = queue_->Synchronize();
+    Status freed = api.Check(api.cuMemFreeHost(pinned), "cuMemFreeHost");
+    HEXIR_RETURN_IF_ERROR(s);
+    HEXIR_RETURN_IF_ERROR(freed);
+    return buffer;
+  }
+
+  // Kernels cannot read the caller's host memory: every tensor goes through device staging.
+  bool NeedsInputStaging(uint64_t) const override { return true; }
+  bool NeedsOutputStaging() const override { return true; }
+
+  StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t, Buffer* staging) override {
+    if (bytes == 0) return staging ? staging->data() : nullptr;
+    if (staging == nullptr || staging->size() < bytes)
+      return InternalError("an input of ", bytes, " bytes has no device staging buffer");
+    HEXIR_RETURN_IF_ERROR(queue_->Copy(CopyDirection::kHostToDevice, staging->data(), data, bytes));
+    return staging->data();
+  }
+
+  StatusOr<DevicePtr> BindHostOutput(void*, uint64_t bytes, Buffer* staging) override {
+    if (bytes == 0) return staging ? staging->data() : nullptr;
+    if (staging == nullptr || staging->size() < bytes)
+      return InternalError("an output of ", bytes, " bytes has no device staging buffer");
+    return staging->data();
+  }
+
+  Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging) override {
+    if (bytes == 0) return Status::Ok();
+    if (staging == nullptr) return InternalError("an output of ", bytes, " bytes has no device staging buffer");
+    HEXIR_RETURN_IF_ERROR(queue_->Copy(CopyDirection::kDeviceToHost, data, staging->data(), bytes));
+    return queue_->Synchronize();
+  }
+
+ private:
+  CudaDevice() = default;
+  CudaContext context_;
+  bool retained_ = false;
+  std::unique_ptr<CudaAllocator> allocator_;
+  std::unique_ptr<CudaQueue> queue_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int ordinal) {
+  HEXIR_ASSIGN_OR_RETURN(const CudaLibrary* api, CudaLibrary::Get());
+  int count = 0;
+  HEXIR_RETURN_IF_ERROR(api->Check(api->cuDeviceGetCount(&count), "cuDeviceGetCount"));
+  if (count == 0) return FailedPreconditionError("no CUDA device: the driver reports none");
+  if (ordinal < 0 || ordinal >= count)
+    return FailedPreconditionError("no CUDA device cuda:", ordinal, " (the driver reports ", count, ")");
+  return CudaDevice::Create(api, ordinal);
+}
+
+}  // namespace hexir::hal::cuda
