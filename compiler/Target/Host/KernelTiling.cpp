@@ -1,0 +1,284 @@
+//===- KernelTiling.cpp - the tiling steps of hexir-tile-and-vectorize ----===//
+#include "Target/Host/KernelTiling.h"
+
+#include "Target/Host/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+// A register tile of a packed convolution (one panel: p has extent 1) as the named
+// convolution it is, on rank-reduced views of its filter [1, kh, kw, c, fi] and output
+// [n, oh, ow, 1, fi] tiles, so that the convolution decomposition and vectorizer take it.
+void mlir::hexir::toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides,
+                 ArrayRef<int64_t> dilations) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto dropDim = [&](Value v, unsigned dim) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + dim);
+    SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0)),
+        ones(type.getRank(), rewriter.getIndexAttr(1)), sizes;
+    for (int64_t s : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(s));
+    return tensor::ExtractSliceOp::create(rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v,
+                                          zeros, sizes, ones)
+        .getResult();
+  };
+  Value out = op.getDpsInits()[0];
+  Value filter = dropDim(op.getDpsInputs()[1], 0), out4 = dropDim(out, 3);
+  auto attr = [&](ArrayRef<int64_t> values) {
+    return DenseIntElementsAttr::get(RankedTensorType::get({2}, rewriter.getI64Type()), values);
+  };
+  Value conv = linalg::Conv2DNhwcHwcfOp::create(rewriter, loc, TypeRange{out4.getType()},
+                                                ValueRange{op.getDpsInputs()[0], filter}, ValueRange{out4},
+                                                attr(strides), attr(dilations))
+                   ->getResult(0);
+  auto outType = cast<RankedTensorType>(out.getType());
+  SmallVector<OpFoldResult> zeros(outType.getRank(), rewriter.getIndexAttr(0)),
+      ones(outType.getRank(), rewriter.getIndexAttr(1)), sizes;
+  for (int64_t s : outType.getShape())
+    sizes.push_back(rewriter.getIndexAttr(s));
+  rewriter.replaceOp(op, tensor::InsertSliceOp::create(rewriter, loc, conv, out, zeros, sizes, ones).getResult());
+}
+
+// Tiles `op` with `sizes` (0: not tiled) and replaces it; returns the tiled op and the loops.
+FailureOr<scf::SCFTilingResult> mlir::hexir::tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(op, result->replacements);
+  return result;
+}
+
+
+// A kernel that only pads (before a convolution or pooling) is split into workgroups of rows
+// of its result: each writes its rows' border and copies its rows of the source, in parallel.
+LogicalResult mlir::hexir::splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups) {
+  tensor::PadOp pad;
+  for (Operation &op : fn.getBody().front()) {
+    if (isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp>(op))
+      continue;
+    if (pad || !isa<tensor::PadOp>(op))
+      return success();
+    pad = cast<tensor::PadOp>(op);
+  }
+  if (!pad || !pad.getResultType().hasStaticShape() || !pad->hasOneUse() ||
+      !isa<func::ReturnOp>(*pad->getUsers().begin()))
+    return success();
+  ArrayRef<int64_t> shape = pad.getResultType().getShape();
+  // The outermost dimension with more than one index.
+  std::optional<unsigned> dim;
+  for (unsigned d = 0; d < shape.size() && !dim; ++d)
+    if (shape[d] > 1)
+      dim = d;
+  if (!dim)
+    return success();
+  int64_t elements = pad.getResultType().getNumElements();
+  int64_t wanted = std::clamp<int64_t>(elements / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
+  int64_t chunk = divisorAtLeast(shape[*dim], (shape[*dim] + wanted - 1) / wanted);
+  int64_t workgroups = shape[*dim] / chunk;
+  if (workgroups <= 1)
+    return success();
+  Value padValue = pad.getConstantPaddingValue();
+  if (!padValue || llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic) ||
+      llvm::any_of(pad.getStaticHigh(), ShapedType::isDynamic))
+    return success();
+  // Destination-passing form, so that it bufferizes in place: for each chunk of rows
+  // [r0, r0 + chunk) of the result, fill the chunk, then copy the source rows that land in it.
+  IRRewriter rewriter(fn.getContext());
+  Location loc = pad.getLoc();
+  rewriter.setInsertionPoint(pad);
+  auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(), rewriter.getIndexType());
+  RankedTensorType type = pad.getResultType();
+  RankedTensorType sourceType = pad.getSourceType();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v).getResult(); };
+  Value chunkV = index(chunk);
+  auto loop = scf::ForOp::create(rewriter, loc, range.getBegin(), range.getEnd(), index(1), ValueRange{empty});
+  rewriter.setInsertionPointToStart(loop.getBody());
+  Value dest = loop.getRegionIterArgs()[0];
+  Value r0 = arith::MulIOp::create(rewriter, loc, loop.getInductionVar(), chunkV);
+  unsigned rank = shape.size();
+  SmallVector<OpFoldResult> tileOffsets(rank, rewriter.getIndexAttr(0)), tileSizes, ones(rank, rewriter.getIndexAttr(1));
+  for (unsigned d = 0; d < rank; ++d)
+    tileSizes.push_back(rewriter.getIndexAttr(d == *dim ? chunk : shape[d]));
+  tileOffsets[*dim] = r0;
+  Value destTile = tensor::ExtractSliceOp::create(rewriter, loc, dest, tileOffsets, tileSizes, ones);
+  Value filled = linalg::FillOp::create(rewriter, loc, padValue, destTile)->getResult(0);
+  // Source rows [s0, s1) = [r0, r0 + chunk) - low, clamped to the source.
+  int64_t low = pad.getStaticLow()[*dim], rows = sourceType.getDimSize(*dim);
+  auto clamp = [&](Value v) {
+    return arith::MinSIOp::create(rewriter, loc, arith::MaxSIOp::create(rewriter, loc, v, index(0)), index(rows))
+        .getResult();
+  };
+  Value s0 = clamp(arith::SubIOp::create(rewriter, loc, r0, index(low)));
+  Value s1 = clamp(arith::SubIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, r0, index(chunk - low)), index(0)));
+  Value count = arith::SubIOp::create(rewriter, loc, s1, s0);
+  SmallVector<OpFoldResult> srcOffsets, srcSizes, dstOffsets;
+  for (unsigned d = 0; d < rank; ++d) {
+    if (d == *dim) {
+      srcOffsets.push_back(s0);
+      srcSizes.push_back(count);
+      // Row s0 of the source is row s0 + low - r0 of the chunk.
+      dstOffsets.push_back(
+          arith::SubIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, s0, index(low)), r0).getResult());
+    } else {
+      srcOffsets.push_back(rewriter.getIndexAttr(0));
+      srcSizes.push_back(rewriter.getIndexAttr(sourceType.getDimSize(d)));
+      dstOffsets.push_back(rewriter.getIndexAttr(pad.getStaticLow()[d]));
+    }
+  }
+  Value rowsOfSource = tensor::ExtractSliceOp::create(rewriter, loc, pad.getSource(), srcOffsets, srcSizes, ones);
+  Value tile = tensor::InsertSliceOp::create(rewriter, loc, rowsOfSource, filled, dstOffsets, srcSizes, ones);
+  Value updated = tensor::InsertSliceOp::create(rewriter, loc, tile, dest, tileOffsets, tileSizes, ones);
+  scf::YieldOp::create(rewriter, loc, updated);
+  rewriter.replaceOp(pad, loop.getResults());
+  fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
+  return success();
+}
+
+// The workgroup loop: one loop over this invocation's chunks [begin, end) of the output (the
+// chunks of two split dimensions numbered row-major). In each iteration every writer computes
+// its tile of the chunk, in order, onto the previous writer's tile: a chunk's bias, its
+// convolution and its activation follow each other while the chunk is in cache. Replaces
+// `writers` by their tiles in `tiled`.
+LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> writers,
+                                         ArrayRef<WorkgroupSplit> splits, WorkgroupRangeOp range,
+                                         SmallVector<linalg::LinalgOp> &tiled) {
+  linalg::LinalgOp last = writers.back();
+  Location loc = last.getLoc();
+  auto type = cast<RankedTensorType>(last->getResult(0).getType());
+  if (llvm::any_of(writers, [&](linalg::LinalgOp w) { return w->getResult(0).getType() != type; }))
+    return failure();
+  rewriter.setInsertionPoint(last);
+  Value dest = writers.front().getDpsInits()[0];
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto loop = scf::ForOp::create(rewriter, loc, range.getBegin(), range.getEnd(), one, ValueRange{dest});
+  rewriter.setInsertionPointToStart(loop.getBody());
+  // The chunk's offsets in the output.
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes, ones(rank, rewriter.getIndexAttr(1));
+  for (int64_t d : type.getShape())
+    sizes.push_back(rewriter.getIndexAttr(d));
+  Value rest = loop.getInductionVar();
+  for (const WorkgroupSplit &split : llvm::reverse(splits)) {
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, split.count);
+    Value index = split.outDim == splits.front().outDim
+                      ? rest
+                      : arith::RemUIOp::create(rewriter, loc, rest, count).getResult();
+    if (split.outDim != splits.front().outDim)
+      rest = arith::DivUIOp::create(rewriter, loc, rest, count);
+    offsets[split.outDim] =
+        arith::MulIOp::create(rewriter, loc, index, arith::ConstantIndexOp::create(rewriter, loc, split.chunk))
+            .getResult();
+    sizes[split.outDim] = rewriter.getIndexAttr(split.chunk);
+  }
+  Value current = tensor::ExtractSliceOp::create(rewriter, loc, loop.getRegionIterArgs()[0], offsets, sizes, ones);
+  tiled.clear();
+  for (linalg::LinalgOp writer : writers) {
+    // The writer's loops that the output dimensions index.
+    AffineMap map = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
+    SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
+    SmallVector<OpFoldResult> loopOffsets(ranges.size(), rewriter.getIndexAttr(0)), loopSizes;
+    for (int64_t r : ranges)
+      loopSizes.push_back(rewriter.getIndexAttr(r));
+    for (int64_t d = 0; d < rank; ++d) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+      if (!dim)
+        return failure();
+      loopOffsets[dim.getPosition()] = offsets[d];
+      loopSizes[dim.getPosition()] = sizes[d];
+    }
+    FailureOr<TilingResult> tile =
+        cast<TilingInterface>(writer.getOperation()).getTiledImplementation(rewriter, loopOffsets, loopSizes);
+    if (failed(tile) || tile->tiledOps.size() != 1)
+      return failure();
+    auto tiledOp = cast<linalg::LinalgOp>(tile->tiledOps[0]);
+    OpOperand *tiledInit = tiledOp.getDpsInitOperand(0);
+    Operation *slice = tiledInit->get().getDefiningOp();
+    rewriter.modifyOpInPlace(tiledOp, [&] { tiledInit->set(current); });
+    if (slice && slice->use_empty())
+      rewriter.eraseOp(slice);
+    current = tiledOp->getResult(0);
+    tiled.push_back(tiledOp);
+  }
+  Value updated = tensor::InsertSliceOp::create(rewriter, loc, current, loop.getRegionIterArgs()[0], offsets, sizes, ones);
+  scf::YieldOp::create(rewriter, loc, updated);
+  rewriter.replaceAllUsesWith(last->getResult(0), loop.getResult(0));
+  for (linalg::LinalgOp writer : llvm::reverse(writers))
+    rewriter.eraseOp(writer);
+  return success();
+}
+
+// A kernel that pads its root's result (dispatch formation fuses the producer of a pad into
+// the pad's kernel) writes the result in place into the padded tensor: workgroup 0 fills the
+// border, the root's accumulator is the interior. No unpadded tensor and no copy. Returns the
+// interior, which replaces the tensor.empty the root's initializers start from.
+Value mlir::hexir::padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin,
+                              SmallVectorImpl<linalg::FillOp> &fills) {
+  Location loc = pad.getLoc();
+  RankedTensorType type = pad.getResultType();
+  ArrayRef<int64_t> shape = type.getShape(), source = pad.getSourceType().getShape();
+  ArrayRef<int64_t> low = pad.getStaticLow();
+  Attribute value;
+  (void)matchPattern(pad.getConstantPaddingValue(), m_Constant(&value));
+  Value padValue = arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, begin, zero);
+  auto border = scf::IfOp::create(rewriter, loc, TypeRange{type}, first, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    // The border as disjoint slabs: for each padded dimension d, its low and high ranges
+    // with the dimensions before d interior and those after d whole.
+    rewriter.setInsertionPointToStart(&border.getThenRegion().front());
+    Value acc = empty;
+    unsigned rank = shape.size();
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    for (unsigned d = 0; d < rank; ++d) {
+      int64_t high = shape[d] - low[d] - source[d];
+      for (auto [start, size] : {std::pair(int64_t(0), low[d]), std::pair(low[d] + source[d], high)}) {
+        if (size == 0)
+          continue;
+        SmallVector<OpFoldResult> offsets, sizes;
+        for (unsigned j = 0; j < rank; ++j) {
+          int64_t o = j < d ? low[j] : j == d ? start : 0, n = j < d ? source[j] : j == d ? size : shape[j];
+          offsets.push_back(rewriter.getIndexAttr(o));
+          sizes.push_back(rewriter.getIndexAttr(n));
+        }
+        Value slab = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets, sizes, ones);
+        auto fill = linalg::FillOp::create(rewriter, loc, padValue, slab);
+        fills.push_back(fill);
+        Value filled = fill->getResult(0);
+        acc = tensor::InsertSliceOp::create(rewriter, loc, filled, acc, offsets, sizes, ones);
+      }
+    }
+    scf::YieldOp::create(rewriter, loc, acc);
+    rewriter.setInsertionPointToStart(&border.getElseRegion().front());
+    scf::YieldOp::create(rewriter, loc, empty);
+  }
+  SmallVector<OpFoldResult> offsets, sizes, ones(shape.size(), rewriter.getIndexAttr(1));
+  for (unsigned j = 0; j < shape.size(); ++j) {
+    offsets.push_back(rewriter.getIndexAttr(low[j]));
+    sizes.push_back(rewriter.getIndexAttr(source[j]));
+  }
+  Value interior = tensor::ExtractSliceOp::create(rewriter, loc, border.getResult(0), offsets, sizes, ones);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(pad);
+    Value result = tensor::InsertSliceOp::create(rewriter, loc, pad.getSource(), border.getResult(0), offsets,
+                                                 sizes, ones);
+    rewriter.replaceOp(pad, result);
+  }
+  return interior;
+}

@@ -1,0 +1,45 @@
+//===- KernelTiling.h - the tiling steps of hexir-tile-and-vectorize -*- C++ -*-===//
+//
+// The rewrites TileAndVectorize.cpp strings together for one kernel (the choice of tiles is
+// Transforms/KernelStrategy.cpp's): tiling an op and replacing it, the workgroup loop that runs
+// a chunk's writers one after the other, a pad written in place around its producer's result,
+// a pad-only kernel split into rows, and a packed convolution's register tile as the named
+// convolution the vectorizer takes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_TARGET_HOST_KERNELTILING_H
+#define HEXIR_COMPILER_TARGET_HOST_KERNELTILING_H
+
+#include "Dialect/HexirDialect.h"
+#include "Transforms/KernelStrategy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::hexir {
+
+// Tiles `op` with `sizes` (0: not tiled) and replaces it; returns the tiled op and the loops.
+FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes);
+
+// A register tile of a packed convolution (one panel) as the named convolution it is.
+void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides,
+                 ArrayRef<int64_t> dilations);
+
+// A kernel that only pads is split into workgroups of rows of its result (at most
+// `maxWorkgroups`, at least `minWork` elements each). Kernels of another shape are unchanged.
+LogicalResult splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);
+
+// The workgroup loop over this invocation's chunks of the output: every writer computes its
+// tile of the chunk, in order. Replaces `writers` by their tiles in `tiled`.
+LogicalResult workgroupLoop(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> writers,
+                            ArrayRef<WorkgroupSplit> splits, WorkgroupRangeOp range,
+                            SmallVector<linalg::LinalgOp> &tiled);
+
+// The root's result written in place into the padded tensor: workgroup `begin` == 0 fills the
+// border (its fills are appended to `fills`). Returns the interior.
+Value padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin, SmallVectorImpl<linalg::FillOp> &fills);
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TARGET_HOST_KERNELTILING_H
