@@ -53,13 +53,13 @@ std::string FormatPlanTable(const PlanReport& r) {
   }
   std::snprintf(line, sizeof(line),
                 "  arena %llu bytes; lower bound %llu bytes (before in-place %llu); fragmentation %.1f%%; "
-                "naive %llu bytes; solver %s\n"
+                "naive %llu bytes; solver %s (%s)\n"
                 "  live peak %llu bytes in program order, %llu after scheduling\n"
                 "  constants %llu bytes stored, %llu bytes filled at load\n",
                 static_cast<unsigned long long>(r.arena_bytes), static_cast<unsigned long long>(r.lower_bound_bytes),
                 static_cast<unsigned long long>(r.lower_bound_before_sharing), 100.0 * r.fragmentation(),
                 static_cast<unsigned long long>(r.naive_bytes), r.method.c_str(),
-                static_cast<unsigned long long>(r.peak_program_order),
+                r.quality.empty() ? "-" : r.quality.c_str(), static_cast<unsigned long long>(r.peak_program_order),
                 static_cast<unsigned long long>(r.peak_scheduled),
                 static_cast<unsigned long long>(r.constant_bytes),
                 static_cast<unsigned long long>(r.filled_constant_bytes));
@@ -79,6 +79,7 @@ std::string FormatPlanJson(const PlanReport& r) {
      << "  \"peak_program_order_bytes\": " << r.peak_program_order << ",\n"
      << "  \"peak_scheduled_bytes\": " << r.peak_scheduled << ",\n"
      << "  \"solver\": " << JsonString(r.method) << ",\n"
+     << "  \"quality\": " << JsonString(r.quality) << ",\n"
      << "  \"buffers\": [";
   for (size_t i = 0; i < r.buffers.size(); ++i) {
     const ReportBuffer& b = r.buffers[i];

@@ -28,6 +28,7 @@ struct PlanReport {
   uint64_t peak_program_order = 0;       // live-memory peak before scheduling
   uint64_t peak_scheduled = 0;           // ... after memory-aware scheduling
   std::string method;                    // the solver that produced the plan
+  std::string quality;                   // "optimal", or how far from the bound (SpaceReport::Quality)
   std::vector<ReportBuffer> buffers;
 
   double fragmentation() const {

@@ -42,6 +42,14 @@ struct SpaceReport {
   uint64_t best_fit_bytes = 0;     // the best of the best-fit orderings
   std::string method;              // "best-fit(size)", "exact", ...
   bool optimal = false;            // arena == lower bound, or proven minimal by the search
+  // Not optimal: whether the exact search stopped at its time or node limit with targets left
+  // between the proven bound and the arena (a larger budget may find a smaller plan).
+  bool search_cut_off = false;
+  // Every arena below this is proven impossible (at least the max-load bound).
+  uint64_t proven_lower_bound_bytes = 0;
+  // How good the plan is, in words: "optimal", or how far above the lower bound and whether a
+  // larger search budget could still find a smaller plan.
+  std::string Quality() const;
   // 1 - lower_bound / arena: the share of the arena no plan could avoid wasting... or did.
   double fragmentation() const {
     return arena_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(lower_bound_bytes) / arena_bytes;

@@ -73,11 +73,11 @@ int main(int argc, char** argv) {
   if (!verified.ok()) return Fail("internal error, the plan does not verify: " + verified.message());
   const auto& report = solution->spaces.empty() ? hexir::planner::SpaceReport() : solution->spaces[0];
   std::printf("buffers: %zu\narena: %llu bytes\nlower bound: %llu bytes\nbest-fit: %llu bytes\n"
-              "method: %s%s\ntime: %.3f s\n",
+              "method: %s%s\nquality: %s\ntime: %.3f s\n",
               problem->buffers.size(), static_cast<unsigned long long>(report.arena_bytes),
               static_cast<unsigned long long>(report.lower_bound_bytes),
               static_cast<unsigned long long>(report.best_fit_bytes), report.method.c_str(),
-              report.optimal ? " (optimal)" : "", solution->seconds);
+              report.optimal ? " (optimal)" : "", report.Quality().c_str(), solution->seconds);
   if (!output.empty()) {
     std::string csv = hexir::planner::FormatSolutionCsv(*problem, solution->plan);
     hexir::Status written = hexir::WriteFileAtomically(output, csv.data(), csv.size());
