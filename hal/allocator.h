@@ -30,6 +30,10 @@ class Allocator {
   // The index of the space named `name`, if the device has one.
   std::optional<uint32_t> FindMemorySpace(const std::string& name) const;
 
+  // What memory space `space` has free now, as the device reports it (host: the kernel's
+  // MemAvailable; a GPU: its free memory). INVALID_ARGUMENT for an unknown space.
+  virtual StatusOr<uint64_t> AvailableBytes(uint32_t space) const = 0;
+
   // `bytes` bytes of memory space `space` aligned to `alignment` (a power of two).
   // INVALID_ARGUMENT for an unknown space or a bad alignment; RESOURCE_EXHAUSTED when full.
   StatusOr<BufferPtr> Allocate(uint32_t space, uint64_t bytes, uint64_t alignment);

@@ -25,13 +25,15 @@ constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
     "                 [--benchmark RUNS] [--in-place OUTPUT]... [--device NAME]\n"
+    "                 [--memory-limit BYTES]\n"
     "Runs the function (default 'main') on --device (default 'host'; 'cuda' or 'cuda:N' for a\n"
     "GPU, with a model compiled for it). Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
     "not given are zeros). --threads: worker threads per dispatch (default: every core).\n"
     "--in-place OUTPUT binds OUTPUT onto the buffer of the donated input it is tied to, so the\n"
     "module updates that input in place. --copy-model reads the model into private memory\n"
-    "instead of mapping it (later changes of the file cannot affect the run).\n";
+    "instead of mapping it (later changes of the file cannot affect the run). --memory-limit:\n"
+    "the most device memory the session may hold (default: what the device has free).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> input_files, output_files;
   hexir::ModuleOptions module_options;
   hexir::RuntimeOptions runtime_options;
+  hexir::SessionOptions session_options;
   int64_t benchmark_runs = 0;
   std::vector<std::string> in_place;
   for (int i = 1; i < argc; ++i) {
@@ -99,6 +102,12 @@ int main(int argc, char** argv) {
       int64_t n;
       if (!hexir::tools::ParseInteger(value, 0, 1024, &n)) return Fail("--threads needs a count from 0 to 1024");
       runtime_options.threads = static_cast<int>(n);
+      ++i;
+    } else if (arg == "--memory-limit") {
+      int64_t n;
+      if (!hexir::tools::ParseInteger(value, 1, INT64_MAX, &n))
+        return Fail("--memory-limit needs a number of bytes from 1 to 2^63 - 1");
+      session_options.memory_limit_bytes = static_cast<uint64_t>(n);
       ++i;
     } else if (arg == "--device") {
       if (!value) return Fail("--device needs a name (host, cuda, cuda:N)");
@@ -126,7 +135,8 @@ int main(int argc, char** argv) {
   auto module = hexir::Module::Load(**runtime, model, module_options);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   if (!module.ok()) return Fail(module.status().message());
-  auto session = hexir::Session::Create(*module, function);
+  session_options.function = function;
+  auto session = hexir::Session::Create(*module, session_options);
   if (!session.ok()) return Fail(session.status().message());
 
   const std::map<std::string, std::string> input_paths = input_files;

@@ -65,8 +65,15 @@ Session::~Session() = default;
 
 StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Module> module,
                                                    const std::string& function) {
+  SessionOptions options;
+  options.function = function;
+  return Create(std::move(module), options);
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Module> module,
+                                                   const SessionOptions& options) {
   if (module == nullptr) return InvalidArgumentError("Session::Create needs a loaded module");
-  HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<vm::Session> impl, vm::Session::Create(module->impl(), function));
+  HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<vm::Session> impl, vm::Session::Create(module->impl(), options));
   return std::unique_ptr<Session>(new Session(std::move(module), std::move(impl)));
 }
 

@@ -167,6 +167,23 @@ TEST_CASE("error: an executable for a memory space this device lacks", "[errors]
                          "recompile with hexir-compile --target for this device") != std::string::npos);
 }
 
+TEST_CASE("error: a session over its memory limit", "[errors]") {
+  Fixture f;
+  REQUIRE(f.Load(Good()).ok());
+  // The test executable: a 64-byte arena and one 32-byte f32 input, staged when misaligned.
+  uint64_t module_buffers = f.runtime->live_buffers();  // the module's filled constants
+  SessionOptions options;
+  options.memory_limit_bytes = 95;
+  auto s = Session::Create(f.module, options);
+  CHECK(s.status().code() == StatusCode::kResourceExhausted);
+  CHECK(s.status().message() ==
+        "a session of function 'main' needs 96 bytes of device memory (arenas 64, staging 32), over its limit "
+        "of 95 bytes (SessionOptions::memory_limit_bytes)");
+  CHECK(f.runtime->live_buffers() == module_buffers);  // nothing allocated
+  options.memory_limit_bytes = 96;
+  CHECK(Session::Create(f.module, options).ok());
+}
+
 TEST_CASE("error: bindings at run", "[errors]") {
   Fixture f;
   REQUIRE(f.Load(Good()).ok());

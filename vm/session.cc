@@ -8,11 +8,58 @@
 
 namespace hexir::vm {
 
-StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const std::string& function) {
-  HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(function));
+namespace {
+
+// What a session of `fn` holds, per device memory space: its arenas, and the staging the
+// device asks for (in the space of the first arena, which its kernels use).
+struct SessionMemory {
+  std::vector<uint64_t> bytes;  // per device memory space
+  uint64_t arenas = 0, staging = 0;
+};
+
+SessionMemory MemoryOf(const Module& module, const FunctionInfo& info, uint32_t staging_space) {
+  hal::Device& device = module.device();
+  SessionMemory m;
+  m.bytes.assign(device.allocator().memory_spaces().size(), 0);
+  for (const serializer::fb::Arena* arena : *info.function->arenas()) {
+    m.bytes[module.device_memory_space(arena->memory_space())] += arena->bytes();
+    m.arenas += arena->bytes();
+  }
+  for (const TensorInfo& in : info.inputs)
+    if (device.NeedsInputStaging(ElementTypeSize(in.element_type))) m.staging += in.byte_size;
+  for (const TensorInfo& out : info.outputs)
+    if (device.NeedsOutputStaging()) m.staging += out.byte_size;
+  m.bytes[staging_space] += m.staging;
+  return m;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const SessionOptions& options) {
+  HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(options.function));
   std::unique_ptr<Session> session(new Session(module, info));
   const serializer::fb::Function& fn = *info->function;
   hal::Device& device = module.device();
+  // Staging lives where the function's first arena does (the memory its kernels use).
+  uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space()
+                                                                              : 0);
+  // Before allocating: the session's memory against its limit and against what the device
+  // has free, so a model that does not fit says so with the numbers.
+  SessionMemory memory = MemoryOf(module, *info, staging_space);
+  uint64_t total = memory.arenas + memory.staging;
+  if (options.memory_limit_bytes != 0 && total > options.memory_limit_bytes)
+    return ResourceExhaustedError("a session of function '", options.function, "' needs ", total,
+                                  " bytes of device memory (arenas ", memory.arenas, ", staging ", memory.staging,
+                                  "), over its limit of ", options.memory_limit_bytes,
+                                  " bytes (SessionOptions::memory_limit_bytes)");
+  for (uint32_t space = 0; space < memory.bytes.size(); ++space) {
+    if (memory.bytes[space] == 0) continue;
+    StatusOr<uint64_t> free_bytes = device.allocator().AvailableBytes(space);
+    if (free_bytes.ok() && memory.bytes[space] > *free_bytes)
+      return ResourceExhaustedError("a session of function '", options.function, "' needs ", memory.bytes[space],
+                                    " bytes in memory space '", device.allocator().memory_spaces()[space].name,
+                                    "' of device '", device.name(), "', which reports ", *free_bytes, " bytes free");
+  }
   // Every arena is in a memory space the module found on the device.
   for (const serializer::fb::Arena* arena : *fn.arenas()) {
     hal::BufferPtr buffer;
@@ -23,9 +70,6 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const s
     session->arena_bases_.push_back(buffer ? buffer->data() : nullptr);
     session->arenas_.push_back(std::move(buffer));
   }
-  // Staging lives where the function's first arena does (the memory its kernels use).
-  uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space()
-                                                                              : 0);
   for (const TensorInfo& in : info->inputs) {
     hal::BufferPtr staging;
     if (device.NeedsInputStaging(ElementTypeSize(in.element_type)) && in.byte_size > 0) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hexir/session.h"
 #include "hexir/span.h"
 #include "hexir/status.h"
 #include "hexir/types.h"
@@ -19,7 +20,7 @@ namespace hexir::vm {
 
 class Session {
  public:
-  static StatusOr<std::unique_ptr<Session>> Create(const Module& module, const std::string& function);
+  static StatusOr<std::unique_ptr<Session>> Create(const Module& module, const SessionOptions& options);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -42,6 +42,7 @@ FailureOr<MemoryPlan> mlir::hexir::planMemory(func::FuncOp graph, const BufferLi
   if (space < solution->spaces.size()) {
     report.lower_bound_bytes = solution->spaces[space].lower_bound_bytes;
     report.method = solution->spaces[space].method;
+    report.quality = solution->spaces[space].Quality();
   }
   for (size_t b = 0; b < live.problem.buffers.size(); ++b) {
     const planner::BufferRequest &r = live.problem.buffers[b];

@@ -96,6 +96,10 @@ TEST_CASE("allocation errors: unknown space, bad alignment, too large", "[cts]")
     CHECK(space.status().code() == StatusCode::kInvalidArgument);
     CHECK(space.status().message().find("does not exist") != std::string::npos);
     CHECK(allocator.Allocate(0, 64, 3).status().code() == StatusCode::kInvalidArgument);
+    auto available = allocator.AvailableBytes(0);
+    REQUIRE(available.ok());
+    CHECK(*available > 0);
+    CHECK(allocator.AvailableBytes(99).status().code() == StatusCode::kInvalidArgument);
     CHECK(allocator.Allocate(0, uint64_t{1} << 62, 64).status().code() == StatusCode::kResourceExhausted);
     CHECK(allocator.live_buffers() == 0);
   });

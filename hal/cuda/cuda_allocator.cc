@@ -24,6 +24,14 @@ StatusOr<DevicePtr> CudaAllocator::DoAllocate(uint32_t, uint64_t bytes, uint64_t
   return FromCu(aligned);
 }
 
+StatusOr<uint64_t> CudaAllocator::AvailableBytes(uint32_t space) const {
+  if (space >= spaces_.size()) return InvalidArgumentError("memory space ", space, " does not exist on a CUDA device");
+  HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
+  size_t free_bytes = 0, total_bytes = 0;
+  HEXIR_RETURN_IF_ERROR(context_.api->Check(context_.api->cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo"));
+  return static_cast<uint64_t>(free_bytes);
+}
+
 void CudaAllocator::DoFree(uint32_t, DevicePtr data, uint64_t) {
   CUdeviceptr base = 0;
   {

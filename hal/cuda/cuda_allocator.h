@@ -16,6 +16,7 @@ class CudaAllocator final : public Allocator {
  public:
   explicit CudaAllocator(const CudaContext& context);
   const std::vector<MemorySpaceInfo>& memory_spaces() const override { return spaces_; }
+  StatusOr<uint64_t> AvailableBytes(uint32_t space) const override;
 
  protected:
   StatusOr<DevicePtr> DoAllocate(uint32_t space, uint64_t bytes, uint64_t alignment) override;

@@ -46,6 +46,7 @@ inline constexpr unsigned int CU_MEMHOSTALLOC_PORTABLE = 0x1;
   X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext context))                                                    \
   X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * pointer, size_t bytes))                                         \
   X(cuMemFree, "cuMemFree_v2", (CUdeviceptr pointer))                                                           \
+  X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t * free_bytes, size_t * total_bytes))                                \
   X(cuMemHostAlloc, "cuMemHostAlloc", (void** pointer, size_t bytes, unsigned int flags))                       \
   X(cuMemFreeHost, "cuMemFreeHost", (void* pointer))                                                            \
   X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CUdeviceptr target, const void* source, size_t bytes, CUstream)) \

@@ -22,10 +22,20 @@ namespace vm {
 class Session;
 }  // namespace vm
 
+struct SessionOptions {
+  std::string function = "main";
+  // The most device memory the session may hold (its arenas and staging); 0: no limit but what
+  // the device reports free.
+  uint64_t memory_limit_bytes = 0;
+};
+
 class HEXIR_API Session {
  public:
-  // NOT_FOUND when the module has no such function; RESOURCE_EXHAUSTED when the arena cannot
-  // be allocated.
+  // NOT_FOUND when the module has no such function; RESOURCE_EXHAUSTED, naming both numbers,
+  // when the session's memory exceeds options.memory_limit_bytes or what the device reports
+  // free, or cannot be allocated.
+  static StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const Module> module,
+                                                   const SessionOptions& options);
   static StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const Module> module,
                                                    const std::string& function = "main");
   ~Session();

@@ -220,6 +220,12 @@ def main():
         for threads in ["-3", "3x", "1025"]:
             expect_failure(f"hexir-run: --threads {threads}", [run_, exe, "--threads", threads],
                            "--threads needs a count from 0 to 1024")
+        expect_failure("hexir-run: --memory-limit below the session's memory", [run_, exe, "--memory-limit", "64"],
+                       "bytes of device memory (arenas ")
+        expect_failure("hexir-run: --memory-limit 0", [run_, exe, "--memory-limit", "0"],
+                       "--memory-limit needs a number of bytes from 1 to 2^63 - 1")
+        expect_success("hexir-run: --memory-limit above it", [run_, exe, "--memory-limit", "1000000000",
+                                                              "--input", "x=x.npy"])
         expect_failure("hexir-run: unknown --device", [run_, exe, "--device", "tpu"],
                        "no such device 'tpu' (devices: host, cuda)")
         if not os.path.exists("/dev/nvidia0"):  # CI: no GPU, and the reason is named
