@@ -64,6 +64,11 @@ std::string FormatPlanTable(const PlanReport& r) {
                 static_cast<unsigned long long>(r.constant_bytes),
                 static_cast<unsigned long long>(r.filled_constant_bytes));
   os << line;
+  if (r.capacity_bytes != 0) {
+    std::snprintf(line, sizeof(line), "  capacity %llu bytes for the arena: %.1f%% used\n",
+                  static_cast<unsigned long long>(r.capacity_bytes), 100.0 * r.arena_bytes / r.capacity_bytes);
+    os << line;
+  }
   return os.str();
 }
 
@@ -80,6 +85,7 @@ std::string FormatPlanJson(const PlanReport& r) {
      << "  \"peak_scheduled_bytes\": " << r.peak_scheduled << ",\n"
      << "  \"solver\": " << JsonString(r.method) << ",\n"
      << "  \"quality\": " << JsonString(r.quality) << ",\n"
+     << "  \"capacity_bytes\": " << r.capacity_bytes << ",\n"
      << "  \"buffers\": [";
   for (size_t i = 0; i < r.buffers.size(); ++i) {
     const ReportBuffer& b = r.buffers[i];
@@ -96,7 +102,8 @@ std::string FormatPlanSvg(const PlanReport& r) {
                plot_h = height - top - 50;
   int64_t steps = 1;
   for (const ReportBuffer& b : r.buffers) steps = std::max(steps, b.last + 1);
-  double arena = std::max<double>(1.0, static_cast<double>(r.arena_bytes));
+  // The vertical scale reaches the capacity when there is one (its line is drawn too).
+  double arena = std::max<double>({1.0, static_cast<double>(r.arena_bytes), static_cast<double>(r.capacity_bytes)});
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
      << "\" font-family=\"monospace\" font-size=\"10\">\n"
@@ -108,6 +115,13 @@ std::string FormatPlanSvg(const PlanReport& r) {
   double lb_y = top + plot_h - plot_h * r.lower_bound_bytes / arena;
   os << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << lb_y << "\" y2=\"" << lb_y
      << "\" stroke=\"#c00\" stroke-dasharray=\"4,3\"/>\n";
+  if (r.capacity_bytes != 0) {
+    double cap_y = top + plot_h - plot_h * r.capacity_bytes / arena;
+    os << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << cap_y << "\" y2=\"" << cap_y
+       << "\" stroke=\"#06c\" stroke-width=\"2\"><title>capacity " << r.capacity_bytes << " B</title></line>\n"
+       << "<text x=\"" << left + plot_w - 150 << "\" y=\"" << cap_y - 3 << "\" fill=\"#06c\">capacity "
+       << r.capacity_bytes << " B</text>\n";
+  }
   static const char* kColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
                                   "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd"};
   for (size_t i = 0; i < r.buffers.size(); ++i) {

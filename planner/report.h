@@ -29,6 +29,7 @@ struct PlanReport {
   uint64_t peak_scheduled = 0;           // ... after memory-aware scheduling
   std::string method;                    // the solver that produced the plan
   std::string quality;                   // "optimal", or how far from the bound (SpaceReport::Quality)
+  uint64_t capacity_bytes = 0;           // what the arena may use (budget less constants); 0: unbounded
   std::vector<ReportBuffer> buffers;
 
   double fragmentation() const {

@@ -37,6 +37,10 @@ int main(int argc, char **argv) {
                             cl::cat(category));
   cl::opt<std::string> cpu("target-cpu", cl::desc("LLVM CPU name for host kernels (default: host)"),
                            cl::init("host"), cl::cat(category));
+  cl::list<std::string> budgets("memory-budget",
+                                cl::desc("Capacity of a memory space of the target, SPACE=BYTES (repeatable): "
+                                         "a plan that does not fit fails with the reason"),
+                                cl::value_desc("space=bytes"), cl::cat(category));
   cl::opt<std::string> linker("linker", cl::desc("ld.lld to link host kernels with"), cl::cat(category));
   cl::opt<bool> verifyPlan("verify-plan", cl::desc("Verify the memory plan independently"),
                            cl::init(true), cl::cat(category));
@@ -90,6 +94,13 @@ int main(int argc, char **argv) {
   for (const std::string &text : inputShapes) {
     std::string error;
     if (!hexir::compiler::parseInputShape(text, options.inputShapes, error)) {
+      llvm::errs() << "hexir-compile: " << error << "\n";
+      return 2;
+    }
+  }
+  for (const std::string &text : budgets) {
+    std::string error;
+    if (!hexir::compiler::parseMemoryBudget(text, options.memoryBudgets, error)) {
       llvm::errs() << "hexir-compile: " << error << "\n";
       return 2;
     }

@@ -76,10 +76,14 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   planOptions.verify = options.verifyPlan;
   planOptions.timeLimit = options.planTimeLimit;
   planOptions.searchNodes = options.planSearchNodes;
+  // Constants first: in a memory space that also holds the arena, they take part of its capacity.
+  auto constants = poolConstants(graph, spec, report);
+  if (failed(constants))
+    return failure();
   FailureOr<MemoryPlan> plan = planMemory(graph, *live, target, planOptions, report);
   if (failed(plan))
     return failure();
-  if (failed(emitCommands(graph, *live, ties, *plan, locateKernels(spec.libraries), spec, fn, report)))
+  if (failed(emitCommands(graph, *live, ties, *plan, *constants, locateKernels(spec.libraries), fn)))
     return failure();
   return built;
 }

@@ -94,7 +94,20 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   // Memory plan, commands and the file.
   serializer::ExecutableSpec spec;
   spec.producer = "hexir-compile 0.1.0";
-  const mlir::hexir::TargetDescription &description = (*target)->description();
+  mlir::hexir::TargetDescription description = (*target)->description();
+  for (const auto &[name, budget] : options.memoryBudgets) {
+    auto space = llvm::find_if(description.memorySpaces,
+                               [&](const mlir::hexir::MemorySpaceDescription &s) { return s.name == name; });
+    if (space == description.memorySpaces.end()) {
+      std::string known;
+      for (const auto &s : description.memorySpaces)
+        known += (known.empty() ? "'" : ", '") + s.name + "'";
+      module.emitError() << "--memory-budget names memory space '" << name << "', which target '"
+                         << description.name << "' does not have (it has " << known << ")";
+      return false;
+    }
+    space->capacity = budget;
+  }
   spec.target = description.name;
   spec.memory_spaces.clear();
   for (const mlir::hexir::MemorySpaceDescription &space : description.memorySpaces)
@@ -207,6 +220,26 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
                 << " (a bug in Hexir; please report it with the model)\n";
   }
   return false;
+}
+
+bool parseMemoryBudget(const std::string &text, std::map<std::string, uint64_t> &budgets, std::string &error) {
+  size_t eq = text.rfind('=');
+  std::string name = eq == std::string::npos ? std::string() : text.substr(0, eq);
+  std::string digits = eq == std::string::npos ? std::string() : text.substr(eq + 1);
+  uint64_t value = 0;
+  bool number = !digits.empty() && digits.size() <= 19 &&
+                llvm::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+  if (number)
+    value = std::stoull(digits);
+  if (name.empty() || !number || value == 0 || value > (uint64_t{1} << 62)) {
+    error = "--memory-budget '" + text + "' is not SPACE=BYTES (e.g. host=1073741824, at most 2^62)";
+    return false;
+  }
+  if (!budgets.emplace(name, value).second) {
+    error = "--memory-budget gives memory space '" + name + "' twice";
+    return false;
+  }
+  return true;
 }
 
 bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,

@@ -27,6 +27,9 @@ struct CompileOptions {
   std::string entry = "main";
   std::string target = "host";     // a registered target (Target/TargetRegistry.h)
   std::string targetCpu = "host";
+  // --memory-budget SPACE=BYTES: the capacity of a memory space of the target (constants and
+  // arena together when both live there).
+  std::map<std::string, uint64_t> memoryBudgets;
   std::string linkerPath;  // empty: the ld.lld found at build time
   bool verifyPlan = true;  // run the planner's independent verifier on the memory plan
   bool printIRAfterAll = false;
@@ -47,6 +50,8 @@ struct CompileOptions {
 // `planOutput` receives the --print-plan table.
 bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
                     llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput = nullptr);
+// Parses --memory-budget text "SPACE=BYTES" into `budgets`; false with `error` set.
+bool parseMemoryBudget(const std::string &text, std::map<std::string, uint64_t> &budgets, std::string &error);
 // Parses --input-shape text "NAME=1x3x224x224" into `shapes`; false with `error` set.
 bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
                      std::string &error);

@@ -18,11 +18,8 @@ llvm::StringMap<KernelLocation> mlir::hexir::locateKernels(ArrayRef<ser::KernelL
   return kernels;
 }
 
-LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness &live, const DonationTies &ties,
-                                        const MemoryPlan &plan, const llvm::StringMap<KernelLocation> &kernels,
-                                        ser::ExecutableSpec &spec, ser::Function &fn,
-                                        ::hexir::planner::PlanReport &report) {
-  // Constants: stored or filled.
+FailureOr<llvm::DenseMap<Value, ser::Slot>> mlir::hexir::poolConstants(func::FuncOp graph, ser::ExecutableSpec &spec,
+                                                                     ::hexir::planner::PlanReport &report) {
   ConstantPool pool(spec);
   llvm::DenseMap<Value, ser::Slot> constantSlot;
   uint64_t storedBefore = spec.constants.size(), filledBefore = spec.filled_constants_bytes;
@@ -37,6 +34,12 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
   }
   report.constant_bytes = spec.constants.size() - storedBefore;
   report.filled_constant_bytes = spec.filled_constants_bytes - filledBefore;
+  return constantSlot;
+}
+
+LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness &live, const DonationTies &ties,
+                                        const MemoryPlan &plan, const llvm::DenseMap<Value, ser::Slot> &constantSlot,
+                                        const llvm::StringMap<KernelLocation> &kernels, ser::Function &fn) {
 
   auto slotOf = [&](Value v) -> ser::Slot {
     Value root = rootOf(v);

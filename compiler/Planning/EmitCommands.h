@@ -25,12 +25,15 @@ struct KernelLocation {
 };
 llvm::StringMap<KernelLocation> locateKernels(ArrayRef<::hexir::serializer::KernelLibrary> libraries);
 
-// Adds the graph's constants to `spec` and the commands to `fn`; fills the report's constant
-// bytes.
+// The graph's constants in the executable's pool (stored, or filled at load): their slots.
+// Fills the report's constant bytes.
+FailureOr<llvm::DenseMap<Value, ::hexir::serializer::Slot>>
+poolConstants(func::FuncOp graph, ::hexir::serializer::ExecutableSpec &spec, ::hexir::planner::PlanReport &report);
+
+// Adds the commands to `fn`.
 LogicalResult emitCommands(func::FuncOp graph, const BufferLiveness &live, const DonationTies &ties,
-                           const MemoryPlan &plan, const llvm::StringMap<KernelLocation> &kernels,
-                           ::hexir::serializer::ExecutableSpec &spec, ::hexir::serializer::Function &fn,
-                           ::hexir::planner::PlanReport &report);
+                           const MemoryPlan &plan, const llvm::DenseMap<Value, ::hexir::serializer::Slot> &constants,
+                           const llvm::StringMap<KernelLocation> &kernels, ::hexir::serializer::Function &fn);
 
 } // namespace mlir::hexir
 

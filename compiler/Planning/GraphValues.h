@@ -34,6 +34,10 @@ void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn);
 // "main_dispatch_3_generic", with "#k" for result k of a dispatch with several.
 std::string bufferName(CallTirOp d, Value result);
 
+// The names of the source ops (ONNX node names, MLIR name locations) whose computation the
+// dispatch's kernel holds, in order.
+SmallVector<std::string> sourceNames(CallTirOp d);
+
 } // namespace mlir::hexir
 
 #endif // HEXIR_COMPILER_PLANNING_GRAPHVALUES_H

@@ -6,9 +6,87 @@
 #include "planner/solver.h"
 #include "planner/verifier.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::hexir;
 namespace planner = ::hexir::planner;
+
+namespace {
+
+// 4071680 -> "4,071,680".
+std::string bytes(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "'/conv1/Conv', '/relu/Relu'": the source ops a dispatch covers (the first three), or its
+// kernel's name when it has none.
+std::string coveredNames(CallTirOp d) {
+  SmallVector<std::string> names = sourceNames(d);
+  if (names.empty())
+    return "'" + d.getCallee().str() + "'";
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < 3; ++i)
+    text += (i ? ", '" : "'") + names[i] + "'";
+  if (names.size() > 3)
+    text += ", ...";
+  return text;
+}
+
+// Why the buffers of memory space `space` do not fit `capacity` bytes: the step where the live
+// bytes peak (in the smallest plan found, whose sharing is honoured), the dispatch there, the
+// largest buffers live there, and the smallest arena the planner found.
+void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, const TargetDescription &target,
+                         uint32_t space, uint64_t capacity, uint64_t constants, const planner::Plan &smallest) {
+  int64_t steps = live.copyStep + 1;
+  std::vector<uint64_t> load(static_cast<size_t>(steps), 0);
+  for (size_t b = 0; b < live.problem.buffers.size(); ++b) {
+    const planner::BufferRequest &r = live.problem.buffers[b];
+    if (r.space != space || smallest.shared(b) >= 0)
+      continue;  // another space, or the memory of a buffer it took over (counted there)
+    for (int64_t t = r.first; t <= r.last; ++t)
+      load[static_cast<size_t>(t)] += r.size;
+  }
+  auto peakAt = std::max_element(load.begin(), load.end());
+  int64_t peak = peakAt - load.begin();
+  const std::string &name = target.memorySpaces[space].name;
+  diag << "the arena in memory space '" << name << "' peaks at " << bytes(*peakAt) << " bytes at dispatch " << peak;
+  if (peak < static_cast<int64_t>(live.dispatches.size()))
+    diag << " (" << coveredNames(live.dispatches[peak]) << ")";
+  diag << ", over its capacity of " << bytes(capacity) << " bytes";
+  if (constants > 0)
+    diag << " (what is left of " << bytes(capacity + constants) << " after " << bytes(constants)
+         << " bytes of constants)";
+  diag << "; live there:";
+  SmallVector<size_t> there;
+  for (size_t b = 0; b < live.problem.buffers.size(); ++b) {
+    const planner::BufferRequest &r = live.problem.buffers[b];
+    if (r.space == space && smallest.shared(b) < 0 && r.first <= peak && peak <= r.last)
+      there.push_back(b);
+  }
+  llvm::stable_sort(there, [&](size_t a, size_t b) { return live.problem.buffers[a].size > live.problem.buffers[b].size; });
+  constexpr size_t kShown = 5;
+  for (size_t k = 0; k < there.size() && k < kShown; ++k) {
+    const planner::BufferRequest &r = live.problem.buffers[there[k]];
+    CallTirOp producer = live.dispatches[static_cast<size_t>(r.first)];
+    diag << (k ? "; " : " ") << "the output of dispatch " << r.first << " (" << coveredNames(producer) << "), "
+         << bytes(r.size) << " B, last used by dispatch " << r.last;
+  }
+  if (there.size() > kShown)
+    diag << ", and " << there.size() - kShown << " more";
+  uint64_t needed = space < smallest.space_sizes.size() ? smallest.space_sizes[space] : 0;
+  diag << "; the smallest plan found needs " << bytes(needed) << " bytes: raise the budget of '" << name
+       << "' to at least " << bytes(needed + constants) << " bytes (--memory-budget " << name << "="
+       << needed + constants << "), or compile the model for a smaller input";
+}
+
+} // namespace
 
 FailureOr<MemoryPlan> mlir::hexir::planMemory(func::FuncOp graph, const BufferLiveness &live,
                                               const TargetDescription &target, const PlanMemoryOptions &options,
@@ -16,7 +94,46 @@ FailureOr<MemoryPlan> mlir::hexir::planMemory(func::FuncOp graph, const BufferLi
   planner::SolveOptions solveOptions;
   solveOptions.time_limit_seconds = options.timeLimit;
   solveOptions.max_search_nodes = options.searchNodes;
-  auto solution = planner::Solve(live.problem, solveOptions);
+  // Capacities: what the target (or --memory-budget) gives each space, less the constants
+  // resident in it.
+  planner::Problem problem = live.problem;
+  uint64_t constants = report.constant_bytes + report.filled_constant_bytes;
+  std::vector<uint64_t> taken(target.memorySpaces.size(), 0);
+  if (target.constantSpace < taken.size())
+    taken[target.constantSpace] = constants;
+  problem.capacities.assign(target.memorySpaces.size(), 0);
+  for (uint32_t s = 0; s < target.memorySpaces.size(); ++s) {
+    uint64_t capacity = target.memorySpaces[s].capacity;
+    if (capacity == 0)
+      continue;
+    if (taken[s] >= capacity)
+      return graph.emitError() << "the constants take " << bytes(taken[s]) << " bytes, over the capacity of "
+                               << bytes(capacity) << " bytes of memory space '" << target.memorySpaces[s].name
+                               << "': raise its budget to more than that (--memory-budget "
+                               << target.memorySpaces[s].name << "=BYTES)";
+    problem.capacities[s] = capacity - taken[s];
+  }
+  report.capacity_bytes = target.arenaSpace < problem.capacities.size() ? problem.capacities[target.arenaSpace] : 0;
+  auto solution = planner::Solve(problem, solveOptions);
+  if (!solution.ok() && solution.status().code() == ::hexir::StatusCode::kResourceExhausted) {
+    // Over a capacity: the smallest plan the planner can find without one, and why.
+    planner::Problem unbounded = live.problem;
+    unbounded.capacities.clear();
+    auto smallest = planner::Solve(unbounded, solveOptions);
+    if (!smallest.ok())
+      return graph.emitError() << "memory planning failed: " << smallest.status().message();
+    for (uint32_t s = 0; s < problem.capacities.size(); ++s) {
+      uint64_t size = s < smallest->plan.space_sizes.size() ? smallest->plan.space_sizes[s] : 0;
+      if (problem.capacities[s] != 0 && size > problem.capacities[s]) {
+        InFlightDiagnostic diag = graph.emitError();
+        explainOverCapacity(diag, live, target, s, problem.capacities[s], taken[s], smallest->plan);
+        return diag;
+      }
+    }
+    // The unbounded search found a plan that fits where the bounded one did not (a different
+    // search path): take it.
+    solution = std::move(smallest);
+  }
   if (!solution.ok())
     return graph.emitError() << "memory planning failed: " << solution.status().message();
   MemoryPlan result;

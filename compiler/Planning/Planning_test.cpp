@@ -87,6 +87,8 @@ struct Fixture {
     InPlaceCandidates candidates = findKernelCandidates(live, *module);
     shareDyingInputs(live, candidates);
     ties = tieDonatedInputs(live, candidates, fn);
+    auto constants = poolConstants(main, spec, report);
+    REQUIRE(succeeded(constants));
     auto planned = planMemory(main, live, target, PlanMemoryOptions(), report);
     REQUIRE(succeeded(planned));
     memory = std::move(*planned);
@@ -94,7 +96,7 @@ struct Fixture {
     for (const char *name : {"add", "neg", "window"})
       library.entries.push_back({name, 2, 1, 0, {}});
     spec.libraries.push_back(library);
-    REQUIRE(succeeded(emitCommands(main, live, ties, memory, locateKernels(spec.libraries), spec, fn, report)));
+    REQUIRE(succeeded(emitCommands(main, live, ties, memory, *constants, locateKernels(spec.libraries), fn)));
   }
 
   const ser::DispatchCommand &dispatch(size_t command) { return std::get<ser::DispatchCommand>(fn.commands[command]); }

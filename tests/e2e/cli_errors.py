@@ -126,6 +126,13 @@ def main():
         expect_failure("hexir-compile: unknown --target-cpu", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                                "--target-cpu=pentium9"],
                        "unknown --target-cpu 'pentium9'; valid names: host, ", no_file=out)
+        # Memory budgets: malformed ones are usage errors.
+        for text in ["host", "host=", "=100", "host=-5", "host=1e6", "host=0", "host=99999999999999999999"]:
+            r = run([compile_, "graph.mlir", "--entry", "other", "-o", out, "--memory-budget", text])
+            ok = r.returncode == 2 and f"--memory-budget '{text}' is not SPACE=BYTES" in r.stderr
+            print(("ok  " if ok else "FAIL") + f" hexir-compile: --memory-budget {text}")
+            if not ok:
+                FAILURES.append(f"hexir-compile --memory-budget {text}")
         # Targets: an unknown one is refused with the known ones; --list-targets names them.
         expect_failure("hexir-compile: unknown --target", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                            "--target=tpu"],
