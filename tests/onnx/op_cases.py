@@ -444,6 +444,25 @@ ERRORS = {
     "missing_input": lambda: (model([helper.make_node("Conv", ["x", ""], ["y"])], {"x": rnd(1, 1, 3, 3)},
                                     {"y": rnd(1, 1, 3, 3)}), {},
                               "node 'n0' (Conv, domain ai.onnx, opset 13): input 1 is missing (the op needs 2 inputs)"),
+    # Shape errors name both sides' numbers and the axis that disagrees.
+    "reshape_counts": lambda: (model([helper.make_node("Reshape", ["x", "s"], ["y"])], {"x": rnd(4, 4)},
+                                     {"y": rnd(15)}, {"s": np.array([15], np.int64)}), {},
+                               "cannot reshape 4x4 (16 elements) into 15"),
+    "reshape_inferred": lambda: (model([helper.make_node("Reshape", ["x", "s"], ["y"])], {"x": rnd(4, 4)},
+                                       {"y": rnd(3, 5)}, {"s": np.array([3, -1], np.int64)}), {},
+                                 "cannot reshape 4x4 (16 elements) into 3x-1: the other dimensions hold 3 elements, "
+                                 "which do not divide 16"),
+    "broadcast_axis": lambda: (model([helper.make_node("Add", ["x", "z"], ["y"])], {"x": rnd(2, 3, 4), "z": rnd(5, 4)},
+                                     {"y": rnd(2, 3, 4)}), {},
+                               "input shapes do not broadcast: 2x3x4 and 5x4 differ at axis 1 of the result (3 vs 5; "
+                               "one of them must be 1)"),
+    "concat_axis": lambda: (model([helper.make_node("Concat", ["x", "z"], ["y"], axis=0)],
+                                  {"x": rnd(2, 3), "z": rnd(2, 4)}, {"y": rnd(4, 3)}), {},
+                            "input 1 has shape 2x4 and input 0 2x3: they differ at axis 1 (4 vs 3), and only axis 0 "
+                            "(the concat axis) may"),
+    "matmul_inner": lambda: (model([helper.make_node("MatMul", ["x", "z"], ["y"])], {"x": rnd(2, 3), "z": rnd(4, 5)},
+                                   {"y": rnd(2, 5)}), {},
+                             "shapes 2x3 and 4x5 do not multiply (3 != 4)"),
     "not_onnx": lambda: (b"this is not a protobuf", {}, "is not a valid ONNX model"),
     "external_data_escape": lambda: (None, {}, "must be a relative path inside the model's directory", "escape"),
 }

@@ -117,9 +117,23 @@ FailureOr<std::vector<int64_t>> broadcastShapeOf(NodeContext &ctx, ArrayRef<cons
   std::vector<int64_t> shape;
   for (const OnnxValue *in : inputs) {
     std::vector<int64_t> next;
-    if (!broadcastShapes(shape, in->shape, next))
+    if (!broadcastShapes(shape, in->shape, next)) {
+      // The first axis (of the broadcast result, aligned from the right) where they disagree.
+      size_t rank = std::max(shape.size(), in->shape.size());
+      size_t axis = 0;
+      int64_t da = 1, db = 1;
+      for (size_t k = 0; k < rank; ++k) {
+        da = k < rank - shape.size() ? 1 : shape[k - (rank - shape.size())];
+        db = k < rank - in->shape.size() ? 1 : in->shape[k - (rank - in->shape.size())];
+        if (da != db && da != 1 && db != 1) {
+          axis = k;
+          break;
+        }
+      }
       return ctx.error() << "input shapes do not broadcast: " << shapeString(shape) << " and "
-                         << shapeString(in->shape);
+                         << shapeString(in->shape) << " differ at axis " << axis << " of the result (" << da << " vs "
+                         << db << "; one of them must be 1)";
+    }
     shape = next;
   }
   return shape;

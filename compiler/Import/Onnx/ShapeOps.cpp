@@ -59,7 +59,9 @@ LogicalResult convertReshape(NodeContext &ctx) {
     return ctx.error() << "shape " << shapeString(shape) << " has more elements than fit in 64 bits";
   if (inferred >= 0) {
     if (known == 0 || x.numElements() % known != 0)
-      return ctx.error() << "cannot reshape " << shapeString(x.shape) << " into a shape with -1";
+      return ctx.error() << "cannot reshape " << shapeString(x.shape) << " (" << x.numElements() << " elements) into "
+                         << shapeString(shape) << ": the other dimensions hold " << known
+                         << " elements, which do not divide " << x.numElements();
     shape[inferred] = x.numElements() / known;
   }
   int64_t n = 1;
@@ -167,9 +169,9 @@ LogicalResult convertConcat(NodeContext &ctx) {
       return ctx.error() << "input " << i << " differs in rank or element type from input 0";
     for (int64_t d = 0; d < v.rank(); ++d)
       if (d != axis && v.shape[d] != first.shape[d])
-        return ctx.error() << "input " << i << " has shape " << shapeString(v.shape)
-                           << ", which does not match " << shapeString(first.shape)
-                           << " outside axis " << axis;
+        return ctx.error() << "input " << i << " has shape " << shapeString(v.shape) << " and input 0 "
+                           << shapeString(first.shape) << ": they differ at axis " << d << " (" << v.shape[d]
+                           << " vs " << first.shape[d] << "), and only axis " << axis << " (the concat axis) may";
     allConstant &= v.isConstant();
   }
   if (allConstant) {
