@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hexir/span.h"
@@ -32,6 +33,13 @@ class Device {
   // "host", "cuda:0", ...
   virtual std::string name() const = 0;
   virtual Allocator& allocator() = 0;
+  // The allocator's memory space for an executable's space named `name`: the one of that name,
+  // or, on a device that can simulate it, another (the host holds every space the CPU sees in
+  // its own memory). None when the device cannot hold it.
+  virtual std::optional<uint32_t> MemorySpaceFor(const std::string& name, bool host_visible) {
+    (void)host_visible;
+    return allocator().FindMemorySpace(name);
+  }
   virtual CommandQueue& queue() = 0;
 
   // INVALID_ARGUMENT for a format the device does not run, FAILED_PRECONDITION for unmet

@@ -95,10 +95,15 @@ struct ConstantFillSpec {
   uint8_t pattern_length = 4;
 };
 
+struct MemorySpaceSpec {
+  std::string name;
+  bool host_visible = false;
+};
+
 struct ExecutableSpec {
   std::string producer;
   std::string target = "host";                          // the compiler target
-  std::vector<std::string> memory_spaces = {"host"};    // the target's memory spaces, by name
+  std::vector<MemorySpaceSpec> memory_spaces = {{"host", true}};  // the target's memory spaces
   uint32_t constants_memory_space = 0;                  // where the constant pool is resident
   std::vector<KernelLibrary> libraries;
   std::vector<uint8_t> constants;  // the constant pool; Constant slots index into it

@@ -148,7 +148,7 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
   }
   SECTION("two arenas, each checked against its own slots") {
     ExecutableSpec spec = SampleSpec();
-    spec.memory_spaces.push_back("device");
+    spec.memory_spaces.push_back({"device", false});
     spec.functions[0].arenas.push_back({1, 128, 64});  // no slot in it: larger than its slots
     CHECK(OpenSpec(spec).message().find("arena 1 of 128 bytes, but its slots end at 0") != std::string::npos);
     std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].index = 1;

@@ -93,7 +93,8 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
   auto producer = b.CreateString(spec.producer);
   auto target = b.CreateString(spec.target);
   std::vector<flatbuffers::Offset<fb::MemorySpace>> spaces;
-  for (const std::string& name : spec.memory_spaces) spaces.push_back(fb::CreateMemorySpace(b, b.CreateString(name)));
+  for (const MemorySpaceSpec& space : spec.memory_spaces)
+    spaces.push_back(fb::CreateMemorySpace(b, b.CreateString(space.name), space.host_visible));
   auto spaces_vec = b.CreateVector(spaces);
   auto refs_vec = b.CreateVectorOfStructs(refs);
   auto libs_vec = b.CreateVector(libs);

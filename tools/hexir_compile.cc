@@ -37,6 +37,10 @@ int main(int argc, char **argv) {
                             cl::cat(category));
   cl::opt<std::string> cpu("target-cpu", cl::desc("LLVM CPU name for host kernels (default: host)"),
                            cl::init("host"), cl::cat(category));
+  cl::opt<std::string> machine("machine",
+                               cl::desc("Machine description: a preset (host, h200, edge) or a machine file "
+                                        "(.json): memory spaces and capacities"),
+                               cl::value_desc("name|file"), cl::cat(category));
   cl::list<std::string> budgets("memory-budget",
                                 cl::desc("Capacity of a memory space of the target, SPACE=BYTES (repeatable): "
                                          "a plan that does not fit fails with the reason"),
@@ -109,6 +113,7 @@ int main(int argc, char **argv) {
   options.outputPath = output;
   options.entry = entry;
   options.target = target;
+  options.machine = machine;
   options.targetCpu = cpu;
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;

@@ -160,11 +160,13 @@ TEST_CASE("error: an executable for a memory space this device lacks", "[errors]
   Fixture f;
   Status s = f.Load(FromSpec([](serializer::ExecutableSpec& spec) {
     spec.target = "cuda";
-    spec.memory_spaces = {"device"};
+    spec.memory_spaces = {{"device", false}};
   }));
   CHECK(s.code() == StatusCode::kFailedPrecondition);
   CHECK(s.message().find("compiled for target 'cuda', whose memory space 'device' device 'host' does not have; "
                          "recompile with hexir-compile --target for this device") != std::string::npos);
+  // A space the CPU sees (a machine's SRAM) is simulated in host memory: accepted.
+  CHECK(f.Load(FromSpec([](serializer::ExecutableSpec& spec) { spec.memory_spaces = {{"sram", true}}; })).ok());
 }
 
 TEST_CASE("error: a session over its memory limit", "[errors]") {

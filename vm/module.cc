@@ -37,7 +37,7 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
   const auto& exe = module->view_.executable();
   // Arenas and constants live in the target's memory spaces: the device must have each.
   for (const auto* space : *exe.memory_spaces()) {
-    std::optional<uint32_t> found = device->allocator().FindMemorySpace(space->name()->str());
+    std::optional<uint32_t> found = device->MemorySpaceFor(space->name()->str(), space->host_visible());
     if (!found)
       return FailedPreconditionError("'", path, "': compiled for target '", exe.target()->str(),
                                      "', whose memory space '", space->name()->str(), "' device '",

@@ -5,6 +5,7 @@
 #include "Driver/DispatchReport.h"
 #include "Driver/Registration.h"
 #include "Import/Onnx/OnnxImporter.h"
+#include "Target/Machine.h"
 #include "Target/TargetRegistry.h"
 #include "Transforms/Passes.h"
 
@@ -95,6 +96,15 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   serializer::ExecutableSpec spec;
   spec.producer = "hexir-compile 0.1.0";
   mlir::hexir::TargetDescription description = (*target)->description();
+  if (!options.machine.empty()) {
+    std::string error;
+    auto machine = mlir::hexir::loadMachine(options.machine, error);
+    if (failed(machine) ||
+        failed(mlir::hexir::applyMachine(description, *machine, description.processorKind, error))) {
+      module.emitError() << error;
+      return false;
+    }
+  }
   for (const auto &[name, budget] : options.memoryBudgets) {
     auto space = llvm::find_if(description.memorySpaces,
                                [&](const mlir::hexir::MemorySpaceDescription &s) { return s.name == name; });
@@ -111,7 +121,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   spec.target = description.name;
   spec.memory_spaces.clear();
   for (const mlir::hexir::MemorySpaceDescription &space : description.memorySpaces)
-    spec.memory_spaces.push_back(space.name);
+    spec.memory_spaces.push_back({space.name, space.hostVisible});
   spec.constants_memory_space = description.constantSpace;
   spec.libraries.push_back(std::move(*library));
   auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
@@ -262,6 +272,8 @@ bool parseInputShape(const std::string &text, std::map<std::string, std::vector<
 void printSupportedOnnxOps(llvm::raw_ostream &os) { onnx_import::printSupportedOps(os); }
 
 std::vector<std::string> targetNames() { return mlir::hexir::registeredTargetNames(); }
+
+std::vector<std::string> machineNames() { return mlir::hexir::machinePresetNames(); }
 
 bool compileFile(const CompileOptions &options, llvm::raw_ostream &diagnostics,
                  llvm::raw_ostream *planOutput) {

@@ -30,6 +30,8 @@ struct CompileOptions {
   // --memory-budget SPACE=BYTES: the capacity of a memory space of the target (constants and
   // arena together when both live there).
   std::map<std::string, uint64_t> memoryBudgets;
+  // --machine NAME|FILE: the machine's memory spaces and capacities for the target.
+  std::string machine;
   std::string linkerPath;  // empty: the ld.lld found at build time
   bool verifyPlan = true;  // run the planner's independent verifier on the memory plan
   bool printIRAfterAll = false;
@@ -58,6 +60,8 @@ bool parseInputShape(const std::string &text, std::map<std::string, std::vector<
 
 // The targets --target accepts (--list-targets).
 std::vector<std::string> targetNames();
+// The machine presets --machine accepts by name.
+std::vector<std::string> machineNames();
 
 // Prints the ONNX ops the importer supports (--list-ops).
 void printSupportedOnnxOps(llvm::raw_ostream &os);

@@ -37,6 +37,8 @@ struct MemorySpaceDescription {
 
 struct TargetDescription {
   std::string name;  // what --target selects: "host"
+  // The kind of processor its kernels run on, as machine files name it ("host", "cuda").
+  std::string processorKind = "host";
   ::hexir::serializer::KernelFormat kernelFormat = ::hexir::serializer::KernelFormat::HostElf;
   // Numbered by position: an executable's arenas and slots name spaces by these numbers.
   std::vector<MemorySpaceDescription> memorySpaces;

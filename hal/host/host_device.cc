@@ -24,6 +24,12 @@ class HostDevice final : public Device {
   std::string name() const override { return "host"; }
   Allocator& allocator() override { return allocator_; }
   CommandQueue& queue() override { return queue_; }
+  // Every space the CPU sees (a machine's SRAM and DRAM, say) is process memory here: each
+  // arena in it is its own allocation, so the spaces stay apart.
+  std::optional<uint32_t> MemorySpaceFor(const std::string& name, bool host_visible) override {
+    if (std::optional<uint32_t> found = allocator_.FindMemorySpace(name)) return found;
+    return host_visible ? std::optional<uint32_t>(0) : std::nullopt;
+  }
 
   StatusOr<std::unique_ptr<Executable>> LoadExecutable(const ExecutableSource& source) override {
     if (source.format != ExecutableFormat::kHostElf)

@@ -126,6 +126,28 @@ def main():
         expect_failure("hexir-compile: unknown --target-cpu", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                                "--target-cpu=pentium9"],
                        "unknown --target-cpu 'pentium9'; valid names: host, ", no_file=out)
+        # A machine with two memory spaces (the edge preset: SRAM for intermediates, DRAM for
+        # constants) runs on the host, each space simulated in RAM, and matches NumPy.
+        with open("edge.mlir", "w") as f:
+            f.write("func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {\n"
+                    "  %w = arith.constant dense<0.5> : tensor<64xf32>\n"
+                    "  %a = tosa.tanh %x : (tensor<64xf32>) -> tensor<64xf32>\n"
+                    "  %b = tosa.exp %x : (tensor<64xf32>) -> tensor<64xf32>\n"
+                    "  %z = \"tosa.const\"() {values = dense<0> : tensor<1xi8>} : () -> tensor<1xi8>\n"
+                    "  %c = tosa.mul %a, %b, %z : (tensor<64xf32>, tensor<64xf32>, tensor<1xi8>) -> tensor<64xf32>\n"
+                    "  %y = tosa.add %c, %w : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>\n"
+                    "  return %y : tensor<64xf32>\n}\n")
+        xe = np.linspace(-2, 2, 64, dtype=np.float32)
+        np.save("xe.npy", xe)
+        expect_success("hexir-compile --machine edge", [compile_, "edge.mlir", "-o", "edge.hxb", "--no-fusion",
+                                                        "--machine", "edge"])
+        expect_success("hexir-run of an edge executable on the host", [run_, "edge.hxb", "--input", "input0=xe.npy",
+                                                                       "--output", "output0=ye.npy"])
+        ref = np.tanh(xe.astype(np.float64)) * np.exp(xe.astype(np.float64)) + 0.5
+        ok = os.path.exists("ye.npy") and np.allclose(np.load("ye.npy"), ref, rtol=1e-5, atol=1e-5)
+        print(("ok  " if ok else "FAIL") + " edge executable matches NumPy")
+        if not ok:
+            FAILURES.append("edge executable matches NumPy")
         # Memory budgets: malformed ones are usage errors.
         for text in ["host", "host=", "=100", "host=-5", "host=1e6", "host=0", "host=99999999999999999999"]:
             r = run([compile_, "graph.mlir", "--entry", "other", "-o", out, "--memory-budget", text])

@@ -1,0 +1,219 @@
+//===- Machine.cpp - machine descriptions: memory spaces and processors ---===//
+#include "Target/Machine.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "Target/MachinePresets.inc"
+
+using namespace mlir;
+using namespace mlir::hexir;
+namespace json = llvm::json;
+
+namespace {
+
+// Reads field `key` of `object` as a string / non-negative integer / number; sets `error`.
+bool getString(const json::Object &object, llvm::StringRef key, std::string &out, std::string &error,
+               llvm::StringRef where, bool required = true) {
+  const json::Value *v = object.get(key);
+  if (!v)
+    return !required || (error = (where + ": missing \"" + key + "\"").str(), false);
+  std::optional<llvm::StringRef> s = v->getAsString();
+  if (!s || s->empty())
+    return error = (where + ": \"" + key + "\" must be a non-empty string").str(), false;
+  out = s->str();
+  return true;
+}
+
+bool getBytes(const json::Object &object, llvm::StringRef key, uint64_t &out, std::string &error,
+              llvm::StringRef where) {
+  const json::Value *v = object.get(key);
+  if (!v)
+    return true;  // the default
+  std::optional<int64_t> n = v->getAsInteger();
+  if (!n || *n < 0)
+    return error = (where + ": \"" + key + "\" must be a whole number of bytes, 0 or more").str(), false;
+  out = static_cast<uint64_t>(*n);
+  return true;
+}
+
+bool getNumber(const json::Object &object, llvm::StringRef key, double &out, std::string &error,
+               llvm::StringRef where) {
+  const json::Value *v = object.get(key);
+  std::optional<double> d = v ? v->getAsNumber() : std::nullopt;
+  if (!d || *d < 0)
+    return error = (where + ": \"" + key + "\" must be a number, 0 or more").str(), false;
+  out = *d;
+  return true;
+}
+
+} // namespace
+
+FailureOr<MachineDescription> mlir::hexir::parseMachine(llvm::StringRef text, llvm::StringRef source,
+                                                        std::string &error) {
+  llvm::Expected<json::Value> parsed = json::parse(text);
+  if (!parsed) {
+    error = (source + ": not valid JSON: " + llvm::toString(parsed.takeError())).str();
+    return failure();
+  }
+  const json::Object *root = parsed->getAsObject();
+  if (!root) {
+    error = (source + ": a machine file is a JSON object").str();
+    return failure();
+  }
+  MachineDescription m;
+  if (!getString(*root, "name", m.name, error, source))
+    return failure();
+  const json::Array *processors = root->getArray("processors");
+  const json::Array *spaces = root->getArray("memory_spaces");
+  if (!processors || processors->empty() || !spaces || spaces->empty()) {
+    error = (source + ": needs non-empty \"processors\" and \"memory_spaces\" arrays").str();
+    return failure();
+  }
+  llvm::StringSet<> processorNames, spaceNames;
+  for (auto [i, p] : llvm::enumerate(*processors)) {
+    std::string where = (source + ": processor " + llvm::Twine(i)).str();
+    const json::Object *o = p.getAsObject();
+    MachineProcessor proc;
+    if (!o) {
+      error = where + ": not an object";
+      return failure();
+    }
+    if (!getString(*o, "name", proc.name, error, where) || !getString(*o, "kind", proc.kind, error, where))
+      return failure();
+    if (proc.kind != "host" && proc.kind != "cuda") {
+      error = where + " ('" + proc.name + "'): kind '" + proc.kind + "' is not \"host\" or \"cuda\"";
+      return failure();
+    }
+    if (!processorNames.insert(proc.name).second) {
+      error = where + ": processor '" + proc.name + "' is named twice";
+      return failure();
+    }
+    m.processors.push_back(proc);
+  }
+  for (auto [i, s] : llvm::enumerate(*spaces)) {
+    std::string where = (source + ": memory space " + llvm::Twine(i)).str();
+    const json::Object *o = s.getAsObject();
+    MachineMemorySpace space;
+    if (!o) {
+      error = where + ": not an object";
+      return failure();
+    }
+    if (!getString(*o, "name", space.name, error, where) || !getBytes(*o, "capacity", space.capacity, error, where) ||
+        !getBytes(*o, "alignment", space.alignment, error, where) ||
+        !getString(*o, "within", space.within, error, where, /*required=*/false))
+      return failure();
+    where += " ('" + space.name + "')";
+    if (space.alignment == 0 || (space.alignment & (space.alignment - 1)) != 0 || space.alignment > 4096) {
+      error = where + ": alignment " + std::to_string(space.alignment) + " is not a power of two up to 4096";
+      return failure();
+    }
+    const json::Array *visible = o->getArray("visible_to");
+    if (!visible || visible->empty()) {
+      error = where + ": \"visible_to\" must list the processors that see it";
+      return failure();
+    }
+    for (const json::Value &v : *visible) {
+      std::optional<llvm::StringRef> name = v.getAsString();
+      if (!name || !processorNames.contains(*name)) {
+        error = where + ": \"visible_to\" names '" + (name ? name->str() : std::string("?")) +
+                "', which is not a processor of the machine";
+        return failure();
+      }
+      space.visibleTo.push_back(name->str());
+    }
+    if (!spaceNames.insert(space.name).second) {
+      error = where + ": memory space '" + space.name + "' is named twice";
+      return failure();
+    }
+    m.memorySpaces.push_back(space);
+  }
+  for (const MachineMemorySpace &space : m.memorySpaces)
+    if (!space.within.empty() && (!spaceNames.contains(space.within) || space.within == space.name)) {
+      error = (source + ": memory space '" + space.name + "' lies within '" + space.within +
+               "', which is not another memory space of the machine")
+                  .str();
+      return failure();
+    }
+  if (const json::Array *transfers = root->getArray("transfers")) {
+    for (auto [i, t] : llvm::enumerate(*transfers)) {
+      std::string where = (source + ": transfer " + llvm::Twine(i)).str();
+      const json::Object *o = t.getAsObject();
+      MachineTransfer transfer;
+      if (!o) {
+        error = where + ": not an object";
+        return failure();
+      }
+      if (!getString(*o, "from", transfer.from, error, where) || !getString(*o, "to", transfer.to, error, where) ||
+          !getNumber(*o, "bytes_per_second", transfer.bytesPerSecond, error, where) ||
+          !getNumber(*o, "latency_seconds", transfer.latencySeconds, error, where))
+        return failure();
+      if (!spaceNames.contains(transfer.from) || !spaceNames.contains(transfer.to)) {
+        error = where + ": from '" + transfer.from + "' to '" + transfer.to + "' names a space the machine lacks";
+        return failure();
+      }
+      m.transfers.push_back(transfer);
+    }
+  }
+  return m;
+}
+
+std::vector<std::string> mlir::hexir::machinePresetNames() {
+  std::vector<std::string> names;
+  for (const MachinePreset &p : kMachinePresets)
+    names.push_back(p.name);
+  return names;
+}
+
+FailureOr<MachineDescription> mlir::hexir::loadMachine(llvm::StringRef nameOrPath, std::string &error) {
+  if (!nameOrPath.contains('/') && !nameOrPath.ends_with(".json")) {
+    for (const MachinePreset &p : kMachinePresets)
+      if (nameOrPath == p.name)
+        return parseMachine(p.json, ("machine preset '" + nameOrPath + "'").str(), error);
+    error = "unknown machine '" + nameOrPath.str() + "' (presets: " + llvm::join(machinePresetNames(), ", ") +
+            "; or give a path to a machine file)";
+    return failure();
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
+  if (!buffer) {
+    error = "cannot read machine file '" + nameOrPath.str() + "': " + buffer.getError().message();
+    return failure();
+  }
+  return parseMachine((*buffer)->getBuffer(), nameOrPath, error);
+}
+
+LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const MachineDescription &machine,
+                                        llvm::StringRef processorKind, std::string &error) {
+  llvm::StringSet<> processors;
+  for (const MachineProcessor &p : machine.processors)
+    if (p.kind == processorKind)
+      processors.insert(p.name);
+  if (processors.empty()) {
+    error = "machine '" + machine.name + "' has no " + processorKind.str() + " processor for target '" + target.name + "'";
+    return failure();
+  }
+  llvm::StringSet<> hostProcessors;
+  for (const MachineProcessor &p : machine.processors)
+    if (p.kind == "host")
+      hostProcessors.insert(p.name);
+  // Spaces within another (a GPU's shared memory) hold a kernel's scratch, not arenas.
+  std::vector<MemorySpaceDescription> spaces;
+  for (const MachineMemorySpace &s : machine.memorySpaces) {
+    if (!s.within.empty() || llvm::none_of(s.visibleTo, [&](const std::string &p) { return processors.contains(p); }))
+      continue;
+    bool hostVisible = llvm::any_of(s.visibleTo, [&](const std::string &p) { return hostProcessors.contains(p); });
+    spaces.push_back({s.name, s.capacity, std::max<uint64_t>(s.alignment, 64), hostVisible, true});
+  }
+  if (spaces.empty()) {
+    error = "machine '" + machine.name + "' has no memory space its " + processorKind.str() + " processor sees";
+    return failure();
+  }
+  target.memorySpaces = std::move(spaces);
+  target.arenaSpace = 0;
+  target.constantSpace = static_cast<uint32_t>(target.memorySpaces.size() - 1);
+  return success();
+}
