@@ -552,6 +552,41 @@ def _(d):
     return m, valid({"a": a}, {"y": np.tile(np.array([1.0, 2.0, 3.0], np.float32), (2, 1))})
 
 
+# Weights, biases and statistics of another element type than the data (the importer fuzzer
+# found a Gemm whose int32 C reached an arith.addf): refused by the type constraint.
+@case("type.gemm_int_bias")
+def _(d):
+    m = model([helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="gemm", transA=1)],
+              [vi("a", TensorProto.FLOAT, [5, 3])], [vi("y", TensorProto.FLOAT, None)],
+              [f32("b", np.ones((5, 4))), numpy_helper.from_array(np.ones(4, np.int32), "c")])
+    return m, error("node 'gemm' (Gemm, domain ai.onnx, opset 13): input 2 has element type int32; Gemm takes "
+                    "float tensors here")
+
+
+@case("type.conv_int_bias")
+def _(d):
+    m = model([helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")],
+              [vi("x", TensorProto.FLOAT, [1, 2, 4, 4])], [vi("y", TensorProto.FLOAT, None)],
+              [f32("w", np.ones((3, 2, 1, 1))), i64("b", [1, 2, 3])])
+    return m, error("input 2 has element type int64; Conv takes float tensors here")
+
+
+@case("type.batchnorm_int_mean")
+def _(d):
+    m = model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn")],
+              [vi("x", TensorProto.FLOAT, [1, 2, 3])], [vi("y", TensorProto.FLOAT, None)],
+              [f32("s", [1, 1]), f32("b", [0, 0]), i64("m", [0, 0]), f32("v", [1, 1])])
+    return m, error("input 3 has element type int64; BatchNormalization takes float tensors here")
+
+
+@case("type.layernorm_int_scale")
+def _(d):
+    m = model([helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln")],
+              [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("s", [1, 1, 1])], opset=17)
+    return m, error("input 1 has element type int64; LayerNormalization takes float tensors here")
+
+
 @case("edge.reduce_sum_rank0")
 def _(d):
     x = np.array(2.5, np.float32)

@@ -139,7 +139,7 @@ LogicalResult requireFloatInput(NodeContext &ctx) {
 }
 
 LogicalResult convertConv(NodeContext &ctx) {
-  if (failed(requireFloatInput(ctx)))
+  if (failed(requireFloatInput(ctx)) || failed(ctx.requireFloatInputs({1, 2})))
     return failure();
   const OnnxValue &x = ctx.input(0);
   const OnnxValue &wv = ctx.input(1);

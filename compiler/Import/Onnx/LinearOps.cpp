@@ -109,6 +109,8 @@ LogicalResult convertMatMul(NodeContext &ctx) {
 }
 
 LogicalResult convertGemm(NodeContext &ctx) {
+  if (failed(ctx.requireFloatInputs({0, 1, 2})))
+    return failure();
   const OnnxValue &av = ctx.input(0), &bv = ctx.input(1);
   if (!isFloat(av.type) || !isFloat(bv.type) || av.rank() != 2 || bv.rank() != 2)
     return ctx.error() << "A and B must be 2-D float tensors";

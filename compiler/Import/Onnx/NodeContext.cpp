@@ -98,6 +98,14 @@ mlir::InFlightDiagnostic NodeContext::error() const {
                               << ", domain " << domain << ", opset " << opset_ << "): ";
 }
 
+mlir::LogicalResult NodeContext::requireFloatInputs(std::initializer_list<size_t> indices) const {
+  for (size_t i : indices)
+    if (hasInput(i) && !isFloat(input(i).type))
+      return error() << "input " << i << " has element type " << dtypeName(input(i).type) << "; "
+                     << node_.op_type() << " takes float tensors here";
+  return mlir::success();
+}
+
 mlir::FailureOr<HostTensor> NodeContext::requireConstant(size_t i, const char *what) const {
   if (!hasInput(i) || !input(i).isConstant()) {
     error() << what << " (input " << i << ") must be known at compile time (an initializer, a "

@@ -74,6 +74,10 @@ public:
   mlir::InFlightDiagnostic error() const;
   // The input's value known at import time, or an error saying it must be.
   mlir::FailureOr<HostTensor> requireConstant(size_t i, const char *what) const;
+  // Every given input among `indices` is a float tensor (ONNX's type constraint T of ops whose
+  // weights, biases and statistics share the data's type), or an error naming the first that
+  // is not.
+  mlir::LogicalResult requireFloatInputs(std::initializer_list<size_t> indices) const;
 
 private:
   const onnx::NodeProto &node_;

@@ -43,6 +43,8 @@ LogicalResult convertBatchNormalization(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   if (x.rank() < 2 || !isFloat(x.type))
     return ctx.error() << "input must be a float tensor of rank 2 or more";
+  if (failed(ctx.requireFloatInputs({1, 2, 3, 4})))
+    return failure();
   int64_t c = x.shape[1];
   for (size_t i = 1; i < 5; ++i)
     if (!ctx.hasInput(i) || ctx.input(i).numElements() != c)
@@ -83,6 +85,8 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   if (!isFloat(x.type))
     return ctx.error() << "input must be a float tensor";
+  if (failed(ctx.requireFloatInputs({1, 2})))
+    return failure();
   auto axisOr = ctx.axisAttr("axis", -1, x.rank());
   if (failed(axisOr))
     return failure();
