@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "base/file_mapping.h"
 #include "base/log.h"
 
 namespace hexir::hal {
@@ -41,6 +42,31 @@ TEST_CASE("host inputs are bound in place when aligned, copied into staging when
   auto bound = device->BindHostOutput(out, 32, nullptr);
   REQUIRE(bound.ok());
   CHECK(*bound == out);
+}
+
+TEST_CASE("two kernel libraries with the same entry names keep their own kernels", "[hal]") {
+  auto device = CreateHostDevice();
+  std::vector<std::unique_ptr<Executable>> loaded;
+  for (const char* path : {HEXIR_TEST_KERNELS_PATH, HEXIR_OTHER_TEST_KERNELS_PATH, HEXIR_TEST_KERNELS_PATH}) {
+    auto elf = ReadFileToString(path);
+    REQUIRE(elf.ok());
+    ExecutableSource source;
+    source.code = ByteSpan(reinterpret_cast<const unsigned char*>(elf->data()), elf->size());
+    source.entry_names = {"test_add8"};
+    auto exe = device->LoadExecutable(source);
+    REQUIRE(exe.ok());
+    loaded.push_back(std::move(*exe));
+  }
+  float a[8], b[8], out[8];
+  for (int i = 0; i < 8; ++i) {
+    a[i] = static_cast<float>(i);
+    b[i] = 1.0f;
+  }
+  DevicePtr bind[3] = {a, b, out};
+  for (size_t l = 0; l < loaded.size(); ++l) {
+    REQUIRE(device->queue().Dispatch(*loaded[l], 0, {}, Span<const DevicePtr>(bind, 3)).ok());
+    for (int i = 0; i < 8; ++i) CHECK(out[i] == (l == 1 ? a[i] - 1.0f : a[i] + 1.0f));
+  }
 }
 
 void Capture(LogSeverity severity, const char* message, void* user) {

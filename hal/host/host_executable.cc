@@ -27,9 +27,13 @@ StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
     written += static_cast<size_t>(n);
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
+  // The memfd stays open while the library is loaded: the dynamic loader knows a library by its
+  // path, and a closed descriptor's number comes back for the next load, whose
+  // "/proc/self/fd/N" would then name the library already loaded (two models in one process
+  // would share the first one's kernels).
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd);  // the loader holds its own mapping
   if (handle == nullptr) {
+    ::close(fd);
     const char* err = ::dlerror();
     return DataLossError("cannot load the host kernel library: ", err ? err : "unknown dlopen error");
   }
@@ -39,13 +43,17 @@ StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
     void* sym = ::dlsym(handle, name.c_str());
     if (sym == nullptr) {
       ::dlclose(handle);
+      ::close(fd);
       return NotFoundError("kernel '", name, "' is missing from the host kernel library");
     }
     entries.push_back(reinterpret_cast<HostKernelFn>(sym));
   }
-  return std::unique_ptr<HostExecutable>(new HostExecutable(handle, std::move(entries)));
+  return std::unique_ptr<HostExecutable>(new HostExecutable(handle, fd, std::move(entries)));
 }
 
-HostExecutable::~HostExecutable() { ::dlclose(handle_); }
+HostExecutable::~HostExecutable() {
+  ::dlclose(handle_);
+  ::close(fd_);
+}
 
 }  // namespace hexir::hal

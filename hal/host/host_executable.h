@@ -1,7 +1,7 @@
 // HostExecutable: an ELF shared object loaded from a byte range, without touching the file
 // system: the bytes go into an anonymous memfd that dlopen maps through /proc/self/fd.
 //
-// Ownership: owns the dlopen handle; dlclose on destruction. Thread safety: immutable.
+// Ownership: owns the dlopen handle and the memfd; dlclose and close on destruction. Thread safety: immutable.
 #pragma once
 
 #include <memory>
@@ -24,9 +24,10 @@ class HostExecutable final : public Executable {
   HostKernelFn entry(uint32_t index) const { return entries_[index]; }
 
  private:
-  HostExecutable(void* handle, std::vector<HostKernelFn> entries)
-      : handle_(handle), entries_(std::move(entries)) {}
+  HostExecutable(void* handle, int fd, std::vector<HostKernelFn> entries)
+      : handle_(handle), fd_(fd), entries_(std::move(entries)) {}
   void* handle_;
+  int fd_;  // the memfd the library was loaded from, open while it is loaded (see Load)
   std::vector<HostKernelFn> entries_;
 };
 
