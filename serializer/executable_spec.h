@@ -68,6 +68,7 @@ struct Function {
   std::vector<TensorSignature> outputs;
   std::vector<Arena> arenas;
   std::vector<Command> commands;
+  std::string plan_json;  // the memory plan report (planner::FormatPlanJson)
 };
 
 struct KernelEntry {

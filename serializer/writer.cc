@@ -84,7 +84,8 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
     std::vector<flatbuffers::Offset<fb::Arena>> arenas;
     for (const Arena& a : f.arenas) arenas.push_back(fb::CreateArena(b, a.memory_space, a.bytes, a.alignment));
     auto arenas_vec = b.CreateVector(arenas);
-    funcs.push_back(fb::CreateFunction(b, name, ins, outs, arenas_vec, commands));
+    auto plan = f.plan_json.empty() ? 0 : b.CreateString(f.plan_json);
+    funcs.push_back(fb::CreateFunction(b, name, ins, outs, arenas_vec, commands, plan));
   }
   std::vector<fb::ConstantFill> fills;
   for (const ConstantFillSpec& f : spec.constant_fills)

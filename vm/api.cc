@@ -55,6 +55,11 @@ StatusOr<std::vector<TensorInfo>> Module::outputs(const std::string& function) c
 
 uint64_t Module::file_bytes() const { return impl_->file_bytes(); }
 
+StatusOr<std::string> Module::plan_json(const std::string& function) const {
+  HEXIR_ASSIGN_OR_RETURN(const vm::FunctionInfo* f, impl_->FindFunction(function));
+  return f->function->plan_json() ? f->function->plan_json()->str() : std::string("{}");
+}
+
 uint64_t Module::constant_bytes() const {
   return impl_->view().constants().size() + impl_->view().executable().filled_constants_bytes();
 }

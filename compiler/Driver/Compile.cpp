@@ -134,6 +134,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   auto built = mlir::hexir::buildFunction(entryFn, description, spec, buildOptions);
   if (failed(built))
     return false;
+  built->function.plan_json = planner::FormatPlanJson(built->report);
   spec.functions.push_back(std::move(built->function));
   if (options.printPlan && planOutput)
     *planOutput << planner::FormatPlanTable(built->report);

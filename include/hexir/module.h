@@ -52,6 +52,9 @@ class HEXIR_API Module {
   StatusOr<std::vector<TensorInfo>> inputs(const std::string& function = "main") const;
   StatusOr<std::vector<TensorInfo>> outputs(const std::string& function = "main") const;
   uint64_t file_bytes() const;
+  // The memory plan the compiler made for `function`, as JSON (arena, lower bound, buffers);
+  // NOT_FOUND for an unknown function, "{}" for an executable without one.
+  StatusOr<std::string> plan_json(const std::string& function) const;
   uint64_t constant_bytes() const;  // stored constants plus filled splats
 
   const vm::Module& impl() const { return *impl_; }

@@ -1,0 +1,219 @@
+"""Hexir from Python: compile a static graph ahead of time, load it, run it on NumPy arrays.
+
+    import hexir, numpy as np
+    exe = hexir.compile("model.onnx", input_shapes={"input": (1, 3, 224, 224)})
+    module = hexir.load(exe)
+    session = module.session()
+    out = session.run({"input": x})          # {"output": array}
+
+See docs/python.md. Errors raise hexir.Error subclasses carrying the runtime's status code and
+message; a model the compiler refuses raises hexir.CompileError with its diagnostics.
+"""
+import collections
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from . import _hexir
+
+__all__ = ["compile", "load", "Module", "Session", "TensorSpec", "Error", "CompileError", "InvalidArgumentError",
+           "NotFoundError", "DataLossError", "FailedPreconditionError", "ResourceExhaustedError",
+           "UnimplementedError", "InternalError"]
+
+
+class Error(Exception):
+    """A Hexir error: `code` is the runtime's status code name ("INVALID_ARGUMENT", ...)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class CompileError(Error):
+    """The compiler refused the model; the message holds its diagnostics."""
+
+
+class InvalidArgumentError(Error):
+    pass
+
+
+class NotFoundError(Error):
+    pass
+
+
+class DataLossError(Error):
+    pass
+
+
+class FailedPreconditionError(Error):
+    pass
+
+
+class ResourceExhaustedError(Error):
+    pass
+
+
+class UnimplementedError(Error):
+    pass
+
+
+class InternalError(Error):
+    pass
+
+
+_BY_CODE = {"INVALID_ARGUMENT": InvalidArgumentError, "NOT_FOUND": NotFoundError, "DATA_LOSS": DataLossError,
+            "FAILED_PRECONDITION": FailedPreconditionError, "RESOURCE_EXHAUSTED": ResourceExhaustedError,
+            "UNIMPLEMENTED": UnimplementedError, "INTERNAL": InternalError}
+
+
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except _hexir._StatusError as e:
+        code, message = e.args[0] if len(e.args) == 1 else e.args
+        raise _BY_CODE.get(code, Error)(code, message) from None
+
+
+TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
+
+
+def compile(model, *, output=None, input_shapes=None, entry="main", target="host", target_cpu="host",
+            machine=None, memory_budgets=None, fusion=True):
+    """Compiles a graph into executable bytes (also written to `output` when given).
+
+    `model`: a path to an .onnx model or an .mlir graph, ONNX model bytes, an onnx.ModelProto,
+    or MLIR text. The keywords are hexir-compile's options: `input_shapes` {name: shape} for
+    symbolic ONNX dimensions, `target`, `target_cpu`, `machine` (a preset or a machine file),
+    `memory_budgets` {space: bytes}, `fusion`. Raises CompileError with the diagnostics.
+    """
+    with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
+        if hasattr(model, "SerializeToString"):
+            model = model.SerializeToString()
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            path = os.path.join(tmp, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(bytes(model))
+        elif isinstance(model, str) and not os.path.exists(model) and "func.func" in model:
+            path = os.path.join(tmp, "graph.mlir")
+            with open(path, "w") as f:
+                f.write(model)
+        else:
+            path = os.fspath(model)
+            if not os.path.exists(path):
+                raise NotFoundError("NOT_FOUND", f"no such model '{path}'")
+        shapes = {name: [int(d) for d in shape] for name, shape in (input_shapes or {}).items()}
+        ok, executable, diagnostics = _call(
+            _hexir.compile, path, os.fspath(output) if output else "", shapes, entry, target, target_cpu,
+            machine or "", {k: int(v) for k, v in (memory_budgets or {}).items()}, bool(fusion), "")
+        if not ok:
+            raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")
+        return executable
+
+
+def load(executable, *, device="host", threads=0):
+    """Loads an executable (bytes from compile(), or a path) on `device` ("host", "cuda") with
+    `threads` worker threads per dispatch (0: every core)."""
+    if isinstance(executable, (bytes, bytearray, memoryview)):
+        # Loaded as a private copy, so the temporary file can go at once.
+        with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
+            path = os.path.join(tmp, "model.hxb")
+            with open(path, "wb") as f:
+                f.write(bytes(executable))
+            return Module(_call(_hexir.load, path, device, int(threads), True))
+    return Module(_call(_hexir.load, os.fspath(executable), device, int(threads), False))
+
+
+class Module:
+    """A loaded executable: immutable, shared by its sessions (each keeps it alive)."""
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @property
+    def functions(self):
+        return list(self._impl.function_names())
+
+    def _specs(self, which, function):
+        return [TensorSpec(t["name"], tuple(t["shape"]), np.dtype(t["dtype"])) for t in which(function)]
+
+    @property
+    def inputs(self):
+        """Inputs of "main": TensorSpec(name, shape, dtype) in signature order."""
+        return self.inputs_of("main")
+
+    @property
+    def outputs(self):
+        return self.outputs_of("main")
+
+    def inputs_of(self, function):
+        return _call(self._specs, self._impl.inputs, function)
+
+    def outputs_of(self, function):
+        return _call(self._specs, self._impl.outputs, function)
+
+    @property
+    def device(self):
+        return self._impl.device
+
+    def plan(self, function="main"):
+        """The memory plan the compiler made, as data: arena_bytes, lower_bound_bytes, buffers
+        (name, size, offset, first, last, alias_of), constants, solver and quality."""
+        return json.loads(_call(self._impl.plan_json, function))
+
+    def session(self, function="main", *, memory_limit=0):
+        """A session of `function` (one per thread); `memory_limit`: the most device memory it may
+        hold (0: what the device has free)."""
+        return Session(self, _call(_hexir.session, self._impl, function, int(memory_limit)), function)
+
+
+class Session:
+    """Runs one function; use one per thread. Holds its module (and runtime) alive."""
+
+    def __init__(self, module, impl, function):
+        self._module = module
+        self._impl = impl
+        self.inputs = module.inputs_of(function)
+        self.outputs = module.outputs_of(function)
+
+    @property
+    def arena_bytes(self):
+        return self._impl.arena_bytes
+
+    def run(self, inputs, outputs=None):
+        """Runs on `inputs` (a dict name -> array, or arrays in signature order) and returns a dict
+        name -> array. An input that is C-contiguous, of the declared dtype and aligned is read in
+        place; any other is converted once (numpy.ascontiguousarray with the declared dtype).
+        `outputs` (a dict name -> array) are written in place: each must be a writable
+        C-contiguous array of exactly the declared dtype and shape."""
+        if isinstance(inputs, dict):
+            unknown = set(inputs) - {t.name for t in self.inputs}
+            if unknown:
+                raise InvalidArgumentError("INVALID_ARGUMENT", f"unknown input(s) {sorted(unknown)}; the function takes "
+                                           f"{[t.name for t in self.inputs]}")
+            missing = [t.name for t in self.inputs if t.name not in inputs]
+            if missing:
+                raise InvalidArgumentError("INVALID_ARGUMENT", f"missing input(s) {missing}")
+            arrays = [inputs[t.name] for t in self.inputs]
+        else:
+            arrays = list(inputs)
+        for spec, a in zip(self.inputs, arrays):
+            shape = tuple(np.shape(a))
+            if shape != spec.shape:
+                raise InvalidArgumentError("INVALID_ARGUMENT", f"input '{spec.name}' expects shape {spec.shape}, "
+                                           f"got {shape}")
+        given = [None] * len(self.outputs)
+        for name, array in (outputs or {}).items():
+            index = [i for i, t in enumerate(self.outputs) if t.name == name]
+            if not index:
+                raise InvalidArgumentError("INVALID_ARGUMENT", f"unknown output '{name}'")
+            given[index[0]] = array
+        results = _call(self._impl.run, arrays, given)
+        return {t.name: r for t, r in zip(self.outputs, results)}
+
+    @property
+    def last_run_copied_inputs(self):
+        """Per input of the last run: whether it was converted (False: read in place)."""
+        return list(self._impl.last_copied)

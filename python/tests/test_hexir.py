@@ -1,0 +1,183 @@
+"""pytest: the Python API (docs/python.md) against PyTorch and NumPy references.
+
+Run by ctest as python.pytest with PYTHONPATH=build/python."""
+import gc
+import os
+import re
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import hexir
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "onnx"))
+
+# A graph written in MLIR: y = tanh(x @ w + 1) for a 4x8 input.
+MLIR = """
+func.func @main(%x: tensor<4x8xf32> {hexir.name = "x"}) -> (tensor<4x16xf32> {hexir.name = "y"}) {
+  %w = arith.constant dense<0.125> : tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %s = arith.addf %a, %one : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+"""
+
+
+def reference(x):
+    return np.tanh(x.astype(np.float64) @ np.full((8, 16), 0.125) + 1.0)
+
+
+@pytest.fixture(scope="module")
+def module():
+    return hexir.load(hexir.compile(MLIR))
+
+
+def test_mlir_text_compiles_and_runs(module):
+    assert [t.name for t in module.inputs] == ["x"]
+    assert module.inputs[0].shape == (4, 8) and module.inputs[0].dtype == np.float32
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    out = module.session().run({"x": x})
+    assert list(out) == ["y"]
+    np.testing.assert_allclose(out["y"], reference(x), rtol=1e-5, atol=1e-6)
+    # Positional inputs, and outputs written into the caller's array.
+    y = np.empty((4, 16), np.float32)
+    result = module.session().run([x], outputs={"y": y})
+    assert result["y"] is y
+    np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-6)
+
+
+def test_plan_is_data(module):
+    plan = module.plan()
+    assert plan["arena_bytes"] >= plan["lower_bound_bytes"] >= 0
+    assert isinstance(plan["buffers"], list)
+    assert plan["quality"]
+
+
+def test_inputs_in_place_or_converted_once(module):
+    session = module.session()
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    session.run({"x": x})
+    assert session.last_run_copied_inputs == [False]  # C-contiguous float32: read in place
+    wide = rng.standard_normal((4, 16)).astype(np.float32)
+    strided = wide[:, ::2]  # not contiguous: converted once, same result
+    out = session.run({"x": strided})
+    assert session.last_run_copied_inputs == [True]
+    np.testing.assert_allclose(out["y"], reference(strided), rtol=1e-5, atol=1e-6)
+    as64 = x.astype(np.float64)  # another dtype: converted to the declared one
+    out = session.run({"x": as64})
+    assert session.last_run_copied_inputs == [True]
+    np.testing.assert_allclose(out["y"], reference(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(hexir.InvalidArgumentError, match=r"input 'x' expects shape \(4, 8\), got \(8, 4\)"):
+        session.run({"x": x.T.copy()})
+    with pytest.raises(hexir.InvalidArgumentError, match="missing input"):
+        session.run({})
+    with pytest.raises(hexir.InvalidArgumentError, match="must be a writable C-contiguous array of 4x16 f32"):
+        session.run({"x": x}, outputs={"y": np.empty((4, 16), np.float64)})
+
+
+def test_errors_carry_status_codes(tmp_path):
+    with pytest.raises(hexir.CompileError, match="use of undeclared SSA value"):
+        hexir.compile("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n return %y : tensor<4xf32>\n}\n")
+    with pytest.raises(hexir.NotFoundError):
+        hexir.load(str(tmp_path / "missing.hxb"))
+    with pytest.raises(hexir.DataLossError, match="bad magic"):
+        hexir.load(b"\0" * 128)
+    with pytest.raises(hexir.NotFoundError, match="no such device 'tpu'"):
+        hexir.load(hexir.compile(MLIR), device="tpu")
+    bad = tmp_path / "bad.onnx"
+    import onnx
+    from onnx import helper, TensorProto
+    node = helper.make_node("Sin", ["x"], ["y"], name="sine")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(bad))
+    with pytest.raises(hexir.CompileError, match=r"node 'sine' \(Sin.*unsupported op 'Sin'"):
+        hexir.compile(str(bad))
+    module = hexir.load(hexir.compile(MLIR))
+    with pytest.raises(hexir.ResourceExhaustedError, match="over its limit of 10 bytes"):
+        module.session(memory_limit=10)
+
+
+def test_threads_run_sessions_concurrently(module):
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((4, 8)).astype(np.float32) for _ in range(16)]
+    expected = [module.session().run({"x": x})["y"] for x in xs]
+    results = [[None] * len(xs) for _ in range(4)]
+
+    def work(t):
+        session = module.session()
+        for _ in range(20):
+            for i, x in enumerate(xs):
+                results[t][i] = session.run({"x": x})["y"]
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for t in range(4):
+        for i in range(len(xs)):
+            assert np.array_equal(results[t][i], expected[i])  # the same bits
+
+
+def _rss_kib():
+    with open("/proc/self/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def test_sessions_keep_modules_alive_and_nothing_grows():
+    exe = hexir.compile(MLIR)
+    module = hexir.load(exe)
+    session = module.session()
+    del module
+    gc.collect()
+    x = np.ones((4, 8), np.float32)
+    np.testing.assert_allclose(session.run({"x": x})["y"], reference(x), rtol=1e-5, atol=1e-6)
+    del session
+    for _ in range(100):  # warm-up: allocator pools reach their steady size
+        hexir.load(exe).session().run({"x": x})
+    gc.collect()
+    before = _rss_kib()
+    for _ in range(1000):
+        hexir.load(exe).session().run({"x": x})
+    gc.collect()
+    assert _rss_kib() - before < 8 * 1024  # KiB: no per-cycle leak (a generous bound)
+
+
+MODELS = ["mlp", "resnet18", "mobilenet_v2", "squeezenet1_1", "bert_like", "gpt_like"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_onnx_models_match_pytorch(name, tmp_path):
+    import models  # tests/onnx/models.py: PyTorch -> ONNX
+    path = str(tmp_path / (name + ".onnx"))
+    input_name, x, ref = models.export(name, path)
+    module = hexir.load(hexir.compile(path))
+    out = module.session().run({input_name: x})
+    got = out[module.outputs[0].name]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_docs_example_runs(tmp_path, monkeypatch):
+    with open(os.path.join(ROOT, "docs", "python.md")) as f:
+        text = f.read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks, "docs/python.md has no python example"
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "docs/python.md", "exec"), {})
