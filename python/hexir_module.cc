@@ -153,7 +153,7 @@ py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vec
 py::tuple Compile(const std::string& path, const std::string& output, const std::map<std::string, std::vector<int64_t>>& shapes,
                   const std::string& entry, const std::string& target, const std::string& target_cpu,
                   const std::string& machine, const std::map<std::string, uint64_t>& budgets, bool fusion,
-                  const std::string& plan_json) {
+                  const std::string& plan_json, const std::string& plan_svg) {
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
   options.inputShapes = shapes;
@@ -164,6 +164,7 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
   options.memoryBudgets = budgets;
   options.fuseElementwise = fusion;
   options.planJsonPath = plan_json;
+  options.planSvgPath = plan_svg;
   std::vector<uint8_t> bytes;
   std::string diagnostics;
   bool ok;
@@ -194,7 +195,7 @@ PYBIND11_MODULE(_hexir, m) {
   });
   m.def("compile", &Compile, py::arg("path"), py::arg("output"), py::arg("input_shapes"), py::arg("entry"),
         py::arg("target"), py::arg("target_cpu"), py::arg("machine"), py::arg("memory_budgets"), py::arg("fusion"),
-        py::arg("plan_json"));
+        py::arg("plan_json"), py::arg("plan_svg"));
   py::class_<PyModule>(m, "Module")
       .def("function_names", [](const PyModule& mod) { return mod.module->function_names(); })
       .def("inputs",

@@ -2,6 +2,7 @@
 
 Run by ctest as python.pytest with PYTHONPATH=build/python."""
 import gc
+import json
 import os
 import re
 import sys
@@ -60,11 +61,17 @@ def test_mlir_text_compiles_and_runs(module):
     np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-6)
 
 
-def test_plan_is_data(module):
+def test_plan_is_data(module, tmp_path):
     plan = module.plan()
     assert plan["arena_bytes"] >= plan["lower_bound_bytes"] >= 0
     assert isinstance(plan["buffers"], list)
     assert plan["quality"]
+    # The command line's plan outputs, as keywords; a machine and budgets too.
+    hexir.compile(MLIR, plan_json=tmp_path / "plan.json", plan_svg=tmp_path / "plan.svg", machine="edge")
+    assert json.loads((tmp_path / "plan.json").read_text())["arena_bytes"] == plan["arena_bytes"]
+    assert (tmp_path / "plan.svg").read_text().startswith("<svg")
+    with pytest.raises(hexir.CompileError, match="the constants take 512 bytes, over the capacity of 100 bytes"):
+        hexir.compile(MLIR, memory_budgets={"host": 100})  # the weights: a 512-byte splat
 
 
 def test_inputs_in_place_or_converted_once(module):
