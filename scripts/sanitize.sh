@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 for kind in address thread; do
   dir="${HEXIR_BUILD_DIR:-$root/build}-$kind"
-  cmake -G Ninja -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXIR_BUILD_COMPILER=OFF \
+  cmake -G Ninja -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXIR_RUNTIME_ONLY=ON \
     -DHEXIR_SANITIZE=$kind -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
   if [ "$kind" = thread ]; then
     cmake --build "$dir" -j 2 --target hal_test vm_test planner_test
