@@ -1,0 +1,109 @@
+// hexir-serve: serves Hexir executables over the Open Inference Protocol (KServe v2 REST).
+//   hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]
+//               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
+// A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
+// or SIGINT stop accepting, answer what was accepted, and exit 0.
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
+
+#include "serve/server.h"
+#include "tools/cli_args.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]\n"
+    "                   [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]\n"
+    "Serves the models over the Open Inference Protocol (KServe v2 REST) and /metrics.\n"
+    "--port 0 picks a free port (printed). --sessions: sessions per model (default 2);\n"
+    "--max-queue: requests that may wait for a session (default 16; more are refused with 503).\n";
+
+int g_stop_pipe[2] = {-1, -1};
+
+void OnSignal(int) {
+  char c = 1;
+  [[maybe_unused]] ssize_t n = ::write(g_stop_pipe[1], &c, 1);
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "hexir-serve: error: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> models;
+  hexir::serve::ServerOptions options;
+  hexir::RuntimeOptions runtime_options;
+  int64_t sessions = 2, max_queue = 16;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    int64_t n = 0;
+    if (arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--model" && value) {
+      std::string text = argv[++i];
+      size_t eq = text.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        return Fail("--model needs NAME=model.hxb, got '" + text + "'");
+      if (!models.emplace(text.substr(0, eq), text.substr(eq + 1)).second)
+        return Fail("model '" + text.substr(0, eq) + "' given twice");
+    } else if (arg == "--port" && hexir::tools::ParseInteger(value, 0, 65535, &n)) {
+      options.port = static_cast<int>(n);
+      ++i;
+    } else if (arg == "--host" && value) {
+      options.host = argv[++i];
+    } else if (arg == "--threads" && hexir::tools::ParseInteger(value, 1, 256, &n)) {
+      options.threads = static_cast<int>(n);
+      ++i;
+    } else if (arg == "--sessions" && hexir::tools::ParseInteger(value, 1, 256, &n)) {
+      sessions = n;
+      ++i;
+    } else if (arg == "--max-queue" && hexir::tools::ParseInteger(value, 0, 1000000, &n)) {
+      max_queue = n;
+      ++i;
+    } else if (arg == "--device" && value) {
+      runtime_options.device = argv[++i];
+    } else {
+      return Fail("bad or incomplete option '" + arg + "'\n" + kUsage);
+    }
+  }
+  if (models.empty()) return Fail(std::string("no --model given\n") + kUsage);
+  auto runtime = hexir::Runtime::Create(runtime_options);
+  if (!runtime.ok()) return Fail(runtime.status().message());
+  std::map<std::string, std::unique_ptr<hexir::serve::ModelPool>> pools;
+  for (const auto& [name, path] : models) {
+    auto pool = hexir::serve::ModelPool::Create(**runtime, name, path, static_cast<int>(sessions),
+                                                static_cast<int>(max_queue));
+    if (!pool.ok()) return Fail("model '" + name + "': " + pool.status().message());
+    pools.emplace(name, std::move(*pool));
+  }
+  {
+    hexir::serve::Server server(std::move(pools), options);
+    // Signals reach a thread that stops the server (Stop is not async-signal-safe).
+    if (::pipe(g_stop_pipe) != 0) return Fail("cannot make the signal pipe");
+    std::signal(SIGTERM, OnSignal);
+    std::signal(SIGINT, OnSignal);
+    std::thread stopper([&server] {
+      char c;
+      while (::read(g_stop_pipe[0], &c, 1) < 0) {
+      }
+      server.Stop();
+    });
+    bool ok = server.Serve();
+    OnSignal(0);  // wake the stopper if the server ended by itself
+    stopper.join();
+    if (!ok) return Fail("cannot listen on " + options.host + ":" + std::to_string(options.port));
+  }
+  std::printf("hexir-serve: stopped\n");
+  return 0;
+}

@@ -1,0 +1,56 @@
+#include "serve/metrics.h"
+
+#include <sstream>
+
+#include "serve/model_pool.h"
+
+namespace hexir::serve {
+
+Metrics::Model& Metrics::For(const std::string& model) {
+  auto& m = models_[model];
+  if (!m) m = std::make_unique<Model>();
+  return *m;
+}
+
+void Metrics::Observe(const std::string& model, double seconds, bool ok) {
+  Model& m = *models_.at(model);
+  m.requests.fetch_add(1);
+  if (!ok) m.failures.fetch_add(1);
+  size_t b = 0;
+  while (b < kBuckets.size() && seconds > kBuckets[b]) ++b;
+  m.latency[b].fetch_add(1);
+  m.latency_sum_us.fetch_add(static_cast<uint64_t>(seconds * 1e6));
+}
+
+std::string Metrics::Text(const std::map<std::string, std::unique_ptr<ModelPool>>& pools) const {
+  std::ostringstream os;
+  os << "# HELP hexir_requests_total Inference requests answered, by model.\n# TYPE hexir_requests_total counter\n";
+  for (const auto& [name, m] : models_) os << "hexir_requests_total{model=\"" << name << "\"} " << m->requests << "\n";
+  os << "# HELP hexir_failures_total Inference requests that failed (4xx or 5xx).\n# TYPE hexir_failures_total counter\n";
+  for (const auto& [name, m] : models_) os << "hexir_failures_total{model=\"" << name << "\"} " << m->failures << "\n";
+  os << "# HELP hexir_rejected_total Requests refused with 503 because the queue was full.\n"
+        "# TYPE hexir_rejected_total counter\n";
+  for (const auto& [name, m] : models_) os << "hexir_rejected_total{model=\"" << name << "\"} " << m->rejected << "\n";
+  os << "# HELP hexir_request_seconds Inference latency.\n# TYPE hexir_request_seconds histogram\n";
+  for (const auto& [name, m] : models_) {
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < kBuckets.size(); ++b) {
+      cumulative += m->latency[b];
+      os << "hexir_request_seconds_bucket{model=\"" << name << "\",le=\"" << kBuckets[b] << "\"} " << cumulative << "\n";
+    }
+    cumulative += m->latency[kBuckets.size()];
+    os << "hexir_request_seconds_bucket{model=\"" << name << "\",le=\"+Inf\"} " << cumulative << "\n";
+    os << "hexir_request_seconds_sum{model=\"" << name << "\"} " << m->latency_sum_us / 1e6 << "\n";
+    os << "hexir_request_seconds_count{model=\"" << name << "\"} " << cumulative << "\n";
+  }
+  os << "# HELP hexir_queue_depth Requests waiting for a session.\n# TYPE hexir_queue_depth gauge\n";
+  for (const auto& [name, pool] : pools) os << "hexir_queue_depth{model=\"" << name << "\"} " << pool->waiting() << "\n";
+  os << "# HELP hexir_arena_bytes Arena bytes of one session.\n# TYPE hexir_arena_bytes gauge\n";
+  for (const auto& [name, pool] : pools) os << "hexir_arena_bytes{model=\"" << name << "\"} " << pool->arena_bytes() << "\n";
+  os << "# HELP hexir_constant_bytes Constant bytes of the model (resident once).\n# TYPE hexir_constant_bytes gauge\n";
+  for (const auto& [name, pool] : pools)
+    os << "hexir_constant_bytes{model=\"" << name << "\"} " << pool->module().constant_bytes() << "\n";
+  return os.str();
+}
+
+}  // namespace hexir::serve

@@ -1,0 +1,37 @@
+// Prometheus metrics of hexir-serve (GET /metrics, text format 0.0.4): per model, requests,
+// failures and a latency histogram; queue depth, arena and constant bytes are read from the
+// model pools when scraped.
+// Thread safety: thread-safe (atomics).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace hexir::serve {
+
+class ModelPool;
+
+class Metrics {
+ public:
+  // Upper bounds of the latency buckets, in seconds (then +Inf).
+  static constexpr std::array<double, 10> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                      0.025, 0.05, 0.1, 0.25, 1.0};
+  struct Model {
+    std::atomic<uint64_t> requests{0}, failures{0}, rejected{0};
+    std::array<std::atomic<uint64_t>, kBuckets.size() + 1> latency{};
+    std::atomic<uint64_t> latency_sum_us{0};
+  };
+
+  Model& For(const std::string& model);  // models are added before serving starts
+  void Observe(const std::string& model, double seconds, bool ok);
+  std::string Text(const std::map<std::string, std::unique_ptr<ModelPool>>& pools) const;
+
+ private:
+  std::map<std::string, std::unique_ptr<Model>> models_;
+};
+
+}  // namespace hexir::serve

@@ -1,0 +1,67 @@
+// ModelPool: one model served: loaded once (weights resident once), a fixed pool of sessions
+// (one per worker), and a bounded number of requests waiting for one. A request that finds
+// every session busy and the queue full is refused at once (the server answers 503) instead of
+// growing memory. Built on the public embedding API only (include/hexir/).
+//
+// Thread safety: thread-safe; a Lease gives its holder one session until it is destroyed.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hexir/hexir.h"
+
+namespace hexir::serve {
+
+class ModelPool {
+ public:
+  // Loads `path` on `runtime` and makes `sessions` sessions of its "main" function.
+  static StatusOr<std::unique_ptr<ModelPool>> Create(const Runtime& runtime, const std::string& name,
+                                                     const std::string& path, int sessions, int max_queue);
+
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(ModelPool* pool, Session* session) : pool_(pool), session_(session) {}
+    Lease(Lease&& other) noexcept : pool_(other.pool_), session_(other.session_) { other.pool_ = nullptr; }
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    Session* operator->() const { return session_; }
+    explicit operator bool() const { return pool_ != nullptr; }
+
+   private:
+    ModelPool* pool_ = nullptr;
+    Session* session_ = nullptr;
+  };
+
+  // A free session, waiting for one if the queue has room; an empty lease when it is full.
+  Lease Acquire();
+
+  const std::string& name() const { return name_; }
+  const Module& module() const { return *module_; }
+  const std::vector<TensorInfo>& inputs() const { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  uint64_t arena_bytes() const { return arena_bytes_; }
+  int waiting() const;
+
+ private:
+  ModelPool() = default;
+  void Release(Session* session);
+
+  std::string name_;
+  std::shared_ptr<const Module> module_;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<TensorInfo> inputs_, outputs_;
+  uint64_t arena_bytes_ = 0;
+  int max_queue_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable freed_;
+  std::vector<Session*> free_;
+  int waiting_ = 0;
+};
+
+}  // namespace hexir::serve

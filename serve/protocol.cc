@@ -1,0 +1,205 @@
+#include "serve/protocol.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "serve/model_pool.h"
+
+namespace hexir::serve {
+namespace {
+
+using nlohmann::json;
+
+json ShapeJson(const std::vector<int64_t>& shape) {
+  json s = json::array();
+  for (int64_t d : shape) s.push_back(d);
+  return s;
+}
+
+json Describe(const TensorInfo& t) {
+  return json{{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", ShapeJson(t.shape)}};
+}
+
+// Flattens nested arrays of `data` into `flat` (the protocol allows both forms).
+bool Flatten(const json& data, std::vector<const json*>& flat, size_t limit) {
+  if (!data.is_array()) {
+    flat.push_back(&data);
+    return flat.size() <= limit;
+  }
+  for (const json& item : data)
+    if (!Flatten(item, flat, limit)) return false;
+  return true;
+}
+
+template <typename T>
+bool StoreInteger(const json& v, unsigned char* out) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned()) {
+    uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
+    T t = static_cast<T>(u);
+    std::memcpy(out, &t, sizeof(T));
+    return true;
+  }
+  int64_t i = v.get<int64_t>();
+  if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) || i > static_cast<int64_t>(std::numeric_limits<T>::max()))
+    return false;
+  T t = static_cast<T>(i);
+  std::memcpy(out, &t, sizeof(T));
+  return true;
+}
+
+// One element of `type` from a JSON value; false when it is not one.
+bool Store(ElementType type, const json& v, unsigned char* out) {
+  switch (type) {
+    case ElementType::kF32: {
+      if (!v.is_number()) return false;
+      float f = static_cast<float>(v.get<double>());
+      std::memcpy(out, &f, 4);
+      return true;
+    }
+    case ElementType::kF64: {
+      if (!v.is_number()) return false;
+      double d = v.get<double>();
+      std::memcpy(out, &d, 8);
+      return true;
+    }
+    case ElementType::kI64: return StoreInteger<int64_t>(v, out);
+    case ElementType::kI32: return StoreInteger<int32_t>(v, out);
+    case ElementType::kI16: return StoreInteger<int16_t>(v, out);
+    case ElementType::kI8: return StoreInteger<int8_t>(v, out);
+    case ElementType::kU8: return StoreInteger<uint8_t>(v, out);
+    case ElementType::kBool:
+      if (!v.is_boolean()) return false;
+      *out = v.get<bool>() ? 1 : 0;
+      return true;
+    default: return false;
+  }
+}
+
+json Load(ElementType type, const unsigned char* p) {
+  switch (type) {
+    case ElementType::kF32: { float f; std::memcpy(&f, p, 4); return std::isfinite(f) ? json(f) : json(nullptr); }
+    case ElementType::kF64: { double d; std::memcpy(&d, p, 8); return std::isfinite(d) ? json(d) : json(nullptr); }
+    case ElementType::kI64: { int64_t v; std::memcpy(&v, p, 8); return json(v); }
+    case ElementType::kI32: { int32_t v; std::memcpy(&v, p, 4); return json(v); }
+    case ElementType::kI16: { int16_t v; std::memcpy(&v, p, 2); return json(v); }
+    case ElementType::kI8: { int8_t v; std::memcpy(&v, p, 1); return json(v); }
+    case ElementType::kU8: return json(static_cast<unsigned>(*p));
+    case ElementType::kBool: return json(*p != 0);
+    default: return json(nullptr);
+  }
+}
+
+}  // namespace
+
+const char* DatatypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kF32: return "FP32";
+    case ElementType::kF16: return "FP16";
+    case ElementType::kBF16: return "BF16";
+    case ElementType::kF64: return "FP64";
+    case ElementType::kI8: return "INT8";
+    case ElementType::kI16: return "INT16";
+    case ElementType::kI32: return "INT32";
+    case ElementType::kI64: return "INT64";
+    case ElementType::kU8: return "UINT8";
+    case ElementType::kBool: return "BOOL";
+  }
+  return "UNKNOWN";
+}
+
+json ModelMetadata(const ModelPool& model) {
+  json inputs = json::array(), outputs = json::array();
+  for (const TensorInfo& t : model.inputs()) inputs.push_back(Describe(t));
+  for (const TensorInfo& t : model.outputs()) outputs.push_back(Describe(t));
+  return json{{"name", model.name()}, {"versions", json::array({"1"})}, {"platform", "hexir"},
+              {"inputs", inputs}, {"outputs", outputs}};
+}
+
+Status ParseInferRequest(const std::string& body, const ModelPool& model, InferRequest* request) {
+  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return InvalidArgumentError("the request body is not a JSON object");
+  if (doc.contains("id")) {
+    if (!doc["id"].is_string()) return InvalidArgumentError("\"id\" must be a string");
+    request->id = doc["id"].get<std::string>();
+  }
+  if (!doc.contains("inputs") || !doc["inputs"].is_array())
+    return InvalidArgumentError("the request has no \"inputs\" array");
+  const std::vector<TensorInfo>& declared = model.inputs();
+  request->inputs.assign(declared.size(), {});
+  std::vector<bool> seen(declared.size(), false);
+  for (const json& in : doc["inputs"]) {
+    if (!in.is_object() || !in.contains("name") || !in["name"].is_string())
+      return InvalidArgumentError("every input needs a \"name\"");
+    std::string name = in["name"].get<std::string>();
+    size_t k = 0;
+    while (k < declared.size() && declared[k].name != name) ++k;
+    if (k == declared.size()) return InvalidArgumentError("model '", model.name(), "' has no input '", name, "'");
+    if (seen[k]) return InvalidArgumentError("input '", name, "' is given twice");
+    seen[k] = true;
+    const TensorInfo& t = declared[k];
+    if (!in.contains("datatype") || !in["datatype"].is_string() || in["datatype"].get<std::string>() != DatatypeName(t.element_type))
+      return InvalidArgumentError("input '", name, "' must have datatype ", DatatypeName(t.element_type));
+    if (!in.contains("shape") || !in["shape"].is_array())
+      return InvalidArgumentError("input '", name, "' needs a \"shape\"");
+    std::vector<int64_t> shape;
+    for (const json& d : in["shape"]) {
+      if (!d.is_number_integer()) return InvalidArgumentError("input '", name, "' has a shape that is not integers");
+      shape.push_back(d.get<int64_t>());
+    }
+    if (shape != t.shape)
+      return InvalidArgumentError("input '", name, "' must have shape ", ShapeJson(t.shape).dump(), ", got ",
+                                  ShapeJson(shape).dump());
+    if (!in.contains("data")) return InvalidArgumentError("input '", name, "' has no \"data\"");
+    uint64_t elements = t.byte_size / ElementTypeSize(t.element_type);
+    std::vector<const json*> flat;
+    if (!Flatten(in["data"], flat, elements) || flat.size() != elements)
+      return InvalidArgumentError("input '", name, "' needs ", elements, " values, got ",
+                                  flat.size() > elements ? "more" : std::to_string(flat.size()));
+    std::vector<unsigned char>& bytes = request->inputs[k];
+    bytes.assign(t.byte_size, 0);
+    uint64_t size = ElementTypeSize(t.element_type);
+    for (uint64_t i = 0; i < elements; ++i)
+      if (!Store(t.element_type, *flat[i], bytes.data() + i * size))
+        return InvalidArgumentError("input '", name, "' value ", i, " (", flat[i]->dump(), ") is not a ",
+                                    DatatypeName(t.element_type));
+  }
+  for (size_t k = 0; k < declared.size(); ++k)
+    if (!seen[k]) return InvalidArgumentError("input '", declared[k].name, "' is missing");
+  if (doc.contains("outputs")) {
+    if (!doc["outputs"].is_array()) return InvalidArgumentError("\"outputs\" must be an array");
+    for (const json& out : doc["outputs"]) {
+      if (!out.is_object() || !out.contains("name") || !out["name"].is_string())
+        return InvalidArgumentError("every requested output needs a \"name\"");
+      std::string name = out["name"].get<std::string>();
+      size_t k = 0;
+      while (k < model.outputs().size() && model.outputs()[k].name != name) ++k;
+      if (k == model.outputs().size())
+        return InvalidArgumentError("model '", model.name(), "' has no output '", name, "'");
+      request->outputs.push_back(k);
+    }
+  }
+  if (request->outputs.empty())
+    for (size_t k = 0; k < model.outputs().size(); ++k) request->outputs.push_back(k);
+  return Status::Ok();
+}
+
+json InferResponse(const ModelPool& model, const InferRequest& request,
+                   const std::vector<std::vector<unsigned char>>& outputs) {
+  json result = json::array();
+  for (size_t k : request.outputs) {
+    const TensorInfo& t = model.outputs()[k];
+    uint64_t size = ElementTypeSize(t.element_type);
+    json data = json::array();
+    for (uint64_t i = 0; i < t.byte_size / size; ++i) data.push_back(Load(t.element_type, outputs[k].data() + i * size));
+    result.push_back({{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", ShapeJson(t.shape)},
+                      {"data", data}});
+  }
+  json response = {{"model_name", model.name()}, {"model_version", "1"}, {"outputs", result}};
+  if (!request.id.empty()) response["id"] = request.id;
+  return response;
+}
+
+}  // namespace hexir::serve

@@ -1,0 +1,43 @@
+// The hexir-serve HTTP server: the Open Inference Protocol's REST endpoints over the model
+// pools (cpp-httplib from Debian), GET /metrics, bounded queues, graceful shutdown.
+//
+//   GET  /v2/health/live, /v2/health/ready, /v2, /v2/models/{name}, /v2/models/{name}/ready
+//   POST /v2/models/{name}/infer   (JSON tensors)
+//   GET  /metrics
+//
+// Thread safety: Serve() runs the server on its worker threads until Stop() (any thread, or a
+// signal handler through RequestStop()).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "serve/metrics.h"
+#include "serve/model_pool.h"
+
+namespace hexir::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;
+  int threads = 4;  // HTTP workers
+};
+
+class Server {
+ public:
+  Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerOptions options);
+  ~Server();
+  // Listens and serves until Stop(); false when the port cannot be bound.
+  bool Serve();
+  // Stops accepting; requests already accepted are answered first.
+  void Stop();
+  int bound_port() const { return bound_port_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int bound_port_ = 0;
+};
+
+}  // namespace hexir::serve

@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""hexir-serve end to end, on 127.0.0.1 only: every endpoint through urllib and curl, infer
+results against hexir-run on the same input, 25 malformed requests (each its status and
+message, the server serving correctly afterwards), concurrent clients, a full queue answering
+503, clients that disconnect, and SIGTERM under load (every request answered or refused, exit 0).
+Usage: serve_test.py --bin BUILD/tools"""
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+# y = softmax-free small graph: tanh(x @ w + 1), x 4x8, and a slow one for queueing.
+SMALL = """
+func.func @main(%x: tensor<4x8xf32> {hexir.name = "x"}) -> (tensor<4x16xf32> {hexir.name = "y"}) {
+  %w = arith.constant dense<0.125> : tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %s = arith.addf %a, %one : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+"""
+SLOW = """
+func.func @main(%x: tensor<256x1024xf32> {hexir.name = "x"}) -> (tensor<256x1024xf32> {hexir.name = "y"}) {
+  %w = arith.constant dense<0.001> : tensor<1024x1024xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<256x1024xf32>, tensor<1024x1024xf32>) outs(%f : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  return %m : tensor<256x1024xf32>
+}
+"""
+
+FAILURES = []
+
+
+def check(what, ok, detail=""):
+    print(("ok  " if ok else "FAIL") + " " + what + ("" if ok else f"\n     {detail}"))
+    if not ok:
+        FAILURES.append(what)
+
+
+def start(bin_dir, *args):
+    p = subprocess.Popen([os.path.join(bin_dir, "hexir-serve"), "--port", "0", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    line = p.stdout.readline()
+    m = re.search(r"listening on 127.0.0.1:(\d+)", line)
+    if not m:
+        p.kill()
+        raise RuntimeError("hexir-serve did not start: " + line + p.stdout.read())
+    return p, int(m.group(1))
+
+
+def request(port, method, path, body=None, headers=None, timeout=30):
+    data = body if isinstance(body, (bytes, type(None))) else body.encode()
+    headers = {"Content-Type": "application/json", **(headers or {})}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def infer_body(x, name="x", **extra):
+    return json.dumps({"inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32",
+                                   "data": x.flatten().tolist()}], **extra})
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    args = p.parse_args()
+    tools = args.bin
+    with tempfile.TemporaryDirectory(prefix="hexir-serve-") as tmp:
+        os.chdir(tmp)
+        for name, text in (("small", SMALL), ("slow", SLOW)):
+            with open(name + ".mlir", "w") as f:
+                f.write(text)
+            subprocess.run([os.path.join(tools, "hexir-compile"), name + ".mlir", "-o", name + ".hxb"], check=True)
+        x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+        np.save("x.npy", x)
+        subprocess.run([os.path.join(tools, "hexir-run"), "small.hxb", "--input", "x=x.npy", "--output", "y=y.npy"],
+                       check=True, capture_output=True)
+        expected = np.load("y.npy")
+
+        server, port = start(tools, "--model", "small=small.hxb", "--model", "slow=slow.hxb", "--sessions", "2")
+        try:
+            # Endpoints.
+            for path, key in (("/v2/health/live", "live"), ("/v2/health/ready", "ready"),
+                              ("/v2/models/small/ready", "ready")):
+                status, body = request(port, "GET", path)
+                check(f"GET {path}", status == 200 and json.loads(body)[key] is True, body)
+            status, body = request(port, "GET", "/v2")
+            check("GET /v2", status == 200 and json.loads(body)["name"] == "hexir-serve", body)
+            status, body = request(port, "GET", "/v2/models/small")
+            meta = json.loads(body) if status == 200 else {}
+            check("GET /v2/models/small (metadata)", meta.get("inputs") == [{"name": "x", "datatype": "FP32",
+                                                                             "shape": [4, 8]}]
+                  and meta.get("outputs") == [{"name": "y", "datatype": "FP32", "shape": [4, 16]}], body)
+            # Infer through urllib and curl: equal to hexir-run's output.
+            status, body = request(port, "POST", "/v2/models/small/infer", infer_body(x, id="req-7"),
+                                   {"Content-Type": "application/json"})
+            out = json.loads(body) if status == 200 else {}
+            got = np.array(out.get("outputs", [{}])[0].get("data", []), np.float32).reshape(-1)
+            check("infer (urllib) equals hexir-run", status == 200 and out.get("id") == "req-7"
+                  and np.array_equal(got, expected.reshape(-1)), body[:300])
+            with open("req.json", "w") as f:
+                f.write(infer_body(x))
+            r = subprocess.run(["curl", "-s", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary",
+                                "@req.json", f"http://127.0.0.1:{port}/v2/models/small/infer"],
+                               capture_output=True, text=True)
+            got = np.array(json.loads(r.stdout)["outputs"][0]["data"], np.float32)
+            check("infer (curl) equals hexir-run", np.array_equal(got, expected.reshape(-1)), r.stdout[:300])
+            nested = json.dumps({"inputs": [{"name": "x", "shape": [4, 8], "datatype": "FP32", "data": x.tolist()}],
+                                 "outputs": [{"name": "y"}]})
+            status, body = request(port, "POST", "/v2/models/small/infer", nested)
+            check("infer with nested data and a requested output", status == 200 and np.array_equal(
+                np.array(json.loads(body)["outputs"][0]["data"], np.float32), expected.reshape(-1)), body[:200])
+
+            # Malformed requests: each its status and message.
+            good = json.loads(infer_body(x))
+            def variant(**changes):
+                d = json.loads(json.dumps(good))
+                d["inputs"][0].update(changes)
+                return json.dumps(d)
+            cases = [
+                ("malformed JSON", "/v2/models/small/infer", "{\"inputs\": [", 400, "not a JSON object"),
+                ("empty body", "/v2/models/small/infer", "", 400, "not a JSON object"),
+                ("body is an array", "/v2/models/small/infer", "[1, 2]", 400, "not a JSON object"),
+                ("no inputs", "/v2/models/small/infer", "{}", 400, "no \"inputs\" array"),
+                ("inputs not an array", "/v2/models/small/infer", "{\"inputs\": 3}", 400, "no \"inputs\" array"),
+                ("input without a name", "/v2/models/small/infer", "{\"inputs\": [{}]}", 400, "needs a \"name\""),
+                ("unknown input", "/v2/models/small/infer", variant(name="z"), 400, "has no input 'z'"),
+                ("wrong datatype", "/v2/models/small/infer", variant(datatype="INT64"), 400, "must have datatype FP32"),
+                ("wrong shape", "/v2/models/small/infer", variant(shape=[8, 4]), 400,
+                 "must have shape [4,8], got [8,4]"),
+                ("huge declared shape", "/v2/models/small/infer", variant(shape=[4294967296, 4294967296]), 400,
+                 "must have shape [4,8]"),
+                ("shape not integers", "/v2/models/small/infer", variant(shape=["4", 8]), 400, "not integers"),
+                ("too few values", "/v2/models/small/infer", variant(data=[1.0] * 31), 400, "needs 32 values, got 31"),
+                ("too many values", "/v2/models/small/infer", variant(data=[1.0] * 33), 400, "needs 32 values, got more"),
+                ("non-numeric data", "/v2/models/small/infer", variant(data=["a"] * 32), 400, "value 0 (\"a\") is not a FP32"),
+                ("booleans for FP32", "/v2/models/small/infer", variant(data=[True] * 32), 400, "is not a FP32"),
+                ("missing data", "/v2/models/small/infer", json.dumps({"inputs": [{"name": "x", "shape": [4, 8],
+                                                                                  "datatype": "FP32"}]}), 400,
+                 "has no \"data\""),
+                ("input given twice", "/v2/models/small/infer", json.dumps({"inputs": good["inputs"] * 2}), 400,
+                 "given twice"),
+                ("id not a string", "/v2/models/small/infer", json.dumps({**good, "id": 5}), 400, "\"id\" must be a string"),
+                ("unknown output", "/v2/models/small/infer", json.dumps({**good, "outputs": [{"name": "w"}]}), 400,
+                 "has no output 'w'"),
+                ("outputs not an array", "/v2/models/small/infer", json.dumps({**good, "outputs": {}}), 400,
+                 "\"outputs\" must be an array"),
+                ("unknown model", "/v2/models/nope/infer", infer_body(x), 404, "no model 'nope'"),
+                ("unknown model metadata", "/v2/models/nope", None, 404, "no model 'nope'"),
+                ("unknown path", "/v3/anything", None, 404, "not found"),
+                ("body over the limit", "/v2/models/small/infer", "[" + "1," * 40000 + "1]", 413,
+                 "the request body of 80003 bytes is over the 66560 bytes a request of model 'small' can need"),
+            ]
+            cases.append(("a large form-encoded body", "/v2/models/small/infer", " " * 20000, 413,
+                          "send it as Content-Type: application/json"))
+            for what, path, body, code, message in cases:
+                headers = {"Content-Type": "application/x-www-form-urlencoded"} if what.startswith("a large form") \
+                    else None
+                status, text = request(port, "GET" if body is None else "POST", path, body, headers)
+                err = json.loads(text).get("error", "") if text.startswith("{") else text
+                check(f"bad request: {what} -> {code}", status == code and message in err, f"{status} {text[:200]}")
+            # Raw sockets: a body shorter than its Content-Length (then the client goes), and a
+            # client that disconnects in the middle of its headers.
+            for raw in (b"POST /v2/models/small/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"inputs\"",
+                        b"POST /v2/models/small/infer HTTP/1.1\r\nHost: x\r\nCont"):
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.sendall(raw)
+                s.close()
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"POST /v2/models/small/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{\"in}")
+            reply = s.recv(4096).decode(errors="replace")
+            s.close()
+            check("bad request: a body that is not what its length says -> 400", reply.startswith("HTTP/1.1 400"),
+                  reply[:200])
+            status, body = request(port, "POST", "/v2/models/small/infer", infer_body(x))
+            check("still serving after the bad requests", status == 200 and np.array_equal(
+                np.array(json.loads(body)["outputs"][0]["data"], np.float32), expected.reshape(-1)), body[:200])
+
+            # Concurrent clients: every answer right.
+            errors = []
+            def client(n):
+                for _ in range(n):
+                    st, b = request(port, "POST", "/v2/models/small/infer", infer_body(x))
+                    if st != 200 or not np.array_equal(np.array(json.loads(b)["outputs"][0]["data"], np.float32),
+                                                       expected.reshape(-1)):
+                        errors.append((st, b[:100]))
+            threads = [threading.Thread(target=client, args=(25,)) for _ in range(16)]
+            t0 = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            secs = time.monotonic() - t0
+            check(f"16 concurrent clients x 25 requests: all right ({400 / secs:.0f} requests/s)", not errors,
+                  str(errors[:3]))
+            status, metrics = request(port, "GET", "/metrics")
+            m = re.search(r'hexir_requests_total\{model="small"\} (\d+)', metrics)
+            check("GET /metrics counts the requests", status == 200 and m is not None and int(m.group(1)) >= 400
+                  and 'hexir_request_seconds_bucket{model="small",le="+Inf"}' in metrics
+                  and 'hexir_arena_bytes{model="slow"}' in metrics, metrics[:300])
+        finally:
+            server.send_signal(signal.SIGTERM)
+            code = server.wait(timeout=60)
+        check("SIGTERM when idle: exit 0", code == 0, str(code))
+
+        # A full queue answers 503 at once; SIGTERM under load answers every accepted request.
+        server, port = start(tools, "--model", "slow=slow.hxb", "--sessions", "1", "--max-queue", "1",
+                             "--threads", "8")
+        big = np.ones((256, 1024), np.float32)
+        body = infer_body(big)
+        statuses, lock = [], threading.Lock()
+        def slow_client():
+            try:
+                st, _ = request(port, "POST", "/v2/models/slow/infer", body, timeout=120)
+            except (urllib.error.URLError, ConnectionError, OSError):
+                st = "closed"
+            with lock:
+                statuses.append(st)
+        threads = [threading.Thread(target=slow_client) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        check("a full queue answers 503 (1 session, queue 1, 8 clients at once)",
+              statuses.count(503) >= 1 and statuses.count(200) >= 1 and set(statuses) <= {200, 503},
+              str(statuses))
+        statuses.clear()
+        threads = [threading.Thread(target=slow_client) for _ in range(6)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        server.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join()
+        code = server.wait(timeout=120)
+        check("SIGTERM under load: every request answered or refused, exit 0",
+              code == 0 and len(statuses) == 6 and set(statuses) <= {200, 503, "closed"}, f"{code} {statuses}")
+    print(f"{len(FAILURES)} failed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
