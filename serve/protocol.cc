@@ -118,8 +118,15 @@ json ModelMetadata(const ModelPool& model) {
               {"inputs", inputs}, {"outputs", outputs}};
 }
 
-Status ParseInferRequest(const std::string& body, const ModelPool& model, InferRequest* request) {
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelPool& model,
+                         InferRequest* request) {
+  json doc = json::parse(header, nullptr, /*allow_exceptions=*/false);
+  size_t binary_used = 0;
+  bool all_binary_outputs = false;
+  if (doc.is_object() && doc.contains("parameters") && doc["parameters"].is_object() &&
+      doc["parameters"].contains("binary_data_output"))
+    all_binary_outputs = doc["parameters"]["binary_data_output"].is_boolean() &&
+                         doc["parameters"]["binary_data_output"].get<bool>();
   if (doc.is_discarded() || !doc.is_object()) return InvalidArgumentError("the request body is not a JSON object");
   if (doc.contains("id")) {
     if (!doc["id"].is_string()) return InvalidArgumentError("\"id\" must be a string");
@@ -152,8 +159,21 @@ Status ParseInferRequest(const std::string& body, const ModelPool& model, InferR
     if (shape != t.shape)
       return InvalidArgumentError("input '", name, "' must have shape ", ShapeJson(t.shape).dump(), ", got ",
                                   ShapeJson(shape).dump());
-    if (!in.contains("data")) return InvalidArgumentError("input '", name, "' has no \"data\"");
     uint64_t elements = t.byte_size / ElementTypeSize(t.element_type);
+    if (in.contains("parameters") && in["parameters"].is_object() && in["parameters"].contains("binary_data_size")) {
+      const json& size = in["parameters"]["binary_data_size"];
+      if (!size.is_number_unsigned() || size.get<uint64_t>() != t.byte_size)
+        return InvalidArgumentError("input '", name, "' has binary_data_size ", size.dump(), "; its tensor takes ",
+                                    t.byte_size, " bytes");
+      if (binary.size() - binary_used < t.byte_size)
+        return InvalidArgumentError("input '", name, "' needs ", t.byte_size, " bytes of binary data, ",
+                                    binary.size() - binary_used, " are left");
+      request->inputs[k].assign(binary.begin() + static_cast<std::ptrdiff_t>(binary_used),
+                                binary.begin() + static_cast<std::ptrdiff_t>(binary_used + t.byte_size));
+      binary_used += t.byte_size;
+      continue;
+    }
+    if (!in.contains("data")) return InvalidArgumentError("input '", name, "' has no \"data\"");
     std::vector<const json*> flat;
     if (!Flatten(in["data"], flat, elements) || flat.size() != elements)
       return InvalidArgumentError("input '", name, "' needs ", elements, " values, got ",
@@ -168,6 +188,8 @@ Status ParseInferRequest(const std::string& body, const ModelPool& model, InferR
   }
   for (size_t k = 0; k < declared.size(); ++k)
     if (!seen[k]) return InvalidArgumentError("input '", declared[k].name, "' is missing");
+  if (binary_used != binary.size())
+    return InvalidArgumentError("the request has ", binary.size(), " bytes of binary data; its inputs take ", binary_used);
   if (doc.contains("outputs")) {
     if (!doc["outputs"].is_array()) return InvalidArgumentError("\"outputs\" must be an array");
     for (const json& out : doc["outputs"]) {
@@ -179,27 +201,43 @@ Status ParseInferRequest(const std::string& body, const ModelPool& model, InferR
       if (k == model.outputs().size())
         return InvalidArgumentError("model '", model.name(), "' has no output '", name, "'");
       request->outputs.push_back(k);
+      bool as_binary = all_binary_outputs;
+      if (out.contains("parameters") && out["parameters"].is_object() && out["parameters"].contains("binary_data"))
+        as_binary = out["parameters"]["binary_data"].is_boolean() && out["parameters"]["binary_data"].get<bool>();
+      request->binary_outputs.push_back(as_binary);
     }
   }
   if (request->outputs.empty())
-    for (size_t k = 0; k < model.outputs().size(); ++k) request->outputs.push_back(k);
+    for (size_t k = 0; k < model.outputs().size(); ++k) {
+      request->outputs.push_back(k);
+      request->binary_outputs.push_back(all_binary_outputs);
+    }
   return Status::Ok();
 }
 
-json InferResponse(const ModelPool& model, const InferRequest& request,
-                   const std::vector<std::vector<unsigned char>>& outputs) {
+InferReply InferResponse(const ModelPool& model, const InferRequest& request,
+                         const std::vector<std::vector<unsigned char>>& outputs) {
+  InferReply reply;
   json result = json::array();
-  for (size_t k : request.outputs) {
+  for (size_t r = 0; r < request.outputs.size(); ++r) {
+    size_t k = request.outputs[r];
     const TensorInfo& t = model.outputs()[k];
-    uint64_t size = ElementTypeSize(t.element_type);
-    json data = json::array();
-    for (uint64_t i = 0; i < t.byte_size / size; ++i) data.push_back(Load(t.element_type, outputs[k].data() + i * size));
-    result.push_back({{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", ShapeJson(t.shape)},
-                      {"data", data}});
+    json entry = {{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", ShapeJson(t.shape)}};
+    if (request.binary_outputs[r]) {
+      entry["parameters"] = {{"binary_data_size", t.byte_size}};
+      reply.binary.append(reinterpret_cast<const char*>(outputs[k].data()), outputs[k].size());
+    } else {
+      uint64_t size = ElementTypeSize(t.element_type);
+      json data = json::array();
+      for (uint64_t i = 0; i < t.byte_size / size; ++i) data.push_back(Load(t.element_type, outputs[k].data() + i * size));
+      entry["data"] = data;
+    }
+    result.push_back(entry);
   }
   json response = {{"model_name", model.name()}, {"model_version", "1"}, {"outputs", result}};
   if (!request.id.empty()) response["id"] = request.id;
-  return response;
+  reply.json = response.dump();
+  return reply;
 }
 
 }  // namespace hexir::serve

@@ -26,13 +26,23 @@ struct InferRequest {
   std::string id;                              // echoed in the response when given
   std::vector<std::vector<unsigned char>> inputs;  // per declared input, in signature order
   std::vector<size_t> outputs;                 // the requested outputs (all when none named)
+  std::vector<bool> binary_outputs;            // per requested output: as binary data
 };
 
-// Parses and checks a request body against the model's signature.
-Status ParseInferRequest(const std::string& body, const ModelPool& model, InferRequest* request);
+// Parses and checks a request against the model's signature: `header` is the JSON, `binary`
+// the bytes after it (the binary tensor data extension: inputs with a
+// "parameters": {"binary_data_size": N} take their bytes from it, in order).
+Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelPool& model,
+                         InferRequest* request);
 
-// The response for `request`, with `outputs` (one buffer per declared output).
-nlohmann::json InferResponse(const ModelPool& model, const InferRequest& request,
-                             const std::vector<std::vector<unsigned char>>& outputs);
+// The response for `request`, with `outputs` (one buffer per declared output): the JSON, and
+// the binary data of the outputs asked for as binary (appended after the JSON, whose length
+// goes in the Inference-Header-Content-Length header).
+struct InferReply {
+  std::string json;
+  std::string binary;
+};
+InferReply InferResponse(const ModelPool& model, const InferRequest& request,
+                         const std::vector<std::vector<unsigned char>>& outputs);
 
 }  // namespace hexir::serve

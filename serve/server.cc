@@ -82,8 +82,24 @@ Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerO
                                  std::to_string(BodyLimit(model)) + " bytes a request of model '" + model.name() +
                                  "' can need");
     }
+    // The binary tensor data extension: the JSON is the first Inference-Header-Content-Length
+    // bytes, binary tensor data follows.
+    std::string header = req.body, binary;
+    if (req.has_header("Inference-Header-Content-Length")) {
+      const std::string text = req.get_header_value("Inference-Header-Content-Length");
+      bool digits = !text.empty() && text.size() <= 18 &&
+                    text.find_first_not_of("0123456789") == std::string::npos;
+      uint64_t length = digits ? std::stoull(text) : 0;
+      if (!digits || length > req.body.size()) {
+        finish(false);
+        return Error(res, 400, "Inference-Header-Content-Length '" + text + "' is not a length within the " +
+                                   std::to_string(req.body.size()) + "-byte body");
+      }
+      header = req.body.substr(0, length);
+      binary = req.body.substr(length);
+    }
     InferRequest request;
-    Status parsed = ParseInferRequest(req.body, model, &request);
+    Status parsed = ParseInferRequest(header, binary, model, &request);
     if (!parsed.ok()) {
       finish(false);
       return Error(res, 400, parsed.message());
@@ -112,7 +128,13 @@ Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerO
       finish(false);
       return Error(res, 500, ran.message());
     }
-    res.set_content(InferResponse(model, request, outputs).dump(), "application/json");
+    InferReply reply = InferResponse(model, request, outputs);
+    if (reply.binary.empty()) {
+      res.set_content(reply.json, "application/json");
+    } else {
+      res.set_header("Inference-Header-Content-Length", std::to_string(reply.json.size()));
+      res.set_content(reply.json + reply.binary, "application/octet-stream");
+    }
     finish(true);
   });
   s.http.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {

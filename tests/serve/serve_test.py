@@ -138,6 +138,44 @@ def main():
             check("infer with nested data and a requested output", status == 200 and np.array_equal(
                 np.array(json.loads(body)["outputs"][0]["data"], np.float32), expected.reshape(-1)), body[:200])
 
+            # The binary tensor data extension: binary input, binary output.
+            header = json.dumps({"inputs": [{"name": "x", "shape": [4, 8], "datatype": "FP32",
+                                             "parameters": {"binary_data_size": 128}}],
+                                 "outputs": [{"name": "y", "parameters": {"binary_data": True}}]}).encode()
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v2/models/small/infer", data=header + x.tobytes(),
+                                         headers={"Content-Type": "application/octet-stream",
+                                                  "Inference-Header-Content-Length": str(len(header))})
+            with urllib.request.urlopen(req, timeout=30) as r:
+                length = int(r.headers["Inference-Header-Content-Length"])
+                raw = r.read()
+            meta = json.loads(raw[:length])
+            got = np.frombuffer(raw[length:], np.float32)
+            check("infer with binary tensor data equals hexir-run",
+                  meta["outputs"][0]["parameters"]["binary_data_size"] == 256
+                  and np.array_equal(got, expected.reshape(-1)), raw[:200])
+
+            def binary_request(header_obj, data, length=None):
+                h = json.dumps(header_obj).encode()
+                return request(port, "POST", "/v2/models/small/infer", h + data,
+                               {"Content-Type": "application/octet-stream",
+                                "Inference-Header-Content-Length": str(len(h) if length is None else length)})
+            binary_input = {"inputs": [{"name": "x", "shape": [4, 8], "datatype": "FP32",
+                                        "parameters": {"binary_data_size": 128}}]}
+            for what, (status, text), message in [
+                ("binary data shorter than declared", binary_request(binary_input, x.tobytes()[:100]),
+                 "needs 128 bytes of binary data, 100 are left"),
+                ("binary data longer than the inputs", binary_request(binary_input, x.tobytes() + b"xxxx"),
+                 "132 bytes of binary data; its inputs take 128"),
+                ("binary_data_size of another size", binary_request(
+                    {"inputs": [{**binary_input["inputs"][0], "parameters": {"binary_data_size": 64}}]}, x.tobytes()),
+                 "has binary_data_size 64; its tensor takes 128 bytes"),
+                ("header length beyond the body", binary_request(binary_input, x.tobytes(), length=99999),
+                 "is not a length within the"),
+                ("header length not a number", binary_request(binary_input, x.tobytes(), length="12a"),
+                 "Inference-Header-Content-Length '12a'")]:
+                err = json.loads(text).get("error", "") if text.startswith("{") else text
+                check(f"bad request: {what} -> 400", status == 400 and message in err, f"{status} {text[:200]}")
+
             # Malformed requests: each its status and message.
             good = json.loads(infer_body(x))
             def variant(**changes):
