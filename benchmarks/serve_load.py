@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""hexir-serve under load (a benchmark, not a test): 32 keep-alive connections send infer
+requests for --seconds against a small CNN (squeezenet1_1 at 64x64, exported with PyTorch);
+prints throughput, p50/p90/p99 latency, errors, and the server's RSS in the first and the last
+quarter of the run (flat: no growth); results are spot-checked against hexir-run. Then 64
+connections against --max-queue 4: how many 503s, and the RSS again.
+  serve_load.py [--bin build/tools] [--seconds 20] [--smoke]   (--smoke: 2 s, CI)"""
+import argparse
+import http.client
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "onnx"))
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def run_load(port, pid, body, seconds, connections, expected):
+    latencies, statuses, lock = [], {}, threading.Lock()
+    rss = []
+    stop = time.monotonic() + seconds
+    wrong = [0]
+
+    def client():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        n = 0
+        while time.monotonic() < stop:
+            t0 = time.monotonic()
+            try:
+                conn.request("POST", "/v2/models/cnn/infer", body, {"Content-Type": "application/json"})
+                r = conn.getresponse()
+                data = r.read()
+                status = r.status
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                status, data = "error", b""
+            dt = time.monotonic() - t0
+            n += 1
+            if status == 200 and n % 50 == 0:  # spot check under load
+                got = np.array(json.loads(data)["outputs"][0]["data"], np.float32)
+                if not np.allclose(got, expected, rtol=1e-4, atol=1e-5):
+                    wrong[0] += 1
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+                if status == 200:
+                    latencies.append(dt)
+        conn.close()
+
+    def sampler():
+        while time.monotonic() < stop:
+            rss.append((time.monotonic(), rss_kib(pid)))
+            time.sleep(0.1)
+
+    threads = [threading.Thread(target=client) for _ in range(connections)] + [threading.Thread(target=sampler)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    lat = np.array(sorted(latencies)) * 1000 if latencies else np.array([0.0])
+    quarter = max(1, len(rss) // 4)
+    first = np.mean([r for _, r in rss[:quarter]]) / 1024 if rss else 0
+    last = np.mean([r for _, r in rss[-quarter:]]) / 1024 if rss else 0
+    ok = statuses.get(200, 0)
+    print(f"  {connections} connections, {elapsed:.1f} s: {ok / elapsed:.0f} requests/s; latency p50 "
+          f"{np.percentile(lat, 50):.2f} ms, p90 {np.percentile(lat, 90):.2f} ms, p99 {np.percentile(lat, 99):.2f} ms; "
+          f"statuses {statuses}; wrong results {wrong[0]}; server RSS {first:.1f} MiB (first quarter) -> "
+          f"{last:.1f} MiB (last quarter)")
+    return statuses, wrong[0]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", default=os.path.join(ROOT, "build", "tools"))
+    p.add_argument("--seconds", type=float, default=20)
+    p.add_argument("--smoke", action="store_true")
+    args = p.parse_args()
+    seconds = 2 if args.smoke else args.seconds
+    import models
+    with tempfile.TemporaryDirectory(prefix="hexir-serve-load-") as tmp:
+        onnx_path = os.path.join(tmp, "cnn.onnx")
+        name, x, ref = models.export("squeezenet1_1", onnx_path)
+        hxb = os.path.join(tmp, "cnn.hxb")
+        subprocess.run([os.path.join(args.bin, "hexir-compile"), onnx_path, "-o", hxb], check=True)
+        body = json.dumps({"inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32",
+                                       "data": x.flatten().tolist()}]})
+        failed = False
+        for connections, extra in ((32, ["--sessions", "2", "--threads", "32", "--max-queue", "64"]),
+                                   (64, ["--sessions", "2", "--threads", "64", "--max-queue", "4"])):
+            server = subprocess.Popen([os.path.join(args.bin, "hexir-serve"), "--model", f"cnn={hxb}", "--port", "0",
+                                       *extra], stdout=subprocess.PIPE, text=True)
+            port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
+            print(f"hexir-serve {' '.join(extra)}:")
+            statuses, wrong = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1))
+            server.terminate()
+            failed |= server.wait(timeout=60) != 0 or wrong > 0 or "error" in statuses or \
+                (connections == 32 and set(statuses) != {200})
+        return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
