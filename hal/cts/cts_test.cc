@@ -54,6 +54,16 @@ std::vector<unsigned char> ReadBack(Device& device, DevicePtr source, uint64_t b
   return out;
 }
 
+// The backend's test kernels as a source with entries `names` (each with the kernels' block shape).
+ExecutableSource Source(const cts::TestKernels& kernels, std::vector<std::string> names) {
+  ExecutableSource source;
+  source.format = kernels.format;
+  source.code = ByteSpan(kernels.code.data(), kernels.code.size());
+  source.workgroup_sizes.assign(names.size(), kernels.workgroup_size);
+  source.entry_names = std::move(names);
+  return source;
+}
+
 unsigned char* At(const BufferPtr& buffer, uint64_t offset) { return static_cast<unsigned char*>(buffer->data()) + offset; }
 
 TEST_CASE("allocations know their size and space, are aligned, and are counted until destroyed", "[cts]") {
@@ -150,12 +160,7 @@ TEST_CASE("a test kernel dispatched on device buffers", "[cts]") {
   ForEachDevice([](Device& device) {
     auto kernels = cts::TestKernelsFor(device.name());
     REQUIRE(kernels.ok());
-    ExecutableSource source;
-    source.format = kernels->format;
-    source.code = ByteSpan(kernels->code.data(), kernels->code.size());
-    source.entry_names = {"test_add8", "test_relu8"};
-    source.workgroup_sizes = {kernels->workgroup_size, kernels->workgroup_size};
-    auto exe = device.LoadExecutable(source);
+    auto exe = device.LoadExecutable(Source(*kernels, {"test_add8", "test_relu8"}));
     REQUIRE(exe.ok());
     CHECK((*exe)->entry_count() == 2);
     auto buffer = device.allocator().Allocate(0, 4 * 8 * sizeof(float), 64);
@@ -186,28 +191,22 @@ TEST_CASE("loading refuses other formats, bad code, missing entries and unmet re
   ForEachDevice([](Device& device) {
     auto kernels = cts::TestKernelsFor(device.name());
     REQUIRE(kernels.ok());
-    ExecutableSource source;
-    source.format = kernels->format;
-    source.code = ByteSpan(kernels->code.data(), kernels->code.size());
-    source.entry_names = {"test_add8", "no_such_kernel"};
+    ExecutableSource source = Source(*kernels, {"test_add8", "no_such_kernel"});
     auto missing = device.LoadExecutable(source);
     CHECK(missing.status().code() == StatusCode::kNotFound);
     CHECK(missing.status().message().find("'no_such_kernel'") != std::string::npos);
 
-    ExecutableSource other = source;
-    other.entry_names = {"test_add8"};
+    ExecutableSource other = Source(*kernels, {"test_add8"});
     other.format = kernels->format == ExecutableFormat::kHostElf ? ExecutableFormat::kCudaPtx : ExecutableFormat::kHostElf;
     CHECK(device.LoadExecutable(other).status().code() == StatusCode::kInvalidArgument);
 
     std::vector<unsigned char> junk(256, 0x42);
-    ExecutableSource bad = source;
+    ExecutableSource bad = Source(*kernels, {"test_add8"});
     bad.code = ByteSpan(junk.data(), junk.size());
-    bad.entry_names = {"test_add8"};
     CHECK(device.LoadExecutable(bad).status().code() == StatusCode::kDataLoss);
 
     if (kernels->format == ExecutableFormat::kHostElf) {
-      ExecutableSource needs = source;
-      needs.entry_names = {"test_add8"};
+      ExecutableSource needs = Source(*kernels, {"test_add8"});
       needs.cpu_features = {"avx9000"};
       auto refused = device.LoadExecutable(needs);
       CHECK(refused.status().code() == StatusCode::kFailedPrecondition);

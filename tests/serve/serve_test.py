@@ -20,26 +20,10 @@ import urllib.request
 
 import numpy as np
 
-# y = softmax-free small graph: tanh(x @ w + 1), x 4x8, and a slow one for queueing.
-SMALL = """
-func.func @main(%x: tensor<4x8xf32> {hexir.name = "x"}) -> (tensor<4x16xf32> {hexir.name = "y"}) {
-  %w = arith.constant dense<0.125> : tensor<8x16xf32>
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4x16xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
-  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
-  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
-                       iterator_types = ["parallel", "parallel"]}
-      ins(%m : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %one = arith.constant 1.0 : f32
-    %s = arith.addf %a, %one : f32
-    %t = math.tanh %s : f32
-    linalg.yield %t : f32
-  } -> tensor<4x16xf32>
-  return %y : tensor<4x16xf32>
-}
-"""
+# A small graph, and a slow one (a 256x1024x1024 matmul) for queueing.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+with open(os.path.join(ROOT, "tests", "graphs", "matmul_tanh.mlir")) as _f:
+    SMALL = _f.read()  # y = tanh(x @ w + 1), x 4x8
 SLOW = """
 func.func @main(%x: tensor<256x1024xf32> {hexir.name = "x"}) -> (tensor<256x1024xf32> {hexir.name = "y"}) {
   %w = arith.constant dense<0.001> : tensor<1024x1024xf32>
