@@ -149,7 +149,9 @@ def test_sessions_keep_modules_alive_and_nothing_grows():
     assert _rss_kib() - before < 8 * 1024  # KiB: no per-cycle leak (a generous bound)
 
 
-MODELS = ["mlp", "resnet18", "mobilenet_v2", "squeezenet1_1", "bert_like", "gpt_like"]
+# Every model of the ONNX end-to-end tests (tests/onnx/models.py's CI_MODELS).
+MODELS = ["mlp", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0",
+          "efficientnet_b0", "bert_like", "gpt_like"]
 
 
 @pytest.mark.parametrize("name", MODELS)
