@@ -58,6 +58,14 @@ py::dict Describe(const hexir::TensorInfo& t) {
   return d;
 }
 
+// A function's inputs or outputs as a list of dicts, or the lookup's error raised.
+py::list DescribeAll(const hexir::StatusOr<std::vector<hexir::TensorInfo>>& info) {
+  if (!info.ok()) Throw(info.status());
+  py::list l;
+  for (const hexir::TensorInfo& t : info.value()) l.append(Describe(t));
+  return l;
+}
+
 // The runtime a module was loaded with stays alive as long as the module or a session does.
 struct PyModule {
   std::shared_ptr<hexir::Runtime> runtime;
@@ -198,22 +206,8 @@ PYBIND11_MODULE(_hexir, m) {
         py::arg("plan_json"), py::arg("plan_svg"));
   py::class_<PyModule>(m, "Module")
       .def("function_names", [](const PyModule& mod) { return mod.module->function_names(); })
-      .def("inputs",
-           [](const PyModule& mod, const std::string& fn) {
-             auto info = mod.module->inputs(fn);
-             if (!info.ok()) Throw(info.status());
-             py::list l;
-             for (const auto& t : *info) l.append(Describe(t));
-             return l;
-           })
-      .def("outputs",
-           [](const PyModule& mod, const std::string& fn) {
-             auto info = mod.module->outputs(fn);
-             if (!info.ok()) Throw(info.status());
-             py::list l;
-             for (const auto& t : *info) l.append(Describe(t));
-             return l;
-           })
+      .def("inputs", [](const PyModule& mod, const std::string& fn) { return DescribeAll(mod.module->inputs(fn)); })
+      .def("outputs", [](const PyModule& mod, const std::string& fn) { return DescribeAll(mod.module->outputs(fn)); })
       .def("plan_json",
            [](const PyModule& mod, const std::string& fn) {
              auto plan = mod.module->plan_json(fn);

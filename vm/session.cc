@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "base/alignment.h"
 #include "vm/interpreter.h"
 
 namespace hexir::vm {
