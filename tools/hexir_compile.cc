@@ -37,6 +37,9 @@ int main(int argc, char **argv) {
                             cl::cat(category));
   cl::opt<std::string> cpu("target-cpu", cl::desc("LLVM CPU name for host kernels (default: host)"),
                            cl::init("host"), cl::cat(category));
+  cl::opt<std::string> cudaArch("cuda-arch",
+                                cl::desc("GPU architecture for --target cuda, e.g. sm_80 (default: sm_90)"),
+                                cl::init("sm_90"), cl::cat(category));
   cl::opt<std::string> machine("machine",
                                cl::desc("Machine description: a preset (host, h200, edge) or a machine file "
                                         "(.json): memory spaces and capacities"),
@@ -115,6 +118,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.machine = machine;
   options.targetCpu = cpu;
+  options.cudaArch = cudaArch;
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;
   options.printIRAfterAll = printIR;

@@ -5,6 +5,7 @@
 #include "base/file_mapping.h"
 #include "serializer/executable_spec.h"
 #include "serializer/reader.h"
+#include "tools/ptx_info.h"
 
 namespace fb = hexir::serializer::fb;
 
@@ -26,8 +27,14 @@ std::string SlotText(const fb::Slot& slot) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --ptx: also print the PTX text of CUDA kernel libraries.
+  bool printPtx = argc == 3 && std::string(argv[1]) == "--ptx";
+  if (printPtx) {
+    argv[1] = argv[2];
+    argc = 2;
+  }
   if (argc != 2 || std::string(argv[1]) == "--help") {
-    std::fprintf(argc == 2 ? stdout : stderr, "usage: hexir-dump MODEL.hxb\n");
+    std::fprintf(argc == 2 ? stdout : stderr, "usage: hexir-dump [--ptx] MODEL.hxb\n");
     return argc == 2 ? 0 : 1;
   }
   auto mapping = hexir::FileMapping::Open(argv[1]);
@@ -70,12 +77,25 @@ int main(int argc, char** argv) {
     std::printf("kernel library %u (%s, section #%u): %u entries; needs CPU extensions: %s\n", i,
                 fb::EnumNameKernelFormat(lib->format()), lib->section(), lib->entries()->size(),
                 features.empty() ? "none" : features.c_str());
+    bool ptx = lib->format() == fb::KernelFormat::CudaPtx;
+    hexir::ByteSpan code = view->section(lib->section());
+    std::string_view text(reinterpret_cast<const char*>(code.data()), code.size());
+    std::map<std::string, hexir::tools::PtxEntryInfo> memory;
+    if (ptx) memory = hexir::tools::ParsePtxEntries(text);
     for (uint32_t e = 0; e < lib->entries()->size(); ++e) {
       const fb::KernelEntry* entry = lib->entries()->Get(e);
-      std::printf("  [%u] %s (arity %u, %u workgroups of %ux%ux%u, stack buffers %u bytes, workspace 0 bytes)\n", e,
-                  entry->name()->c_str(), entry->arity(), entry->workgroups(), entry->workgroup_size()->Get(0),
-                  entry->workgroup_size()->Get(1), entry->workgroup_size()->Get(2), entry->stack_bytes());
+      std::printf("  [%u] %s (arity %u, %u workgroups of %ux%ux%u, ", e, entry->name()->c_str(), entry->arity(),
+                  entry->workgroups(), entry->workgroup_size()->Get(0), entry->workgroup_size()->Get(1),
+                  entry->workgroup_size()->Get(2));
+      if (ptx) {
+        const hexir::tools::PtxEntryInfo& m = memory[entry->name()->str()];
+        std::printf("shared memory %llu bytes, local memory %llu bytes per thread)\n",
+                    static_cast<unsigned long long>(m.shared_bytes), static_cast<unsigned long long>(m.local_bytes));
+      } else {
+        std::printf("stack buffers %u bytes, workspace 0 bytes)\n", entry->stack_bytes());
+      }
     }
+    if (ptx && printPtx) std::printf("  PTX (%zu bytes):\n%.*s\n", text.size(), static_cast<int>(text.size()), text.data());
   }
   for (const fb::Function* fn : *exe.functions()) {
     std::printf("function %s\n", fn->name()->c_str());

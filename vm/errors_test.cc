@@ -163,8 +163,9 @@ TEST_CASE("error: an executable for a memory space this device lacks", "[errors]
     spec.memory_spaces = {{"device", false}};
   }));
   CHECK(s.code() == StatusCode::kFailedPrecondition);
-  CHECK(s.message().find("compiled for target 'cuda', whose memory space 'device' device 'host' does not have; "
-                         "recompile with hexir-compile --target for this device") != std::string::npos);
+  CHECK(s.message().find("compiled for target 'cuda', which needs memory space 'device'; device 'host' has no "
+                         "such space (run it on a device of that target, or recompile it with hexir-compile "
+                         "--target for this device)") != std::string::npos);
   // A space the CPU sees (a machine's SRAM) is simulated in host memory: accepted.
   CHECK(f.Load(FromSpec([](serializer::ExecutableSpec& spec) { spec.memory_spaces = {{"sram", true}}; })).ok());
 }

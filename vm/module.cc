@@ -40,9 +40,9 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
     std::optional<uint32_t> found = device->MemorySpaceFor(space->name()->str(), space->host_visible());
     if (!found)
       return FailedPreconditionError("'", path, "': compiled for target '", exe.target()->str(),
-                                     "', whose memory space '", space->name()->str(), "' device '",
-                                     device->name(), "' does not have; recompile with hexir-compile --target ",
-                                     "for this device");
+                                     "', which needs memory space '", space->name()->str(), "'; device '",
+                                     device->name(), "' has no such space (run it on a device of that target, ",
+                                     "or recompile it with hexir-compile --target for this device)");
     module->device_spaces_.push_back(*found);
   }
   for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {

@@ -60,6 +60,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   targetOptions.name = options.target;
   targetOptions.cpu = options.targetCpu;
   targetOptions.linkerPath = options.linkerPath;
+  targetOptions.cudaArch = options.cudaArch;
   auto target = mlir::hexir::createTargetBackend(targetOptions, module.getLoc());
   if (failed(target))
     return false;
@@ -70,7 +71,8 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     context.disableMultithreading();
     pm.enableIRPrinting();
   }
-  mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise);
+  mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise,
+                                  (*target)->description().padProducersInKernel);
   if (failed(pm.run(module)))
     return false;
   if (options.printDispatches && planOutput)
@@ -123,7 +125,9 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   for (const mlir::hexir::MemorySpaceDescription &space : description.memorySpaces)
     spec.memory_spaces.push_back({space.name, space.hostVisible});
   spec.constants_memory_space = description.constantSpace;
-  spec.libraries.push_back(std::move(*library));
+  // A graph of views and constants only launches nothing: no library to load.
+  if (!library->entries.empty())
+    spec.libraries.push_back(std::move(*library));
   auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
   mlir::hexir::BuildExecutableOptions buildOptions;
   buildOptions.verifyPlan = options.verifyPlan;

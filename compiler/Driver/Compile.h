@@ -27,6 +27,7 @@ struct CompileOptions {
   std::string entry = "main";
   std::string target = "host";     // a registered target (Target/TargetRegistry.h)
   std::string targetCpu = "host";
+  std::string cudaArch = "sm_90";  // --cuda-arch: the GPU architecture of --target cuda
   // --memory-budget SPACE=BYTES: the capacity of a memory space of the target (constants and
   // arena together when both live there).
   std::map<std::string, uint64_t> memoryBudgets;

@@ -2,6 +2,7 @@
 #include "Driver/Registration.h"
 
 #include "Dialect/HexirDialect.h"
+#include "Target/Cuda/Passes.h"
 #include "Target/Host/Passes.h"
 #include "Transforms/Passes.h"
 
@@ -9,7 +10,10 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 void mlir::hexir::registerCompilerDialects(DialectRegistry &registry) {
   registry.insert<HexirDialect>();
@@ -20,6 +24,10 @@ void mlir::hexir::registerCompilerDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // The CUDA target: gpu.module -> LLVM IR -> PTX.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
 }
 
 void mlir::hexir::registerCompilerPasses() {
@@ -27,4 +35,5 @@ void mlir::hexir::registerCompilerPasses() {
   registerHexirPasses();
   registerHexirPipelines();
   registerHostPassesAndPipelines();
+  registerCudaPassesAndPipelines();
 }

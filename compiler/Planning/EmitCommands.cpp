@@ -14,7 +14,15 @@ llvm::StringMap<KernelLocation> mlir::hexir::locateKernels(ArrayRef<ser::KernelL
   llvm::StringMap<KernelLocation> kernels;
   for (auto [l, library] : llvm::enumerate(libraries))
     for (auto [e, entry] : llvm::enumerate(library.entries))
-      kernels[entry.name] = {static_cast<uint32_t>(l), static_cast<uint32_t>(e), std::max(entry.workgroups, 1u)};
+      kernels[entry.name] = {static_cast<uint32_t>(l), static_cast<uint32_t>(e), std::max(entry.workgroups, 1u), {}};
+  // `<kernel>__1`, `<kernel>__2`, ...: consecutive parts of `<kernel>`.
+  for (auto &[name, location] : kernels)
+    for (unsigned part = 1;; ++part) {
+      auto it = kernels.find((llvm::Twine(name) + "__" + llvm::Twine(part)).str());
+      if (it == kernels.end())
+        break;
+      location.parts.push_back({it->second.library, it->second.entry, it->second.workgroups, {}});
+    }
   return kernels;
 }
 
@@ -93,6 +101,12 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
         }
     }
     fn.commands.push_back(cmd);
+    for (const KernelLocation &part : it->second.parts) {
+      cmd.library = part.library;
+      cmd.entry = part.entry;
+      cmd.workgroups = {part.workgroups, 1, 1};
+      fn.commands.push_back(cmd);
+    }
   }
   for (auto [v, k] : live.copies) {
     ser::Slot target;

@@ -22,6 +22,9 @@ struct KernelLocation {
   uint32_t library = 0;
   uint32_t entry = 0;
   uint32_t workgroups = 1;
+  // Further launches of the same kernel, in order: a target that runs a kernel's loop nests
+  // as separate launches names them `<kernel>__1`, `<kernel>__2`, ... (TargetBackend.h).
+  std::vector<KernelLocation> parts;
 };
 llvm::StringMap<KernelLocation> locateKernels(ArrayRef<::hexir::serializer::KernelLibrary> libraries);
 

@@ -46,6 +46,10 @@ struct TargetDescription {
   uint32_t arenaSpace = 0;
   // The space the constant pool is made resident in.
   uint32_t constantSpace = 0;
+  // Whether its kernel pipeline writes the producer of a pad straight into the padded
+  // tensor's interior (dispatch formation then puts both in one kernel); a target that reads
+  // pads with clamped indices keeps them apart.
+  bool padProducersInKernel = true;
 };
 
 class TargetBackend {
@@ -60,6 +64,8 @@ public:
 
   // Compiles every kernel of `module` (left unchanged) into one kernel library in the
   // target's format: code, entries (name, arity, workgroups, binding sizes) and requirements.
+  // A kernel that runs as several launches has entries `<kernel>`, `<kernel>__1`, ... which
+  // every dispatch of it launches in that order with the same bindings.
   virtual FailureOr<::hexir::serializer::KernelLibrary> compileKernels(ModuleOp module) const = 0;
 };
 

@@ -1,6 +1,7 @@
 //===- TargetRegistry.cpp - targets by name -------------------------------===//
 #include "Target/TargetRegistry.h"
 
+#include "Target/Cuda/CudaTarget.h"
 #include "Target/Host/HostTarget.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -19,6 +20,8 @@ struct RegisteredTarget {
 // A new target adds its folder and one line here.
 const RegisteredTarget kTargets[] = {
     {"host", createHostTarget},
+    {"cuda", createCudaTarget},
+    {"cuda-emulator", createCudaEmulatorTarget},
 };
 
 } // namespace

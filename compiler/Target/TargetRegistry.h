@@ -18,6 +18,7 @@ struct TargetOptions {
   std::string name = "host";
   std::string cpu = "host";  // host: an LLVM CPU name, or "host" for this machine's CPU
   std::string linkerPath;    // host: the ld.lld that links kernel libraries
+  std::string cudaArch = "sm_90";  // cuda: the GPU architecture (--cuda-arch)
 };
 
 // The target named by `options.name`, or an error at `loc` listing the known targets (also

@@ -230,13 +230,14 @@ struct OutlineDispatchesPass
       for (Operation *anchor : anchors)
         if (Operation *root = epilogueRoot(anchor))
           fused.insert(root);
-      for (Operation *anchor : anchors)
-        if (Operation *producer = padProducer(anchor))
-          fused.insert(producer);
+      if (padsInPlace)
+        for (Operation *anchor : anchors)
+          if (Operation *producer = padProducer(anchor))
+            fused.insert(producer);
       // Row kernels: neither their members nor their last op may have taken another op in.
       llvm::SmallPtrSet<Operation *, 16> taken(fused.begin(), fused.end());
       for (Operation *anchor : anchors)
-        if (epilogueRoot(anchor) || padProducer(anchor))
+        if (epilogueRoot(anchor) || (padsInPlace && padProducer(anchor)))
           taken.insert(anchor);
       for (Operation *anchor : llvm::reverse(anchors)) {
         if (taken.contains(anchor))

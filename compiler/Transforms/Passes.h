@@ -29,7 +29,10 @@ namespace mlir::hexir {
 void buildLowerTosaPipeline(OpPassManager &pm);
 // The graph pipeline: verify input, lower TOSA, channels-last, fuse elementwise chains (unless
 // `fuseElementwise` is false), form dispatches.
-void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true);
+// `padsInPlace`: whether the target's kernels write a pad's producer into the padded tensor
+// (TargetDescription::padProducersInKernel).
+void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true,
+                        bool padsInPlace = true);
 // Registers the named graph pipeline `hexir-lower-tosa` for hexir-opt.
 void registerHexirPipelines();
 

@@ -148,7 +148,9 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"fuseProducers", "fuse-producers", "bool", /*default=*/"true",
-           "Compute the producer of a pad inside the pad's kernel">,
+           "Compute epilogues, row kernels and (with pads-in-place) the producer of a pad in one kernel">,
+    Option<"padsInPlace", "pads-in-place", "bool", /*default=*/"true",
+           "Compute the producer of a pad inside the pad's kernel (targets whose kernels write the interior)">,
   ];
   let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::func::FuncDialect",
                            "mlir::bufferization::BufferizationDialect", "mlir::tensor::TensorDialect"];

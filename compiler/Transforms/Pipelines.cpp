@@ -17,7 +17,8 @@ void mlir::hexir::buildLowerTosaPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise) {
+void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise,
+                                     bool padsInPlace) {
   // Reject what we cannot compile while locations still point at the user's ops.
   VerifyInputOptions verify;
   verify.entry = entry.str();
@@ -46,6 +47,7 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   // Dispatch formation: one kernel per compute op, the graph becomes call_tir.
   OutlineDispatchesOptions outline;
   outline.fuseProducers = fuseElementwise;
+  outline.padsInPlace = padsInPlace;
   pm.addPass(createOutlineDispatches(outline));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

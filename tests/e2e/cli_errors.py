@@ -99,7 +99,7 @@ def main():
         print(("ok  " if ok else "FAIL") + " hexir-compile: unknown option")
         if not ok:
             FAILURES.append("hexir-compile unknown option")
-        expect_failure("hexir-dump: no model", [dump], "usage: hexir-dump MODEL.hxb")
+        expect_failure("hexir-dump: no model", [dump], "usage: hexir-dump [--ptx] MODEL.hxb")
         expect_failure("hexir-dump: missing file", [dump, "nope.hxb"], "cannot open 'nope.hxb'")
         expect_failure("hexir-plan: no input", [os.path.join(args.bin, "hexir-plan")], "no --input given")
         expect_failure("hexir-plan: bad capacity", [os.path.join(args.bin, "hexir-plan"), "--input", "x.csv",
@@ -158,8 +158,17 @@ def main():
         # Targets: an unknown one is refused with the known ones; --list-targets names them.
         expect_failure("hexir-compile: unknown --target", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                            "--target=tpu"],
-                       "unknown target 'tpu' (known targets: host)", no_file=out)
+                       "unknown target 'tpu' (known targets: host, cuda, cuda-emulator)", no_file=out)
         expect_success("hexir-compile --list-targets", [compile_, "--list-targets"], "host")
+        expect_success("hexir-compile --list-targets (cuda)", [compile_, "--list-targets"], "cuda-emulator")
+        expect_failure("hexir-compile: unknown --cuda-arch", [compile_, "graph.mlir", "--entry", "other", "-o", out,
+                                                                 "--target=cuda", "--cuda-arch=sm_1x"],
+                           "unknown CUDA architecture 'sm_1x' (--cuda-arch takes names such as sm_80 or sm_90)",
+                           no_file=out)
+        expect_success("hexir-compile --target cuda", [compile_, "graph.mlir", "--entry", "other", "-o", out,
+                                                       "--target=cuda"], "")
+        expect_failure("hexir-run: a CUDA executable on the host", [run_, out],
+                       "compiled for target 'cuda', which needs memory space 'device'; device 'host' has no such space")
         expect_success("hexir-compile --target host", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                        "--target=host"], "")
         r = expect_success("hexir-compile --version", [compile_, "--version"], "hexir-compile 0.")

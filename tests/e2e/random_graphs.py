@@ -126,6 +126,7 @@ def main():
     p.add_argument("--first", type=int, default=0)
     p.add_argument("--count", type=int, default=50)
     p.add_argument("--rtol", type=float, default=1e-5)
+    p.add_argument("--target", default="host", help="hexir-compile --target")
     args = p.parse_args()
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="hexir-random-") as tmp:
@@ -136,7 +137,8 @@ def main():
                 f.write(text)
             ok = True
             try:
-                subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe], check=True,
+                subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe, "--target", args.target],
+                               check=True,
                                capture_output=True, text=True)
                 cmd = [os.path.join(args.bin, "hexir-run"), exe]
                 for name, data in inputs.items():

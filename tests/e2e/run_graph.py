@@ -61,6 +61,8 @@ def main():
     p.add_argument("--bin", required=True, help="folder holding hexir-compile and hexir-run")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rtol", type=float, default=1e-5)
+    p.add_argument("--target", default="host",
+                   help="hexir-compile --target; cuda-emulator runs the CUDA kernels on this CPU")
     args = p.parse_args()
 
     rng = np.random.default_rng(args.seed)
@@ -71,8 +73,8 @@ def main():
         with open(src, "w") as f:
             f.write(g.mlir)
         plan_path = os.path.join(tmp, "plan.json")
-        subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe, "--plan-json", plan_path]
-                       + g.expect.get("compile_args", []), check=True)
+        subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe, "--plan-json", plan_path,
+                        "--target", args.target] + g.expect.get("compile_args", []), check=True)
         with open(plan_path) as f:
             plan = json.load(f)
         ok = check_plan(args.name, plan, os.path.getsize(exe), g.expect)

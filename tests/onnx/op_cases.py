@@ -6,7 +6,7 @@ Each case is a small graph built with onnx.helper that exercises one op and its 
 check that what Hexir cannot compile is refused with a message naming the node and op.
 Kernel-shape cases run the vectorized matmul, convolution and pooling kernels at sizes no tile
 divides. --target-cpu compiles everything for another CPU level (x86-64 to AVX-512).
-Usage: op_cases.py --bin BUILD/tools [--only NAME] [--target-cpu CPU]
+Usage: op_cases.py --bin BUILD/tools [--only NAME] [--target-cpu CPU] [--target TARGET]
 """
 import argparse
 import os
@@ -761,9 +761,12 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--only", help="run only the cases whose names start with this")
     p.add_argument("--target-cpu", help="compile every case for this CPU (e.g. x86-64-v2)")
+    p.add_argument("--target", help="compile every case for this target (cuda-emulator: the CUDA kernels on this CPU)")
     args = p.parse_args()
     if args.target_cpu:
         TARGET_ARGS.append("--target-cpu=" + args.target_cpu)
+    if args.target:
+        TARGET_ARGS.append("--target=" + args.target)
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
         runs = [(name, name, check_case) for name in CASES] + \

@@ -26,6 +26,8 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--work", help="keep files here instead of a temporary directory")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--target", default="host",
+                   help="hexir-compile --target; cuda-emulator runs the CUDA kernels on this CPU")
     args = p.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
@@ -37,7 +39,8 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         t1 = time.time()
         r = subprocess.run([os.path.join(args.bin, "hexir-compile"), base + ".onnx", "-o", base + ".hxb",
-                            "--plan-json", base + ".plan.json"], capture_output=True, text=True)
+                            "--plan-json", base + ".plan.json", "--target", args.target],
+                           capture_output=True, text=True)
         if r.returncode != 0:
             print(r.stdout + r.stderr)
             print(f"{args.name}: hexir-compile failed")

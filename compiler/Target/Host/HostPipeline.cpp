@@ -43,6 +43,10 @@ void mlir::hexir::buildHostKernelPipeline(OpPassManager &pm, const KernelPipelin
   pm.addPass(createCSEPass());
   // Accumulators in registers, contractions as FMA outer products.
   pm.addPass(createLowerVectorTiles());
+  buildHostLoopsToLLVMPipeline(pm, options);
+}
+
+void mlir::hexir::buildHostLoopsToLLVMPipeline(OpPassManager &pm, const KernelPipelineOptions &options) {
   // Independent workgroups along an output dimension, for the host thread pool (kernels that
   // TileAndVectorize split keep its split).
   pm.addPass(createDistributeWorkgroups());

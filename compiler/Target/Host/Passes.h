@@ -24,6 +24,9 @@ struct KernelPipelineOptions {
 // Kernel functions on tensors -> LLVM dialect with the bare-pointer ABI
 // `void kernel(ptr in0, ..., ptr out0, ..., i32 wg_begin, i32 wg_end)`.
 void buildHostKernelPipeline(OpPassManager &pm, const KernelPipelineOptions &options = {});
+// Its second half: bufferized kernels (loops, vectors, a hexir.workgroup_range or none) -> the
+// LLVM dialect with the workgroup range as two trailing i32 arguments.
+void buildHostLoopsToLLVMPipeline(OpPassManager &pm, const KernelPipelineOptions &options = {});
 // Registers the host passes and the named pipeline `hexir-lower-kernels-to-llvm` for hexir-opt.
 void registerHostPassesAndPipelines();
 

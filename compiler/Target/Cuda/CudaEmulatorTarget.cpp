@@ -1,0 +1,90 @@
+//===- CudaEmulatorTarget.cpp - CUDA kernels run on the host CPU ----------===//
+//
+// The `cuda-emulator` target compiles a graph exactly as the `cuda` target does up to the
+// outlined gpu.funcs (dispatch formation, thread tiling, fusion, bufferization, one launch per
+// loop nest), then runs each kernel's blocks as host workgroups and its threads as a loop
+// (EmulateGpuKernels) through the host code generator. Machines without a GPU, CI among
+// them, check the CUDA kernels' results against PyTorch with it; speed means nothing here.
+//
+//===----------------------------------------------------------------------===//
+#include "Target/Cuda/CudaKernels.h"
+#include "Target/Cuda/CudaTarget.h"
+#include "Target/Host/HostCodegen.h"
+
+using namespace mlir;
+using namespace mlir::hexir;
+namespace ser = ::hexir::serializer;
+
+namespace {
+
+class CudaEmulatorTarget final : public TargetBackend {
+public:
+  CudaEmulatorTarget(HostTargetOptions host, KernelPipelineOptions hostPipeline)
+      : host_(std::move(host)), hostPipeline_(hostPipeline) {
+    description_.name = "cuda-emulator";
+    description_.kernelFormat = ser::KernelFormat::HostElf;
+    description_.memorySpaces.push_back({"host", 0, 64, true, true});
+    description_.padProducersInKernel = false;  // as the cuda target
+  }
+
+  const TargetDescription &description() const override { return description_; }
+
+  void buildKernelPipeline(OpPassManager &pm) const override {
+    buildCudaOutliningPipeline(pm, cuda_);
+    pm.addPass(createEmulateGpuKernels());
+    buildHostLoopsToLLVMPipeline(pm, hostPipeline_);
+  }
+
+  FailureOr<ser::KernelLibrary> compileKernels(ModuleOp module) const override {
+    FailureOr<OutlinedCudaKernels> outlined = outlineCudaKernels(module, cuda_);
+    if (failed(outlined))
+      return failure();
+    ser::KernelLibrary library;
+    library.format = ser::KernelFormat::HostElf;
+    if (outlined->entries.empty())
+      return library;
+    ModuleOp kernelModule = *outlined->module;
+    PassManager pm(module.getContext());
+    pm.addPass(createEmulateGpuKernels());
+    buildHostLoopsToLLVMPipeline(pm, hostPipeline_);
+    if (failed(pm.run(kernelModule)))
+      return module.emitError() << "lowering the emulated CUDA kernels to LLVM failed (see the errors above)";
+    SmallVector<KernelInfo> kernels;
+    for (const ser::KernelEntry &e : outlined->entries) {
+      KernelInfo info{e.name, e.arity, e.workgroups, 0, e.binding_bytes};
+      if (auto stack = kernelModule.lookupSymbol(e.name)->getAttrOfType<IntegerAttr>("hexir.stack_bytes"))
+        info.stackBytes = static_cast<unsigned>(stack.getInt());
+      kernels.push_back(std::move(info));
+    }
+    auto object = emitHostObject(kernelModule, kernels, host_);
+    if (failed(object))
+      return failure();
+    auto sharedObject = linkSharedObject(object->object, module.getLoc(), host_);
+    if (failed(sharedObject))
+      return failure();
+    library.code = std::move(*sharedObject);
+    library.cpu_features = object->cpuFeatures;
+    for (const KernelInfo &k : kernels)
+      library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes, k.bindingBytes});
+    return library;
+  }
+
+private:
+  CudaPipelineOptions cuda_;
+  HostTargetOptions host_;
+  KernelPipelineOptions hostPipeline_;
+  TargetDescription description_;
+};
+
+} // namespace
+
+FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaEmulatorTarget(const TargetOptions &options,
+                                                                               Location loc) {
+  HostTargetOptions host;
+  host.cpu = options.cpu;
+  host.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
+  FailureOr<KernelPipelineOptions> pipeline = describeHostTarget(host, loc);
+  if (failed(pipeline))
+    return failure();
+  return std::unique_ptr<TargetBackend>(std::make_unique<CudaEmulatorTarget>(std::move(host), *pipeline));
+}

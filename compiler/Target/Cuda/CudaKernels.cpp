@@ -1,0 +1,61 @@
+//===- CudaKernels.cpp - the kernels of a graph as outlined CUDA kernels --===//
+#include "Target/Cuda/CudaKernels.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::hexir;
+namespace ser = ::hexir::serializer;
+
+FailureOr<OutlinedCudaKernels> mlir::hexir::outlineCudaKernels(ModuleOp module, const CudaPipelineOptions &options) {
+  struct Kernel {
+    std::string name;
+    uint32_t arity;
+    std::vector<uint64_t> bindingBytes;
+  };
+  std::vector<Kernel> kernels;
+  OpBuilder b(module.getContext());
+  OutlinedCudaKernels result;
+  result.module = ModuleOp::create(b, module.getLoc());
+  b.setInsertionPointToEnd(result.module->getBody());
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (!fn->hasAttr(kKernelAttrName))
+      continue;
+    b.clone(*fn);
+    FunctionType type = fn.getFunctionType();
+    Kernel k{fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), {}};
+    for (TypeRange types : {TypeRange(type.getInputs()), TypeRange(type.getResults())})
+      for (Type t : types) {
+        auto tensor = cast<RankedTensorType>(t);
+        k.bindingBytes.push_back(static_cast<uint64_t>(tensor.getNumElements()) *
+                                 ((tensor.getElementTypeBitWidth() + 7) / 8));
+      }
+    kernels.push_back(std::move(k));
+  }
+  if (kernels.empty())
+    return result;
+  PassManager pm(module.getContext());
+  buildCudaOutliningPipeline(pm, options);
+  if (failed(pm.run(*result.module)))
+    return module.emitError() << "compiling the kernels for CUDA failed (see the errors above)";
+  auto gpuModule = result.module->lookupSymbol<gpu::GPUModuleOp>(kCudaKernelModuleName);
+  for (const Kernel &k : kernels)
+    for (unsigned part = 0;; ++part) {
+      std::string name = part == 0 ? k.name : k.name + "__" + std::to_string(part);
+      auto fn = gpuModule ? gpuModule.lookupSymbol<gpu::GPUFuncOp>(name) : nullptr;
+      if (!fn) {
+        if (part == 0)
+          return module.emitError() << "kernel '" << k.name << "' has no loop nest to launch";
+        break;
+      }
+      ser::KernelEntry entry;
+      entry.name = name;
+      entry.arity = k.arity;
+      entry.workgroups = static_cast<uint32_t>(fn->getAttrOfType<IntegerAttr>(kCudaWorkgroupsAttrName).getInt());
+      auto threads = static_cast<uint32_t>(fn->getAttrOfType<IntegerAttr>(kCudaWorkgroupSizeAttrName).getInt());
+      entry.workgroup_size = {threads, 1, 1};
+      entry.binding_bytes = k.bindingBytes;
+      result.entries.push_back(std::move(entry));
+    }
+  return result;
+}

@@ -1,0 +1,75 @@
+//===- CudaPipeline.cpp - the CUDA target's kernel pipeline ---------------===//
+#include "Target/Cuda/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::hexir::buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // One thread per output element (or row), producers fused: one loop nest per kernel.
+  pm.addPass(createTileToThreads());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Tensors -> buffers as on the host: read-only arguments, results as out-parameters.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OutlineGpuKernelsOptions outline;
+  outline.chip = options.chip;
+  outline.blockSize = options.blockSize;
+  pm.addPass(createOutlineGpuKernels(outline));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::hexir::buildCudaSerializationPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip;
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  // Simple math (fabs, floor, sqrt, fma) as LLVM intrinsics NVPTX has instructions for; the
+  // NVVM conversion would call libdevice for them.
+  kernels.addPass(createConvertMathToLLVMPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";  // PTX text: LLVM's NVPTX backend, no CUDA toolkit
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::hexir::registerCudaPassesAndPipelines() {
+  registerHexirCudaPasses();
+  PassPipelineRegistration<>("hexir-cuda-lower-kernels",
+                             "Lowers kernel functions on tensors to a gpu.binary of PTX (the CUDA kernel pipeline)",
+                             [](OpPassManager &pm) {
+                               buildCudaOutliningPipeline(pm);
+                               buildCudaSerializationPipeline(pm);
+                             });
+}

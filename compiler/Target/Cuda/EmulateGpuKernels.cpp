@@ -1,0 +1,74 @@
+//===- EmulateGpuKernels.cpp - CUDA kernels as host loops -----------------===//
+#include "Target/Cuda/Passes.h"
+#include "Target/Host/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_EMULATEGPUKERNELS
+#include "Target/Cuda/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+namespace {
+
+struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<EmulateGpuKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kCudaKernelModuleName);
+    if (!gpuModule)
+      return;
+    OpBuilder b(module.getContext());
+    for (auto gfn : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      auto blocks = gfn->getAttrOfType<IntegerAttr>(kCudaWorkgroupsAttrName);
+      auto threads = gfn->getAttrOfType<IntegerAttr>(kCudaWorkgroupSizeAttrName);
+      if (!blocks || !threads) {
+        gfn.emitError("a CUDA kernel without its launch shape");
+        return signalPassFailure();
+      }
+      Location loc = gfn.getLoc();
+      b.setInsertionPointToEnd(module.getBody());
+      auto fn = func::FuncOp::create(b, loc, gfn.getName(), gfn.getFunctionType());
+      fn->setAttr(kWorkgroupsAttrName, blocks);
+      Block *entry = fn.addEntryBlock();
+      b.setInsertionPointToStart(entry);
+      IRMapping map;
+      for (auto [from, to] : llvm::zip(gfn.getArguments(), fn.getArguments()))
+        map.map(from, to);
+      // A thread's temporaries: one frame, reused by every emulated thread.
+      Block &body = gfn.getBody().front();
+      for (auto alloca : body.getOps<memref::AllocaOp>())
+        b.clone(*alloca, map);
+      auto range = WorkgroupRangeOp::create(b, loc, b.getIndexType(), b.getIndexType());
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0), one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto blockLoop = scf::ForOp::create(b, loc, range.getBegin(), range.getEnd(), one);
+      b.setInsertionPointToStart(blockLoop.getBody());
+      auto threadLoop =
+          scf::ForOp::create(b, loc, zero, arith::ConstantIndexOp::create(b, loc, threads.getInt()), one);
+      b.setInsertionPointToStart(threadLoop.getBody());
+      for (Operation &op : body.without_terminator()) {
+        if (isa<memref::AllocaOp>(op))
+          continue;
+        if (auto id = dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
+          map.map(id.getResult(), blockLoop.getInductionVar());
+        } else if (auto id = dyn_cast<gpu::ThreadIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
+          map.map(id.getResult(), threadLoop.getInductionVar());
+        } else if (isa<gpu::GPUDialect>(op.getDialect())) {
+          op.emitError("the CUDA emulator does not model '") << op.getName() << "'";
+          return signalPassFailure();
+        } else {
+          b.clone(op, map);
+        }
+      }
+      b.setInsertionPointToEnd(entry);
+      func::ReturnOp::create(b, loc);
+    }
+    gpuModule.erase();
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  }
+};
+
+} // namespace

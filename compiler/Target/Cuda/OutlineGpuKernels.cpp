@@ -1,0 +1,322 @@
+//===- OutlineGpuKernels.cpp - loop nests of a kernel as CUDA kernels -----===//
+//
+// After bufferization a kernel is a sequence of loop nests over its bindings (usually one, the
+// scf.forall TileToThreads made; a pad or a concatenation fills and copies). Each nest becomes
+// a gpu.func taking every binding, launched with one thread per iteration of its outer
+// parallel loops; the runtime launches a kernel's nests in order on one stream, which orders
+// their writes as the host's sequential nests are ordered.
+//
+//===----------------------------------------------------------------------===//
+#include "Target/Cuda/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_OUTLINEGPUKERNELS
+#include "Target/Cuda/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+namespace {
+
+bool isNest(Operation &op) { return isa<scf::ForallOp, linalg::LinalgOp>(op); }
+
+// The most temporary bytes a kernel run by one thread may keep in its local memory.
+constexpr int64_t kMaxSerialTemporaryBytes = 256 * 1024;
+
+// A buffer only linalg ops read, and only for its shape (the window operand of a pooling).
+bool isShapeOnly(Operation &op) {
+  auto alloc = dyn_cast<memref::AllocOp>(op);
+  return alloc && alloc.getType().hasStaticShape() && llvm::all_of(alloc->getUses(), [](OpOperand &use) {
+           auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+           return linalgOp && linalgOp.isDpsInput(&use) && !linalgOp.payloadUsesValueFromOperand(&use);
+         });
+}
+
+// Simple math NVPTX has instructions for, as LLVM intrinsic calls: the NVVM conversion would
+// turn math.sqrt or llvm.intr.floor into calls of libdevice, which the PTX may not import.
+template <typename MathOp>
+struct MathToIntrinsic : OpRewritePattern<MathOp> {
+  MathToIntrinsic(MLIRContext *ctx, StringRef name) : OpRewritePattern<MathOp>(ctx), name(name.str()) {}
+  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
+    Type type = op->getResult(0).getType();
+    if (!type.isF32() && !type.isF64())
+      return failure();
+    std::string intrinsic = "llvm." + name + (type.isF32() ? ".f32" : ".f64");
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(op, type, rewriter.getStringAttr(intrinsic),
+                                                       op->getOperands());
+    return success();
+  }
+  std::string name;
+};
+
+// Iterations of a nest's outer parallel loop, all static (kernels have static shapes).
+std::optional<int64_t> tripCount(scf::ParallelOp loop) {
+  int64_t n = 1;
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub), s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return std::nullopt;
+    n *= std::max<int64_t>((*u - *l + *s - 1) / *s, 0);
+  }
+  return n;
+}
+
+// The nest (already cloned into `fn`) as code for one thread: its outer parallel loop's
+// iteration `blockIdx.x * blockDim.x + threadIdx.x` if there is one (threads past the last
+// iteration do nothing), otherwise the whole nest on thread 0. Returns the iteration count.
+FailureOr<int64_t> mapToThreads(IRRewriter &rewriter, Operation *nest, int64_t blockSize) {
+  Location loc = nest->getLoc();
+  scf::ParallelOp loop;
+  if (auto forall = dyn_cast<scf::ForallOp>(nest)) {
+    rewriter.setInsertionPoint(forall);
+    if (failed(scf::forallToParallelLoop(rewriter, forall, &loop)))
+      return forall.emitError("cannot convert this loop nest to a parallel loop");
+    nest = loop;
+  } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(nest)) {
+    rewriter.setInsertionPoint(nest);
+    FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToParallelLoops(rewriter, linalgOp);
+    if (failed(loops))
+      return nest->emitError("cannot convert this op to loops");
+    rewriter.eraseOp(nest);
+    if (loops->empty())
+      return 1;  // a scalar op: inlined, every thread computes the same value
+    nest = loops->front();
+    loop = dyn_cast<scf::ParallelOp>(nest);
+  }
+  int64_t iterations = 1;
+  if (loop) {
+    std::optional<int64_t> n = tripCount(loop);
+    if (!n)
+      return nest->emitError("a loop nest with dynamic bounds");
+    iterations = *n;
+  }
+  rewriter.setInsertionPoint(nest);
+  Value block = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x);
+  Value thread = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+  Value id = arith::AddIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, block, arith::ConstantIndexOp::create(rewriter, loc, blockSize)),
+      thread);
+  Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, id,
+                                        arith::ConstantIndexOp::create(rewriter, loc, loop ? iterations : 1));
+  auto guard = scf::IfOp::create(rewriter, loc, inRange, /*withElseRegion=*/false);
+  Block *then = guard.thenBlock();
+  if (!loop) {
+    rewriter.moveOpBefore(nest, then->getTerminator());
+    return iterations;
+  }
+  // Delinearize the iteration, innermost loop fastest (adjacent threads, adjacent elements).
+  rewriter.setInsertionPoint(then->getTerminator());
+  Value rest = id;
+  SmallVector<Value> ivs(loop.getNumLoops());
+  for (unsigned d = loop.getNumLoops(); d-- > 0;) {
+    int64_t lb = *getConstantIntValue(loop.getLowerBound()[d]), ub = *getConstantIntValue(loop.getUpperBound()[d]),
+            step = *getConstantIntValue(loop.getStep()[d]);
+    int64_t trips = (ub - lb + step - 1) / step;
+    Value tripsValue = arith::ConstantIndexOp::create(rewriter, loc, trips);
+    Value i = d == 0 ? rest : arith::RemUIOp::create(rewriter, loc, rest, tripsValue).getResult();
+    if (d > 0)
+      rest = arith::DivUIOp::create(rewriter, loc, rest, tripsValue);
+    ivs[d] = arith::AddIOp::create(rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, lb),
+                                   arith::MulIOp::create(rewriter, loc, i, arith::ConstantIndexOp::create(rewriter, loc, step)));
+  }
+  Block *body = loop.getBody();
+  for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
+    rewriter.replaceAllUsesWith(iv, value);
+  rewriter.eraseOp(body->getTerminator());
+  then->getOperations().splice(Block::iterator(then->getTerminator()), body->getOperations());
+  rewriter.eraseOp(loop);
+  return iterations;
+}
+
+// Inside a thread: temporaries on its stack (registers or local memory), copies and linalg ops
+// as sequential loops.
+LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
+  SmallVector<memref::AllocOp> allocs;
+  fn.walk([&](memref::AllocOp op) { allocs.push_back(op); });
+  for (memref::AllocOp alloc : allocs) {
+    if (!alloc.getType().hasStaticShape())
+      return alloc.emitError("a temporary of dynamic size in a CUDA kernel");
+    // In the entry block: a fixed frame (NVPTX has no dynamic stack). A temporary's contents
+    // never outlive one iteration, so the iterations of a thread can share it.
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    auto alloca = memref::AllocaOp::create(rewriter, alloc.getLoc(), alloc.getType());
+    rewriter.replaceOp(alloc, alloca);
+  }
+  SmallVector<memref::DeallocOp> deallocs;
+  fn.walk([&](memref::DeallocOp op) { deallocs.push_back(op); });
+  for (memref::DeallocOp op : deallocs)
+    rewriter.eraseOp(op);
+  SmallVector<memref::CopyOp> copies;
+  fn.walk([&](memref::CopyOp op) { copies.push_back(op); });
+  for (memref::CopyOp copy : copies) {
+    rewriter.setInsertionPoint(copy);
+    rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(), copy.getTarget());
+  }
+  SmallVector<linalg::LinalgOp> ops;
+  fn.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  for (linalg::LinalgOp op : ops) {
+    rewriter.setInsertionPoint(op);
+    if (failed(linalg::linalgOpToLoops(rewriter, op)))
+      return op->emitError("cannot convert this op to loops");
+    rewriter.eraseOp(op);
+  }
+  return success();
+}
+
+struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<OutlineGpuKernelsPass> {
+  using OutlineGpuKernelsBase::OutlineGpuKernelsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    IRRewriter rewriter(ctx);
+    SmallVector<func::FuncOp> kernels;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr(kKernelAttrName) && !fn.isDeclaration())
+        kernels.push_back(fn);
+    if (kernels.empty())
+      return;
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), rewriter.getUnitAttr());
+    rewriter.setInsertionPointToEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(rewriter, module.getLoc(), kCudaKernelModuleName);
+    for (func::FuncOp fn : kernels) {
+      if (failed(outline(rewriter, fn, gpuModule)))
+        return signalPassFailure();
+      rewriter.eraseOp(fn);
+    }
+    // The PTX imports nothing: transcendental functions as polynomials, not libdevice calls.
+    RewritePatternSet patterns(ctx);
+    math::populateExpansionPatterns(patterns, {"powf", "fpowi", "tan", "sinh", "cosh", "asinh", "acosh", "atanh",
+                                               "rsqrt"});
+    populateMathPolynomialApproximationPatterns(patterns, MathPolynomialApproximationOptions{});
+    if (failed(applyPatternsGreedily(gpuModule, std::move(patterns))))
+      return signalPassFailure();
+    RewritePatternSet intrinsics(ctx);
+    intrinsics.add<MathToIntrinsic<math::SqrtOp>>(ctx, "sqrt");
+    intrinsics.add<MathToIntrinsic<math::AbsFOp>>(ctx, "fabs");
+    intrinsics.add<MathToIntrinsic<math::FloorOp>>(ctx, "floor");
+    intrinsics.add<MathToIntrinsic<math::CeilOp>>(ctx, "ceil");
+    intrinsics.add<MathToIntrinsic<math::TruncOp>>(ctx, "trunc");
+    intrinsics.add<MathToIntrinsic<math::RoundOp>>(ctx, "round");
+    intrinsics.add<MathToIntrinsic<math::RoundEvenOp>>(ctx, "roundeven");
+    intrinsics.add<MathToIntrinsic<math::CopySignOp>>(ctx, "copysign");
+    intrinsics.add<MathToIntrinsic<math::FmaOp>>(ctx, "fma");
+    if (failed(applyPatternsGreedily(gpuModule, std::move(intrinsics))))
+      return signalPassFailure();
+  }
+
+  // A kernel whose nests pass a temporary buffer to each other (one TileToThreads could not
+  // fuse, such as the reductions of a rank-1 softmax) runs whole on one thread, its
+  // temporaries in that thread's local memory: correct for the small kernels this happens to,
+  // slow for anything large, refused above a bound.
+  LogicalResult outlineSerial(IRRewriter &rewriter, func::FuncOp fn, gpu::GPUModuleOp gpuModule,
+                              MutableArrayRef<memref::AllocOp> temporaries) {
+    int64_t bytes = 0;
+    for (memref::AllocOp alloc : temporaries) {
+      MemRefType type = alloc.getType();
+      if (!type.hasStaticShape())
+        return alloc.emitError("a temporary of dynamic size in a CUDA kernel");
+      bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    }
+    if (bytes > kMaxSerialTemporaryBytes)
+      return temporaries.front().emitError()
+             << "kernel '" << fn.getSymName() << "' needs " << bytes
+             << " bytes of temporary buffers between its loop nests, more than the " << kMaxSerialTemporaryBytes
+             << " bytes of local memory the CUDA target gives one thread";
+    rewriter.setInsertionPointToEnd(gpuModule.getBody());
+    auto gfn = gpu::GPUFuncOp::create(rewriter, fn.getLoc(), fn.getSymName(), fn.getFunctionType());
+    gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
+    Block &entry = gfn.getBody().front();
+    IRMapping map;
+    for (auto [from, to] : llvm::zip(fn.getArguments(), entry.getArguments()))
+      map.map(from, to);
+    rewriter.setInsertionPointToStart(&entry);
+    for (Operation &op : fn.getBody().front().without_terminator())
+      rewriter.clone(op, map);
+    gpu::ReturnOp::create(rewriter, fn.getLoc());
+    SmallVector<scf::ForallOp> foralls;
+    gfn.walk([&](scf::ForallOp op) { foralls.push_back(op); });
+    for (scf::ForallOp forall : foralls) {
+      rewriter.setInsertionPoint(forall);
+      if (failed(scf::forallToParallelLoop(rewriter, forall)))
+        return forall.emitError("cannot convert this loop nest to a loop");
+    }
+    if (failed(lowerThreadBody(rewriter, gfn)))
+      return failure();
+    gfn.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({1, 1, 1}));
+    gfn->setAttr(kCudaWorkgroupsAttrName, rewriter.getI64IntegerAttr(1));
+    gfn->setAttr(kCudaWorkgroupSizeAttrName, rewriter.getI64IntegerAttr(1));
+    return success();
+  }
+
+  LogicalResult outline(IRRewriter &rewriter, func::FuncOp fn, gpu::GPUModuleOp gpuModule) {
+    Block &body = fn.getBody().front();
+    // Copies between bindings (a slice, a concatenation) are nests too.
+    for (auto copy : llvm::make_early_inc_range(body.getOps<memref::CopyOp>())) {
+      rewriter.setInsertionPoint(copy);
+      rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(), copy.getTarget());
+    }
+    SmallVector<Operation *> nests;
+    SmallVector<memref::AllocOp> temporaries;
+    for (Operation &op : body.without_terminator()) {
+      if (isNest(op)) {
+        nests.push_back(&op);
+      } else if (isShapeOnly(op)) {
+        continue;  // cloned into each nest's function, where it becomes a thread's alloca
+      } else if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        temporaries.push_back(alloc);
+      } else if (!isMemoryEffectFree(&op)) {
+        return op.emitError() << "the CUDA target cannot run '" << op.getName()
+                              << "' outside a loop nest of kernel '" << fn.getSymName() << "'";
+      }
+    }
+    if (!temporaries.empty())
+      return outlineSerial(rewriter, fn, gpuModule, temporaries);
+    for (auto [k, nest] : llvm::enumerate(nests)) {
+      std::string name = fn.getSymName().str();
+      if (k > 0)
+        name += "__" + std::to_string(k);
+      rewriter.setInsertionPointToEnd(gpuModule.getBody());
+      auto gfn = gpu::GPUFuncOp::create(rewriter, fn.getLoc(), name, fn.getFunctionType());
+      gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
+      Block &entry = gfn.getBody().front();
+      IRMapping map;
+      for (auto [from, to] : llvm::zip(fn.getArguments(), entry.getArguments()))
+        map.map(from, to);
+      rewriter.setInsertionPointToStart(&entry);
+      // Views of the bindings and constants the nest reads (unused ones fold away).
+      for (Operation &op : body.without_terminator())
+        if (!isNest(op))
+          rewriter.clone(op, map);
+      Operation *clone = rewriter.clone(*nest, map);
+      gpu::ReturnOp::create(rewriter, fn.getLoc());
+      FailureOr<int64_t> iterations = mapToThreads(rewriter, clone, blockSize);
+      if (failed(iterations) || failed(lowerThreadBody(rewriter, gfn)))
+        return failure();
+      // Blocks of `blockSize` threads; a nest smaller than that gets one block of whole warps.
+      int64_t threads = std::min<int64_t>(blockSize, std::max<int64_t>((*iterations + 31) / 32 * 32, 32));
+      int64_t blocks = std::max<int64_t>((*iterations + threads - 1) / threads, 1);
+      if (threads != blockSize) {
+        // The thread index computation assumed blockSize; with one block it is the same.
+        if (blocks != 1)
+          return fn.emitError("internal error: a partial block in a multi-block launch");
+      }
+      gfn.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+      gfn->setAttr(kCudaWorkgroupsAttrName, rewriter.getI64IntegerAttr(blocks));
+      gfn->setAttr(kCudaWorkgroupSizeAttrName, rewriter.getI64IntegerAttr(threads));
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,35 @@
+//===- Passes.h - passes and pipeline of the CUDA target --------*- C++ -*-===//
+#ifndef HEXIR_COMPILER_TARGET_CUDA_PASSES_H
+#define HEXIR_COMPILER_TARGET_CUDA_PASSES_H
+
+#include "Transforms/Passes.h"
+
+namespace mlir::hexir {
+
+// What OutlineGpuKernels records on each gpu.func: its launch shape (blocks, threads per block).
+inline constexpr llvm::StringLiteral kCudaWorkgroupsAttrName = "hexir.workgroups";
+inline constexpr llvm::StringLiteral kCudaWorkgroupSizeAttrName = "hexir.workgroup_size";
+// The name of the gpu.module that holds every kernel.
+inline constexpr llvm::StringLiteral kCudaKernelModuleName = "hexir_kernels";
+
+#define GEN_PASS_DECL
+#include "Target/Cuda/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Target/Cuda/Passes.h.inc"
+
+struct CudaPipelineOptions {
+  std::string chip = "sm_90";  // --cuda-arch
+  int64_t blockSize = 256;
+};
+// Kernel functions on tensors -> gpu.funcs in gpu.module @hexir_kernels, on memrefs, one per
+// loop nest (the first half of the CUDA kernel pipeline; the launch shapes are read here).
+void buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipelineOptions &options = {});
+// gpu.module @hexir_kernels -> gpu.binary holding PTX (NVVM, then LLVM's NVPTX backend).
+void buildCudaSerializationPipeline(OpPassManager &pm, const CudaPipelineOptions &options = {});
+// Registers the CUDA passes and the named pipeline `hexir-cuda-lower-kernels` for hexir-opt.
+void registerCudaPassesAndPipelines();
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TARGET_CUDA_PASSES_H

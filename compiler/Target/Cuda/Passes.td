@@ -1,0 +1,74 @@
+//===- Passes.td - passes of the CUDA kernel pipeline ---------------------===//
+//
+// Passes on kernel functions that only the CUDA target runs (its kernel pipeline is in
+// CudaPipeline.cpp): one GPU thread per output element (or row) on tensors, then each loop
+// nest of a bufferized kernel outlined as a `gpu.func` the runtime launches.
+
+#ifndef HEXIR_CUDA_PASSES_TD
+#define HEXIR_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileToThreads : Pass<"hexir-cuda-tile-to-threads", "mlir::ModuleOp"> {
+  let summary = "Tiles each kernel's result to one GPU thread per element and fuses its producers";
+  let description = [{
+    Runs on kernels on tensors, before bufferization. The op computing a kernel's result is
+    tiled with `scf.forall` to one iteration per element of its parallel loops (one per row
+    where the kernel reduces along rows and broadcasts the result back, as a softmax or a
+    layer normalization does), and every producer inside the kernel (an initializer, the
+    matmul or convolution of an epilogue, the reductions of a row kernel) is fused into that
+    iteration: the kernel becomes one loop nest, with no intermediate tensor. Reductions run
+    sequentially inside an iteration. A pad computing the result becomes an elementwise op
+    that reads its source with a clamped index and selects the padding value outside it.
+
+    Before: `%1 = linalg.matmul ... outs(%fill)`, `%2 = linalg.generic {max(%1, 0)}`.
+    After: `scf.forall (%i, %j) in (128, 768)` computing one element of the fill, the matmul
+    (a reduction over K) and the ReLU.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect", "mlir::arith::ArithDialect"];
+}
+
+def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Outlines every loop nest of a bufferized kernel as a gpu.func launched with one thread per iteration";
+  let description = [{
+    Runs on bufferized kernels (bare memref arguments, results as out-parameters). Each
+    top-level loop nest of a kernel (an `scf.forall`, or a linalg op or copy left outside one)
+    becomes a `gpu.func` in `gpu.module @hexir_kernels` taking all of the kernel's bindings:
+    the first keeps the kernel's name, the next ones are `<kernel>__1`, `<kernel>__2`, ... and
+    the runtime launches them in order. The nest's iterations are linearized: iteration
+    `blockIdx.x * blockDim.x + threadIdx.x`, guarded against the last block's surplus threads;
+    `hexir.workgroups` and `hexir.workgroup_size` record the launch shape. Loops left inside an
+    iteration run sequentially, temporaries of an iteration live in registers or local memory
+    (`memref.alloca`), and transcendental math becomes polynomials (the PTX calls no library).
+    A kernel whose nests pass a temporary buffer to each other (one thread tiling could not
+    fuse) runs whole on a single thread with its temporaries in local memory (at most 256 KiB;
+    more is refused).
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The CUDA architecture the gpu.module targets">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def EmulateGpuKernels : Pass<"hexir-cuda-emulate-on-host", "mlir::ModuleOp"> {
+  let summary = "Turns the outlined CUDA kernels into host kernels that run their blocks and threads as loops";
+  let description = [{
+    Testing without a GPU (the `cuda-emulator` target). Each `gpu.func` of
+    `gpu.module @hexir_kernels` becomes a `func.func` of the host kernel ABI: its workgroups
+    are the CUDA blocks (`hexir.workgroup_range`, so the host thread pool runs blocks in
+    parallel as a GPU would), and each block runs its threads one after the other, with
+    `gpu.block_id x` and `gpu.thread_id x` replaced by the loop indices. The kernels use no
+    shared memory and no barriers, so running threads in sequence computes what the GPU
+    computes: the end-to-end tests check the CUDA target's tiling, fusion, launch shapes and
+    multi-launch kernels against PyTorch on any machine.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect", "mlir::hexir::HexirDialect"];
+}
+
+#endif // HEXIR_CUDA_PASSES_TD

@@ -1,0 +1,152 @@
+//===- TileToThreads.cpp - one GPU thread per output element --------------===//
+//
+// A kernel becomes one scf.forall whose iterations are independent: the op computing the
+// result is tiled to single elements (whole rows in a row kernel) and every producer inside the
+// kernel is fused into the iteration, recomputed for the element it feeds. On a GPU the
+// recomputation is cheap next to the memory traffic of an intermediate tensor, and one loop
+// nest is one launch. Reductions stay sequential inside an iteration.
+//
+//===----------------------------------------------------------------------===//
+#include "Target/Cuda/Passes.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_TILETOTHREADS
+#include "Target/Cuda/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+namespace {
+
+// A pad as an elementwise op over the padded tensor: each element reads its source at the
+// clamped index and selects the padding value outside the source. Tiling then gives each
+// thread its element without a padded temporary.
+FailureOr<Value> padAsElementwise(RewriterBase &rewriter, tensor::PadOp pad) {
+  Value padValue = pad.getConstantPaddingValue();
+  RankedTensorType type = pad.getResultType(), source = pad.getSourceType();
+  if (!padValue || !type.hasStaticShape() || !source.hasStaticShape() ||
+      ShapedType::isDynamicShape(pad.getStaticLow()))
+    return failure();
+  Location loc = pad.getLoc();
+  unsigned rank = type.getRank();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+  SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  bool emptySource = source.getNumElements() == 0;
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty}, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange) {
+        if (emptySource) {
+          linalg::YieldOp::create(b, l, padValue);
+          return;
+        }
+        Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
+        Value zero = arith::ConstantIndexOp::create(b, l, 0);
+        SmallVector<Value> index;
+        for (unsigned d = 0; d < rank; ++d) {
+          Value i = linalg::IndexOp::create(b, l, d);
+          if (pad.getStaticLow()[d] == 0 && source.getDimSize(d) == type.getDimSize(d)) {
+            index.push_back(i);  // not padded along d
+            continue;
+          }
+          Value s = arith::SubIOp::create(b, l, i, arith::ConstantIndexOp::create(b, l, pad.getStaticLow()[d]));
+          Value extent = arith::ConstantIndexOp::create(b, l, source.getDimSize(d));
+          Value ge = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, s, zero);
+          Value lt = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, s, extent);
+          inside = arith::AndIOp::create(b, l, inside, arith::AndIOp::create(b, l, ge, lt));
+          Value last = arith::ConstantIndexOp::create(b, l, source.getDimSize(d) - 1);
+          index.push_back(arith::MaxSIOp::create(b, l, arith::MinSIOp::create(b, l, s, last), zero));
+        }
+        Value v = tensor::ExtractOp::create(b, l, pad.getSource(), index);
+        linalg::YieldOp::create(b, l, ValueRange{arith::SelectOp::create(b, l, inside, v, padValue)});
+      });
+  return generic.getResult(0);
+}
+
+// Whether the kernel reduces along rows and reads the reduction back across the row (softmax,
+// layer normalization): its threads then take whole rows, so each row is reduced once.
+bool broadcastsAReduction(func::FuncOp fn) {
+  bool found = false;
+  fn.walk([&](linalg::LinalgOp op) {
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
+      if (producer && producer.getNumReductionLoops() > 0 && !op.getMatchingIndexingMap(in).isPermutation())
+        found = true;
+    }
+  });
+  return found;
+}
+
+// Tile sizes of the op computing a result: 1 for each parallel loop, the reductions whole
+// (sequential in the thread); the innermost parallel loop whole in a row kernel.
+SmallVector<int64_t> threadTile(TilingInterface root, bool rows) {
+  SmallVector<utils::IteratorType> iterators = root.getLoopIteratorTypes();
+  SmallVector<int64_t> sizes;
+  for (utils::IteratorType it : iterators)
+    sizes.push_back(it == utils::IteratorType::parallel ? 1 : 0);
+  if (rows)
+    for (unsigned i = iterators.size(); i-- > 0;)
+      if (iterators[i] == utils::IteratorType::parallel) {
+        sizes[i] = 0;
+        break;
+      }
+  return sizes;
+}
+
+LogicalResult tileKernel(func::FuncOp fn) {
+  IRRewriter rewriter(fn.getContext());
+  bool rows = broadcastsAReduction(fn);
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  SmallVector<Operation *> roots;
+  for (Value v : ret.getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (!def || llvm::is_contained(roots, def))
+      continue;
+    if (auto pad = dyn_cast<tensor::PadOp>(def)) {
+      rewriter.setInsertionPoint(pad);
+      FailureOr<Value> elementwise = padAsElementwise(rewriter, pad);
+      if (failed(elementwise))
+        continue;
+      rewriter.replaceOp(pad, *elementwise);
+      def = elementwise->getDefiningOp();
+    }
+    if (isa<TilingInterface>(def) && isa<linalg::LinalgOp>(def))
+      roots.push_back(def);
+  }
+  for (Operation *op : roots) {
+    auto root = cast<TilingInterface>(op);
+    SmallVector<int64_t> sizes = threadTile(root, rows);
+    if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
+      continue;  // nothing parallel: one thread runs the op as it is
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(fn.getContext(), sizes));
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTileAndFuseResult> tiled = scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+    if (failed(tiled))
+      return op->emitError("the CUDA target cannot tile this op to threads");
+    for (OpResult r : op->getResults())
+      if (Value replacement = tiled->replacements.lookup(r))
+        rewriter.replaceAllUsesWith(r, replacement);
+  }
+  return success();
+}
+
+struct TileToThreadsPass : public mlir::hexir::impl::TileToThreadsBase<TileToThreadsPass> {
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (fn->hasAttr(kKernelAttrName) && failed(tileKernel(fn)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
