@@ -40,7 +40,11 @@ class Device {
     (void)host_visible;
     return allocator().FindMemorySpace(name);
   }
+  // The device's own queue: load-time work (constants, fills of a module).
   virtual CommandQueue& queue() = 0;
+  // A queue of its own for a session: its commands are ordered among themselves and run
+  // independently of other sessions' (a CUDA stream; the host's share one thread pool).
+  virtual StatusOr<std::unique_ptr<CommandQueue>> CreateQueue() = 0;
 
   // INVALID_ARGUMENT for a format the device does not run, FAILED_PRECONDITION for unmet
   // requirements, DATA_LOSS for code it cannot load, NOT_FOUND for a missing entry.
@@ -56,13 +60,15 @@ class Device {
   virtual bool NeedsInputStaging(uint64_t element_size) const = 0;
   virtual bool NeedsOutputStaging() const = 0;
   // The device pointer kernels read a caller's input through: its own memory when the device
-  // can use it, else a copy in `staging` (nullptr when NeedsInputStaging was false).
+  // can use it, else a copy in `staging` (nullptr when NeedsInputStaging was false), made on
+  // `queue` (the session's) before the session's dispatches.
   virtual StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size,
-                                            Buffer* staging) = 0;
+                                            Buffer* staging, CommandQueue& queue) = 0;
   // The device pointer kernels write a caller's output through; FinishHostOutput, after the
-  // run, brings it to the caller's memory when it was not that memory.
+  // run's dispatches on `queue`, brings it to the caller's memory when it was not that memory
+  // and waits for it.
   virtual StatusOr<DevicePtr> BindHostOutput(void* data, uint64_t bytes, Buffer* staging) = 0;
-  virtual Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging) = 0;
+  virtual Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging, CommandQueue& queue) = 0;
 };
 
 }  // namespace hexir::hal

@@ -29,8 +29,7 @@ size_t MaxDispatchArity(const fb::Function& function) {
 }
 
 Status Execute(const Module& module, const fb::Function& function, const SpaceBases& bases,
-               std::vector<hal::DevicePtr>& bindings) {
-  hal::CommandQueue& queue = module.device().queue();
+               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue) {
   for (const fb::Command* cmd : *function.commands()) {
     switch (cmd->op_type()) {
       case fb::CommandOp::AllocCommand:

@@ -20,9 +20,10 @@ struct SpaceBases {
   const hal::DevicePtr* outputs = nullptr;
 };
 
-// `bindings` must hold at least as many entries as the largest dispatch arity.
-Status Execute(const Module& module, const serializer::fb::Function& function,
-               const SpaceBases& bases, std::vector<hal::DevicePtr>& bindings);
+// Issues the function's commands on `queue` (the session's) and waits for them. `bindings`
+// must hold at least as many entries as the largest dispatch arity.
+Status Execute(const Module& module, const serializer::fb::Function& function, const SpaceBases& bases,
+               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue);
 
 // The largest dispatch arity in `function`.
 size_t MaxDispatchArity(const serializer::fb::Function& function);

@@ -86,6 +86,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   session->input_bases_.resize(info->inputs.size());
   session->output_bases_.resize(info->outputs.size());
   session->bindings_.resize(MaxDispatchArity(fn));
+  HEXIR_ASSIGN_OR_RETURN(session->queue_, device.CreateQueue());
   return session;
 }
 
@@ -158,7 +159,7 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
     const TensorInfo& in = info_->inputs[i];
     HEXIR_ASSIGN_OR_RETURN(input_bases_[i], device.BindHostInput(inputs[i].data, in.byte_size,
                                                                  ElementTypeSize(in.element_type),
-                                                                 input_staging_[i].get()));
+                                                                 input_staging_[i].get(), *queue_));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     HEXIR_ASSIGN_OR_RETURN(output_bases_[i], device.BindHostOutput(outputs[i].data, info_->outputs[i].byte_size,
@@ -170,10 +171,10 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   bases.filled_constants = module_.filled_constants();
   bases.inputs = input_bases_.data();
   bases.outputs = output_bases_.data();
-  HEXIR_RETURN_IF_ERROR(Execute(module_, *info_->function, bases, bindings_));
+  HEXIR_RETURN_IF_ERROR(Execute(module_, *info_->function, bases, bindings_, *queue_));
   for (size_t i = 0; i < outputs.size(); ++i)
-    HEXIR_RETURN_IF_ERROR(
-        device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size, output_staging_[i].get()));
+    HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,
+                                                  output_staging_[i].get(), *queue_));
   return Status::Ok();
 }
 

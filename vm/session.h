@@ -43,6 +43,8 @@ class Session {
   std::vector<hal::BufferPtr> input_staging_, output_staging_;
   // Scratch reused by every Run(): per-space base pointers and a dispatch's bindings.
   std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
+  // Its own queue (a CUDA stream): concurrent sessions do not wait for each other.
+  std::unique_ptr<hal::CommandQueue> queue_;
 };
 
 }  // namespace hexir::vm

@@ -239,7 +239,7 @@ TEST_CASE("a caller's host buffers reach kernels, aligned or not", "[cts]") {
         REQUIRE(made.ok());
         staging = std::move(*made);
       }
-      auto bound = device.BindHostInput(data, 32, 4, staging.get());
+      auto bound = device.BindHostInput(data, 32, 4, staging.get(), device.queue());
       REQUIRE(bound.ok());
       CHECK(IsPointerAligned(*bound, 4));
       CHECK(ReadBack(device, *bound, 32) == std::vector<unsigned char>(data, data + 32));
@@ -254,8 +254,43 @@ TEST_CASE("a caller's host buffers reach kernels, aligned or not", "[cts]") {
     auto bound = device.BindHostOutput(out, 32, staging.get());
     REQUIRE(bound.ok());
     REQUIRE(device.queue().Fill(*bound, 32, 0x5A, 1).ok());
-    REQUIRE(device.FinishHostOutput(out, 32, staging.get()).ok());
+    REQUIRE(device.FinishHostOutput(out, 32, staging.get(), device.queue()).ok());
     CHECK(std::vector<unsigned char>(out, out + 32) == std::vector<unsigned char>(32, 0x5A));
+  });
+}
+
+TEST_CASE("queues a session creates run their own commands in order", "[cts]") {
+  ForEachDevice([](Device& device) {
+    auto first = device.CreateQueue();
+    auto second = device.CreateQueue();
+    REQUIRE(first.ok());
+    REQUIRE(second.ok());
+    auto buffer = device.allocator().Allocate(0, 1024, 64);
+    REQUIRE(buffer.ok());
+    unsigned char* base = static_cast<unsigned char*>((*buffer)->data());
+    // Each queue orders its own commands: a fill, then a copy of what the fill wrote.
+    REQUIRE((*first)->Fill(base, 256, 0x11, 1).ok());
+    REQUIRE((*second)->Fill(base + 512, 256, 0x22, 1).ok());
+    REQUIRE((*first)->Copy(CopyDirection::kDeviceToDevice, base + 256, base, 256).ok());
+    REQUIRE((*second)->Copy(CopyDirection::kDeviceToDevice, base + 768, base + 512, 256).ok());
+    REQUIRE((*first)->Synchronize().ok());
+    REQUIRE((*second)->Synchronize().ok());
+    std::vector<unsigned char> got = ReadBack(device, base, 1024);
+    CHECK(std::vector<unsigned char>(got.begin(), got.begin() + 512) == std::vector<unsigned char>(512, 0x11));
+    CHECK(std::vector<unsigned char>(got.begin() + 512, got.end()) == std::vector<unsigned char>(512, 0x22));
+    // A caller's input staged on a session's queue is there after that queue synchronizes.
+    alignas(64) unsigned char host[33];
+    for (int i = 0; i < 33; ++i) host[i] = static_cast<unsigned char>(7 * i);
+    BufferPtr staging;
+    if (device.NeedsInputStaging(4)) {
+      auto made = device.allocator().Allocate(0, 32, 64);
+      REQUIRE(made.ok());
+      staging = std::move(*made);
+    }
+    auto bound = device.BindHostInput(host + 1, 32, 4, staging.get(), **second);
+    REQUIRE(bound.ok());
+    REQUIRE((*second)->Synchronize().ok());
+    CHECK(ReadBack(device, *bound, 32) == std::vector<unsigned char>(host + 1, host + 33));
   });
 }
 

@@ -42,6 +42,12 @@ class CudaDevice final : public Device {
   std::string name() const override { return "cuda:" + std::to_string(context_.ordinal); }
   Allocator& allocator() override { return *allocator_; }
   CommandQueue& queue() override { return *queue_; }
+  // A stream per session: sessions on one GPU overlap, and one session's synchronization
+  // waits for its own work only.
+  StatusOr<std::unique_ptr<CommandQueue>> CreateQueue() override {
+    HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<CudaQueue> queue, CudaQueue::Create(context_));
+    return std::unique_ptr<CommandQueue>(std::move(queue));
+  }
 
   StatusOr<std::unique_ptr<Executable>> LoadExecutable(const ExecutableSource& source) override {
     HEXIR_ASSIGN_OR_RETURN(auto exe, CudaExecutable::Load(context_, source));
@@ -69,11 +75,12 @@ class CudaDevice final : public Device {
   bool NeedsInputStaging(uint64_t) const override { return true; }
   bool NeedsOutputStaging() const override { return true; }
 
-  StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t, Buffer* staging) override {
+  StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t, Buffer* staging,
+                                    CommandQueue& queue) override {
     if (bytes == 0) return staging ? staging->data() : nullptr;
     if (staging == nullptr || staging->size() < bytes)
       return InternalError("an input of ", bytes, " bytes has no device staging buffer");
-    HEXIR_RETURN_IF_ERROR(queue_->Copy(CopyDirection::kHostToDevice, staging->data(), data, bytes));
+    HEXIR_RETURN_IF_ERROR(queue.Copy(CopyDirection::kHostToDevice, staging->data(), data, bytes));
     return staging->data();
   }
 
@@ -84,11 +91,11 @@ class CudaDevice final : public Device {
     return staging->data();
   }
 
-  Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging) override {
+  Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging, CommandQueue& queue) override {
     if (bytes == 0) return Status::Ok();
     if (staging == nullptr) return InternalError("an output of ", bytes, " bytes has no device staging buffer");
-    HEXIR_RETURN_IF_ERROR(queue_->Copy(CopyDirection::kDeviceToHost, data, staging->data(), bytes));
-    return queue_->Synchronize();
+    HEXIR_RETURN_IF_ERROR(queue.Copy(CopyDirection::kDeviceToHost, data, staging->data(), bytes));
+    return queue.Synchronize();
   }
 
  private:

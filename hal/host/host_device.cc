@@ -15,7 +15,7 @@ namespace {
 
 class HostDevice final : public Device {
  public:
-  explicit HostDevice(int threads) : queue_(threads) {}
+  explicit HostDevice(int threads) : pool_(threads), queue_(pool_) {}
   ~HostDevice() override {
     Status leaks = allocator_.CheckNoLeaks(name());
     if (!leaks.ok()) Log(LogSeverity::kWarning, leaks.message());
@@ -24,6 +24,9 @@ class HostDevice final : public Device {
   std::string name() const override { return "host"; }
   Allocator& allocator() override { return allocator_; }
   CommandQueue& queue() override { return queue_; }
+  StatusOr<std::unique_ptr<CommandQueue>> CreateQueue() override {
+    return std::unique_ptr<CommandQueue>(std::make_unique<HostQueue>(pool_));
+  }
   // Every space the CPU sees (a machine's SRAM and DRAM, say) is process memory here: each
   // arena in it is its own allocation, so the spaces stay apart.
   std::optional<uint32_t> MemorySpaceFor(const std::string& name, bool host_visible) override {
@@ -59,21 +62,22 @@ class HostDevice final : public Device {
   bool NeedsInputStaging(uint64_t element_size) const override { return element_size > 1; }
   bool NeedsOutputStaging() const override { return false; }
 
-  StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size,
-                                    Buffer* staging) override {
+  StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size, Buffer* staging,
+                                    CommandQueue& queue) override {
     // Kernels never write inputs (the reader refuses any command that would).
     if (element_size <= 1 || IsPointerAligned(data, element_size)) return const_cast<void*>(data);
     if (staging == nullptr || staging->size() < bytes)
       return InternalError("a misaligned input of ", bytes, " bytes has no staging buffer");
-    HEXIR_RETURN_IF_ERROR(queue_.Copy(CopyDirection::kHostToDevice, staging->data(), data, bytes));
+    HEXIR_RETURN_IF_ERROR(queue.Copy(CopyDirection::kHostToDevice, staging->data(), data, bytes));
     return staging->data();
   }
 
   StatusOr<DevicePtr> BindHostOutput(void* data, uint64_t, Buffer*) override { return data; }
-  Status FinishHostOutput(void*, uint64_t, Buffer*) override { return Status::Ok(); }
+  Status FinishHostOutput(void*, uint64_t, Buffer*, CommandQueue&) override { return Status::Ok(); }
 
  private:
   HostAllocator allocator_;
+  ThreadPool pool_;
   HostQueue queue_;
 };
 

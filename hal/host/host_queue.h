@@ -11,7 +11,8 @@ namespace hexir::hal {
 
 class HostQueue final : public CommandQueue {
  public:
-  explicit HostQueue(int threads) : pool_(threads) {}
+  // Dispatches run on `pool`, which the device owns and every queue of it shares.
+  explicit HostQueue(ThreadPool& pool) : pool_(pool) {}
 
   Status Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
                   Span<const DevicePtr> bindings) override;
@@ -20,7 +21,7 @@ class HostQueue final : public CommandQueue {
   Status Synchronize() override { return Status::Ok(); }
 
  private:
-  ThreadPool pool_;
+  ThreadPool& pool_;
 };
 
 }  // namespace hexir::hal
