@@ -35,6 +35,8 @@ struct ExecutableSource {
   std::vector<std::string> entry_names;   // resolved in order: entry i is entry_names[i]
   // Host code: instruction-set extensions it was compiled for (LLVM's names: "avx2", ...).
   std::vector<std::string> cpu_features;
+  // CUDA code: the compute capability it needs, major * 10 + minor (0: none).
+  uint32_t compute_capability = 0;
   // Per entry: invocations per workgroup, x, y, z (a GPU's block; host kernels: 1, 1, 1). Empty:
   // 1, 1, 1 for every entry.
   std::vector<std::array<uint32_t, 3>> workgroup_sizes;

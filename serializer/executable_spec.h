@@ -87,6 +87,7 @@ struct KernelLibrary {
   std::vector<uint8_t> code;
   std::vector<KernelEntry> entries;
   std::vector<std::string> cpu_features;  // host code: extensions it needs
+  uint32_t compute_capability = 0;        // CUDA code: 90 for sm_90
 };
 
 struct ConstantFillSpec {

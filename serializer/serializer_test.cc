@@ -171,6 +171,16 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
     auto view = ExecutableView::Open(image.span());
     REQUIRE(view.ok());
     CHECK(view->executable().sections()->Get(0)->kind() == fb::SectionKind::CudaPtx);
+    CHECK(view->executable().libraries()->Get(0)->compute_capability() == 0);
+  }
+  SECTION("a CUDA kernel library records the compute capability it needs") {
+    ExecutableSpec spec = SampleSpec();
+    spec.libraries[0].format = KernelFormat::CudaPtx;
+    spec.libraries[0].compute_capability = 86;
+    Image image(WriteExecutable(spec));
+    auto view = ExecutableView::Open(image.span());
+    REQUIRE(view.ok());
+    CHECK(view->executable().libraries()->Get(0)->compute_capability() == 86);
   }
   SECTION("a kernel entry without a workgroup shape") {
     ExecutableSpec spec = SampleSpec();

@@ -71,7 +71,8 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
                                               b.CreateVector(e.workgroup_size.data(), e.workgroup_size.size())));
     auto entries_vec = b.CreateVector(entries);
     auto features = b.CreateVectorOfStrings(spec.libraries[i].cpu_features);
-    libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), spec.libraries[i].format, entries_vec, features));
+    libs.push_back(fb::CreateKernelLibrary(b, static_cast<uint32_t>(i), spec.libraries[i].format, entries_vec, features,
+                                           spec.libraries[i].compute_capability));
   }
   std::vector<flatbuffers::Offset<fb::Function>> funcs;
   for (const Function& f : spec.functions) {

@@ -74,9 +74,14 @@ int main(int argc, char** argv) {
     std::string features;
     if (lib->cpu_features())
       for (const auto* f : *lib->cpu_features()) features += std::string(features.empty() ? "" : " ") + f->str();
-    std::printf("kernel library %u (%s, section #%u): %u entries; needs CPU extensions: %s\n", i,
-                fb::EnumNameKernelFormat(lib->format()), lib->section(), lib->entries()->size(),
-                features.empty() ? "none" : features.c_str());
+    if (lib->format() == fb::KernelFormat::CudaPtx)
+      std::printf("kernel library %u (%s, section #%u): %u entries; needs compute capability %u.%u\n", i,
+                  fb::EnumNameKernelFormat(lib->format()), lib->section(), lib->entries()->size(),
+                  lib->compute_capability() / 10, lib->compute_capability() % 10);
+    else
+      std::printf("kernel library %u (%s, section #%u): %u entries; needs CPU extensions: %s\n", i,
+                  fb::EnumNameKernelFormat(lib->format()), lib->section(), lib->entries()->size(),
+                  features.empty() ? "none" : features.c_str());
     bool ptx = lib->format() == fb::KernelFormat::CudaPtx;
     hexir::ByteSpan code = view->section(lib->section());
     std::string_view text(reinterpret_cast<const char*>(code.data()), code.size());

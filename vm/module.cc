@@ -58,6 +58,7 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
     }
     if (lib->cpu_features() != nullptr)
       for (const auto* feature : *lib->cpu_features()) source.cpu_features.push_back(feature->str());
+    source.compute_capability = lib->compute_capability();
     // The device checks the requirements (host: the CPU's extensions) before loading.
     auto loaded = device->LoadExecutable(source);
     if (!loaded.ok())

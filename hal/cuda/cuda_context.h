@@ -16,6 +16,7 @@ struct CudaContext {
   CUcontext context = nullptr;
   int ordinal = 0;
   int max_threads_per_block = 1024;
+  int compute_capability = 0;  // major * 10 + minor
 
   Status MakeCurrent() const { return api->Check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent"); }
 };

@@ -34,6 +34,12 @@ class CudaDevice final : public Device {
     HEXIR_RETURN_IF_ERROR(api->Check(
         api->cuDeviceGetAttribute(&c.max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, c.device),
         "cuDeviceGetAttribute"));
+    int major = 0, minor = 0;
+    HEXIR_RETURN_IF_ERROR(api->Check(
+        api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c.device), "cuDeviceGetAttribute"));
+    HEXIR_RETURN_IF_ERROR(api->Check(
+        api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c.device), "cuDeviceGetAttribute"));
+    c.compute_capability = major * 10 + minor;
     device->allocator_ = std::make_unique<CudaAllocator>(c);
     HEXIR_ASSIGN_OR_RETURN(device->queue_, CudaQueue::Create(c));
     return std::unique_ptr<Device>(std::move(device));

@@ -6,12 +6,22 @@
 
 namespace hexir::hal::cuda {
 
+Status CheckComputeCapability(uint32_t required, int device, const std::string& device_name) {
+  if (required == 0 || static_cast<int>(required) <= device) return Status::Ok();
+  return FailedPreconditionError("the kernels were compiled for sm_", required, " (compute capability ", required / 10,
+                                 ".", required % 10, "); device ", device_name, " has compute capability ",
+                                 device / 10, ".", device % 10, ": recompile with hexir-compile --target cuda ",
+                                 "--cuda-arch sm_", device);
+}
+
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(const CudaContext& context,
                                                                const ExecutableSource& source) {
   if (source.format != ExecutableFormat::kCudaPtx)
     return InvalidArgumentError("a CUDA device runs CUDA PTX kernels, not ", ExecutableFormatName(source.format));
   if (!source.cpu_features.empty())
     return FailedPreconditionError("the kernel library needs CPU extensions; it was compiled for the host");
+  HEXIR_RETURN_IF_ERROR(CheckComputeCapability(source.compute_capability, context.compute_capability,
+                                               "cuda:" + std::to_string(context.ordinal)));
   if (!source.workgroup_sizes.empty() && source.workgroup_sizes.size() != source.entry_names.size())
     return InvalidArgumentError("the kernel library gives ", source.workgroup_sizes.size(), " block shapes for ",
                                 source.entry_names.size(), " entries");

@@ -12,6 +12,10 @@
 
 namespace hexir::hal::cuda {
 
+// PTX for sm_XY runs on devices of compute capability X.Y and later (the driver compiles it for
+// the device); an older device must refuse it. `required`, `device`: major * 10 + minor.
+Status CheckComputeCapability(uint32_t required, int device, const std::string& device_name);
+
 class CudaExecutable final : public Executable {
  public:
   static StatusOr<std::unique_ptr<CudaExecutable>> Load(const CudaContext& context, const ExecutableSource& source);

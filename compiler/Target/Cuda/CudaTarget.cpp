@@ -43,6 +43,13 @@ bool knownChip(const std::string &chip) {
   return info && info->isCPUStringValid(chip);
 }
 
+// "sm_90" and "sm_90a" -> 90.
+uint32_t computeCapability(llvm::StringRef chip) {
+  uint32_t cc = 0;
+  chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, cc);
+  return cc;
+}
+
 class CudaTarget final : public TargetBackend {
 public:
   explicit CudaTarget(CudaPipelineOptions pipeline) : pipeline_(std::move(pipeline)) {
@@ -70,6 +77,7 @@ public:
       return failure();
     ser::KernelLibrary library;
     library.format = ser::KernelFormat::CudaPtx;
+    library.compute_capability = computeCapability(pipeline_.chip);
     library.entries = std::move(outlined->entries);
     if (library.entries.empty())
       return library;

@@ -9,7 +9,7 @@
 // launched as two dispatches with the same bindings; the matmul with its ReLU is one launch
 // of one thread per element (4 x 48 = 192: one block of 192 threads).
 // CHECK: target: cuda; memory spaces: 0 device; constants in device
-// CHECK: kernel library 0 (CudaPtx, section #0): 3 entries
+// CHECK: kernel library 0 (CudaPtx, section #0): 3 entries; needs compute capability 9.0
 // CHECK-DAG: main_dispatch_{{[0-9]+}}_batch_matmul (arity 3, 1 workgroups of 192x1x1, shared memory 0 bytes, local memory 0 bytes per thread)
 // CHECK-DAG: [[CONCAT:main_dispatch_[0-9]+_concat]] (arity 3, 1 workgroups of 96x1x1
 // CHECK-DAG: [[CONCAT]]__1 (arity 3, 1 workgroups of 32x1x1
@@ -26,6 +26,7 @@
 // CHECK-NEXT: in
 // CHECK-NEXT: in
 // CHECK-NEXT: out Arena0
+// SM80: needs compute capability 8.0
 // SM80: .target sm_80
 // BAD: error: unknown CUDA architecture 'sm_9' (--cuda-arch takes names such as sm_80 or sm_90)
 func.func @main(%x: tensor<3x32xf32>, %y: tensor<1x32xf32>) -> tensor<4x48xf32> {
