@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "hexir/span.h"
 #include "hexir/status.h"
@@ -41,6 +42,14 @@ class CommandQueue {
   // promise memmove semantics; the VM never copies between overlapping slots).
   virtual Status Copy(CopyDirection direction, void* target, const void* source, uint64_t length) = 0;
   virtual Status Synchronize() = 0;
+
+  // Device time: the commands issued between BeginTiming() and EndTiming() as the device's own
+  // clock measured them, readable after Synchronize(). A device whose work runs on the
+  // calling thread (the host) keeps no clock of its own: nullopt, and the caller's wall time
+  // is the time.
+  virtual Status BeginTiming() { return Status::Ok(); }
+  virtual Status EndTiming() { return Status::Ok(); }
+  virtual StatusOr<std::optional<double>> TimedMilliseconds() { return std::optional<double>(); }
 };
 
 }  // namespace hexir::hal

@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   if (!module.ok()) return Fail(module.status().message());
   session_options.function = function;
+  // --benchmark also reports device time where the device has a clock (CUDA events).
+  session_options.time_device = benchmark_runs > 0;
   auto session = hexir::Session::Create(*module, session_options);
   if (!session.ok()) return Fail(session.status().message());
 

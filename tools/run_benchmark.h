@@ -1,5 +1,6 @@
 // The timing loop behind `hexir-run --benchmark N`: warm-up, N timed runs, and a report of
-// the load time, median and p90 latency, arena and constant bytes and peak RSS. A progress
+// the load time, median and p90 latency (wall time, and device time where the device keeps a
+// clock of its own), arena and constant bytes and peak RSS. A progress
 // line goes to stderr during runs longer than a second.
 #pragma once
 
@@ -13,6 +14,10 @@ namespace hexir::tools {
 struct BenchmarkReport {
   double load_ms = 0;
   double median_ms = 0, p90_ms = 0, min_ms = 0;
+  // The device's own clock (a GPU; the session made with SessionOptions::time_device): the
+  // commands of each run without the host's launch overhead. device_runs 0: none.
+  double device_median_ms = 0, device_min_ms = 0;
+  int device_runs = 0;
   int runs = 0;
   uint64_t arena_bytes = 0, constant_bytes = 0;
   long peak_rss_kib = 0;

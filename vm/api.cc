@@ -89,5 +89,6 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->info().inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->info().outputs; }
 uint64_t Session::arena_bytes() const { return impl_->arena_bytes(); }
+std::optional<double> Session::last_device_ms() const { return impl_->last_device_ms(); }
 
 }  // namespace hexir

@@ -61,7 +61,7 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
         return InternalError("unverified command type reached the interpreter");
     }
   }
-  return queue.Synchronize();
+  return Status::Ok();
 }
 
 }  // namespace hexir::vm

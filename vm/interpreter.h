@@ -20,8 +20,8 @@ struct SpaceBases {
   const hal::DevicePtr* outputs = nullptr;
 };
 
-// Issues the function's commands on `queue` (the session's) and waits for them. `bindings`
-// must hold at least as many entries as the largest dispatch arity.
+// Issues the function's commands on `queue` (the session's); the caller synchronizes.
+// `bindings` must hold at least as many entries as the largest dispatch arity.
 Status Execute(const Module& module, const serializer::fb::Function& function, const SpaceBases& bases,
                std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue);
 

@@ -87,6 +87,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   session->output_bases_.resize(info->outputs.size());
   session->bindings_.resize(MaxDispatchArity(fn));
   HEXIR_ASSIGN_OR_RETURN(session->queue_, device.CreateQueue());
+  session->time_device_ = options.time_device;
   return session;
 }
 
@@ -110,12 +111,25 @@ Status CheckOne(const TensorInfo& sig, const View& view, const char* kind, size_
                                 DescribeTensor(view.element_type, view.shape));
   if (view.data == nullptr && sig.byte_size != 0)
     return InvalidArgumentError(kind, " ", index, " '", sig.name, "' has no data");
+  uint64_t element = ElementTypeSize(sig.element_type);
+  if (view.location == MemoryLocation::kDevice && element > 1 &&
+      reinterpret_cast<uintptr_t>(view.data) % element != 0)
+    return InvalidArgumentError(kind, " ", index, " '", sig.name, "' is device memory at an address not aligned to ",
+                                "its ", element, "-byte elements; kernels read device memory in place");
   return Status::Ok();
 }
 
 bool Overlap(const void* a, uint64_t a_len, const void* b, uint64_t b_len) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return a_len > 0 && b_len > 0 && x < y + b_len && y < x + a_len;
+}
+
+// Whether two views share bytes. Device and host pointers are compared as they are: CUDA's
+// unified addressing keeps device allocations apart from process memory, and on the host
+// device they are the same memory.
+template <typename A, typename B>
+bool ViewsOverlap(const A& a, uint64_t a_len, const B& b, uint64_t b_len) {
+  return Overlap(a.data, a_len, b.data, b_len);
 }
 
 }  // namespace
@@ -135,8 +149,7 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
     // Kernels write outputs while they may still read inputs: they must not share memory,
     // except an output bound exactly onto the donated input it is tied to (in place).
     for (size_t j = 0; j < inputs.size(); ++j) {
-      if (!Overlap(outputs[i].data, info_->outputs[i].byte_size, inputs[j].data, info_->inputs[j].byte_size))
-        continue;
+      if (!ViewsOverlap(outputs[i], info_->outputs[i].byte_size, inputs[j], info_->inputs[j].byte_size)) continue;
       if (info_->outputs[i].tied_input == static_cast<int>(j) && outputs[i].data == inputs[j].data) continue;
       return InvalidArgumentError("output ", i, " '", info_->outputs[i].name, "' overlaps input ", j, " '",
                                   info_->inputs[j].name, "'; give outputs their own buffers",
@@ -144,7 +157,7 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
                                       ? " or bind it exactly onto that input" : "");
     }
     for (size_t j = 0; j < i; ++j)
-      if (Overlap(outputs[i].data, info_->outputs[i].byte_size, outputs[j].data, info_->outputs[j].byte_size))
+      if (ViewsOverlap(outputs[i], info_->outputs[i].byte_size, outputs[j], info_->outputs[j].byte_size))
         return InvalidArgumentError("outputs ", j, " and ", i, " overlap");
   }
   return Status::Ok();
@@ -152,16 +165,27 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
 
 Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   HEXIR_RETURN_IF_ERROR(CheckBindings(inputs, outputs));
+  last_device_ms_.reset();
+  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->BeginTiming());
   // The device decides how a caller's buffer reaches kernels (the host binds it in place when
   // aligned to its element size, else copies it into the staging made at Create()).
   hal::Device& device = module_.device();
+  // Device memory the caller holds is bound as it is.
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorInfo& in = info_->inputs[i];
+    if (inputs[i].location == MemoryLocation::kDevice) {
+      input_bases_[i] = const_cast<void*>(inputs[i].data);
+      continue;
+    }
     HEXIR_ASSIGN_OR_RETURN(input_bases_[i], device.BindHostInput(inputs[i].data, in.byte_size,
                                                                  ElementTypeSize(in.element_type),
                                                                  input_staging_[i].get(), *queue_));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].location == MemoryLocation::kDevice) {
+      output_bases_[i] = outputs[i].data;
+      continue;
+    }
     HEXIR_ASSIGN_OR_RETURN(output_bases_[i], device.BindHostOutput(outputs[i].data, info_->outputs[i].byte_size,
                                                                    output_staging_[i].get()));
   }
@@ -172,9 +196,15 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   bases.inputs = input_bases_.data();
   bases.outputs = output_bases_.data();
   HEXIR_RETURN_IF_ERROR(Execute(module_, *info_->function, bases, bindings_, *queue_));
+  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming());
+  HEXIR_RETURN_IF_ERROR(queue_->Synchronize());
+  if (time_device_) {
+    HEXIR_ASSIGN_OR_RETURN(last_device_ms_, queue_->TimedMilliseconds());
+  }
   for (size_t i = 0; i < outputs.size(); ++i)
-    HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,
-                                                  output_staging_[i].get(), *queue_));
+    if (outputs[i].location == MemoryLocation::kHost)
+      HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,
+                                                    output_staging_[i].get(), *queue_));
   return Status::Ok();
 }
 

@@ -28,6 +28,7 @@ class Session {
   const FunctionInfo& info() const { return *info_; }
   // The bytes of all its arenas.
   uint64_t arena_bytes() const;
+  std::optional<double> last_device_ms() const { return last_device_ms_; }
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
  private:
@@ -45,6 +46,8 @@ class Session {
   std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
   // Its own queue (a CUDA stream): concurrent sessions do not wait for each other.
   std::unique_ptr<hal::CommandQueue> queue_;
+  bool time_device_ = false;
+  std::optional<double> last_device_ms_;
 };
 
 }  // namespace hexir::vm

@@ -46,6 +46,15 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
       CHECK(io.y[i] == std::max(io.x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
     }
   }
+  // The host has no clock of its own: a session asked to time its runs has no device time.
+  CHECK(!(*session)->last_device_ms().has_value());
+  SessionOptions timed;
+  timed.time_device = true;
+  auto timed_session = Session::Create(*module, timed);
+  REQUIRE(timed_session.ok());
+  REQUIRE(io.Run(**timed_session).ok());
+  CHECK(!(*timed_session)->last_device_ms().has_value());
+  timed_session->reset();
   // Arena, staging and filled constants are device buffers, all returned at destruction.
   CHECK((*runtime)->live_buffers() == 3);
   session->reset();
@@ -121,6 +130,40 @@ TEST_CASE("bad bindings are refused with expected and actual", "[vm]") {
   CHECK(s.message() == "function 'main' takes 1 inputs, got 0");
   CHECK(Session::Create(*module, "other").status().message() ==
         "no function 'other' in the module (it has: main)");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("device memory the caller holds is bound in place", "[vm]") {
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::string path = WriteTestExecutable("device-memory");
+  auto module = Module::Load(**runtime, path);
+  REQUIRE(module.ok());
+  auto session = Session::Create(*module);
+  REQUIRE(session.ok());
+  // On the host device, device memory is process memory: the same results, read and written
+  // where they are.
+  TestIo host, device;
+  REQUIRE(host.Run(**session).ok());
+  TensorView in{device.x, ElementType::kF32, Span<const int64_t>(device.xs, 2), MemoryLocation::kDevice};
+  MutableTensorView outs[] = {{device.y, ElementType::kF32, Span<const int64_t>(device.xs, 2), MemoryLocation::kDevice},
+                              {device.t, ElementType::kF32, Span<const int64_t>(device.ts, 1), MemoryLocation::kHost}};
+  REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+  CHECK(std::memcmp(host.y, device.y, sizeof(host.y)) == 0);
+  CHECK(std::memcmp(host.t, device.t, sizeof(host.t)) == 0);
+  // Device memory is not staged, so it must be aligned to its elements.
+  alignas(8) unsigned char raw[8 * sizeof(float) + 1];
+  in.data = raw + 1;
+  Status s = (*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message() == "input 0 'x' is device memory at an address not aligned to its 4-byte elements; kernels "
+                       "read device memory in place");
+  // Overlap is refused whatever the views' locations (on the host they are the same memory).
+  in.data = device.x;
+  outs[1].data = device.x;
+  s = (*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message().find("output 1 't' overlaps input 0 'x'") != std::string::npos);
   std::remove(path.c_str());
 }
 

@@ -294,6 +294,31 @@ TEST_CASE("queues a session creates run their own commands in order", "[cts]") {
   });
 }
 
+TEST_CASE("a queue times its commands with the device's clock, or says it has none", "[cts]") {
+  ForEachDevice([](Device& device) {
+    auto queue = device.CreateQueue();
+    REQUIRE(queue.ok());
+    auto buffer = device.allocator().Allocate(0, 1 << 20, 64);
+    REQUIRE(buffer.ok());
+    auto before = (*queue)->TimedMilliseconds();
+    REQUIRE(before.ok());
+    CHECK(!before->has_value());  // nothing timed yet
+    REQUIRE((*queue)->BeginTiming().ok());
+    REQUIRE((*queue)->Fill((*buffer)->data(), 1 << 20, 0x3F800000, 4).ok());
+    REQUIRE((*queue)->EndTiming().ok());
+    REQUIRE((*queue)->Synchronize().ok());
+    auto timed = (*queue)->TimedMilliseconds();
+    REQUIRE(timed.ok());
+    if (device.name() == "host") {
+      CHECK(!timed->has_value());  // the host's work runs on the caller's thread
+    } else {
+      REQUIRE(timed->has_value());
+      CHECK(**timed >= 0.0);
+      CHECK(**timed < 1000.0);
+    }
+  });
+}
+
 TEST_CASE("the driver registry makes devices by name and says why it cannot", "[cts]") {
   const DriverRegistry& registry = DriverRegistry::Default();
   for (const char* name : {"host", "cpu", "host:0"}) {

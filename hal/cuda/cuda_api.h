@@ -16,6 +16,7 @@ using CUcontext = struct CUctx_st*;
 using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
 using CUjit_option = int;
 using CUdevice_attribute = int;
 
@@ -32,6 +33,7 @@ inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 inline constexpr unsigned int CU_STREAM_NON_BLOCKING = 0x1;
 inline constexpr unsigned int CU_MEMHOSTALLOC_PORTABLE = 0x1;
+inline constexpr unsigned int CU_EVENT_DEFAULT = 0x0;
 
 // X(member, exported symbol, parameters): every Driver API function the backend calls.
 #define HEXIR_CUDA_FUNCTIONS(X)                                                                                   \
@@ -60,6 +62,10 @@ inline constexpr unsigned int CU_MEMHOSTALLOC_PORTABLE = 0x1;
   X(cuStreamCreate, "cuStreamCreate", (CUstream * stream, unsigned int flags))                                  \
   X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))                                                   \
   X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))                                              \
+  X(cuEventCreate, "cuEventCreate", (CUevent * event, unsigned int flags))                                      \
+  X(cuEventDestroy, "cuEventDestroy_v2", (CUevent event))                                                       \
+  X(cuEventRecord, "cuEventRecord", (CUevent event, CUstream stream))                                           \
+  X(cuEventElapsedTime, "cuEventElapsedTime", (float* milliseconds, CUevent start, CUevent end))                \
   X(cuModuleLoadDataEx, "cuModuleLoadDataEx",                                                                   \
     (CUmodule * module, const void* image, unsigned int count, CUjit_option* options, void** values))           \
   X(cuModuleUnload, "cuModuleUnload", (CUmodule module))                                                        \

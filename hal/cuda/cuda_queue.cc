@@ -15,13 +15,39 @@ StatusOr<std::unique_ptr<CudaQueue>> CudaQueue::Create(const CudaContext& contex
   CUstream stream = nullptr;
   HEXIR_RETURN_IF_ERROR(
       context.api->Check(context.api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
-  return std::unique_ptr<CudaQueue>(new CudaQueue(context, stream));
+  std::unique_ptr<CudaQueue> queue(new CudaQueue(context, stream));
+  HEXIR_RETURN_IF_ERROR(context.api->Check(context.api->cuEventCreate(&queue->start_, CU_EVENT_DEFAULT), "cuEventCreate"));
+  HEXIR_RETURN_IF_ERROR(context.api->Check(context.api->cuEventCreate(&queue->end_, CU_EVENT_DEFAULT), "cuEventCreate"));
+  return queue;
 }
 
 CudaQueue::~CudaQueue() {
   Status s = context_.MakeCurrent();
+  for (CUevent event : {start_, end_})
+    if (s.ok() && event != nullptr) s = context_.api->Check(context_.api->cuEventDestroy(event), "cuEventDestroy");
   if (s.ok()) s = context_.api->Check(context_.api->cuStreamDestroy(stream_), "cuStreamDestroy");
   if (!s.ok()) Log(LogSeverity::kError, s.message());
+}
+
+Status CudaQueue::BeginTiming() {
+  HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
+  timed_ = false;
+  return context_.api->Check(context_.api->cuEventRecord(start_, stream_), "cuEventRecord");
+}
+
+Status CudaQueue::EndTiming() {
+  HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
+  HEXIR_RETURN_IF_ERROR(context_.api->Check(context_.api->cuEventRecord(end_, stream_), "cuEventRecord"));
+  timed_ = true;
+  return Status::Ok();
+}
+
+StatusOr<std::optional<double>> CudaQueue::TimedMilliseconds() {
+  if (!timed_) return std::optional<double>();
+  HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
+  float ms = 0;
+  HEXIR_RETURN_IF_ERROR(context_.api->Check(context_.api->cuEventElapsedTime(&ms, start_, end_), "cuEventElapsedTime"));
+  return std::optional<double>(ms);
 }
 
 Status CudaQueue::Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,

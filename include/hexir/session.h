@@ -9,6 +9,7 @@
 
 #include "hexir/export.h"
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hexir/module.h"
@@ -27,6 +28,9 @@ struct SessionOptions {
   // The most device memory the session may hold (its arenas and staging); 0: no limit but what
   // the device reports free.
   uint64_t memory_limit_bytes = 0;
+  // Measure each run's commands with the device's own clock (CUDA events); read it with
+  // Session::last_device_ms(). Off by default: timing adds two events per run.
+  bool time_device = false;
 };
 
 class HEXIR_API Session {
@@ -47,6 +51,11 @@ class HEXIR_API Session {
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
   uint64_t arena_bytes() const;
+  // The device time of the last Run's commands (inputs staged, every dispatch), when the
+  // session was made with SessionOptions::time_device on a device with a clock of its own (a
+  // GPU); nullopt otherwise (the host runs commands on the caller's thread: wall time is the
+  // time).
+  std::optional<double> last_device_ms() const;
 
  private:
   Session(std::shared_ptr<const Module> module, std::unique_ptr<vm::Session> impl);

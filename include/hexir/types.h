@@ -29,11 +29,20 @@ struct TensorInfo {
   int tied_input = -1;   // outputs: may share the buffer of this donated input (in place)
 };
 
+// Where a view's bytes are. kHost: process memory (a GPU session copies it in and out
+// through its staging). kDevice: memory of the session's device that the caller already holds
+// (on CUDA a CUdeviceptr from cuMemAlloc, cast to a pointer; on the host device, process
+// memory): kernels read and write it directly, with no copy. The caller's own work on it must
+// be complete before Run (synchronize your stream first), and it must stay valid until Run
+// returns; it must be aligned to its element size.
+enum class MemoryLocation : uint8_t { kHost = 0, kDevice };
+
 // A caller's input: read, never written (unless the module declares the input donated).
 struct TensorView {
   const void* data = nullptr;
   ElementType element_type = ElementType::kF32;
   Span<const int64_t> shape;
+  MemoryLocation location = MemoryLocation::kHost;
 };
 
 // A caller's output buffer: the module writes the result into it.
@@ -41,6 +50,7 @@ struct MutableTensorView {
   void* data = nullptr;
   ElementType element_type = ElementType::kF32;
   Span<const int64_t> shape;
+  MemoryLocation location = MemoryLocation::kHost;
 };
 
 // "1x3x224x224 f32"
