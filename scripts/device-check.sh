@@ -2,17 +2,17 @@
 # The GPU check, in two halves (issue 13): the GPU machine has an NVIDIA GPU, CUDA, CMake, ninja
 # and Python with NumPy, but no network, no Debian packages and no LLVM/MLIR.
 #
-#   scripts/device-check.sh --prepare DIR   (here) builds what the GPU machine runs into DIR:
-#       the runtime alone (no LLVM, no MLIR), linked so that it runs on a newer glibc without
-#       libstdc++ or xxhash packages: hexir-run, hexir-dump, the HAL conformance suite and its
-#       test kernels (host ELF, CUDA PTX); host executables of test graphs and ONNX models
-#       (x86-64-v3 kernels) with their inputs and PyTorch/NumPy references.
+#   scripts/device-check.sh --prepare DIR   (here) builds what the GPU machine runs into DIR
+#       (about 50 MB): the runtime alone (no LLVM, no MLIR), linked so that it runs on a newer
+#       glibc without libstdc++ or xxhash packages: hexir-run, hexir-dump, the HAL conformance
+#       suite and its test kernels (host ELF, CUDA PTX); host executables of small ONNX models
+#       (x86-64-v3); every end-to-end graph and five ONNX models compiled for --target cuda;
+#       benchmark graphs and TorchScript models (scripts/device_prepare.py); inputs and
+#       PyTorch/NumPy references.
 #   scripts/device-check.sh --run DIR       (there, under 8 minutes) runs the conformance suite
-#       on the CUDA device, runs every executable and compares it with its reference, and prints
-#       one summary table.
-#
-# Not yet here: executables compiled for CUDA (the compiler has no CUDA target yet), hence no
-# end-to-end graph on the GPU and no GPU benchmark; the table says so.
+#       on the CUDA device, every executable against its reference (host, then CUDA), the GPU
+#       benchmarks against PyTorch in the same run (scripts/device_cuda.py), and prints one
+#       summary table. Without a CUDA driver or device the CUDA rows say "skipped".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-}"
@@ -31,27 +31,11 @@ if [ "$mode" = --prepare ]; then
   cp "$build/tools/hexir-run" "$build/tools/hexir-dump" "$build/hal/cts/hal_cts_test" "$dir/bin/"
   cp -P "$build"/vm/libhexir_runtime.so* "$dir/bin/"
   cp "$build/hal/test_kernels.so" "$root/hal/cts/cuda_test_kernels.ptx" "$dir/share/"
-  # Host executables and references, compiled here with the full build's compiler.
+  # Host and CUDA executables, inputs and references, compiled here with the full build's
+  # compiler; the CUDA checks and benchmarks that run them there.
   "$root/scripts/build.sh" >/dev/null
-  /usr/bin/python3 - "$root" "$dir/models" <<'PY'
-import os, subprocess, sys
-import numpy as np
-root, out = sys.argv[1], sys.argv[2]
-sys.path.insert(0, os.path.join(root, "tests", "onnx"))
-import models
-compile_ = os.path.join(root, "build", "tools", "hexir-compile")
-# Small enough to travel (a device call carries 64 MiB at most): no resnet18 (47 MB of weights).
-for name in ["mlp", "squeezenet1_1", "mobilenet_v2", "bert_like", "gpt_like"]:
-    onnx_path = os.path.join(out, name + ".onnx")
-    input_name, x, ref = models.export(name, onnx_path)
-    subprocess.run([compile_, onnx_path, "-o", os.path.join(out, name + ".hxb"), "--target-cpu=x86-64-v3"],
-                   check=True)
-    os.remove(onnx_path)
-    np.save(os.path.join(out, name + ".input.npy"), x)
-    np.save(os.path.join(out, name + ".ref.npy"), ref)
-    with open(os.path.join(out, name + ".input_name"), "w") as f:
-        f.write(input_name)
-PY
+  /usr/bin/python3 "$root/scripts/device_prepare.py" --root "$root" --bin "$root/build/tools" --out "$dir"
+  cp "$root/scripts/device_cuda.py" "$dir/share/"
   du -sh "$dir"
   echo "prepared $dir: carry it to the GPU machine and run: scripts/device-check.sh --run DIR"
   exit 0
@@ -99,7 +83,13 @@ for hxb in "$dir"/models/*.hxb; do
   fi
   rm -rf "$out"
 done
-rows+=("end-to-end graphs and models on CUDA|not run|the compiler has no CUDA target yet (issue 13, item 1)")
+# Every CUDA executable against its reference, then the GPU benchmarks against PyTorch.
+cuda_rows="$(mktemp)"
+if ! "$py" "$dir/share/device_cuda.py" "$dir" >"$cuda_rows" 2>&1; then status=1; fi
+while IFS= read -r line; do
+  case "$line" in *"|"*) rows+=("$line") ;; *) rows+=("device_cuda.py|output|$line") ;; esac
+done <"$cuda_rows"
+rm -f "$cuda_rows"
 printf '\n%-42s %-12s %s\n' "check" "result" "details"
 for r in "${rows[@]}"; do
   IFS='|' read -r what result details <<<"$r"
