@@ -3,13 +3,16 @@
 requests for --seconds against a small CNN (squeezenet1_1 at 64x64, exported with PyTorch);
 prints throughput, p50/p90/p99 latency, errors, and the server's RSS in the first and the last
 quarter of the run (flat: no growth); results are spot-checked against hexir-run. Then 64
-connections against --max-queue 4: how many 503s, and the RSS again.
+connections against --max-queue 4: how many 503s, and the RSS again. Where `wrk` is installed
+(Debian's), the 32 connections run once more from wrk, a client in C: the server's throughput
+and latency without Python's client-side JSON in the way.
   serve_load.py [--bin build/tools] [--seconds 20] [--smoke]   (--smoke: 2 s, CI)"""
 import argparse
 import http.client
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -87,6 +90,34 @@ def run_load(port, pid, body, seconds, connections, expected):
     return statuses, wrong[0]
 
 
+def run_wrk(port, body, seconds, connections):
+    """wrk's requests/s and latency percentiles for POSTs of `body`, or None without wrk."""
+    wrk = shutil.which("wrk")
+    if not wrk:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n')
+        f.write("wrk.body = " + json.dumps(body) + "\n")
+        f.write('done = function(summary, latency, requests)\n'
+                '  io.write(string.format("non-2xx %d errors %d\\n", summary.errors.status,\n'
+                '    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))\n'
+                'end\n')
+        script = f.name
+    try:
+        r = subprocess.run([wrk, "-t", "2", "-c", str(connections), "-d", f"{max(1, int(seconds))}s", "--latency",
+                            "-s", script, f"http://127.0.0.1:{port}/v2/models/cnn/infer"],
+                           capture_output=True, text=True, timeout=seconds + 60)
+    finally:
+        os.remove(script)
+    out = r.stdout
+    rate = re.search(r"Requests/sec:\s+([0-9.]+)", out)
+    pct = dict(re.findall(r"^\s+(50|90|99)%\s+(\S+)", out, re.M))
+    bad = re.search(r"non-2xx (\d+) errors (\d+)", out)
+    return {"rate": float(rate.group(1)) if rate else 0.0, "p50": pct.get("50"), "p90": pct.get("90"),
+            "p99": pct.get("99"), "non2xx": int(bad.group(1)) if bad else -1, "errors": int(bad.group(2)) if bad else -1,
+            "raw": out}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "tools"))
@@ -110,6 +141,16 @@ def main():
             port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
             print(f"hexir-serve {' '.join(extra)}:")
             statuses, wrong = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1))
+            if connections == 32:
+                before = rss_kib(server.pid) / 1024
+                w = run_wrk(port, body, seconds, connections)
+                if w is None:
+                    print("  wrk: not installed (apt-get install wrk), skipped")
+                else:
+                    print(f"  wrk, {connections} connections, {max(1, int(seconds))} s: {w['rate']:.0f} requests/s; "
+                          f"latency p50 {w['p50']}, p90 {w['p90']}, p99 {w['p99']}; non-2xx {w['non2xx']}, "
+                          f"socket errors {w['errors']}; server RSS {before:.1f} -> {rss_kib(server.pid) / 1024:.1f} MiB")
+                    failed |= w["non2xx"] != 0 or w["rate"] <= 0
             server.terminate()
             # A figure is not a verdict (this is a benchmark), but a crash, a wrong result or a
             # failed request below the queue's bound is: overload may refuse (503) or, rarely,

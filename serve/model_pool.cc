@@ -23,10 +23,23 @@ ModelPool::Lease::~Lease() {
   if (pool_ != nullptr) pool_->Release(session_);
 }
 
-ModelPool::Lease ModelPool::Acquire() {
+ModelPool::Ticket::~Ticket() {
+  if (pool_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(pool_->mu_);
+  --pool_->in_flight_;
+}
+
+ModelPool::Ticket ModelPool::Admit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (in_flight_ >= static_cast<int>(sessions_.size()) + max_queue_) return Ticket();
+  ++in_flight_;
+  return Ticket(this);
+}
+
+ModelPool::Lease ModelPool::Acquire(const Ticket& ticket) {
   std::unique_lock<std::mutex> lock(mu_);
+  if (!ticket) return Lease();
   if (free_.empty()) {
-    if (waiting_ >= max_queue_) return Lease();
     ++waiting_;
     freed_.wait(lock, [&] { return !free_.empty(); });
     --waiting_;

@@ -1,7 +1,9 @@
 // ModelPool: one model served: loaded once (weights resident once), a fixed pool of sessions
-// (one per worker), and a bounded number of requests waiting for one. A request that finds
-// every session busy and the queue full is refused at once (the server answers 503) instead of
-// growing memory. Built on the public embedding API only (include/hexir/).
+// (one per worker), and a bounded number of requests admitted beyond them. A request is
+// admitted before its body is parsed (Admit), so at most sessions + max_queue requests hold
+// parsed tensors at once; one that finds every session busy and the queue full is refused at
+// once (the server answers 503) instead of growing memory. Built on the public embedding API
+// only (include/hexir/).
 //
 // Thread safety: thread-safe; a Lease gives its holder one session until it is destroyed.
 #pragma once
@@ -38,8 +40,25 @@ class ModelPool {
     Session* session_ = nullptr;
   };
 
-  // A free session, waiting for one if the queue has room; an empty lease when it is full.
-  Lease Acquire();
+  // Admission: one of the sessions + max_queue places of requests in flight (parsing, waiting
+  // or running), held until destroyed; an empty ticket when every place is taken.
+  class Ticket {
+   public:
+    Ticket() = default;
+    explicit Ticket(ModelPool* pool) : pool_(pool) {}
+    Ticket(Ticket&& other) noexcept : pool_(other.pool_) { other.pool_ = nullptr; }
+    Ticket& operator=(Ticket&&) = delete;
+    ~Ticket();
+    explicit operator bool() const { return pool_ != nullptr; }
+
+   private:
+    ModelPool* pool_ = nullptr;
+  };
+  Ticket Admit();
+
+  // A free session for an admitted request, waiting for one if every session is busy (there
+  // are at most max_queue such waiters: admission bounds them).
+  Lease Acquire(const Ticket& ticket);
 
   const std::string& name() const { return name_; }
   const Module& module() const { return *module_; }
@@ -58,6 +77,7 @@ class ModelPool {
   std::vector<TensorInfo> inputs_, outputs_;
   uint64_t arena_bytes_ = 0;
   int max_queue_ = 0;
+  int in_flight_ = 0;
   mutable std::mutex mu_;
   std::condition_variable freed_;
   std::vector<Session*> free_;

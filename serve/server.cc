@@ -82,6 +82,14 @@ Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerO
                                  std::to_string(BodyLimit(model)) + " bytes a request of model '" + model.name() +
                                  "' can need");
     }
+    // Admitted before parsing: the tensors of at most sessions + max_queue requests exist at
+    // once, however many clients are connected.
+    ModelPool::Ticket ticket = model.Admit();
+    if (!ticket) {
+      s.metrics.For(model.name()).rejected.fetch_add(1);
+      finish(false);
+      return Error(res, 503, "model '" + model.name() + "' is busy: every session is working and the queue is full");
+    }
     // The binary tensor data extension: the JSON is the first Inference-Header-Content-Length
     // bytes, binary tensor data follows.
     std::string header = req.body, binary;
@@ -104,12 +112,7 @@ Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerO
       finish(false);
       return Error(res, 400, parsed.message());
     }
-    ModelPool::Lease session = model.Acquire();
-    if (!session) {
-      s.metrics.For(model.name()).rejected.fetch_add(1);
-      finish(false);
-      return Error(res, 503, "model '" + model.name() + "' is busy: every session is working and the queue is full");
-    }
+    ModelPool::Lease session = model.Acquire(ticket);
     std::vector<std::vector<unsigned char>> outputs;
     std::vector<TensorView> ins;
     std::vector<MutableTensorView> outs;

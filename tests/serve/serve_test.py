@@ -221,6 +221,21 @@ def main():
             s.close()
             check("bad request: a body that is not what its length says -> 400", reply.startswith("HTTP/1.1 400"),
                   reply[:200])
+            # Clients that leave mid-response: one closes right after sending a request whose
+            # answer (1 MiB of JSON) the server then writes into a closed socket, one reads the
+            # first bytes of its answer and closes.
+            slow_body = infer_body(np.ones((256, 1024), np.float32)).encode()
+            for read_first in (False, True):
+                s = socket.create_connection(("127.0.0.1", port), timeout=60)
+                s.sendall(b"POST /v2/models/slow/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: " + str(len(slow_body)).encode() + b"\r\n\r\n" + slow_body)
+                if read_first:
+                    first = s.recv(64)
+                    check("a client reading the first bytes of its answer gets HTTP 200",
+                          first.startswith(b"HTTP/1.1 200"), first[:64].decode(errors="replace"))
+                s.close()
+            time.sleep(1.0)  # the server finishes writing into the closed sockets
+            check("the server survives clients leaving mid-response", server.poll() is None, str(server.poll()))
             status, body = request(port, "POST", "/v2/models/small/infer", infer_body(x))
             check("still serving after the bad requests", status == 200 and np.array_equal(
                 np.array(json.loads(body)["outputs"][0]["data"], np.float32), expected.reshape(-1)), body[:200])
