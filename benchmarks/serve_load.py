@@ -6,7 +6,8 @@ quarter of the run (flat: no growth); results are spot-checked against hexir-run
 connections against --max-queue 4: how many 503s, and the RSS again. Where `wrk` is installed
 (Debian's), the 32 connections run once more from wrk, a client in C: the server's throughput
 and latency without Python's client-side JSON in the way.
-  serve_load.py [--bin build/tools] [--seconds 20] [--smoke]   (--smoke: 2 s, CI)"""
+  serve_load.py [--bin build/tools] [--seconds 20] [--smoke] [--check]
+(--smoke: 2 s, CI's bench.serve_load_smoke; --check: the checks of ctest serve.load, 20 s)"""
 import argparse
 import http.client
 import json
@@ -87,7 +88,7 @@ def run_load(port, pid, body, seconds, connections, expected):
           f"{last:.1f} MiB (last quarter)")
     if errors:
         print(f"  connection errors: {sorted(set(errors))[:5]}")
-    return statuses, wrong[0]
+    return statuses, wrong[0], first, last
 
 
 def run_wrk(port, body, seconds, connections):
@@ -123,6 +124,8 @@ def main():
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "tools"))
     p.add_argument("--seconds", type=float, default=20)
     p.add_argument("--smoke", action="store_true")
+    p.add_argument("--check", action="store_true",
+                   help="fail on memory growth and on an overload that does not both answer and refuse (ctest serve.load)")
     args = p.parse_args()
     seconds = 2 if args.smoke else args.seconds
     import models
@@ -140,7 +143,21 @@ def main():
                                        *extra], stdout=subprocess.PIPE, text=True)
             port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
             print(f"hexir-serve {' '.join(extra)}:")
-            statuses, wrong = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1))
+            statuses, wrong, first, last = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1))
+            if args.check:
+                # The test of issue 17: flat memory (within 10% + 1 MiB between the first and
+                # the last quarter), every request answered right below the queue's bound, and
+                # under overload both answers and 503s.
+                problems = []
+                if last > first * 1.1 + 1:
+                    problems.append(f"server RSS grew from {first:.1f} to {last:.1f} MiB")
+                if connections == 32 and statuses.get(200, 0) == 0:
+                    problems.append("no request answered")
+                if connections == 64 and (statuses.get(503, 0) == 0 or statuses.get(200, 0) == 0):
+                    problems.append(f"overload should both answer and refuse: {statuses}")
+                for problem in problems:
+                    print(f"  FAIL: {problem}")
+                failed |= bool(problems)
             if connections == 32:
                 before = rss_kib(server.pid) / 1024
                 w = run_wrk(port, body, seconds, connections)
