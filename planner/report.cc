@@ -69,6 +69,17 @@ std::string FormatPlanTable(const PlanReport& r) {
                   static_cast<unsigned long long>(r.capacity_bytes), 100.0 * r.arena_bytes / r.capacity_bytes);
     os << line;
   }
+  if (!r.moves.empty()) {
+    std::snprintf(line, sizeof(line), "  moved out and back to fit: %zu value(s), %llu bytes copied (%.3f ms of transfers)\n",
+                  r.moves.size(), static_cast<unsigned long long>(r.moved_bytes), 1000.0 * r.transfer_seconds);
+    os << line;
+    for (const ReportMove& m : r.moves) {
+      std::snprintf(line, sizeof(line), "    %s (%llu B) to '%s' after dispatch %lld, back before dispatch %lld\n",
+                    m.name.c_str(), static_cast<unsigned long long>(m.size), m.to_space.c_str(),
+                    static_cast<long long>(m.out_after), static_cast<long long>(m.in_before));
+      os << line;
+    }
+  }
   return os.str();
 }
 
@@ -86,6 +97,16 @@ std::string FormatPlanJson(const PlanReport& r) {
      << "  \"solver\": " << JsonString(r.method) << ",\n"
      << "  \"quality\": " << JsonString(r.quality) << ",\n"
      << "  \"capacity_bytes\": " << r.capacity_bytes << ",\n"
+     << "  \"moved_bytes\": " << r.moved_bytes << ",\n"
+     << "  \"transfer_seconds\": " << r.transfer_seconds << ",\n"
+     << "  \"moves\": [";
+  for (size_t i = 0; i < r.moves.size(); ++i) {
+    const ReportMove& m = r.moves[i];
+    os << (i ? ", " : "") << "{\"name\": " << JsonString(m.name) << ", \"size\": " << m.size
+       << ", \"out_after\": " << m.out_after << ", \"in_before\": " << m.in_before
+       << ", \"to_space\": " << JsonString(m.to_space) << "}";
+  }
+  os << "],\n"
      << "  \"buffers\": [";
   for (size_t i = 0; i < r.buffers.size(); ++i) {
     const ReportBuffer& b = r.buffers[i];

@@ -17,6 +17,16 @@ struct ReportBuffer {
   std::string alias_of;         // the buffer whose memory it took over in place, or ""
 };
 
+// A value moved out of the arena's memory space and back (memory-space assignment): its
+// buffer's bytes are copied to `to_space` after dispatch `out_after` and back before dispatch
+// `in_before`, freeing the arena in between.
+struct ReportMove {
+  std::string name;
+  uint64_t size = 0;
+  int64_t out_after = 0, in_before = 0;
+  std::string to_space;
+};
+
 struct PlanReport {
   std::string function;
   uint64_t arena_bytes = 0;
@@ -31,6 +41,9 @@ struct PlanReport {
   std::string quality;                   // "optimal", or how far from the bound (SpaceReport::Quality)
   uint64_t capacity_bytes = 0;           // what the arena may use (budget less constants); 0: unbounded
   std::vector<ReportBuffer> buffers;
+  std::vector<ReportMove> moves;         // values moved out and back to fit the capacity
+  uint64_t moved_bytes = 0;              // bytes those copies move, both ways
+  double transfer_seconds = 0;           // their cost by the machine file's transfer rates
 
   double fragmentation() const {
     return arena_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(lower_bound_bytes) / arena_bytes;

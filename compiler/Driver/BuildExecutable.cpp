@@ -5,6 +5,7 @@
 #include "Planning/BufferLiveness.h"
 #include "Planning/EmitCommands.h"
 #include "Planning/InPlaceSharing.h"
+#include "Planning/MoveValues.h"
 #include "Planning/PlanMemory.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -80,6 +81,8 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   auto constants = poolConstants(graph, spec, report);
   if (failed(constants))
     return failure();
+  // A full arena space with a larger one behind it: values move out and back (copy commands).
+  moveValuesToFit(*live, target, report.constant_bytes + report.filled_constant_bytes, planOptions, report);
   FailureOr<MemoryPlan> plan = planMemory(graph, *live, target, planOptions, report);
   if (failed(plan))
     return failure();

@@ -15,6 +15,21 @@ using namespace mlir;
 using namespace mlir::hexir;
 namespace planner = ::hexir::planner;
 
+size_t BufferLiveness::bufferAt(Value result, int64_t step) const {
+  size_t buffer = bufferOf.lookup(result);
+  // A reloaded copy may itself have moved out and back again later.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const Move &m : moves)
+      if (m.buffer == buffer && step >= m.inBefore) {
+        buffer = m.reloaded;
+        moved = true;
+        break;
+      }
+  }
+  return buffer;
+}
+
 FailureOr<BufferLiveness> mlir::hexir::computeBufferLiveness(func::FuncOp graph, const TargetDescription &target,
                                                              bool schedule, planner::PlanReport &report) {
   BufferLiveness live;

@@ -33,6 +33,16 @@ struct BufferLiveness {
   ::hexir::planner::Problem problem;            // a buffer per other dispatch result
   llvm::DenseMap<Value, size_t> bufferOf;       // dispatch result -> its buffer in `problem`
   SmallVector<Value> bufferValue;               // buffer -> the dispatch result it holds
+  // Values moved out of the arena's space and back (MoveValues.h): `buffer` holds the value up
+  // to step `outAfter`, when it is copied to `parked` (another space); it is copied back into
+  // `reloaded` before step `inBefore`, whose readers and later ones read it there.
+  struct Move {
+    size_t buffer, parked, reloaded;
+    int64_t outAfter, inBefore;
+  };
+  SmallVector<Move> moves;
+  // The buffer holding a dispatch result when step `step` reads it.
+  size_t bufferAt(Value result, int64_t step) const;
 };
 
 // Fails (with a diagnostic) on an op that is neither a dispatch, a view nor a constant.

@@ -49,7 +49,18 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
                                         const MemoryPlan &plan, const llvm::DenseMap<Value, ser::Slot> &constantSlot,
                                         const llvm::StringMap<KernelLocation> &kernels, ser::Function &fn) {
 
-  auto slotOf = [&](Value v) -> ser::Slot {
+  // The arena slot of buffer `buffer` holding `v`.
+  auto bufferSlot = [&](size_t buffer, Value v) {
+    ser::Slot slot;
+    slot.kind = ser::SlotKind::Arena;
+    slot.index = static_cast<uint32_t>(plan.arenaOfSpace[live.problem.buffers[buffer].space]);
+    slot.offset = plan.plan.offsets[buffer];
+    slot.length = byteSize(v.getType());
+    return slot;
+  };
+  // Where `v` is when step `step` reads it (a moved value is in its reloaded copy from its
+  // move's return on).
+  auto slotOf = [&](Value v, int64_t step) -> ser::Slot {
     Value root = rootOf(v);
     ser::Slot slot;
     if (auto arg = dyn_cast<BlockArgument>(root)) {
@@ -61,13 +72,20 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
       slot.kind = ser::SlotKind::Output;
       slot.index = out->second;
     } else {
-      size_t buffer = live.bufferOf.lookup(root);
-      slot.kind = ser::SlotKind::Arena;
-      slot.index = static_cast<uint32_t>(plan.arenaOfSpace[live.problem.buffers[buffer].space]);
-      slot.offset = plan.plan.offsets[buffer];
+      slot = bufferSlot(live.bufferAt(root, step), root);
     }
     slot.length = byteSize(v.getType());
     return slot;
+  };
+  // Moves out after a step and back before one: copies between the arena and the parking space.
+  auto copiesAt = [&](int64_t step, bool back) {
+    for (const BufferLiveness::Move &m : live.moves) {
+      Value v = live.bufferValue[m.buffer];
+      if (back && m.inBefore == step)
+        fn.commands.push_back(ser::CopyCommand{bufferSlot(m.parked, v), bufferSlot(m.reloaded, v)});
+      else if (!back && m.outAfter == step)
+        fn.commands.push_back(ser::CopyCommand{bufferSlot(m.buffer, v), bufferSlot(m.parked, v)});
+    }
   };
 
   fn.arenas = plan.arenas;
@@ -77,14 +95,16 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     auto it = kernels.find(d.getCallee());
     if (it == kernels.end())
       return d.emitError() << "kernel " << d.getCalleeAttr() << " was not compiled";
+    int64_t step = live.stepOf.lookup(d);
+    copiesAt(step, /*back=*/true);
     ser::DispatchCommand cmd;
     cmd.library = it->second.library;
     cmd.entry = it->second.entry;
     cmd.workgroups = {it->second.workgroups, 1, 1};
     for (Value v : d.getInputs())
-      cmd.bindings.push_back(slotOf(v));
+      cmd.bindings.push_back(slotOf(v, step));
     for (Value v : d.getResults())
-      cmd.bindings.push_back(slotOf(v));
+      cmd.bindings.push_back(slotOf(v, step));
     cmd.num_inputs = d.getInputs().size();
     cmd.aliases.assign(d.getNumResults(), -1);
     if (auto tie = ties.find(d); tie != ties.end())
@@ -107,13 +127,15 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
       cmd.workgroups = {part.workgroups, 1, 1};
       fn.commands.push_back(cmd);
     }
+    copiesAt(step, /*back=*/false);
   }
+  copiesAt(live.copyStep, /*back=*/true);
   for (auto [v, k] : live.copies) {
     ser::Slot target;
     target.kind = ser::SlotKind::Output;
     target.index = k;
     target.length = byteSize(v.getType());
-    fn.commands.push_back(ser::CopyCommand{slotOf(v), target});
+    fn.commands.push_back(ser::CopyCommand{slotOf(v, live.copyStep), target});
   }
   return success();
 }

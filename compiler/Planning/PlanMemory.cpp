@@ -80,6 +80,23 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
   }
   if (there.size() > kShown)
     diag << ", and " << there.size() - kShown << " more";
+  // With a space to move values to: why that did not suffice.
+  bool canMove = llvm::any_of(target.transfers, [&](const SpaceTransfer &t) { return t.from == space && t.to != space; });
+  if (canMove) {
+    bool idle = llvm::any_of(there, [&](size_t b) {
+      const planner::BufferRequest &r = live.problem.buffers[b];
+      bool used = r.first == peak || r.last == peak;
+      forEachReader(live.bufferValue[b], [&](Operation *user) {
+        used |= (isa<func::ReturnOp>(user) ? live.copyStep : live.stepOf.lookup(user)) == peak;
+      });
+      return !used;
+    });
+    if (!live.moves.empty())
+      diag << " (after moving " << live.moves.size() << (live.moves.size() == 1 ? " value" : " values")
+           << " out and back)";
+    diag << (idle ? "; moving the values idle there out was not enough"
+                  : "; each of them is read or written by that dispatch, so none can be moved out");
+  }
   uint64_t needed = space < smallest.space_sizes.size() ? smallest.space_sizes[space] : 0;
   diag << "; the smallest plan found needs " << bytes(needed) << " bytes: raise the budget of '" << name
        << "' to at least " << bytes(needed + constants) << " bytes (--memory-budget " << name << "="

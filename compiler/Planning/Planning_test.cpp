@@ -6,6 +6,7 @@
 #include "Planning/BufferLiveness.h"
 #include "Planning/EmitCommands.h"
 #include "Planning/InPlaceSharing.h"
+#include "Planning/MoveValues.h"
 #include "Planning/PlanMemory.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -89,6 +90,7 @@ struct Fixture {
     ties = tieDonatedInputs(live, candidates, fn);
     auto constants = poolConstants(main, spec, report);
     REQUIRE(succeeded(constants));
+    moveValuesToFit(live, target, report.constant_bytes, PlanMemoryOptions(), report);
     auto planned = planMemory(main, live, target, PlanMemoryOptions(), report);
     REQUIRE(succeeded(planned));
     memory = std::move(*planned);
@@ -262,6 +264,79 @@ func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
   CHECK(sameSlot(f.dispatch(2).bindings[1], ser::SlotKind::Constant, 0, 0, 64));
   // a = add(x, s) may be written over neither x (an input) nor s (a constant).
   CHECK(sameSlot(f.dispatch(1).bindings[2], ser::SlotKind::Arena, 0, 0, 64));
+}
+
+} // namespace
+} // namespace mlir::hexir
+
+namespace mlir::hexir {
+namespace {
+
+TEST_CASE("moves: a value idle at the peak goes to the larger space and back", "[planning]") {
+  Fixture f;
+  // 128 bytes of SRAM, DRAM behind it. a = neg(x) [0, 3] is read only at 3; b = neg(x) [1, 2];
+  // c = window(b) [2, 3]: at step 2, a, b and c need 192 bytes. a is idle there: it is copied
+  // to DRAM after dispatch 0 and back before dispatch 3, and the SRAM holds two buffers at most.
+  f.target.memorySpaces = {{"sram", 128, 64, true, true}, {"dram", 0, 64, true, true}};
+  f.target.constantSpace = 1;
+  f.target.transfers = {{0, 1, 1e9, 1e-6}, {1, 0, 1e9, 1e-6}};
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  REQUIRE(f.live.moves.size() == 1);
+  const BufferLiveness::Move &m = f.live.moves[0];
+  CHECK((m.buffer == 0 && m.outAfter == 0 && m.inBefore == 3));
+  const planner::BufferRequest &a = f.live.problem.buffers[0], &parked = f.live.problem.buffers[m.parked],
+                               &back = f.live.problem.buffers[m.reloaded];
+  CHECK((a.first == 0 && a.last == 0 && a.space == 0));
+  CHECK((parked.first == 0 && parked.last == 3 && parked.space == 1));
+  CHECK((back.first == 3 && back.last == 3 && back.space == 0));
+  CHECK(f.report.arena_bytes == 128);
+  CHECK(f.report.moved_bytes == 128);
+  REQUIRE(f.report.moves.size() == 1);
+  CHECK((f.report.moves[0].name == "neg" && f.report.moves[0].to_space == "dram"));
+  // ALLOC sram, ALLOC dram, neg -> a, COPY a out, neg -> b, window, COPY a back, add.
+  REQUIRE(f.fn.commands.size() == 8);
+  const auto &out = std::get<ser::CopyCommand>(f.fn.commands[3]);
+  const auto &in = std::get<ser::CopyCommand>(f.fn.commands[6]);
+  CHECK(sameSlot(out.source, ser::SlotKind::Arena, 0, f.memory.plan.offsets[0], 64));
+  CHECK(sameSlot(out.target, ser::SlotKind::Arena, 1, f.memory.plan.offsets[m.parked], 64));
+  CHECK(sameSlot(in.source, ser::SlotKind::Arena, 1, f.memory.plan.offsets[m.parked], 64));
+  CHECK(sameSlot(in.target, ser::SlotKind::Arena, 0, f.memory.plan.offsets[m.reloaded], 64));
+  // The add reads the copy that came back.
+  CHECK(sameSlot(f.dispatch(7).bindings[0], ser::SlotKind::Arena, 0, f.memory.plan.offsets[m.reloaded], 64));
+}
+
+TEST_CASE("moves: nothing moves without a space to move to, or when every value is in use", "[planning]") {
+  Fixture f;
+  f.target.memorySpaces = {{"sram", 128, 64, true, true}, {"dram", 0, 64, true, true}};
+  f.target.constantSpace = 1;
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  auto live = computeBufferLiveness(main, f.target, false, f.report);
+  REQUIRE(succeeded(live));
+  moveValuesToFit(*live, f.target, 0, PlanMemoryOptions(), f.report);  // no transfers
+  CHECK(live->moves.empty());
+  f.target.transfers = {{0, 1, 1e9, 0}, {1, 0, 1e9, 0}};
+  f.target.memorySpaces[0].capacity = 64;  // b and c are both used at step 2: 128 bytes, always
+  moveValuesToFit(*live, f.target, 0, PlanMemoryOptions(), f.report);
+  for (const BufferLiveness::Move &m : live->moves)
+    CHECK(live->problem.buffers[m.buffer].name == "neg");  // only a could move
+  CHECK(failed(planMemory(main, *live, f.target, PlanMemoryOptions(), f.report)));
 }
 
 } // namespace

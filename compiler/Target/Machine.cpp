@@ -215,5 +215,17 @@ LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const Machine
   target.memorySpaces = std::move(spaces);
   target.arenaSpace = 0;
   target.constantSpace = static_cast<uint32_t>(target.memorySpaces.size() - 1);
+  target.transfers.clear();
+  auto indexOf = [&](const std::string &name) -> std::optional<uint32_t> {
+    for (uint32_t i = 0; i < target.memorySpaces.size(); ++i)
+      if (target.memorySpaces[i].name == name)
+        return i;
+    return std::nullopt;
+  };
+  for (const MachineTransfer &t : machine.transfers) {
+    std::optional<uint32_t> from = indexOf(t.from), to = indexOf(t.to);
+    if (from && to)
+      target.transfers.push_back({*from, *to, t.bytesPerSecond, t.latencySeconds});
+  }
   return success();
 }

@@ -35,6 +35,14 @@ struct MemorySpaceDescription {
   bool kernelVisible = true;  // the target's kernels read and write it
 };
 
+// Copying bytes from one memory space to another (indices into TargetDescription::memorySpaces),
+// as a machine file describes it: what moving a value out of a full space and back costs.
+struct SpaceTransfer {
+  uint32_t from = 0, to = 0;
+  double bytesPerSecond = 0;
+  double latencySeconds = 0;
+};
+
 struct TargetDescription {
   std::string name;  // what --target selects: "host"
   // The kind of processor its kernels run on, as machine files name it ("host", "cuda").
@@ -50,6 +58,9 @@ struct TargetDescription {
   // tensor's interior (dispatch formation then puts both in one kernel); a target that reads
   // pads with clamped indices keeps them apart.
   bool padProducersInKernel = true;
+  // Copies the runtime can make between spaces (from a machine file; none by default). With
+  // one out of the arena space and one back, values that do not fit are moved out and back.
+  std::vector<SpaceTransfer> transfers;
 };
 
 class TargetBackend {

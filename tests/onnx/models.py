@@ -95,6 +95,26 @@ class GptLike(nn.Module):
 
 
 # Full-size configurations for benchmarks/compare_ort.py (the tests use the defaults above).
+class EdgeCnn(nn.Module):
+    """A small CNN for the `edge` machine (1 MiB of SRAM): three 24-channel 3x3 convolutions at
+    64x64 (384 KiB per activation) with a residual connection whose skip value waits, unread,
+    while the second convolution reads the first's output and writes its own: three such
+    activations do not fit in the SRAM, two do."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 3, padding=1)
+        self.conv1 = nn.Conv2d(24, 24, 3, padding=1)
+        self.conv2 = nn.Conv2d(24, 24, 3, padding=1)
+        self.head = nn.Linear(24, 10)
+
+    def forward(self, x):
+        skip = torch.relu(self.stem(x))
+        y = torch.relu(self.conv1(skip))
+        z = torch.relu(self.conv2(y) + skip)
+        return self.head(z.mean(dim=(2, 3)))
+
+
 FULL_BERT = dict(vocab=8192, d=768, heads=12, layers=4, seq=128, ff=3072)  # BERT-base sized encoder
 FULL_GPT = dict(vocab=8192, d=768, heads=12, layers=4, seq=128)  # feed-forward 4 x 768
 FULL_IMAGE_SIZE = 224
@@ -117,6 +137,12 @@ def build(name, full=False):
                 layer.linear1.reset_parameters()
                 layer.linear2.reset_parameters()
         return model, torch.randint(0, cfg.get("vocab", 1000), (1, cfg.get("seq", 16))), 14
+    if name == "edge_cnn":
+        return EdgeCnn(), torch.randn(1, 3, 64, 64), 13
+    if name == "gpt_1024":
+        # The test decoder at sequence length 1024 (memory budgets, docs/memory.md): its 4 x
+        # 1024 x 1024 attention scores dominate the arena.
+        return GptLike(seq=1024), torch.randint(0, 1000, (1, 1024)), 17
     if name == "gpt_like":
         cfg = FULL_GPT if full else {}
         return GptLike(**cfg), torch.randint(0, cfg.get("vocab", 1000), (1, cfg.get("seq", 16))), 17
