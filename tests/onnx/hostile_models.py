@@ -627,6 +627,9 @@ def run(cmd):
 KINDS = {}  # name -> "error" or "valid", as each case says
 
 
+TARGET_ARGS = []  # --target for every compilation
+
+
 def check(name, bin_dir, root):
     d = os.path.join(root, name)
     os.makedirs(d)
@@ -636,7 +639,7 @@ def check(name, bin_dir, root):
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
     hxb = os.path.join(d, "model.hxb")
-    r = run([os.path.join(bin_dir, "hexir-compile"), path, "-o", hxb])
+    r = run([os.path.join(bin_dir, "hexir-compile"), path, "-o", hxb, *TARGET_ARGS])
     if r is None:
         return f"hexir-compile did not finish within {TIMEOUT} s"
     text = r.stdout + r.stderr
@@ -677,7 +680,10 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--only", help="run only the cases whose names start with this")
     p.add_argument("--list", action="store_true")
+    p.add_argument("--target", help="compile for this target (cuda-emulator: the CUDA kernels, run on this CPU)")
     args = p.parse_args()
+    if args.target:
+        TARGET_ARGS.append("--target=" + args.target)
     names = [n for n in CASES if not args.only or n.startswith(args.only)]
     if args.list:
         print("\n".join(names))

@@ -71,6 +71,7 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--count", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--target", default="host", help="hexir-compile --target")
     args = p.parse_args()
     rnd = random.Random(args.seed)
     bases = [op_cases.CASES[name]()[0] for name in op_cases.CASES
@@ -84,7 +85,7 @@ def main():
             for _ in range(rnd.randrange(3)):
                 m = mutate(m, rnd)
             onnx.save(m, path)
-            r = subprocess.run([os.path.join(args.bin, "hexir-compile"), path, "-o", out],
+            r = subprocess.run([os.path.join(args.bin, "hexir-compile"), path, "-o", out, "--target", args.target],
                                capture_output=True, text=True, timeout=120)
             crashed = r.returncode < 0 or "Stack dump" in r.stderr or "Assertion" in r.stderr or \
                 (r.returncode != 0 and "error:" not in r.stderr)

@@ -83,15 +83,18 @@ FailureOr<int64_t> mapToThreads(IRRewriter &rewriter, Operation *nest, int64_t b
       return forall.emitError("cannot convert this loop nest to a parallel loop");
     nest = loop;
   } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(nest)) {
-    rewriter.setInsertionPoint(nest);
-    FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToParallelLoops(rewriter, linalgOp);
-    if (failed(loops))
-      return nest->emitError("cannot convert this op to loops");
-    rewriter.eraseOp(nest);
-    if (loops->empty())
-      return 1;  // a scalar op: inlined, every thread computes the same value
-    nest = loops->front();
-    loop = dyn_cast<scf::ParallelOp>(nest);
+    // Without a leading parallel loop (a rank-0 op, a full reduction), the op runs whole on
+    // thread 0: it becomes sequential loops inside the guard below.
+    SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+    if (!iterators.empty() && iterators.front() == utils::IteratorType::parallel) {
+      rewriter.setInsertionPoint(nest);
+      FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToParallelLoops(rewriter, linalgOp);
+      if (failed(loops) || loops->empty())
+        return nest->emitError("cannot convert this op to loops");
+      rewriter.eraseOp(nest);
+      nest = loops->front();
+      loop = dyn_cast<scf::ParallelOp>(nest);
+    }
   }
   int64_t iterations = 1;
   if (loop) {

@@ -88,3 +88,25 @@ func.func @huge(%x: memref<100000xf32>, %y: memref<100000xf32>) attributes {hexi
   linalg.copy ins(%t : memref<100000xf32>) outs(%y : memref<100000xf32>)
   return
 }
+
+// -----
+
+// A rank-0 reduction has no parallel loop: it runs on thread 0 alone, inside the guard (every
+// thread accumulating into the same element would add the input once per thread).
+// CHECK: gpu.func @scalar({{.*}}) kernel attributes {hexir.workgroup_size = 32 : i64, hexir.workgroups = 1 : i64
+// CHECK: %[[ID:.*]] = arith.addi
+// CHECK: arith.cmpi ult, %[[ID]], %c1
+// CHECK-NEXT: scf.if
+// CHECK: memref.load
+// CHECK: arith.addf
+// CHECK: memref.store
+// CHECK: gpu.return
+func.func @scalar(%x: memref<f32>, %y: memref<f32>) attributes {hexir.kernel} {
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%x : memref<f32>) outs(%y : memref<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
