@@ -22,6 +22,7 @@ const RegisteredTarget kTargets[] = {
     {"host", createHostTarget},
     {"cuda", createCudaTarget},
     {"cuda-emulator", createCudaEmulatorTarget},
+    {"cuda-emulator-reversed", createCudaEmulatorReversedTarget},
 };
 
 } // namespace

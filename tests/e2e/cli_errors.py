@@ -158,7 +158,7 @@ def main():
         # Targets: an unknown one is refused with the known ones; --list-targets names them.
         expect_failure("hexir-compile: unknown --target", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                            "--target=tpu"],
-                       "unknown target 'tpu' (known targets: host, cuda, cuda-emulator)", no_file=out)
+                       "unknown target 'tpu' (known targets: host, cuda, cuda-emulator, cuda-emulator-reversed)", no_file=out)
         expect_success("hexir-compile --list-targets", [compile_, "--list-targets"], "host")
         expect_success("hexir-compile --list-targets (cuda)", [compile_, "--list-targets"], "cuda-emulator")
         expect_failure("hexir-compile: unknown --cuda-arch", [compile_, "graph.mlir", "--entry", "other", "-o", out,

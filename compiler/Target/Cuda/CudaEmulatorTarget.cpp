@@ -19,9 +19,9 @@ namespace {
 
 class CudaEmulatorTarget final : public TargetBackend {
 public:
-  CudaEmulatorTarget(HostTargetOptions host, KernelPipelineOptions hostPipeline)
-      : host_(std::move(host)), hostPipeline_(hostPipeline) {
-    description_.name = "cuda-emulator";
+  CudaEmulatorTarget(HostTargetOptions host, KernelPipelineOptions hostPipeline, bool reverse)
+      : host_(std::move(host)), hostPipeline_(hostPipeline), reverse_(reverse) {
+    description_.name = reverse ? "cuda-emulator-reversed" : "cuda-emulator";
     description_.kernelFormat = ser::KernelFormat::HostElf;
     description_.memorySpaces.push_back({"host", 0, 64, true, true});
     description_.padProducersInKernel = false;  // as the cuda target
@@ -31,7 +31,7 @@ public:
 
   void buildKernelPipeline(OpPassManager &pm) const override {
     buildCudaOutliningPipeline(pm, cuda_);
-    pm.addPass(createEmulateGpuKernels());
+    pm.addPass(createEmulateGpuKernels(EmulateGpuKernelsOptions{reverse_}));
     buildHostLoopsToLLVMPipeline(pm, hostPipeline_);
   }
 
@@ -45,7 +45,7 @@ public:
       return library;
     ModuleOp kernelModule = *outlined->module;
     PassManager pm(module.getContext());
-    pm.addPass(createEmulateGpuKernels());
+    pm.addPass(createEmulateGpuKernels(EmulateGpuKernelsOptions{reverse_}));
     buildHostLoopsToLLVMPipeline(pm, hostPipeline_);
     if (failed(pm.run(kernelModule)))
       return module.emitError() << "lowering the emulated CUDA kernels to LLVM failed (see the errors above)";
@@ -73,18 +73,29 @@ private:
   CudaPipelineOptions cuda_;
   HostTargetOptions host_;
   KernelPipelineOptions hostPipeline_;
+  bool reverse_;
   TargetDescription description_;
 };
 
 } // namespace
 
-FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaEmulatorTarget(const TargetOptions &options,
-                                                                               Location loc) {
+static FailureOr<std::unique_ptr<TargetBackend>> createEmulator(const TargetOptions &options, Location loc,
+                                                                bool reverse) {
   HostTargetOptions host;
   host.cpu = options.cpu;
   host.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
   FailureOr<KernelPipelineOptions> pipeline = describeHostTarget(host, loc);
   if (failed(pipeline))
     return failure();
-  return std::unique_ptr<TargetBackend>(std::make_unique<CudaEmulatorTarget>(std::move(host), *pipeline));
+  return std::unique_ptr<TargetBackend>(std::make_unique<CudaEmulatorTarget>(std::move(host), *pipeline, reverse));
+}
+
+FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaEmulatorTarget(const TargetOptions &options,
+                                                                               Location loc) {
+  return createEmulator(options, loc, /*reverse=*/false);
+}
+
+FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaEmulatorReversedTarget(const TargetOptions &options,
+                                                                                       Location loc) {
+  return createEmulator(options, loc, /*reverse=*/true);
 }

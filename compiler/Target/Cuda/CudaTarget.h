@@ -18,6 +18,10 @@ FailureOr<std::unique_ptr<TargetBackend>> createCudaTarget(const TargetOptions &
 // The same kernels run on the host CPU, blocks as workgroups and threads as a loop: the CUDA
 // code generator tested against PyTorch where there is no GPU (CudaEmulatorTarget.cpp).
 FailureOr<std::unique_ptr<TargetBackend>> createCudaEmulatorTarget(const TargetOptions &options, Location loc);
+// The emulator with blocks and threads run in reverse order: results that change reveal
+// threads depending on each other's writes (races on a GPU).
+FailureOr<std::unique_ptr<TargetBackend>> createCudaEmulatorReversedTarget(const TargetOptions &options,
+                                                                          Location loc);
 
 } // namespace mlir::hexir
 

@@ -16,6 +16,17 @@ using namespace mlir::hexir;
 namespace {
 
 struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<EmulateGpuKernelsPass> {
+  using EmulateGpuKernelsBase::EmulateGpuKernelsBase;
+
+  // The index a loop over [lb, ub) gives at iteration `iv`: iv itself, or lb + ub - 1 - iv.
+  Value ordered(OpBuilder &b, Location loc, Value iv, Value lb, Value ub) {
+    if (!reverse)
+      return iv;
+    Value last = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, lb, ub),
+                                       arith::ConstantIndexOp::create(b, loc, 1));
+    return arith::SubIOp::create(b, loc, last, iv);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kCudaKernelModuleName);
@@ -46,16 +57,18 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
       Value zero = arith::ConstantIndexOp::create(b, loc, 0), one = arith::ConstantIndexOp::create(b, loc, 1);
       auto blockLoop = scf::ForOp::create(b, loc, range.getBegin(), range.getEnd(), one);
       b.setInsertionPointToStart(blockLoop.getBody());
-      auto threadLoop =
-          scf::ForOp::create(b, loc, zero, arith::ConstantIndexOp::create(b, loc, threads.getInt()), one);
+      Value blockId = ordered(b, loc, blockLoop.getInductionVar(), range.getBegin(), range.getEnd());
+      Value threadCount = arith::ConstantIndexOp::create(b, loc, threads.getInt());
+      auto threadLoop = scf::ForOp::create(b, loc, zero, threadCount, one);
       b.setInsertionPointToStart(threadLoop.getBody());
+      Value threadId = ordered(b, loc, threadLoop.getInductionVar(), zero, threadCount);
       for (Operation &op : body.without_terminator()) {
         if (isa<memref::AllocaOp>(op))
           continue;
         if (auto id = dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
-          map.map(id.getResult(), blockLoop.getInductionVar());
+          map.map(id.getResult(), blockId);
         } else if (auto id = dyn_cast<gpu::ThreadIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
-          map.map(id.getResult(), threadLoop.getInductionVar());
+          map.map(id.getResult(), threadId);
         } else if (isa<gpu::GPUDialect>(op.getDialect())) {
           op.emitError("the CUDA emulator does not model '") << op.getName() << "'";
           return signalPassFailure();

@@ -66,8 +66,15 @@ def EmulateGpuKernels : Pass<"hexir-cuda-emulate-on-host", "mlir::ModuleOp"> {
     `gpu.block_id x` and `gpu.thread_id x` replaced by the loop indices. The kernels use no
     shared memory and no barriers, so running threads in sequence computes what the GPU
     computes: the end-to-end tests check the CUDA target's tiling, fusion, launch shapes and
-    multi-launch kernels against PyTorch on any machine.
+    multi-launch kernels against PyTorch on any machine. `reverse` runs the blocks of each
+    workgroup range and the threads of each block in reverse order (the `cuda-emulator-reversed`
+    target): a kernel whose threads depend on each other's writes (a race on a GPU) then gives
+    other results than in forward order.
   }];
+  let options = [
+    Option<"reverse", "reverse", "bool", /*default=*/"false",
+           "Run blocks and threads in reverse order">,
+  ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect", "mlir::hexir::HexirDialect"];
 }
 

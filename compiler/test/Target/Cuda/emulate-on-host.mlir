@@ -1,4 +1,5 @@
 // RUN: %hexir-opt %s -hexir-cuda-emulate-on-host | FileCheck %s
+// RUN: %hexir-opt %s -hexir-cuda-emulate-on-host=reverse=true | FileCheck %s --check-prefix=REVERSE
 
 // A CUDA kernel as a host kernel: its blocks are the host workgroups (the range the caller
 // asks for), its threads a loop inside each block, the thread's frame allocated once.
@@ -12,6 +13,17 @@
 // CHECK: arith.addi %{{.*}}, %[[THREAD]]
 // CHECK-NOT: gpu.
 // CHECK: return
+
+// Reversed (cuda-emulator-reversed): block end - 1 - (i - begin), thread 255 - j.
+// REVERSE: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
+// REVERSE: scf.for %[[I:.*]] = %[[BEGIN]] to %[[END]]
+// REVERSE: %[[SUM:.*]] = arith.addi %[[BEGIN]], %[[END]]
+// REVERSE: %[[LAST:.*]] = arith.subi %[[SUM]], %c1
+// REVERSE: %[[BLOCK:.*]] = arith.subi %[[LAST]], %[[I]]
+// REVERSE: scf.for %[[J:.*]] = %c0 to %c256
+// REVERSE: %[[T:.*]] = arith.subi %{{.*}}, %[[J]]
+// REVERSE: arith.muli %[[BLOCK]]
+// REVERSE: arith.addi %{{.*}}, %[[T]]
 module attributes {gpu.container_module} {
   gpu.module @hexir_kernels {
     gpu.func @k(%x: memref<300xf32>, %y: memref<300xf32>) kernel
