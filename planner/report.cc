@@ -69,6 +69,25 @@ std::string FormatPlanTable(const PlanReport& r) {
                   static_cast<unsigned long long>(r.capacity_bytes), 100.0 * r.arena_bytes / r.capacity_bytes);
     os << line;
   }
+  if (!r.host_link_space.empty()) {
+    auto ms = [](double seconds, uint64_t bytes) {
+      char text[64];
+      if (seconds > 0 || bytes == 0)
+        std::snprintf(text, sizeof(text), "%.3f ms", 1000.0 * seconds);
+      else
+        std::snprintf(text, sizeof(text), "no transfer rate: see --machine");
+      return std::string(text);
+    };
+    std::snprintf(line, sizeof(line),
+                  "  host <-> '%s': %llu bytes of constants uploaded once at load (%s); per run %llu bytes in, "
+                  "%llu bytes out (%s)\n",
+                  r.host_link_space.c_str(), static_cast<unsigned long long>(r.upload_once_bytes),
+                  ms(r.upload_once_seconds, r.upload_once_bytes).c_str(),
+                  static_cast<unsigned long long>(r.upload_per_run_bytes),
+                  static_cast<unsigned long long>(r.download_per_run_bytes),
+                  ms(r.per_run_transfer_seconds, r.upload_per_run_bytes + r.download_per_run_bytes).c_str());
+    os << line;
+  }
   if (!r.moves.empty()) {
     std::snprintf(line, sizeof(line), "  moved out and back to fit: %zu value(s), %llu bytes copied (%.3f ms of transfers)\n",
                   r.moves.size(), static_cast<unsigned long long>(r.moved_bytes), 1000.0 * r.transfer_seconds);
@@ -97,6 +116,12 @@ std::string FormatPlanJson(const PlanReport& r) {
      << "  \"solver\": " << JsonString(r.method) << ",\n"
      << "  \"quality\": " << JsonString(r.quality) << ",\n"
      << "  \"capacity_bytes\": " << r.capacity_bytes << ",\n"
+     << "  \"host_link_space\": " << JsonString(r.host_link_space) << ",\n"
+     << "  \"upload_once_bytes\": " << r.upload_once_bytes << ",\n"
+     << "  \"upload_per_run_bytes\": " << r.upload_per_run_bytes << ",\n"
+     << "  \"download_per_run_bytes\": " << r.download_per_run_bytes << ",\n"
+     << "  \"upload_once_seconds\": " << r.upload_once_seconds << ",\n"
+     << "  \"per_run_transfer_seconds\": " << r.per_run_transfer_seconds << ",\n"
      << "  \"moved_bytes\": " << r.moved_bytes << ",\n"
      << "  \"transfer_seconds\": " << r.transfer_seconds << ",\n"
      << "  \"moves\": [";

@@ -44,6 +44,12 @@ struct PlanReport {
   std::vector<ReportMove> moves;         // values moved out and back to fit the capacity
   uint64_t moved_bytes = 0;              // bytes those copies move, both ways
   double transfer_seconds = 0;           // their cost by the machine file's transfer rates
+  // Copies the runtime makes between host memory and an arena the host cannot address (a GPU):
+  // the constants once at load, the inputs and outputs every run; times by the machine file's
+  // rates (0 when it gives none). Empty space name: the host addresses the arena.
+  std::string host_link_space;
+  uint64_t upload_once_bytes = 0, upload_per_run_bytes = 0, download_per_run_bytes = 0;
+  double upload_once_seconds = 0, per_run_transfer_seconds = 0;
 
   double fragmentation() const {
     return arena_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(lower_bound_bytes) / arena_bytes;

@@ -16,6 +16,13 @@ namespace ser = ::hexir::serializer;
 
 namespace {
 
+uint64_t byteCount(const ser::TensorSignature &sig) {
+  uint64_t n = ser::ElementTypeSize(sig.element_type);
+  for (int64_t d : sig.shape)
+    n *= static_cast<uint64_t>(d);
+  return n;
+}
+
 std::string nameOf(func::FuncOp fn, unsigned index, bool isResult) {
   auto attr = isResult ? fn.getResultAttrOfType<StringAttr>(index, kNameAttrName)
                        : fn.getArgAttrOfType<StringAttr>(index, kNameAttrName);
@@ -86,6 +93,23 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   FailureOr<MemoryPlan> plan = planMemory(graph, *live, target, planOptions, report);
   if (failed(plan))
     return failure();
+  // An arena the host cannot address: the runtime's copies to and from it, reported.
+  if (!target.memorySpaces[target.arenaSpace].hostVisible) {
+    const TargetDescription::HostLink &link = target.hostLink;
+    auto seconds = [](uint64_t bytes, double rate, double latency) {
+      return rate > 0 && bytes > 0 ? bytes / rate + latency : 0.0;
+    };
+    report.host_link_space = target.memorySpaces[target.arenaSpace].name;
+    report.upload_once_bytes = report.constant_bytes;
+    for (const ser::TensorSignature &in : fn.inputs)
+      report.upload_per_run_bytes += byteCount(in);
+    for (const ser::TensorSignature &out : fn.outputs)
+      report.download_per_run_bytes += byteCount(out);
+    report.upload_once_seconds = seconds(report.upload_once_bytes, link.uploadBytesPerSecond, link.uploadLatencySeconds);
+    report.per_run_transfer_seconds =
+        seconds(report.upload_per_run_bytes, link.uploadBytesPerSecond, link.uploadLatencySeconds) +
+        seconds(report.download_per_run_bytes, link.downloadBytesPerSecond, link.downloadLatencySeconds);
+  }
   if (failed(emitCommands(graph, *live, ties, *plan, *constants, locateKernels(spec.libraries), fn)))
     return failure();
   return built;

@@ -222,10 +222,25 @@ LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const Machine
         return i;
     return std::nullopt;
   };
+  const std::string &arena = target.memorySpaces[target.arenaSpace].name;
   for (const MachineTransfer &t : machine.transfers) {
     std::optional<uint32_t> from = indexOf(t.from), to = indexOf(t.to);
-    if (from && to)
+    if (from && to && *from != *to)
       target.transfers.push_back({*from, *to, t.bytesPerSecond, t.latencySeconds});
+    // A space only the host sees (its DRAM) and the arena's: the runtime's own copies.
+    auto hostOnly = [&](const std::string &name) {
+      return !indexOf(name) && llvm::any_of(machine.memorySpaces, [&](const MachineMemorySpace &s) {
+        return s.name == name && s.within.empty() &&
+               llvm::any_of(s.visibleTo, [&](const std::string &p) { return hostProcessors.contains(p); });
+      });
+    };
+    if (hostOnly(t.from) && t.to == arena) {
+      target.hostLink.uploadBytesPerSecond = t.bytesPerSecond;
+      target.hostLink.uploadLatencySeconds = t.latencySeconds;
+    } else if (t.from == arena && hostOnly(t.to)) {
+      target.hostLink.downloadBytesPerSecond = t.bytesPerSecond;
+      target.hostLink.downloadLatencySeconds = t.latencySeconds;
+    }
   }
   return success();
 }

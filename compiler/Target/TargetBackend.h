@@ -61,6 +61,13 @@ struct TargetDescription {
   // Copies the runtime can make between spaces (from a machine file; none by default). With
   // one out of the arena space and one back, values that do not fit are moved out and back.
   std::vector<SpaceTransfer> transfers;
+  // Between the host's memory and the arena's space when the host cannot address the latter (a
+  // GPU's): the runtime uploads constants once and copies inputs in and outputs out every run.
+  // Rates from the machine file; 0: unknown.
+  struct HostLink {
+    double uploadBytesPerSecond = 0, uploadLatencySeconds = 0;
+    double downloadBytesPerSecond = 0, downloadLatencySeconds = 0;
+  } hostLink;
 };
 
 class TargetBackend {

@@ -54,6 +54,8 @@ FailureOr<OutlinedCudaKernels> mlir::hexir::outlineCudaKernels(ModuleOp module, 
       entry.workgroups = static_cast<uint32_t>(fn->getAttrOfType<IntegerAttr>(kCudaWorkgroupsAttrName).getInt());
       auto threads = static_cast<uint32_t>(fn->getAttrOfType<IntegerAttr>(kCudaWorkgroupSizeAttrName).getInt());
       entry.workgroup_size = {threads, 1, 1};
+      if (auto stack = fn->getAttrOfType<IntegerAttr>("hexir.stack_bytes"))
+        entry.stack_bytes = static_cast<uint32_t>(stack.getInt());
       entry.binding_bytes = k.bindingBytes;
       result.entries.push_back(std::move(entry));
     }

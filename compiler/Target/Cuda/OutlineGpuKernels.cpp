@@ -32,6 +32,30 @@ bool isNest(Operation &op) { return isa<scf::ForallOp, linalg::LinalgOp>(op); }
 
 // The most temporary bytes a kernel run by one thread may keep in its local memory.
 constexpr int64_t kMaxSerialTemporaryBytes = 256 * 1024;
+// The most local memory (stack frame) one CUDA thread may have.
+constexpr int64_t kMaxLocalBytesPerThread = 512 * 1024;
+
+// Bytes of the thread's frame: its allocas (all in the entry block, of static shape).
+int64_t localBytes(gpu::GPUFuncOp fn) {
+  int64_t bytes = 0;
+  fn.walk([&](memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  });
+  return bytes;
+}
+
+// Per-kernel scratch against what a thread may have: the error names the kernel and both sizes.
+LogicalResult checkLocalMemory(gpu::GPUFuncOp fn) {
+  int64_t bytes = localBytes(fn);
+  fn->setAttr("hexir.stack_bytes", IntegerAttr::get(IntegerType::get(fn.getContext(), 64), bytes));
+  if (bytes <= kMaxLocalBytesPerThread)
+    return success();
+  return fn.emitError() << "kernel '" << fn.getName() << "' needs " << bytes
+                        << " bytes of local memory per thread (the temporaries of one thread's tile, such as a "
+                           "row of a row kernel), over the "
+                        << kMaxLocalBytesPerThread << " bytes a CUDA thread may have";
+}
 
 // A buffer only linalg ops read, and only for its shape (the window operand of a pooling).
 bool isShapeOnly(Operation &op) {
@@ -163,7 +187,8 @@ LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
   fn.walk([&](memref::CopyOp op) { copies.push_back(op); });
   for (memref::CopyOp copy : copies) {
     rewriter.setInsertionPoint(copy);
-    rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(), copy.getTarget());
+    linalg::CopyOp::create(rewriter, copy.getLoc(), ValueRange{copy.getSource()}, ValueRange{copy.getTarget()});
+    rewriter.eraseOp(copy);
   }
   SmallVector<linalg::LinalgOp> ops;
   fn.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
@@ -254,7 +279,7 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
       if (failed(scf::forallToParallelLoop(rewriter, forall)))
         return forall.emitError("cannot convert this loop nest to a loop");
     }
-    if (failed(lowerThreadBody(rewriter, gfn)))
+    if (failed(lowerThreadBody(rewriter, gfn)) || failed(checkLocalMemory(gfn)))
       return failure();
     gfn.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({1, 1, 1}));
     gfn->setAttr(kCudaWorkgroupsAttrName, rewriter.getI64IntegerAttr(1));
@@ -267,7 +292,8 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
     // Copies between bindings (a slice, a concatenation) are nests too.
     for (auto copy : llvm::make_early_inc_range(body.getOps<memref::CopyOp>())) {
       rewriter.setInsertionPoint(copy);
-      rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(), copy.getTarget());
+      linalg::CopyOp::create(rewriter, copy.getLoc(), ValueRange{copy.getSource()}, ValueRange{copy.getTarget()});
+      rewriter.eraseOp(copy);
     }
     SmallVector<Operation *> nests;
     SmallVector<memref::AllocOp> temporaries;
@@ -304,7 +330,7 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
       Operation *clone = rewriter.clone(*nest, map);
       gpu::ReturnOp::create(rewriter, fn.getLoc());
       FailureOr<int64_t> iterations = mapToThreads(rewriter, clone, blockSize);
-      if (failed(iterations) || failed(lowerThreadBody(rewriter, gfn)))
+      if (failed(iterations) || failed(lowerThreadBody(rewriter, gfn)) || failed(checkLocalMemory(gfn)))
         return failure();
       // Blocks of `blockSize` threads; a nest smaller than that gets one block of whole warps.
       int64_t threads = std::min<int64_t>(blockSize, std::max<int64_t>((*iterations + 31) / 32 * 32, 32));

@@ -52,6 +52,7 @@ def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
            "Threads per block">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
+                           "mlir::linalg::LinalgDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect"];
 }

@@ -39,9 +39,9 @@ func.func @k(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref<8x32xf32>) 
 // A pad as bufferization leaves it when it is not tiled: a fill, then a copy of the source into
 // the interior. Two nests, two launches in order: `pad` (1000 iterations: 4 blocks) and `pad__1`
 // (a copy of 512 elements: 2 blocks).
-// CHECK: gpu.func @pad({{.*}}) kernel attributes {hexir.workgroup_size = 256 : i64, hexir.workgroups = 4 : i64
+// CHECK: gpu.func @pad({{.*}}) kernel attributes {{.*}}hexir.workgroup_size = 256 : i64, hexir.workgroups = 4 : i64
 // CHECK: arith.cmpi ult, %{{.*}}, %c1000
-// CHECK: gpu.func @pad__1({{.*}}) kernel attributes {hexir.workgroup_size = 256 : i64, hexir.workgroups = 2 : i64
+// CHECK: gpu.func @pad__1({{.*}}) kernel attributes {{.*}}hexir.workgroup_size = 256 : i64, hexir.workgroups = 2 : i64
 // CHECK: arith.cmpi ult, %{{.*}}, %c512
 func.func @pad(%x: memref<8x8x8xf32>, %y: memref<10x10x10xf32>) attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
@@ -55,7 +55,7 @@ func.func @pad(%x: memref<8x8x8xf32>, %y: memref<10x10x10xf32>) attributes {hexi
 // -----
 
 // A small nest gets one block of whole warps: 20 iterations, 32 threads.
-// CHECK: gpu.func @small({{.*}}) kernel attributes {hexir.workgroup_size = 32 : i64, hexir.workgroups = 1 : i64, known_block_size = array<i32: 32, 1, 1>}
+// CHECK: gpu.func @small({{.*}}) kernel attributes {{.*}}hexir.workgroup_size = 32 : i64, hexir.workgroups = 1 : i64, known_block_size = array<i32: 32, 1, 1>}
 func.func @small(%x: memref<20xf32>, %y: memref<20xf32>) attributes {hexir.kernel} {
   linalg.copy ins(%x : memref<20xf32>) outs(%y : memref<20xf32>)
   return
@@ -65,7 +65,7 @@ func.func @small(%x: memref<20xf32>, %y: memref<20xf32>) attributes {hexir.kerne
 
 // Nests passing a temporary buffer to each other: the kernel runs whole on one thread, the
 // temporary in its local memory, the nests in order as sequential loops.
-// CHECK: gpu.func @temporary({{.*}}) kernel attributes {hexir.workgroup_size = 1 : i64, hexir.workgroups = 1 : i64, known_block_size = array<i32: 1, 1, 1>}
+// CHECK: gpu.func @temporary({{.*}}) kernel attributes {{.*}}hexir.workgroup_size = 1 : i64, hexir.workgroups = 1 : i64, known_block_size = array<i32: 1, 1, 1>}
 // CHECK: memref.alloca() : memref<16xf32>
 // CHECK-NOT: gpu.thread_id
 // CHECK: scf.for
@@ -93,7 +93,7 @@ func.func @huge(%x: memref<100000xf32>, %y: memref<100000xf32>) attributes {hexi
 
 // A rank-0 reduction has no parallel loop: it runs on thread 0 alone, inside the guard (every
 // thread accumulating into the same element would add the input once per thread).
-// CHECK: gpu.func @scalar({{.*}}) kernel attributes {hexir.workgroup_size = 32 : i64, hexir.workgroups = 1 : i64
+// CHECK: gpu.func @scalar({{.*}}) kernel attributes {{.*}}hexir.workgroup_size = 32 : i64, hexir.workgroups = 1 : i64
 // CHECK: %[[ID:.*]] = arith.addi
 // CHECK: arith.cmpi ult, %[[ID]], %c1
 // CHECK-NEXT: scf.if
@@ -107,6 +107,23 @@ func.func @scalar(%x: memref<f32>, %y: memref<f32>) attributes {hexir.kernel} {
   ^bb0(%a: f32, %o: f32):
     %s = arith.addf %a, %o : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Per-kernel scratch: a thread whose tile needs more local memory than a CUDA thread may have
+// (a row of 200,000 floats) is refused, naming the kernel and both sizes.
+// expected-error @+1 {{kernel 'wide' needs 800000 bytes of local memory per thread (the temporaries of one thread's tile, such as a row of a row kernel), over the 524288 bytes a CUDA thread may have}}
+func.func @wide(%x: memref<4x200000xf32>, %y: memref<4xf32>) attributes {hexir.kernel} {
+  scf.forall (%i) in (4) {
+    %t = memref.alloc() : memref<200000xf32>
+    %row = memref.subview %x[%i, 0] [1, 200000] [1, 1] : memref<4x200000xf32> to memref<200000xf32, strided<[1], offset: ?>>
+    memref.copy %row, %t : memref<200000xf32, strided<[1], offset: ?>> to memref<200000xf32>
+    %c0 = arith.constant 0 : index
+    %v = memref.load %t[%c0] : memref<200000xf32>
+    memref.store %v, %y[%i] : memref<4xf32>
   }
   return
 }
