@@ -65,8 +65,8 @@ class Device {
   virtual StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size,
                                             Buffer* staging, CommandQueue& queue) = 0;
   // The device pointer kernels write a caller's output through; FinishHostOutput, after the
-  // run's dispatches on `queue`, brings it to the caller's memory when it was not that memory
-  // and waits for it.
+  // run's dispatches on `queue`, issues the copy to the caller's memory when it was not that
+  // memory (the caller synchronizes `queue` before reading it).
   virtual StatusOr<DevicePtr> BindHostOutput(void* data, uint64_t bytes, Buffer* staging) = 0;
   virtual Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging, CommandQueue& queue) = 0;
 };

@@ -166,6 +166,19 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
 Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   HEXIR_RETURN_IF_ERROR(CheckBindings(inputs, outputs));
   last_device_ms_.reset();
+  Status issued = Issue(inputs, outputs);
+  // One wait for everything issued, also after a failure: work already on the queue must not
+  // outlive Run (it may write the caller's device memory).
+  Status waited = queue_->Synchronize();
+  HEXIR_RETURN_IF_ERROR(issued);
+  HEXIR_RETURN_IF_ERROR(waited);
+  if (time_device_) {
+    HEXIR_ASSIGN_OR_RETURN(last_device_ms_, queue_->TimedMilliseconds());
+  }
+  return Status::Ok();
+}
+
+Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->BeginTiming());
   // The device decides how a caller's buffer reaches kernels (the host binds it in place when
   // aligned to its element size, else copies it into the staging made at Create()).
@@ -197,10 +210,6 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   bases.outputs = output_bases_.data();
   HEXIR_RETURN_IF_ERROR(Execute(module_, *info_->function, bases, bindings_, *queue_));
   if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming());
-  HEXIR_RETURN_IF_ERROR(queue_->Synchronize());
-  if (time_device_) {
-    HEXIR_ASSIGN_OR_RETURN(last_device_ms_, queue_->TimedMilliseconds());
-  }
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)
       HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,

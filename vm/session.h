@@ -29,11 +29,15 @@ class Session {
   // The bytes of all its arenas.
   uint64_t arena_bytes() const;
   std::optional<double> last_device_ms() const { return last_device_ms_; }
+
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
  private:
   Session(const Module& module, const FunctionInfo* info) : module_(module), info_(info) {}
   Status CheckBindings(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) const;
+  // Issues a run's commands on the session's queue (input copies, dispatches, output copies);
+  // Run synchronizes once, after them.
+  Status Issue(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
   const Module& module_;
   const FunctionInfo* info_;

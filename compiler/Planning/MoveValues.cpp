@@ -68,14 +68,19 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
     });
     llvm::sort(readers[b]);
   }
+  // Each attempt re-plans the arena: a smaller search per attempt (the final plan gets the
+  // whole budget in planMemory), bounded by nodes so the moves chosen do not depend on the clock.
   planner::SolveOptions solve;
   solve.time_limit_seconds = options.timeLimit;
-  solve.max_search_nodes = options.searchNodes;
+  solve.max_search_nodes = std::max<uint64_t>(options.searchNodes / 16, 1000);
   for (int move = 0; move < kMaxMoves; ++move) {
     problem.capacities.assign(target.memorySpaces.size(), 0);
     problem.capacities[space] = capacity;
     problem.capacities[park->first] = capacityOf(target, park->first, constantBytes);
     std::vector<uint64_t> bound = planner::MaxLoadLowerBound(problem);
+    uint64_t parkCapacity = problem.capacities[park->first];
+    if (parkCapacity != 0 && park->first < bound.size() && bound[park->first] > parkCapacity)
+      break;  // the space values move to is full itself: planMemory explains
     if (space < bound.size() && bound[space] <= capacity) {
       auto solved = planner::Solve(problem, solve);
       if (solved.ok() || solved.status().code() != ::hexir::StatusCode::kResourceExhausted)
@@ -99,6 +104,11 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
       const planner::BufferRequest &r = problem.buffers[b];
       if (r.space != space || r.size == 0 || r.may_share_with >= 0 || !(r.first < peak && peak < r.last) ||
           b >= readers.size())
+        continue;
+      // A buffer already cut short by a move keeps its value until that move's copy out: moving
+      // it again would let that copy read memory another buffer has taken. (Its reloaded copy
+      // is a buffer of its own and may move.)
+      if (llvm::any_of(live.moves, [&](const BufferLiveness::Move &m) { return m.buffer == b; }))
         continue;
       int64_t out = r.first, in = -1;
       for (int64_t step : readers[b]) {

@@ -255,6 +255,7 @@ TEST_CASE("a caller's host buffers reach kernels, aligned or not", "[cts]") {
     REQUIRE(bound.ok());
     REQUIRE(device.queue().Fill(*bound, 32, 0x5A, 1).ok());
     REQUIRE(device.FinishHostOutput(out, 32, staging.get(), device.queue()).ok());
+    REQUIRE(device.queue().Synchronize().ok());
     CHECK(std::vector<unsigned char>(out, out + 32) == std::vector<unsigned char>(32, 0x5A));
   });
 }

@@ -100,8 +100,7 @@ class CudaDevice final : public Device {
   Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging, CommandQueue& queue) override {
     if (bytes == 0) return Status::Ok();
     if (staging == nullptr) return InternalError("an output of ", bytes, " bytes has no device staging buffer");
-    HEXIR_RETURN_IF_ERROR(queue.Copy(CopyDirection::kDeviceToHost, data, staging->data(), bytes));
-    return queue.Synchronize();
+    return queue.Copy(CopyDirection::kDeviceToHost, data, staging->data(), bytes);
   }
 
  private:

@@ -36,14 +36,16 @@ bool knownChip(const std::string &chip) {
   std::string error;
   llvm::Triple triple(kTriple);
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target || !llvm::Regex("^sm_[0-9]+a?$").match(chip))
+  // Architecture-specific variants (sm_90a) run on one compute capability only; the kernels use
+  // none of their instructions, so they are not offered.
+  if (!target || !llvm::Regex("^sm_[0-9]+$").match(chip))
     return false;
   // Made for the default processor: one made for an unknown name would warn on stderr.
   std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, "", ""));
   return info && info->isCPUStringValid(chip);
 }
 
-// "sm_90" and "sm_90a" -> 90.
+// "sm_90" -> 90.
 uint32_t computeCapability(llvm::StringRef chip) {
   uint32_t cc = 0;
   chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, cc);

@@ -35,6 +35,9 @@ FailureOr<Value> padAsElementwise(RewriterBase &rewriter, tensor::PadOp pad) {
       ShapedType::isDynamicShape(pad.getStaticLow()))
     return failure();
   Location loc = pad.getLoc();
+  // A constant yielded from inside the pad's region goes away with the pad: a copy outside.
+  if (Operation *def = padValue.getDefiningOp(); def && pad->isProperAncestor(def))
+    padValue = rewriter.clone(*def)->getResult(0);
   unsigned rank = type.getRank();
   Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
   SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
