@@ -90,6 +90,14 @@ TEST_CASE("the verifier catches overlap and misalignment and out-of-arena", "[pl
   // Disjoint lifetimes may share memory.
   p.buffers = {Buf(100, 0, 1), Buf(100, 2, 3)};
   CHECK(Verify(p, Plan{{0, 0}, {100}}).ok());
+  // A handoff from a buffer born at the taker's own step (a value recomputed just before the
+  // dispatch that overwrites it), whatever their order in the problem.
+  p.buffers = {Buf(100, 2, 3), Buf(100, 2, 2)};
+  Plan handoff{{0, 0}, {100}};
+  handoff.shared_with = {1, -1};
+  CHECK(Verify(p, handoff).ok());
+  handoff.shared_with = {-1, -1};  // without the handoff they clash
+  CHECK(Verify(p, handoff).message().find("overlap") != std::string::npos);
 }
 
 TEST_CASE("random problems - best-fit plans always verify and respect the lower bound",

@@ -89,13 +89,23 @@ std::string FormatPlanTable(const PlanReport& r) {
     os << line;
   }
   if (!r.moves.empty()) {
-    std::snprintf(line, sizeof(line), "  moved out and back to fit: %zu value(s), %llu bytes copied (%.3f ms of transfers)\n",
-                  r.moves.size(), static_cast<unsigned long long>(r.moved_bytes), 1000.0 * r.transfer_seconds);
+    std::snprintf(line, sizeof(line),
+                  "  to fit: %zu value(s) moved out and back, %llu bytes copied (%.3f ms of transfers); "
+                  "%llu bytes recomputed\n",
+                  static_cast<size_t>(std::count_if(r.moves.begin(), r.moves.end(),
+                                                    [](const ReportMove& m) { return !m.to_space.empty(); })),
+                  static_cast<unsigned long long>(r.moved_bytes), 1000.0 * r.transfer_seconds,
+                  static_cast<unsigned long long>(r.recomputed_bytes));
     os << line;
     for (const ReportMove& m : r.moves) {
-      std::snprintf(line, sizeof(line), "    %s (%llu B) to '%s' after dispatch %lld, back before dispatch %lld\n",
-                    m.name.c_str(), static_cast<unsigned long long>(m.size), m.to_space.c_str(),
-                    static_cast<long long>(m.out_after), static_cast<long long>(m.in_before));
+      if (m.to_space.empty())
+        std::snprintf(line, sizeof(line), "    %s (%llu B) dropped after dispatch %lld, recomputed before dispatch %lld\n",
+                      m.name.c_str(), static_cast<unsigned long long>(m.size), static_cast<long long>(m.out_after),
+                      static_cast<long long>(m.in_before));
+      else
+        std::snprintf(line, sizeof(line), "    %s (%llu B) to '%s' after dispatch %lld, back before dispatch %lld\n",
+                      m.name.c_str(), static_cast<unsigned long long>(m.size), m.to_space.c_str(),
+                      static_cast<long long>(m.out_after), static_cast<long long>(m.in_before));
       os << line;
     }
   }
@@ -123,13 +133,15 @@ std::string FormatPlanJson(const PlanReport& r) {
      << "  \"upload_once_seconds\": " << r.upload_once_seconds << ",\n"
      << "  \"per_run_transfer_seconds\": " << r.per_run_transfer_seconds << ",\n"
      << "  \"moved_bytes\": " << r.moved_bytes << ",\n"
+     << "  \"recomputed_bytes\": " << r.recomputed_bytes << ",\n"
      << "  \"transfer_seconds\": " << r.transfer_seconds << ",\n"
      << "  \"moves\": [";
   for (size_t i = 0; i < r.moves.size(); ++i) {
     const ReportMove& m = r.moves[i];
     os << (i ? ", " : "") << "{\"name\": " << JsonString(m.name) << ", \"size\": " << m.size
        << ", \"out_after\": " << m.out_after << ", \"in_before\": " << m.in_before
-       << ", \"to_space\": " << JsonString(m.to_space) << "}";
+       << ", \"to_space\": " << (m.to_space.empty() ? "null" : JsonString(m.to_space))
+       << ", \"recomputed\": " << (m.to_space.empty() ? "true" : "false") << "}";
   }
   os << "],\n"
      << "  \"buffers\": [";

@@ -24,7 +24,7 @@ struct ReportMove {
   std::string name;
   uint64_t size = 0;
   int64_t out_after = 0, in_before = 0;
-  std::string to_space;
+  std::string to_space;   // empty: recomputed (its dispatch runs again) instead of moved
 };
 
 struct PlanReport {
@@ -43,6 +43,7 @@ struct PlanReport {
   std::vector<ReportBuffer> buffers;
   std::vector<ReportMove> moves;         // values moved out and back to fit the capacity
   uint64_t moved_bytes = 0;              // bytes those copies move, both ways
+  uint64_t recomputed_bytes = 0;         // bytes written again by rematerialized dispatches
   double transfer_seconds = 0;           // their cost by the machine file's transfer rates
   // Copies the runtime makes between host memory and an arena the host cannot address (a GPU):
   // the constants once at load, the inputs and outputs every run; times by the machine file's

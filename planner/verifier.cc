@@ -33,8 +33,12 @@ Status Verify(const Problem& problem, const Plan& plan) {
   // Live buffers are kept ordered by offset, so only the neighbours need checking.
   std::vector<size_t> order(bufs.size());
   std::iota(order.begin(), order.end(), 0);
+  // At one step, a buffer that takes over another's memory comes after the others: its donor
+  // may be born at that very step (a value recomputed just before the dispatch that overwrites
+  // it) and must be in the live set to be handed over.
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(bufs[a].first, a) < std::tie(bufs[b].first, b);
+    bool takes_a = plan.shared(a) >= 0, takes_b = plan.shared(b) >= 0;
+    return std::tie(bufs[a].first, takes_a, a) < std::tie(bufs[b].first, takes_b, b);
   });
   // Active set per space, ordered by (offset, index). Expiry by a min-heap on `last`.
   std::vector<std::set<std::pair<uint64_t, size_t>>> live(problem.num_spaces());

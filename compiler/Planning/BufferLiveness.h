@@ -35,10 +35,13 @@ struct BufferLiveness {
   SmallVector<Value> bufferValue;               // buffer -> the dispatch result it holds
   // Values moved out of the arena's space and back (MoveValues.h): `buffer` holds the value up
   // to step `outAfter`, when it is copied to `parked` (another space); it is copied back into
-  // `reloaded` before step `inBefore`, whose readers and later ones read it there.
+  // `reloaded` before step `inBefore`, whose readers and later ones read it there. A
+  // rematerialized value (`recompute`) has no parked copy: its dispatch runs again before
+  // `inBefore`, writing `reloaded`.
   struct Move {
     size_t buffer, parked, reloaded;
     int64_t outAfter, inBefore;
+    bool recompute = false;
   };
   SmallVector<Move> moves;
   // The buffer holding a dispatch result when step `step` reads it.

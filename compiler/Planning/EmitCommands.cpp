@@ -77,15 +77,49 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     slot.length = byteSize(v.getType());
     return slot;
   };
-  // Moves out after a step and back before one: copies between the arena and the parking space.
-  auto copiesAt = [&](int64_t step, bool back) {
+  // A rematerialized value's dispatch again, before `step`, writing its recomputed buffer (its
+  // inputs are graph inputs and constants: their slots do not depend on the step).
+  auto recompute = [&](const BufferLiveness::Move &m, int64_t step) -> LogicalResult {
+    Value v = live.bufferValue[m.buffer];
+    auto d = v.getDefiningOp<CallTirOp>();
+    auto it = kernels.find(d.getCallee());
+    if (it == kernels.end())
+      return d.emitError() << "kernel " << d.getCalleeAttr() << " was not compiled";
+    ser::DispatchCommand cmd;
+    cmd.library = it->second.library;
+    cmd.entry = it->second.entry;
+    cmd.workgroups = {it->second.workgroups, 1, 1};
+    for (Value in : d.getInputs())
+      cmd.bindings.push_back(slotOf(in, step));
+    cmd.bindings.push_back(bufferSlot(m.reloaded, v));
+    cmd.num_inputs = d.getInputs().size();
+    cmd.aliases.assign(1, -1);
+    fn.commands.push_back(cmd);
+    for (const KernelLocation &part : it->second.parts) {
+      cmd.library = part.library;
+      cmd.entry = part.entry;
+      cmd.workgroups = {part.workgroups, 1, 1};
+      fn.commands.push_back(cmd);
+    }
+    return success();
+  };
+  // Moves out after a step and back before one: copies between the arena and the parking
+  // space, or the dispatch again for a recomputed value.
+  auto copiesAt = [&](int64_t step, bool back) -> LogicalResult {
     for (const BufferLiveness::Move &m : live.moves) {
       Value v = live.bufferValue[m.buffer];
-      if (back && m.inBefore == step)
-        fn.commands.push_back(ser::CopyCommand{bufferSlot(m.parked, v), bufferSlot(m.reloaded, v)});
-      else if (!back && m.outAfter == step)
+      if (back && m.inBefore == step) {
+        if (m.recompute) {
+          if (failed(recompute(m, step)))
+            return failure();
+        } else {
+          fn.commands.push_back(ser::CopyCommand{bufferSlot(m.parked, v), bufferSlot(m.reloaded, v)});
+        }
+      } else if (!back && m.outAfter == step && !m.recompute) {
         fn.commands.push_back(ser::CopyCommand{bufferSlot(m.buffer, v), bufferSlot(m.parked, v)});
+      }
     }
+    return success();
   };
 
   fn.arenas = plan.arenas;
@@ -96,7 +130,8 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     if (it == kernels.end())
       return d.emitError() << "kernel " << d.getCalleeAttr() << " was not compiled";
     int64_t step = live.stepOf.lookup(d);
-    copiesAt(step, /*back=*/true);
+    if (failed(copiesAt(step, /*back=*/true)))
+      return failure();
     ser::DispatchCommand cmd;
     cmd.library = it->second.library;
     cmd.entry = it->second.entry;
@@ -127,9 +162,11 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
       cmd.workgroups = {part.workgroups, 1, 1};
       fn.commands.push_back(cmd);
     }
-    copiesAt(step, /*back=*/false);
+    if (failed(copiesAt(step, /*back=*/false)))
+      return failure();
   }
-  copiesAt(live.copyStep, /*back=*/true);
+  if (failed(copiesAt(live.copyStep, /*back=*/true)))
+    return failure();
   for (auto [v, k] : live.copies) {
     ser::Slot target;
     target.kind = ser::SlotKind::Output;

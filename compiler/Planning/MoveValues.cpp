@@ -3,6 +3,9 @@
 
 #include "Planning/GraphValues.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 #include "planner/lower_bound.h"
 #include "planner/solver.h"
 
@@ -42,6 +45,30 @@ std::optional<std::pair<uint32_t, double>> parkingSpace(const TargetDescription 
   return std::nullopt;
 }
 
+// Whether buffer `b` holds a value cheap to compute again where it is needed: the only result
+// of a dispatch whose kernel has no reduction (elementwise and broadcast work, one pass over
+// its output) and that reads only graph inputs and constants, which are there at any step.
+bool recomputable(const BufferLiveness &live, size_t b) {
+  Value value = live.bufferValue[b];
+  auto it = live.bufferOf.find(value);
+  if (it == live.bufferOf.end() || it->second != b)
+    return false;  // a reloaded copy: its value was made elsewhere
+  auto d = value.getDefiningOp<CallTirOp>();
+  if (!d || d->getNumResults() != 1)
+    return false;
+  for (Value in : d.getInputs()) {
+    Value root = rootOf(in);
+    if (!isa<BlockArgument>(root) && !root.getDefiningOp<arith::ConstantOp>())
+      return false;
+  }
+  auto kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(d, d.getCalleeAttr());
+  if (!kernel || kernel.isDeclaration())
+    return false;
+  bool cheap = true;
+  kernel.walk([&](linalg::LinalgOp op) { cheap &= op.getNumParallelLoops() == op.getNumLoops(); });
+  return cheap;
+}
+
 double latencyOf(const TargetDescription &target, uint32_t park) {
   double seconds = 0;
   for (const SpaceTransfer &t : target.transfers)
@@ -57,7 +84,7 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
   uint32_t space = target.arenaSpace;
   uint64_t capacity = capacityOf(target, space, constantBytes);
   std::optional<std::pair<uint32_t, double>> park = parkingSpace(target);
-  if (capacity == 0 || !park)
+  if (capacity == 0)
     return;
   planner::Problem &problem = live.problem;
   // Steps each buffer's value is read at (the final copies read at copyStep), sorted.
@@ -68,23 +95,26 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
     });
     llvm::sort(readers[b]);
   }
-  // Each attempt re-plans the arena: a smaller search per attempt (the final plan gets the
-  // whole budget in planMemory), bounded by nodes so the moves chosen do not depend on the clock.
+  // Each attempt re-plans the arena. The first has planMemory's whole budget (a plan that fits
+  // as it is moves nothing); later ones a smaller search, bounded by nodes so the moves chosen
+  // do not depend on the clock.
   planner::SolveOptions solve;
   solve.time_limit_seconds = options.timeLimit;
-  solve.max_search_nodes = std::max<uint64_t>(options.searchNodes / 16, 1000);
+  solve.max_search_nodes = options.searchNodes;
   for (int move = 0; move < kMaxMoves; ++move) {
     problem.capacities.assign(target.memorySpaces.size(), 0);
     problem.capacities[space] = capacity;
-    problem.capacities[park->first] = capacityOf(target, park->first, constantBytes);
+    if (park)
+      problem.capacities[park->first] = capacityOf(target, park->first, constantBytes);
     std::vector<uint64_t> bound = planner::MaxLoadLowerBound(problem);
-    uint64_t parkCapacity = problem.capacities[park->first];
-    if (parkCapacity != 0 && park->first < bound.size() && bound[park->first] > parkCapacity)
+    uint64_t parkCapacity = park ? problem.capacities[park->first] : 0;
+    if (park && parkCapacity != 0 && park->first < bound.size() && bound[park->first] > parkCapacity)
       break;  // the space values move to is full itself: planMemory explains
     if (space < bound.size() && bound[space] <= capacity) {
       auto solved = planner::Solve(problem, solve);
       if (solved.ok() || solved.status().code() != ::hexir::StatusCode::kResourceExhausted)
         break;
+      solve.max_search_nodes = std::max<uint64_t>(options.searchNodes / 16, 1000);
     }
     // The step where the arena's live bytes peak (a buffer that takes over a dying one's memory
     // counts once).
@@ -97,9 +127,12 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
         load[static_cast<size_t>(t)] += r.size;
     }
     int64_t peak = std::max_element(load.begin(), load.end()) - load.begin();
-    // The largest value live across the peak but not read there, over its idle interval.
+    // The largest value live across the peak but not read there, over its idle interval:
+    // recomputed if its dispatch is cheap and reads only inputs and constants, else moved out
+    // (when there is a space to move to).
     std::optional<size_t> best;
     int64_t bestOut = 0, bestIn = 0;
+    bool bestRecompute = false;
     for (size_t b = 0; b < problem.buffers.size(); ++b) {
       const planner::BufferRequest &r = problem.buffers[b];
       if (r.space != space || r.size == 0 || r.may_share_with >= 0 || !(r.first < peak && peak < r.last) ||
@@ -123,11 +156,21 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
       }
       if (in < 0)
         continue;
-      if (!best || r.size > problem.buffers[*best].size ||
-          (r.size == problem.buffers[*best].size && in - out > bestIn - bestOut)) {
+      bool recompute = recomputable(live, b);
+      if (!recompute && !park)
+        continue;
+      // Recomputing moves no bytes: it wins over a larger value that would have to travel.
+      auto better = [&] {
+        if (!best || recompute != bestRecompute)
+          return !best || recompute;
+        const planner::BufferRequest &current = problem.buffers[*best];
+        return r.size > current.size || (r.size == current.size && in - out > bestIn - bestOut);
+      };
+      if (better()) {
         best = b;
         bestOut = out;
         bestIn = in;
+        bestRecompute = recompute;
       }
     }
     if (!best)
@@ -135,19 +178,25 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
     size_t b = *best;
     planner::BufferRequest original = problem.buffers[b];
     problem.buffers[b].last = bestOut;
-    planner::BufferRequest parked = original, reloaded = original;
-    parked.first = bestOut;
-    parked.last = bestIn;
-    parked.space = park->first;
-    parked.name = original.name + " (moved out)";
+    Value value = live.bufferValue[b];
+    size_t parkedIndex = SIZE_MAX;
+    if (!bestRecompute) {
+      planner::BufferRequest parked = original;
+      parked.first = bestOut;
+      parked.last = bestIn;
+      parked.space = park->first;
+      parked.name = original.name + " (moved out)";
+      parkedIndex = problem.buffers.size();
+      problem.buffers.push_back(parked);
+      live.bufferValue.push_back(value);
+      readers.push_back({});
+    }
+    planner::BufferRequest reloaded = original;
     reloaded.first = bestIn;
     reloaded.last = original.last;
-    reloaded.name = original.name + " (moved back)";
-    size_t parkedIndex = problem.buffers.size(), reloadedIndex = parkedIndex + 1;
-    problem.buffers.push_back(parked);
+    reloaded.name = original.name + (bestRecompute ? " (recomputed)" : " (moved back)");
+    size_t reloadedIndex = problem.buffers.size();
     problem.buffers.push_back(reloaded);
-    Value value = live.bufferValue[b];
-    live.bufferValue.push_back(value);
     live.bufferValue.push_back(value);
     // Readers from bestIn on read the reloaded copy, whose life ends where the value's did: a
     // result that was to take over its memory takes over the copy's.
@@ -157,15 +206,19 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
         later.push_back(step);
     readers[b].erase(std::remove_if(readers[b].begin(), readers[b].end(), [&](int64_t s) { return s >= bestIn; }),
                      readers[b].end());
-    readers.push_back({});
     readers.push_back(later);
     for (planner::BufferRequest &r : problem.buffers)
       if (r.may_share_with == static_cast<int64_t>(b) && r.first == original.last)
         r.may_share_with = static_cast<int64_t>(reloadedIndex);
-    live.moves.push_back({b, parkedIndex, reloadedIndex, bestOut, bestIn});
-    report.moves.push_back({original.name, original.size, bestOut, bestIn, target.memorySpaces[park->first].name});
-    report.moved_bytes += 2 * original.size;
-    report.transfer_seconds += original.size * park->second + latencyOf(target, park->first);
+    live.moves.push_back({b, parkedIndex, reloadedIndex, bestOut, bestIn, bestRecompute});
+    if (bestRecompute) {
+      report.moves.push_back({original.name, original.size, bestOut, bestIn, ""});
+      report.recomputed_bytes += original.size;
+    } else {
+      report.moves.push_back({original.name, original.size, bestOut, bestIn, target.memorySpaces[park->first].name});
+      report.moved_bytes += 2 * original.size;
+      report.transfer_seconds += original.size * park->second + latencyOf(target, park->first);
+    }
   }
   problem.capacities.assign(target.memorySpaces.size(), 0);
   for (uint32_t s = 0; s < target.memorySpaces.size(); ++s)

@@ -74,29 +74,38 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
   constexpr size_t kShown = 5;
   for (size_t k = 0; k < there.size() && k < kShown; ++k) {
     const planner::BufferRequest &r = live.problem.buffers[there[k]];
-    CallTirOp producer = live.dispatches[static_cast<size_t>(r.first)];
-    diag << (k ? "; " : " ") << "the output of dispatch " << r.first << " (" << coveredNames(producer) << "), "
-         << bytes(r.size) << " B, last used by dispatch " << r.last;
+    // The dispatch that made the value (a copy moved back or recomputed starts later).
+    auto producer = live.bufferValue[there[k]].getDefiningOp<CallTirOp>();
+    int64_t made = live.stepOf.lookup(producer);
+    diag << (k ? "; " : " ") << "the output of dispatch " << made << " (" << coveredNames(producer) << ")";
+    for (const BufferLiveness::Move &m : live.moves)
+      if (m.reloaded == there[k])
+        diag << (m.recompute ? ", recomputed before dispatch " : ", moved back before dispatch ") << m.inBefore;
+    diag << ", " << bytes(r.size) << " B, last used by dispatch " << r.last;
   }
   if (there.size() > kShown)
     diag << ", and " << there.size() - kShown << " more";
-  // With a space to move values to: why that did not suffice.
+  // Why moving values out (to a space the machine can copy to and back) or recomputing them
+  // did not suffice.
   bool canMove = llvm::any_of(target.transfers, [&](const SpaceTransfer &t) { return t.from == space && t.to != space; });
-  if (canMove) {
-    bool idle = llvm::any_of(there, [&](size_t b) {
-      const planner::BufferRequest &r = live.problem.buffers[b];
-      bool used = r.first == peak || r.last == peak;
-      forEachReader(live.bufferValue[b], [&](Operation *user) {
-        used |= (isa<func::ReturnOp>(user) ? live.copyStep : live.stepOf.lookup(user)) == peak;
-      });
-      return !used;
+  bool idle = llvm::any_of(there, [&](size_t b) {
+    const planner::BufferRequest &r = live.problem.buffers[b];
+    bool used = r.first == peak || r.last == peak;
+    forEachReader(live.bufferValue[b], [&](Operation *user) {
+      used |= (isa<func::ReturnOp>(user) ? live.copyStep : live.stepOf.lookup(user)) == peak;
     });
-    if (!live.moves.empty())
-      diag << " (after moving " << live.moves.size() << (live.moves.size() == 1 ? " value" : " values")
-           << " out and back)";
-    diag << (idle ? "; moving the values idle there out was not enough"
-                  : "; each of them is read or written by that dispatch, so none can be moved out");
-  }
+    return !used;
+  });
+  if (!live.moves.empty())
+    diag << " (after moving or recomputing " << live.moves.size() << (live.moves.size() == 1 ? " value" : " values")
+         << ")";
+  if (!idle)
+    diag << "; each of them is read or written by that dispatch, so none can be moved out or recomputed";
+  else if (canMove)
+    diag << "; moving or recomputing the values idle there was not enough";
+  else
+    diag << "; the values idle there cannot be recomputed (only elementwise results of inputs and constants "
+            "can) and the target has no memory space to move them to";
   uint64_t needed = space < smallest.space_sizes.size() ? smallest.space_sizes[space] : 0;
   diag << "; the smallest plan found needs " << bytes(needed) << " bytes: raise the budget of '" << name
        << "' to at least " << bytes(needed + constants) << " bytes (--memory-budget " << name << "="

@@ -274,15 +274,16 @@ namespace {
 
 TEST_CASE("moves: a value idle at the peak goes to the larger space and back", "[planning]") {
   Fixture f;
-  // 128 bytes of SRAM, DRAM behind it. a = neg(x) [0, 3] is read only at 3; b = neg(x) [1, 2];
-  // c = window(b) [2, 3]: at step 2, a, b and c need 192 bytes. a is idle there: it is copied
-  // to DRAM after dispatch 0 and back before dispatch 3, and the SRAM holds two buffers at most.
+  // 128 bytes of SRAM, DRAM behind it. a = window(x) [0, 3] is read only at 3; b = neg(x)
+  // [1, 2]; c = window(b) [2, 3]: at step 2, a, b and c need 192 bytes. a is idle there (and a
+  // reduction, not recomputed): it is copied to DRAM after dispatch 0 and back before dispatch
+  // 3, and the SRAM holds two buffers at most.
   f.target.memorySpaces = {{"sram", 128, 64, true, true}, {"dram", 0, 64, true, true}};
   f.target.constantSpace = 1;
   f.target.transfers = {{0, 1, 1e9, 1e-6}, {1, 0, 1e9, 1e-6}};
   func::FuncOp main = f.parse(R"mlir(
 func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
-  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %a = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
   %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
   %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
   %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
@@ -301,7 +302,7 @@ func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
   CHECK(f.report.arena_bytes == 128);
   CHECK(f.report.moved_bytes == 128);
   REQUIRE(f.report.moves.size() == 1);
-  CHECK((f.report.moves[0].name == "neg" && f.report.moves[0].to_space == "dram"));
+  CHECK((f.report.moves[0].name == "window" && f.report.moves[0].to_space == "dram"));
   // ALLOC sram, ALLOC dram, neg -> a, COPY a out, neg -> b, window, COPY a back, add.
   REQUIRE(f.fn.commands.size() == 8);
   const auto &out = std::get<ser::CopyCommand>(f.fn.commands[3]);
@@ -320,7 +321,7 @@ TEST_CASE("moves: nothing moves without a space to move to, or when every value 
   f.target.constantSpace = 1;
   func::FuncOp main = f.parse(R"mlir(
 func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
-  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %a = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
   %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
   %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
   %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
@@ -335,8 +336,40 @@ func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
   f.target.memorySpaces[0].capacity = 64;  // b and c are both used at step 2: 128 bytes, always
   moveValuesToFit(*live, f.target, 0, PlanMemoryOptions(), f.report);
   for (const BufferLiveness::Move &m : live->moves)
-    CHECK(live->problem.buffers[m.buffer].name == "neg");  // only a could move
+    CHECK(live->problem.buffers[m.buffer].first == 0);  // only a could move
   CHECK(failed(planMemory(main, *live, f.target, PlanMemoryOptions(), f.report)));
+}
+
+TEST_CASE("moves: an elementwise value of the inputs is recomputed where it is needed again", "[planning]") {
+  Fixture f;
+  // One 128-byte space, no other. a = neg(x) [0, 3] reads only the input: instead of waiting
+  // through step 2 (a, b and c: 192 bytes) it is dropped after dispatch 0 and neg runs again
+  // before dispatch 3, into a new buffer the add reads.
+  f.target.memorySpaces = {{"host", 128, 64, true, true}};
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  REQUIRE(f.live.moves.size() == 1);
+  const BufferLiveness::Move &m = f.live.moves[0];
+  CHECK((m.recompute && m.buffer == 0 && m.outAfter == 0 && m.inBefore == 3));
+  CHECK(f.report.arena_bytes == 128);
+  CHECK((f.report.recomputed_bytes == 64 && f.report.moved_bytes == 0));
+  REQUIRE(f.report.moves.size() == 1);
+  CHECK(f.report.moves[0].to_space.empty());
+  // ALLOC, neg -> a, neg -> b, window, neg again -> a', add: no copy.
+  REQUIRE(f.fn.commands.size() == 6);
+  const ser::DispatchCommand &again = f.dispatch(4);
+  CHECK(again.entry == f.dispatch(1).entry);
+  CHECK(sameSlot(again.bindings[0], ser::SlotKind::Input, 0, 0, 64));
+  CHECK(sameSlot(again.bindings[1], ser::SlotKind::Arena, 0, f.memory.plan.offsets[m.reloaded], 64));
+  CHECK(sameSlot(f.dispatch(5).bindings[0], ser::SlotKind::Arena, 0, f.memory.plan.offsets[m.reloaded], 64));
 }
 
 } // namespace

@@ -32,11 +32,11 @@ def compile_(bin_dir, onnx, out, *flags):
     return r, (json.load(open(plan)) if r.returncode == 0 else None)
 
 
-def run_matches(bin_dir, hxb, x, ref, tmp):
+def run_matches(bin_dir, hxb, x, ref, tmp, names=("input", "output")):
     np.save(os.path.join(tmp, "x.npy"), x)
     out = os.path.join(tmp, "y.npy")
-    r = subprocess.run([os.path.join(bin_dir, "hexir-run"), hxb, "--input", "input=" + os.path.join(tmp, "x.npy"),
-                        "--output", "output=" + out], capture_output=True, text=True)
+    r = subprocess.run([os.path.join(bin_dir, "hexir-run"), hxb, "--input", f"{names[0]}=" + os.path.join(tmp, "x.npy"),
+                        "--output", f"{names[1]}=" + out], capture_output=True, text=True)
     if r.returncode != 0:
         return False, r.stderr.strip()
     got = np.load(out).astype(np.float64)
@@ -74,6 +74,22 @@ def main():
             why = (f"peak {peak.group(1)} B at dispatch {peak.group(2)} ({peak.group(3)[:60]})" if peak else "")
             rows.append((model, label, "refused", f"{why}; smallest plan {smallest.group(1) if smallest else '?'} B"))
             return None
+
+        # Rematerialization: tanh(x) is dropped and recomputed under a 600-byte budget; the
+        # result must not change (reference: NumPy).
+        graph = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "compiler", "test", "Driver",
+                             "recompute.mlir")
+        hxb = os.path.join(tmp, "recompute.hxb")
+        r, plan = compile_(args.bin, graph, hxb, "--no-fusion", "--memory-budget", "host=600")
+        x = np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32)
+        e = np.exp(x.astype(np.float64))
+        ok, detail = (False, r.stderr) if r.returncode else run_matches(args.bin, hxb, x, np.tanh(x) + e @ e, tmp,
+                                                                        ("input0", "output0"))
+        if not ok or plan is None or plan["recomputed_bytes"] != 256:
+            failures.append(f"recompute graph: {detail[:300]}")
+        rows.append(("tanh(x) + exp(x) @ exp(x), 8x8", "host, 600 B", "fits" if ok else "FAILED",
+                     f"arena {plan['arena_bytes'] if plan else '?'} B (768 without a budget); tanh(x) recomputed "
+                     f"before its reader; matches NumPy ({detail})"))
 
         # The edge CNN: over the 1 MiB SRAM as it is, fits with moved values.
         onnx = os.path.join(tmp, "edge_cnn.onnx")

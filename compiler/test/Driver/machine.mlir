@@ -16,9 +16,9 @@
 // DUMP: target: host; memory spaces: 0 sram 1 dram; constants in dram
 // DUMP: arena 0: 512 bytes, align 64, memory space sram
 
-// A budget is a capacity of one of the machine's spaces. `a` is idle at dispatch 1 and moves to
-// the DRAM and back, but at dispatch 2 the mul reads both of its operands.
-// SRAM: error: the arena in memory space 'sram' peaks at 512 bytes at dispatch 2 ('c'), over its capacity of 400 bytes; live there: {{.*}} (after moving 1 value out and back); each of them is read or written by that dispatch, so none can be moved out; the smallest plan found needs 512 bytes
+// A budget is a capacity of one of the machine's spaces. `a` is idle at dispatch 1 and is
+// recomputed before dispatch 2, but there the mul reads both of its operands.
+// SRAM: error: the arena in memory space 'sram' peaks at 512 bytes at dispatch 2 ('c'), over its capacity of 400 bytes; live there: {{.*}} (after moving or recomputing 1 value); each of them is read or written by that dispatch, so none can be moved out or recomputed; the smallest plan found needs 512 bytes
 
 // UNKNOWN: error: unknown machine 'tpu-pod' (presets: host, h200, edge; or give a path to a machine file)
 // BAD: memory space 0 ('ram'): "visible_to" names 'gpu', which is not a processor of the machine

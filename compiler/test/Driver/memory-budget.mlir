@@ -3,11 +3,14 @@
 // RUN: not %hexir-compile %s -o %t.hxb --memory-budget sram=512 2>&1 | FileCheck %s --check-prefix=SPACE
 
 // a = tanh(x) and b = exp(x) (256 bytes each) are both live until c = a * b, which is written
-// over a; y = tanh(c) is the output. The live bytes peak at 512 from dispatch 1 to 2: over a
-// budget of 400 the compiler says where, what is live there and the smallest plan.
-// CHECK: error: the arena in memory space 'host' peaks at 512 bytes at dispatch 1 ('b'), over its capacity of 400 bytes;
-// CHECK-SAME: live there: the output of dispatch 0 ('a'), 256 B, last used by dispatch 2;
-// CHECK-SAME: the output of dispatch 1 ('b'), 256 B, last used by dispatch 2;
+// over a; y = tanh(c) is the output. The live bytes peak at 512 from dispatch 1 to 2. Over a
+// budget of 400, a (elementwise, of the input) is recomputed before dispatch 2 instead of
+// waiting through dispatch 1, but c still needs a and b: the compiler says where, what is live
+// there, why nothing more can move, and the smallest plan.
+// CHECK: error: the arena in memory space 'host' peaks at 512 bytes at dispatch 2 ('c'), over its capacity of 400 bytes;
+// CHECK-SAME: live there: the output of dispatch 1 ('b'), 256 B, last used by dispatch 2;
+// CHECK-SAME: the output of dispatch 0 ('a'), recomputed before dispatch 2, 256 B, last used by dispatch 2
+// CHECK-SAME: (after moving or recomputing 1 value); each of them is read or written by that dispatch, so none can be moved out or recomputed;
 // CHECK-SAME: the smallest plan found needs 512 bytes: raise the budget of 'host' to at least 512 bytes (--memory-budget host=512)
 
 // FITS: arena 512 bytes; lower bound 512 bytes
