@@ -77,11 +77,11 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     slot.length = byteSize(v.getType());
     return slot;
   };
-  // A rematerialized value's dispatch again, before `step`, writing its recomputed buffer (its
-  // inputs are graph inputs and constants: their slots do not depend on the step).
-  auto recompute = [&](const BufferLiveness::Move &m, int64_t step) -> LogicalResult {
-    Value v = live.bufferValue[m.buffer];
-    auto d = v.getDefiningOp<CallTirOp>();
+  // Dispatch `d` reading its inputs where they are at `step` and writing `results` (`aliases`:
+  // the input each result is written over, or -1), then its further parts with the same
+  // bindings.
+  auto dispatch = [&](CallTirOp d, int64_t step, ArrayRef<ser::Slot> results,
+                      ArrayRef<int32_t> aliases) -> LogicalResult {
     auto it = kernels.find(d.getCallee());
     if (it == kernels.end())
       return d.emitError() << "kernel " << d.getCalleeAttr() << " was not compiled";
@@ -91,9 +91,9 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     cmd.workgroups = {it->second.workgroups, 1, 1};
     for (Value in : d.getInputs())
       cmd.bindings.push_back(slotOf(in, step));
-    cmd.bindings.push_back(bufferSlot(m.reloaded, v));
+    cmd.bindings.insert(cmd.bindings.end(), results.begin(), results.end());
     cmd.num_inputs = d.getInputs().size();
-    cmd.aliases.assign(1, -1);
+    cmd.aliases.assign(aliases.begin(), aliases.end());
     fn.commands.push_back(cmd);
     for (const KernelLocation &part : it->second.parts) {
       cmd.library = part.library;
@@ -102,6 +102,12 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
       fn.commands.push_back(cmd);
     }
     return success();
+  };
+  // A rematerialized value's dispatch again, before `step`, writing its recomputed buffer (its
+  // inputs are graph inputs and constants: their slots do not depend on the step).
+  auto recompute = [&](const BufferLiveness::Move &m, int64_t step) -> LogicalResult {
+    Value v = live.bufferValue[m.buffer];
+    return dispatch(v.getDefiningOp<CallTirOp>(), step, {bufferSlot(m.reloaded, v)}, {-1});
   };
   // Moves out after a step and back before one: copies between the arena and the parking
   // space, or the dispatch again for a recomputed value.
@@ -126,24 +132,15 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
   for (uint32_t a = 0; a < plan.arenas.size(); ++a)
     fn.commands.push_back(ser::AllocCommand{a});
   for (CallTirOp d : live.dispatches) {
-    auto it = kernels.find(d.getCallee());
-    if (it == kernels.end())
-      return d.emitError() << "kernel " << d.getCalleeAttr() << " was not compiled";
     int64_t step = live.stepOf.lookup(d);
     if (failed(copiesAt(step, /*back=*/true)))
       return failure();
-    ser::DispatchCommand cmd;
-    cmd.library = it->second.library;
-    cmd.entry = it->second.entry;
-    cmd.workgroups = {it->second.workgroups, 1, 1};
-    for (Value v : d.getInputs())
-      cmd.bindings.push_back(slotOf(v, step));
+    SmallVector<ser::Slot> results;
     for (Value v : d.getResults())
-      cmd.bindings.push_back(slotOf(v, step));
-    cmd.num_inputs = d.getInputs().size();
-    cmd.aliases.assign(d.getNumResults(), -1);
+      results.push_back(slotOf(v, step));
+    SmallVector<int32_t> aliases(d.getNumResults(), -1);
     if (auto tie = ties.find(d); tie != ties.end())
-      cmd.aliases[tie->second.first] = static_cast<int32_t>(tie->second.second);
+      aliases[tie->second.first] = static_cast<int32_t>(tie->second.second);
     for (auto [k, result] : llvm::enumerate(d.getResults())) {
       auto own = live.bufferOf.find(result);
       if (own == live.bufferOf.end() || plan.plan.shared(own->second) < 0)
@@ -151,18 +148,11 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
       Value taken = live.bufferValue[plan.plan.shared(own->second)];
       for (auto [i, input] : llvm::enumerate(d.getInputs()))
         if (rootOf(input) == taken) {
-          cmd.aliases[k] = static_cast<int32_t>(i);
+          aliases[k] = static_cast<int32_t>(i);
           break;
         }
     }
-    fn.commands.push_back(cmd);
-    for (const KernelLocation &part : it->second.parts) {
-      cmd.library = part.library;
-      cmd.entry = part.entry;
-      cmd.workgroups = {part.workgroups, 1, 1};
-      fn.commands.push_back(cmd);
-    }
-    if (failed(copiesAt(step, /*back=*/false)))
+    if (failed(dispatch(d, step, results, aliases)) || failed(copiesAt(step, /*back=*/false)))
       return failure();
   }
   if (failed(copiesAt(live.copyStep, /*back=*/true)))

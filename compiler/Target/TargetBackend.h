@@ -17,6 +17,7 @@
 #define HEXIR_COMPILER_TARGET_TARGETBACKEND_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "serializer/executable_spec.h"
@@ -69,6 +70,18 @@ struct TargetDescription {
     double downloadBytesPerSecond = 0, downloadLatencySeconds = 0;
   } hostLink;
 };
+
+// Bytes each binding of a kernel function (tensor arguments, then results) holds: what the
+// executable records per entry so the loader can refuse a dispatch of other sizes.
+inline std::vector<uint64_t> kernelBindingBytes(FunctionType type) {
+  std::vector<uint64_t> bytes;
+  for (TypeRange types : {TypeRange(type.getInputs()), TypeRange(type.getResults())})
+    for (Type t : types) {
+      auto tensor = cast<RankedTensorType>(t);
+      bytes.push_back(static_cast<uint64_t>(tensor.getNumElements()) * ((tensor.getElementTypeBitWidth() + 7) / 8));
+    }
+  return bytes;
+}
 
 class TargetBackend {
 public:

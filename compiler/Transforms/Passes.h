@@ -33,6 +33,9 @@ void buildLowerTosaPipeline(OpPassManager &pm);
 // (TargetDescription::padProducersInKernel).
 void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true,
                         bool padsInPlace = true);
+// Kernel functions on tensors -> on buffers, for every target: one-shot bufferization with
+// read-only arguments and identity layouts, results as trailing out-parameters.
+void buildBufferizeKernelsPipeline(OpPassManager &pm);
 // Registers the named graph pipeline `hexir-lower-tosa` for hexir-opt.
 void registerHexirPipelines();
 

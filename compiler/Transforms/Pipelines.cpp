@@ -2,6 +2,7 @@
 #include "Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -51,6 +52,26 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   pm.addPass(createOutlineDispatches(outline));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::hexir::buildBufferizeKernelsPipeline(OpPassManager &pm) {
+  // Tensors -> buffers; kernel arguments are read-only (marked by dispatch formation) and
+  // results become out-parameters: `void k(in..., out...)`. modify-public-functions: without
+  // it MLIR 22 leaves public kernels returning a malloc'd buffer.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Tiled loops on tensors bufferize in place into loops that yield their own iter_args and
+  // copy subviews onto themselves; folding those lets the returned buffer be the result
+  // allocation again, which the next pass replaces by the out-parameter.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
 }
 
 void mlir::hexir::registerHexirPipelines() {

@@ -56,17 +56,7 @@ public:
         info.stackBytes = static_cast<unsigned>(stack.getInt());
       kernels.push_back(std::move(info));
     }
-    auto object = emitHostObject(kernelModule, kernels, host_);
-    if (failed(object))
-      return failure();
-    auto sharedObject = linkSharedObject(object->object, module.getLoc(), host_);
-    if (failed(sharedObject))
-      return failure();
-    library.code = std::move(*sharedObject);
-    library.cpu_features = object->cpuFeatures;
-    for (const KernelInfo &k : kernels)
-      library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes, k.bindingBytes});
-    return library;
+    return packageHostKernels(kernelModule, kernels, host_, module.getLoc());
   }
 
 private:
@@ -81,9 +71,7 @@ private:
 
 static FailureOr<std::unique_ptr<TargetBackend>> createEmulator(const TargetOptions &options, Location loc,
                                                                 bool reverse) {
-  HostTargetOptions host;
-  host.cpu = options.cpu;
-  host.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
+  HostTargetOptions host = hostTargetOptions(options);
   FailureOr<KernelPipelineOptions> pipeline = describeHostTarget(host, loc);
   if (failed(pipeline))
     return failure();

@@ -1,5 +1,6 @@
 //===- CudaKernels.cpp - the kernels of a graph as outlined CUDA kernels --===//
 #include "Target/Cuda/CudaKernels.h"
+#include "Target/TargetBackend.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -23,14 +24,7 @@ FailureOr<OutlinedCudaKernels> mlir::hexir::outlineCudaKernels(ModuleOp module, 
       continue;
     b.clone(*fn);
     FunctionType type = fn.getFunctionType();
-    Kernel k{fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), {}};
-    for (TypeRange types : {TypeRange(type.getInputs()), TypeRange(type.getResults())})
-      for (Type t : types) {
-        auto tensor = cast<RankedTensorType>(t);
-        k.bindingBytes.push_back(static_cast<uint64_t>(tensor.getNumElements()) *
-                                 ((tensor.getElementTypeBitWidth() + 7) / 8));
-      }
-    kernels.push_back(std::move(k));
+    kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), kernelBindingBytes(type)});
   }
   if (kernels.empty())
     return result;

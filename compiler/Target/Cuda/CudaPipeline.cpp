@@ -2,7 +2,6 @@
 #include "Target/Cuda/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -19,17 +18,7 @@ void mlir::hexir::buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipeli
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Tensors -> buffers as on the host: read-only arguments, results as out-parameters.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  buildBufferizeKernelsPipeline(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   OutlineGpuKernelsOptions outline;

@@ -201,6 +201,20 @@ LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
   return success();
 }
 
+// An empty gpu.func `name` in `gpuModule` taking `fn`'s bindings (mapped in `map`), the
+// rewriter at the start of its body.
+gpu::GPUFuncOp createKernel(IRRewriter &rewriter, func::FuncOp fn, gpu::GPUModuleOp gpuModule, StringRef name,
+                            IRMapping &map) {
+  rewriter.setInsertionPointToEnd(gpuModule.getBody());
+  auto gfn = gpu::GPUFuncOp::create(rewriter, fn.getLoc(), name, fn.getFunctionType());
+  gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
+  Block &entry = gfn.getBody().front();
+  for (auto [from, to] : llvm::zip(fn.getArguments(), entry.getArguments()))
+    map.map(from, to);
+  rewriter.setInsertionPointToStart(&entry);
+  return gfn;
+}
+
 struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<OutlineGpuKernelsPass> {
   using OutlineGpuKernelsBase::OutlineGpuKernelsBase;
 
@@ -261,14 +275,8 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
              << "kernel '" << fn.getSymName() << "' needs " << bytes
              << " bytes of temporary buffers between its loop nests, more than the " << kMaxSerialTemporaryBytes
              << " bytes of local memory the CUDA target gives one thread";
-    rewriter.setInsertionPointToEnd(gpuModule.getBody());
-    auto gfn = gpu::GPUFuncOp::create(rewriter, fn.getLoc(), fn.getSymName(), fn.getFunctionType());
-    gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
-    Block &entry = gfn.getBody().front();
     IRMapping map;
-    for (auto [from, to] : llvm::zip(fn.getArguments(), entry.getArguments()))
-      map.map(from, to);
-    rewriter.setInsertionPointToStart(&entry);
+    gpu::GPUFuncOp gfn = createKernel(rewriter, fn, gpuModule, fn.getSymName(), map);
     for (Operation &op : fn.getBody().front().without_terminator())
       rewriter.clone(op, map);
     gpu::ReturnOp::create(rewriter, fn.getLoc());
@@ -315,14 +323,8 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
       std::string name = fn.getSymName().str();
       if (k > 0)
         name += "__" + std::to_string(k);
-      rewriter.setInsertionPointToEnd(gpuModule.getBody());
-      auto gfn = gpu::GPUFuncOp::create(rewriter, fn.getLoc(), name, fn.getFunctionType());
-      gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
-      Block &entry = gfn.getBody().front();
       IRMapping map;
-      for (auto [from, to] : llvm::zip(fn.getArguments(), entry.getArguments()))
-        map.map(from, to);
-      rewriter.setInsertionPointToStart(&entry);
+      gpu::GPUFuncOp gfn = createKernel(rewriter, fn, gpuModule, name, map);
       // Views of the bindings and constants the nest reads (unused ones fold away).
       for (Operation &op : body.without_terminator())
         if (!isNest(op))

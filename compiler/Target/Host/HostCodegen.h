@@ -14,6 +14,8 @@
 #include "mlir/Support/LLVM.h"
 
 #include "Target/Host/Passes.h"
+#include "Target/TargetRegistry.h"
+#include "serializer/executable_spec.h"
 
 #include <cstdint>
 #include <string>
@@ -36,6 +38,8 @@ struct HostTargetOptions {
   std::string linkerPath;    // ld.lld
 };
 
+// The host code generator's options from the command line's (the default linker if none).
+HostTargetOptions hostTargetOptions(const TargetOptions &options);
 // What the kernel pipeline needs to know of the target CPU: the width of its vector registers
 // (512 with AVX-512, 256 with AVX, else 128) and whether it has FMA.
 FailureOr<KernelPipelineOptions> describeHostTarget(const HostTargetOptions &options, Location loc);
@@ -63,6 +67,10 @@ FailureOr<HostObject> emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> k
 // always removed.
 FailureOr<std::vector<uint8_t>> linkSharedObject(ArrayRef<char> object, Location loc,
                                                  const HostTargetOptions &options);
+// The last two steps together: an LLVM-dialect kernel module as a host ELF kernel library
+// (code, entries, CPU extensions).
+FailureOr<::hexir::serializer::KernelLibrary> packageHostKernels(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
+                                                                 const HostTargetOptions &options, Location loc);
 
 } // namespace mlir::hexir
 

@@ -19,23 +19,7 @@ void mlir::hexir::buildHostKernelPipeline(OpPassManager &pm, const KernelPipelin
   pm.addPass(createTileAndVectorize(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // Tensors -> buffers; kernel arguments are read-only (marked by dispatch formation) and
-  // results become out-parameters: `void k(in..., out...)`. modify-public-functions: without
-  // it MLIR 22 leaves public kernels returning a malloc'd buffer.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // Tiled loops on tensors bufferize in place into loops that yield their own iter_args and
-  // copy subviews onto themselves; folding those lets the returned buffer be the result
-  // allocation again, which the next pass replaces by the out-parameter.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  buildBufferizeKernelsPipeline(pm);
   // Small temporaries (a pooling window) live on the stack; kernels never allocate.
   pm.addNestedPass<func::FuncOp>(bufferization::createPromoteBuffersToStackPass());
   pm.addPass(createExpandCopies());

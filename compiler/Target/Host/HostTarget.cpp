@@ -31,19 +31,7 @@ public:
     auto llvmModule = lowerKernelsToLLVMDialect(module, kernels, pipeline_);
     if (failed(llvmModule))
       return failure();
-    auto object = emitHostObject(**llvmModule, kernels, options_);
-    if (failed(object))
-      return failure();
-    auto sharedObject = linkSharedObject(object->object, module.getLoc(), options_);
-    if (failed(sharedObject))
-      return failure();
-    ser::KernelLibrary library;
-    library.format = ser::KernelFormat::HostElf;
-    library.code = std::move(*sharedObject);
-    library.cpu_features = object->cpuFeatures;
-    for (const KernelInfo &k : kernels)
-      library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes, k.bindingBytes});
-    return library;
+    return packageHostKernels(**llvmModule, kernels, options_, module.getLoc());
   }
 
 private:
@@ -54,11 +42,16 @@ private:
 
 } // namespace
 
-FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createHostTarget(const TargetOptions &options,
-                                                                       Location loc) {
+HostTargetOptions mlir::hexir::hostTargetOptions(const TargetOptions &options) {
   HostTargetOptions host;
   host.cpu = options.cpu;
   host.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
+  return host;
+}
+
+FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createHostTarget(const TargetOptions &options,
+                                                                       Location loc) {
+  HostTargetOptions host = hostTargetOptions(options);
   FailureOr<KernelPipelineOptions> pipeline = describeHostTarget(host, loc);
   if (failed(pipeline))
     return failure();

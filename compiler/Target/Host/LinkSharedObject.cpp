@@ -51,3 +51,22 @@ FailureOr<std::vector<uint8_t>> mlir::hexir::linkSharedObject(ArrayRef<char> obj
   llvm::StringRef bytes = (*so)->getBuffer();
   return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
+
+FailureOr<::hexir::serializer::KernelLibrary> mlir::hexir::packageHostKernels(ModuleOp llvmModule,
+                                                                           ArrayRef<KernelInfo> kernels,
+                                                                           const HostTargetOptions &options,
+                                                                           Location loc) {
+  auto object = emitHostObject(llvmModule, kernels, options);
+  if (failed(object))
+    return failure();
+  auto sharedObject = linkSharedObject(object->object, loc, options);
+  if (failed(sharedObject))
+    return failure();
+  ::hexir::serializer::KernelLibrary library;
+  library.format = ::hexir::serializer::KernelFormat::HostElf;
+  library.code = std::move(*sharedObject);
+  library.cpu_features = object->cpuFeatures;
+  for (const KernelInfo &k : kernels)
+    library.entries.push_back({k.name, k.arity, k.workgroups, k.stackBytes, k.bindingBytes});
+  return library;
+}

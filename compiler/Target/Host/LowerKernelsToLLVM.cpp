@@ -3,6 +3,7 @@
 
 #include "Dialect/HexirDialect.h"
 #include "Target/Host/Passes.h"
+#include "Target/TargetBackend.h"
 
 #include "mlir/IR/IRMapping.h"
 
@@ -24,14 +25,8 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
     FunctionType type = fn.getFunctionType();
     // Results become trailing out-parameters; DistributeWorkgroups needs to know which.
     clone->setAttr("hexir.num_outputs", b.getI64IntegerAttr(type.getNumResults()));
-    KernelInfo info{fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1, 0, {}};
-    for (TypeRange types : {TypeRange(type.getInputs()), TypeRange(type.getResults())})
-      for (Type t : types) {
-        auto tensor = cast<RankedTensorType>(t);
-        info.bindingBytes.push_back(static_cast<uint64_t>(tensor.getNumElements()) *
-                                    ((tensor.getElementTypeBitWidth() + 7) / 8));
-      }
-    kernels.push_back(std::move(info));
+    kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), 1, 0,
+                       kernelBindingBytes(type)});
   }
   PassManager pm(module.getContext());
   buildHostKernelPipeline(pm, options);
