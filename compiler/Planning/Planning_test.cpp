@@ -272,6 +272,18 @@ func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
 namespace mlir::hexir {
 namespace {
 
+// a = window(x) [0, 3] is read only at 3; b = neg(x) [1, 2]; c = window(b) [2, 3]: at step 2,
+// a, b and c are live (192 bytes) and a is idle.
+constexpr const char *kIdleAtPeak = R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir";
+
 TEST_CASE("moves: a value idle at the peak goes to the larger space and back", "[planning]") {
   Fixture f;
   // 128 bytes of SRAM, DRAM behind it. a = window(x) [0, 3] is read only at 3; b = neg(x)
@@ -281,15 +293,7 @@ TEST_CASE("moves: a value idle at the peak goes to the larger space and back", "
   f.target.memorySpaces = {{"sram", 128, 64, true, true}, {"dram", 0, 64, true, true}};
   f.target.constantSpace = 1;
   f.target.transfers = {{0, 1, 1e9, 1e-6}, {1, 0, 1e9, 1e-6}};
-  func::FuncOp main = f.parse(R"mlir(
-func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
-  %a = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
-  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
-  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
-  %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
-  return %y : tensor<16xf32>
-}
-)mlir");
+  func::FuncOp main = f.parse(kIdleAtPeak);
   f.plan(main);
   REQUIRE(f.live.moves.size() == 1);
   const BufferLiveness::Move &m = f.live.moves[0];
@@ -319,15 +323,7 @@ TEST_CASE("moves: nothing moves without a space to move to, or when every value 
   Fixture f;
   f.target.memorySpaces = {{"sram", 128, 64, true, true}, {"dram", 0, 64, true, true}};
   f.target.constantSpace = 1;
-  func::FuncOp main = f.parse(R"mlir(
-func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
-  %a = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
-  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
-  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
-  %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
-  return %y : tensor<16xf32>
-}
-)mlir");
+  func::FuncOp main = f.parse(kIdleAtPeak);
   auto live = computeBufferLiveness(main, f.target, false, f.report);
   REQUIRE(succeeded(live));
   moveValuesToFit(*live, f.target, 0, PlanMemoryOptions(), f.report);  // no transfers
