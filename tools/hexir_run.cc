@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
     "                 [--benchmark RUNS] [--in-place OUTPUT]... [--device NAME]\n"
-    "                 [--memory-limit BYTES]\n"
+    "                 [--memory-limit BYTES] [--profile]\n"
     "Runs the function (default 'main') on --device (default 'host'; 'cuda' or 'cuda:N' for a\n"
     "GPU, with a model compiled for it). Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
@@ -33,7 +33,9 @@ constexpr const char* kUsage =
     "--in-place OUTPUT binds OUTPUT onto the buffer of the donated input it is tied to, so the\n"
     "module updates that input in place. --copy-model reads the model into private memory\n"
     "instead of mapping it (later changes of the file cannot affect the run). --memory-limit:\n"
-    "the most device memory the session may hold (default: what the device has free).\n";
+    "the most device memory the session may hold (default: what the device has free).\n"
+    "--profile times every command (each waited for before the next) and prints them, slowest\n"
+    "first, with their share of the run (over the --benchmark runs when given).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
@@ -96,6 +98,8 @@ int main(int argc, char** argv) {
       if (!files.emplace(name, path).second) return Fail(arg + " '" + name + "' given twice");
     } else if (arg == "--copy-model") {
       module_options.load_mode = hexir::LoadMode::kCopy;
+    } else if (arg == "--profile") {
+      session_options.profile = true;
     } else if (arg == "--verify-weights") {
       module_options.verify_weights = true;
     } else if (arg == "--threads") {
@@ -213,11 +217,13 @@ int main(int argc, char** argv) {
     int threads = runtime_options.threads > 0 ? runtime_options.threads
                                               : static_cast<int>(std::thread::hardware_concurrency());
     hexir::tools::PrintBenchmark(report, threads, stdout);
+    if (session_options.profile) hexir::tools::PrintProfile((*session)->profile(), stdout);
     return 0;
   }
 
   hexir::Status status = (*session)->Run(in_span, out_span);
   if (!status.ok()) return Fail(status.message());
+  if (session_options.profile) hexir::tools::PrintProfile((*session)->profile(), stdout);
   std::vector<std::pair<std::string, const hexir::npy::Array*>> files;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = (*session)->outputs()[i].name;

@@ -61,4 +61,21 @@ void PrintBenchmark(const BenchmarkReport& r, int threads, FILE* out) {
                  r.device_min_ms, r.device_runs);
 }
 
+void PrintProfile(const std::vector<CommandProfile>& profile, FILE* out) {
+  double total = 0;
+  for (const CommandProfile& p : profile) total += p.total_ms;
+  std::vector<const CommandProfile*> order;
+  for (const CommandProfile& p : profile) order.push_back(&p);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const CommandProfile* a, const CommandProfile* b) { return a->total_ms > b->total_ms; });
+  uint64_t runs = profile.empty() ? 0 : profile.front().runs;
+  std::fprintf(out, "profile: %zu commands, %.4f ms per run (%llu runs, each command waited for)\n", profile.size(),
+               runs ? total / static_cast<double>(runs) : 0.0, static_cast<unsigned long long>(runs));
+  std::fprintf(out, "  %5s %-8s %10s %6s %6s  %s\n", "#", "kind", "ms/run", "share", "wgs", "entry");
+  for (const CommandProfile* p : order)
+    std::fprintf(out, "  %5u %-8s %10.4f %5.1f%% %6llu  %s\n", p->index, p->kind.c_str(),
+                 runs ? p->total_ms / static_cast<double>(runs) : 0.0, total > 0 ? 100.0 * p->total_ms / total : 0.0,
+                 static_cast<unsigned long long>(p->workgroups), p->name.c_str());
+}
+
 }  // namespace hexir::tools

@@ -1,10 +1,11 @@
 // The timing loop behind `hexir-run --benchmark N`: warm-up, N timed runs, and a report of
 // the load time, median and p90 latency (wall time, and device time where the device keeps a
 // clock of its own), arena and constant bytes and peak RSS. A progress
-// line goes to stderr during runs longer than a second.
+// line goes to stderr during runs longer than a second. Also the table of `--profile`.
 #pragma once
 
 #include <cstdio>
+#include <vector>
 
 #include "hexir/session.h"
 #include "hexir/status.h"
@@ -26,5 +27,8 @@ struct BenchmarkReport {
 Status RunBenchmark(Session& session, const Module& module, Span<const TensorView> inputs,
                     Span<const MutableTensorView> outputs, int runs, double load_ms, BenchmarkReport* report);
 void PrintBenchmark(const BenchmarkReport& report, int threads, FILE* out);
+// A profiling session's commands (SessionOptions::profile), slowest first: time per run, share
+// of all commands' time, workgroups and kernel entry.
+void PrintProfile(const std::vector<CommandProfile>& profile, FILE* out);
 
 }  // namespace hexir::tools

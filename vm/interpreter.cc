@@ -1,6 +1,7 @@
 #include "vm/interpreter.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace hexir::vm {
 namespace fb = serializer::fb;
@@ -29,8 +30,11 @@ size_t MaxDispatchArity(const fb::Function& function) {
 }
 
 Status Execute(const Module& module, const fb::Function& function, const SpaceBases& bases,
-               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue) {
+               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start;
   for (const fb::Command* cmd : *function.commands()) {
+    if (command_ms) start = Clock::now();
     switch (cmd->op_type()) {
       case fb::CommandOp::AllocCommand:
         break;  // the Session allocated its arenas when it was created
@@ -59,6 +63,10 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
       }
       default:
         return InternalError("unverified command type reached the interpreter");
+    }
+    if (command_ms) {
+      HEXIR_RETURN_IF_ERROR(queue.Synchronize());
+      *command_ms++ += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
   }
   return Status::Ok();

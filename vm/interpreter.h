@@ -21,9 +21,11 @@ struct SpaceBases {
 };
 
 // Issues the function's commands on `queue` (the session's); the caller synchronizes.
-// `bindings` must hold at least as many entries as the largest dispatch arity.
+// `bindings` must hold at least as many entries as the largest dispatch arity. With
+// `command_ms` (one entry per command), each command is waited for and its wall time added to
+// its entry: a profile, which serializes the queue.
 Status Execute(const Module& module, const serializer::fb::Function& function, const SpaceBases& bases,
-               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue);
+               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms = nullptr);
 
 // The largest dispatch arity in `function`.
 size_t MaxDispatchArity(const serializer::fb::Function& function);

@@ -88,6 +88,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   session->bindings_.resize(MaxDispatchArity(fn));
   HEXIR_ASSIGN_OR_RETURN(session->queue_, device.CreateQueue());
   session->time_device_ = options.time_device;
+  if (options.profile) session->command_ms_.assign(fn.commands()->size(), 0.0);
   return session;
 }
 
@@ -97,6 +98,35 @@ uint64_t Session::arena_bytes() const {
   uint64_t bytes = 0;
   for (const serializer::fb::Arena* arena : *info_->function->arenas()) bytes += arena->bytes();
   return bytes;
+}
+
+std::vector<CommandProfile> Session::profile() const {
+  namespace fb = serializer::fb;
+  std::vector<CommandProfile> result;
+  if (command_ms_.empty()) return result;
+  const auto* libraries = module_.view().executable().libraries();
+  uint32_t index = 0;
+  for (const fb::Command* cmd : *info_->function->commands()) {
+    CommandProfile p;
+    p.index = index;
+    p.total_ms = command_ms_[index++];
+    p.runs = profiled_runs_;
+    switch (cmd->op_type()) {
+      case fb::CommandOp::DispatchCommand: {
+        const auto* d = cmd->op_as_DispatchCommand();
+        p.kind = "dispatch";
+        p.name = libraries->Get(d->library())->entries()->Get(d->entry())->name()->str();
+        p.workgroups = 1;
+        for (uint32_t w : *d->workgroups()) p.workgroups *= w;
+        break;
+      }
+      case fb::CommandOp::CopyCommand: p.kind = "copy"; break;
+      case fb::CommandOp::FillCommand: p.kind = "fill"; break;
+      default: p.kind = "alloc"; break;
+    }
+    result.push_back(std::move(p));
+  }
+  return result;
 }
 
 namespace {
@@ -208,7 +238,9 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
   bases.filled_constants = module_.filled_constants();
   bases.inputs = input_bases_.data();
   bases.outputs = output_bases_.data();
-  HEXIR_RETURN_IF_ERROR(Execute(module_, *info_->function, bases, bindings_, *queue_));
+  HEXIR_RETURN_IF_ERROR(
+      Execute(module_, *info_->function, bases, bindings_, *queue_, command_ms_.empty() ? nullptr : command_ms_.data()));
+  if (!command_ms_.empty()) ++profiled_runs_;
   if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming());
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)

@@ -29,6 +29,7 @@ class Session {
   // The bytes of all its arenas.
   uint64_t arena_bytes() const;
   std::optional<double> last_device_ms() const { return last_device_ms_; }
+  std::vector<CommandProfile> profile() const;
 
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
@@ -52,6 +53,9 @@ class Session {
   std::unique_ptr<hal::CommandQueue> queue_;
   bool time_device_ = false;
   std::optional<double> last_device_ms_;
+  // SessionOptions::profile: per command, its summed time (sized at Create), and the runs.
+  std::vector<double> command_ms_;
+  uint64_t profiled_runs_ = 0;
 };
 
 }  // namespace hexir::vm

@@ -65,6 +65,44 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
   std::remove(path.c_str());
 }
 
+// A profiling session times each of its function's commands over its runs and still computes
+// the same outputs; a session made without it has no profile.
+TEST_CASE("a profiling session times every command", "[vm]") {
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::string path = WriteTestExecutable("profile");
+  auto module = Module::Load(**runtime, path);
+  REQUIRE(module.ok());
+  auto plain = Session::Create(*module);
+  REQUIRE(plain.ok());
+  TestIo io;
+  REQUIRE(io.Run(**plain).ok());
+  CHECK((*plain)->profile().empty());
+  SessionOptions options;
+  options.profile = true;
+  auto session = Session::Create(*module, options);
+  REQUIRE(session.ok());
+  for (int run = 0; run < 2; ++run) REQUIRE(io.Run(**session).ok());
+  for (int i = 0; i < 8; ++i) CHECK(io.y[i] == std::max(io.x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
+  std::vector<CommandProfile> profile = (*session)->profile();
+  // alloc, add, relu, fill, accumulate (add again), add.
+  const char* kinds[] = {"alloc", "dispatch", "dispatch", "fill", "dispatch", "dispatch"};
+  const char* names[] = {"", "test_add8", "test_relu8", "", "test_add8", "test_add8"};
+  REQUIRE(profile.size() == 6);
+  for (uint32_t i = 0; i < 6; ++i) {
+    CHECK(profile[i].index == i);
+    CHECK(profile[i].kind == kinds[i]);
+    CHECK(profile[i].name == names[i]);
+    CHECK(profile[i].workgroups == (profile[i].kind == "dispatch" ? 1u : 0u));
+    CHECK(profile[i].runs == 2);
+    CHECK(profile[i].total_ms >= 0.0);
+  }
+  session->reset();
+  plain->reset();
+  module->reset();
+  std::remove(path.c_str());
+}
+
 // With LoadMode::kCopy a Module holds a private copy of its file: overwriting the file in place
 // with another executable of the same size (weights +5 instead of -1) and then truncating it
 // changes nothing in the running model. (With the default mapping the first would change its

@@ -31,6 +31,19 @@ struct SessionOptions {
   // Measure each run's commands with the device's own clock (CUDA events); read it with
   // Session::last_device_ms(). Off by default: timing adds two events per run.
   bool time_device = false;
+  // Time every command of every Run (Session::profile()): each command is waited for before
+  // the next starts, which serializes a GPU's queue. Off by default.
+  bool profile = false;
+};
+
+// One command of a session's function, timed over the runs of a profiling session.
+struct CommandProfile {
+  uint32_t index = 0;       // its position in the function's commands
+  std::string kind;         // "dispatch", "copy", "fill" or "alloc"
+  std::string name;         // a dispatch's kernel entry point; empty for other commands
+  uint64_t workgroups = 0;  // a dispatch's workgroups (x * y * z); 0 for other commands
+  double total_ms = 0;      // wall time summed over `runs`
+  uint64_t runs = 0;
 };
 
 class HEXIR_API Session {
@@ -56,6 +69,9 @@ class HEXIR_API Session {
   // GPU); nullopt otherwise (the host runs commands on the caller's thread: wall time is the
   // time).
   std::optional<double> last_device_ms() const;
+  // Per command, in order: its time summed over every Run since Create, when the session was
+  // made with SessionOptions::profile; empty otherwise.
+  std::vector<CommandProfile> profile() const;
 
  private:
   Session(std::shared_ptr<const Module> module, std::unique_ptr<vm::Session> impl);

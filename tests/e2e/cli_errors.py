@@ -269,6 +269,19 @@ def main():
         if not os.path.exists("/dev/nvidia0"):  # CI: no GPU, and the reason is named
             expect_failure("hexir-run: --device cuda without a GPU", [run_, exe, "--device", "cuda"], "no CUDA")
         expect_success("hexir-run: --device host", [run_, exe, "--device", "host", "--input", "x=x.npy"])
+        # --profile lists every command of the function once, the dispatches under the entry
+        # names hexir-dump shows.
+        profiled = expect_success("hexir-run: --profile", [run_, exe, "--profile", "--benchmark", "3"],
+                                  "each command waited for")
+        rows = [line.split() for line in profiled.stdout.splitlines()
+                if re.match(r"\s+\d+ (dispatch|copy|fill|alloc) ", line)]
+        dumped = {(int(i), name, int(x) * int(y) * int(z)) for i, name, x, y, z in
+                  re.findall(r"^\s+(\d+) DISPATCH (\S+) \(library \d+\) wg\((\d+),(\d+),(\d+)\)",
+                             run([dump, exe]).stdout, re.M)}
+        profiled_dispatches = {(int(r[0]), r[5], int(r[4])) for r in rows if r[1] == "dispatch"}
+        if sorted(int(r[0]) for r in rows) != list(range(len(rows))) or not dumped or profiled_dispatches != dumped:
+            FAILURES.append("hexir-run: --profile rows")
+            print(f"FAIL hexir-run: --profile rows {rows} against hexir-dump's dispatches {dumped}")
         expect_failure("hexir-run: --in-place on an untied output", [run_, exe, "--input", "x=x.npy",
                                                                      "--in-place", "probs"],
                        "output 'probs' is not tied to a donated input")
