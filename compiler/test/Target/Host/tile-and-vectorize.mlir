@@ -119,9 +119,10 @@ func.func @conv(%x: tensor<1x15x15x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1
 // A convolution with a packed filter (PackConvFilters: two panels of 32 output channels):
 // one register tile is one panel, 7 columns x 32 channels, treated as the named convolution it
 // is (so it decomposes into 1-D convolutions and vectorizes into outer products). The filter
-// panel is read contiguously, 32 floats per tap; input channels in blocks of 64.
+// panel is read contiguously, 32 floats per tap; input channels in blocks of 64. Workgroups:
+// 7 rows x 2 panels, the only split into at least 8.
 // CHECK-LABEL: func.func @packed_conv
-// CHECK-SAME: hexir.workgroups = 7
+// CHECK-SAME: hexir.workgroups = 14
 // CHECK: scf.for %{{.*}} = %c0 to %c128 step %c64
 // CHECK: vector.transfer_read %arg1{{.*}} : tensor<2x3x3x128x32xf32>, vector<1x1x32xf32>
 // CHECK: vector.contract {{.*}} : vector<1x7x1xf32>, vector<1x32xf32> into vector<1x7x32xf32>
@@ -143,6 +144,32 @@ func.func @packed_conv(%x: tensor<1x9x9x128xf32>, %w: tensor<2x3x3x128x32xf32>) 
     linalg.yield %s : f32
   } -> tensor<1x7x7x2x32xf32>
   return %r : tensor<1x7x7x2x32xf32>
+}
+
+// -----
+
+// A deep layer (14x14, 256 -> 256 channels): 8 workgroups of one 32-channel panel each over
+// all rows, rather than 14 rows that would each read the whole 2.4 MB filter. Consecutive
+// workgroups are consecutive panels.
+// CHECK-LABEL: func.func @deep_conv_panels
+// CHECK-SAME: hexir.workgroups = 8
+// CHECK: scf.for %[[WG:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, %{{.*}}, 0] [1, 14, 14, 1, 32]
+func.func @deep_conv_panels(%x: tensor<1x16x16x256xf32>, %w: tensor<8x3x3x256x32xf32>) -> tensor<1x14x14x8x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x14x14x8x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x14x14x8x32xf32>) -> tensor<1x14x14x8x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, kh, kw, c) -> (n, h + kh, w + kw, c)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c) -> (p, kh, kw, c, f)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x16x16x256xf32>, tensor<8x3x3x256x32xf32>) outs(%f : tensor<1x14x14x8x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x14x14x8x32xf32>
+  return %r : tensor<1x14x14x8x32xf32>
 }
 
 // -----
