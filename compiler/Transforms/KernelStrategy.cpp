@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -389,6 +390,65 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
 }
 
 bool hasVectorStrategy(linalg::LinalgOp op) { return chooseStrategy(op, 16).has_value(); }
+
+SmallVector<WindowSegment> windowSegments(int64_t out, int64_t in, int64_t low, int64_t stride, int64_t dilation,
+                                          int64_t window) {
+  SmallVector<WindowSegment> segments;
+  for (int64_t o = 0; o < out; ++o) {
+    // Tap k reads input position o * stride + k * dilation - low.
+    int64_t first = o * stride - low, begin = 0, end = window;
+    while (begin < window && first + begin * dilation < 0)
+      ++begin;
+    while (end > begin && first + (end - 1) * dilation >= in)
+      --end;
+    if (end <= begin)
+      return {};
+    if (!segments.empty() && segments.back().tapStart == begin && segments.back().taps == end - begin)
+      ++segments.back().size;
+    else
+      segments.push_back({o, 1, begin, end - begin});
+  }
+  return segments;
+}
+
+static SmallVector<int64_t> attrValues(linalg::LinalgOp op, StringRef name) {
+  SmallVector<int64_t> values = {1, 1};
+  if (auto attr = op->getAttrOfType<DenseIntElementsAttr>(name))
+    values = llvm::to_vector(attr.getValues<int64_t>());
+  return values;
+}
+
+SmallVector<int64_t> windowStrides(linalg::LinalgOp op) { return attrValues(op, "strides"); }
+SmallVector<int64_t> windowDilations(linalg::LinalgOp op) { return attrValues(op, "dilations"); }
+
+tensor::PadOp borderPad(linalg::LinalgOp op) {
+  bool max = isa<linalg::PoolingNhwcMaxOp>(op);
+  if (!isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcSumOp>(op) && !max)
+    return nullptr;
+  auto pad = op.getDpsInputs()[0].getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad->hasOneUse() || !pad.getResultType().hasStaticShape() ||
+      !pad.getSourceType().hasStaticShape() || !hasVectorStrategy(op) || op->getNumResults() != 1)
+    return nullptr;
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  if (low.size() != 4 || llvm::any_of(low, ShapedType::isDynamic) || llvm::any_of(high, ShapedType::isDynamic) ||
+      low[0] || high[0] || low[3] || high[3])
+    return nullptr;
+  FloatAttr value;
+  Value padValue = pad.getConstantPaddingValue();
+  if (!padValue || !matchPattern(padValue, m_Constant(&value)))
+    return nullptr;
+  APFloat v = value.getValue();
+  if (max ? !(v.isNegative() && (v.isInfinity() || v.isLargest())) : !v.isZero())
+    return nullptr;
+  auto windowType = cast<ShapedType>(op.getDpsInputs()[1].getType());
+  ArrayRef<int64_t> out = cast<ShapedType>(op->getResult(0).getType()).getShape();
+  ArrayRef<int64_t> in = pad.getSourceType().getShape();
+  SmallVector<int64_t> strides = windowStrides(op), dilations = windowDilations(op);
+  for (unsigned d = 0; d < 2; ++d)
+    if (windowSegments(out[1 + d], in[1 + d], low[1 + d], strides[d], dilations[d], windowType.getDimSize(d)).empty())
+      return nullptr;
+  return pad;
+}
 
 // Rows of the innermost dimension, up to four vectors long: the register tile of elementwise
 // ops and of the ops that initialize an accumulator.

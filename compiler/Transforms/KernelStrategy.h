@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <optional>
 
@@ -71,6 +72,27 @@ int64_t largestDivisorAtMost(int64_t n, int64_t cap);
 int64_t divisorAtLeast(int64_t n, int64_t atLeast);
 // A lane-friendly tile for an extent `n`: the first of `preferred` dividing it.
 int64_t vectorTile(int64_t n, ArrayRef<int64_t> preferred);
+// Output positions [start, start + size) of one spatial dimension of a window op whose windows
+// all have the taps [tapStart, tapStart + taps) inside the unpadded input.
+struct WindowSegment {
+  int64_t start, size, tapStart, taps;
+};
+// The output positions [0, out) of a window of `window` taps (stride, dilation) over an input
+// of `in` positions padded by `low` in front, grouped into segments of equal taps in order: a
+// 3x3 window with padding 1 gives the first position (taps 1-2), the interior (all three) and
+// the last (taps 0-1). Empty when some window has no tap inside the input.
+SmallVector<WindowSegment> windowSegments(int64_t out, int64_t in, int64_t low, int64_t stride, int64_t dilation,
+                                          int64_t window);
+// The pad that a channels-last depthwise convolution or pooling `op` reads, if its kernel can
+// compute the border itself from the unpadded tensor (each border output over the taps inside
+// it; no padded tensor exists): a static pad of the spatial dimensions only, read only by `op`,
+// by the window's identity (zero for a depthwise convolution or a sum, -inf or the lowest
+// float for a max), every window keeping a tap inside, and `op` one that vectorizes.
+tensor::PadOp borderPad(linalg::LinalgOp op);
+// The strides and dilations of a named convolution or pooling (1 where it has none).
+SmallVector<int64_t> windowStrides(linalg::LinalgOp op);
+SmallVector<int64_t> windowDilations(linalg::LinalgOp op);
+
 // The row loop of a contraction's register tile (its longest m loop).
 std::optional<unsigned> rowLoop(const linalg::ContractionDimensions &dims, ArrayRef<int64_t> ranges);
 

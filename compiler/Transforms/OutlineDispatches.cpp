@@ -3,7 +3,8 @@
 // Turns each tensor computation of a graph function into a kernel function and a
 // hexir.call_tir: one compute op per dispatch, with the initializers it accumulates onto, the
 // matmul or convolution an elementwise epilogue reads, for a pad, the op that produces what it
-// pads and, for the last op of a softmax or layer normalization, the row reductions and
+// pads, for a depthwise convolution or pooling, the pad it reads (it computes its border
+// itself) and, for the last op of a softmax or layer normalization, the row reductions and
 // elementwise ops before it (one row kernel).
 //
 //===----------------------------------------------------------------------===//
@@ -230,9 +231,18 @@ struct OutlineDispatchesPass
       for (Operation *anchor : anchors)
         if (Operation *root = epilogueRoot(anchor))
           fused.insert(root);
+      // A depthwise convolution or pooling computes its border itself from the unpadded
+      // tensor: its pad joins its kernel (no padded tensor, no copy; see borderPad).
+      llvm::SmallPtrSet<Operation *, 16> borderPads;
       if (padsInPlace)
         for (Operation *anchor : anchors)
-          if (Operation *producer = padProducer(anchor))
+          if (auto window = dyn_cast<linalg::LinalgOp>(anchor))
+            if (tensor::PadOp pad = borderPad(window))
+              borderPads.insert(pad);
+      fused.insert(borderPads.begin(), borderPads.end());
+      if (padsInPlace)
+        for (Operation *anchor : anchors)
+          if (Operation *producer = padProducer(anchor); producer && !borderPads.contains(anchor))
             fused.insert(producer);
       // Row kernels: neither their members nor their last op may have taken another op in.
       llvm::SmallPtrSet<Operation *, 16> taken(fused.begin(), fused.end());

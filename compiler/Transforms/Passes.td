@@ -112,7 +112,15 @@ def SinkPackedViews : Pass<"hexir-sink-packed-views", "mlir::ModuleOp"> {
 
     Before: `C = collapse_shape(C3)`, `Y = relu(C + R)`. After: `Y3 = relu(C3 +
     expand_shape(R))`, `Y = collapse_shape(Y3)`.
+
+    A pad of such a view becomes a view of the pad, except (with `window-borders`) a pad that
+    a depthwise convolution or pooling reads and can do without (it computes its border
+    itself, see borderPad in KernelStrategy.h).
   }];
+  let options = [
+    Option<"windowBorders", "window-borders", "bool", /*default=*/"true",
+           "Keep the view above a pad that a depthwise convolution or pooling computes the border of">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 

@@ -42,7 +42,9 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   pm.addPass(createCanonicalizerPass());
   // Elementwise readers of packed results read them directly (they become epilogues).
   if (fuseElementwise) {
-    pm.addPass(createSinkPackedViews());
+    SinkPackedViewsOptions sink;
+    sink.windowBorders = padsInPlace;
+    pm.addPass(createSinkPackedViews(sink));
     pm.addPass(createCanonicalizerPass());
   }
   // Dispatch formation: one kernel per compute op, the graph becomes call_tir.

@@ -669,6 +669,61 @@ for _c, _hw in [(3, 13), (17, 27), (64, 9)]:
     CASES[f"kernel_maxpool_c{_c}_{_hw}x{_hw}"] = _pool_case(_c, _hw)
 
 
+def _window_border_case(kind, c, hw, k, stride, pads, dilation=1, producer=False, include_pad=0):
+    # Depthwise convolutions and poolings compute their border from the unpadded input (no
+    # padded tensor): asymmetric pads, dilation, windows where every output is a border, a
+    # 1x1 image, and a pad of a fused producer's result (a 1x1 convolution + ReLU).
+    # pads: ONNX order [top, left, bottom, right].
+    def build():
+        x = rnd(1, c, hw, hw)
+        xd = t(x).double()
+        nodes, inits, src = [], {}, "x"
+        if producer:
+            w0, b0 = rnd(c, c, 1, 1) * np.float32(1 / np.sqrt(c)), rnd(c)
+            xd = F.relu(F.conv2d(xd, t(w0).double(), t(b0).double()))
+            nodes += [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"]), helper.make_node("Relu", ["c0"], ["r0"])]
+            inits.update(w0=w0, b0=b0)
+            src = "r0"
+        top, left, bottom, right = pads
+        if kind == "max":
+            padded = F.pad(xd, (left, right, top, bottom), value=float("-inf"))
+            ref = F.max_pool2d(padded, k, stride=stride, dilation=dilation)
+            nodes.append(helper.make_node("MaxPool", [src], ["y"], kernel_shape=[k, k], strides=[stride, stride],
+                                          pads=pads, dilations=[dilation, dilation]))
+        elif kind == "avg":
+            padded = F.pad(xd, (left, right, top, bottom))
+            ref = F.avg_pool2d(padded, k, stride=stride)
+            if not include_pad:  # divide by the taps inside the input instead
+                ones = F.pad(torch.ones_like(xd[:, :1]), (left, right, top, bottom))
+                ref = ref * k * k / (F.avg_pool2d(ones, k, stride=stride) * k * k)
+            nodes.append(helper.make_node("AveragePool", [src], ["y"], kernel_shape=[k, k], strides=[stride, stride],
+                                          pads=pads, count_include_pad=include_pad))
+        else:
+            w, b = rnd(c, 1, k, k), rnd(c)
+            padded = F.pad(xd, (left, right, top, bottom))
+            ref = F.relu(F.conv2d(padded, t(w).double(), t(b).double(), stride=stride, dilation=dilation, groups=c))
+            nodes += [helper.make_node("Conv", [src, "w", "b"], ["d"], group=c, kernel_shape=[k, k],
+                                       strides=[stride, stride], pads=pads, dilations=[dilation, dilation]),
+                      helper.make_node("Relu", ["d"], ["y"])]
+            inits.update(w=w, b=b)
+        ref = ref.numpy()
+        return model(nodes, {"x": x}, {"y": ref.astype(np.float32)}, inits), {"x": x}, {"y": ref}
+    return build
+
+
+for _name, _args in {
+        "depthwise_k3_d2_s2_asym": ("depthwise", 24, 17, 3, 2, [2, 0, 1, 3], 2),
+        "depthwise_k7_all_border": ("depthwise", 32, 7, 7, 1, [3, 3, 3, 3]),
+        "depthwise_1x1_image": ("depthwise", 16, 1, 3, 1, [1, 1, 1, 1]),
+        "depthwise_k5_s2_fused": ("depthwise", 40, 15, 5, 2, [2, 2, 2, 2], 1, True),
+        "maxpool_k5_p2_fused": ("max", 20, 11, 5, 1, [2, 2, 2, 2], 1, True),
+        "maxpool_k3_s2_asym": ("max", 17, 12, 3, 2, [0, 1, 1, 0]),
+        "avgpool_k3_include_pad": ("avg", 16, 10, 3, 1, [1, 1, 1, 1], 1, False, 1),
+        "avgpool_k3_s2_exclude_pad": ("avg", 16, 9, 3, 2, [1, 1, 1, 1]),
+}.items():
+    CASES[f"kernel_window_border_{_name}"] = _window_border_case(*_args)
+
+
 def run_tool(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 

@@ -147,6 +147,37 @@ LogicalResult mlir::hexir::splitPad(func::FuncOp fn, int64_t minWork, int64_t ma
   return success();
 }
 
+// `writer`'s tile computing the chunk [offsets, offsets + sizes) of its output onto `current`
+// (the chunk as the previous writer left it).
+FailureOr<linalg::LinalgOp> mlir::hexir::tileOnChunk(RewriterBase &rewriter, linalg::LinalgOp writer,
+                                                     ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+                                                     Value current) {
+  // The writer's loops that the output dimensions index.
+  AffineMap map = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
+  SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
+  SmallVector<OpFoldResult> loopOffsets(ranges.size(), rewriter.getIndexAttr(0)), loopSizes;
+  for (int64_t r : ranges)
+    loopSizes.push_back(rewriter.getIndexAttr(r));
+  for (unsigned d = 0; d < offsets.size(); ++d) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+    if (!dim)
+      return failure();
+    loopOffsets[dim.getPosition()] = offsets[d];
+    loopSizes[dim.getPosition()] = sizes[d];
+  }
+  FailureOr<TilingResult> tile =
+      cast<TilingInterface>(writer.getOperation()).getTiledImplementation(rewriter, loopOffsets, loopSizes);
+  if (failed(tile) || tile->tiledOps.size() != 1)
+    return failure();
+  auto tiledOp = cast<linalg::LinalgOp>(tile->tiledOps[0]);
+  OpOperand *tiledInit = tiledOp.getDpsInitOperand(0);
+  Operation *slice = tiledInit->get().getDefiningOp();
+  rewriter.modifyOpInPlace(tiledOp, [&] { tiledInit->set(current); });
+  if (slice && slice->use_empty())
+    rewriter.eraseOp(slice);
+  return tiledOp;
+}
+
 // The workgroup loop: one loop over this invocation's chunks [begin, end) of the output (the
 // chunks of two split dimensions numbered row-major). In each iteration every writer computes
 // its tile of the chunk, in order, onto the previous writer's tile: a chunk's bias, its
@@ -186,31 +217,11 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   Value current = tensor::ExtractSliceOp::create(rewriter, loc, loop.getRegionIterArgs()[0], offsets, sizes, ones);
   tiled.clear();
   for (linalg::LinalgOp writer : writers) {
-    // The writer's loops that the output dimensions index.
-    AffineMap map = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
-    SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
-    SmallVector<OpFoldResult> loopOffsets(ranges.size(), rewriter.getIndexAttr(0)), loopSizes;
-    for (int64_t r : ranges)
-      loopSizes.push_back(rewriter.getIndexAttr(r));
-    for (int64_t d = 0; d < rank; ++d) {
-      auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
-      if (!dim)
-        return failure();
-      loopOffsets[dim.getPosition()] = offsets[d];
-      loopSizes[dim.getPosition()] = sizes[d];
-    }
-    FailureOr<TilingResult> tile =
-        cast<TilingInterface>(writer.getOperation()).getTiledImplementation(rewriter, loopOffsets, loopSizes);
-    if (failed(tile) || tile->tiledOps.size() != 1)
+    FailureOr<linalg::LinalgOp> tiledOp = tileOnChunk(rewriter, writer, offsets, sizes, current);
+    if (failed(tiledOp))
       return failure();
-    auto tiledOp = cast<linalg::LinalgOp>(tile->tiledOps[0]);
-    OpOperand *tiledInit = tiledOp.getDpsInitOperand(0);
-    Operation *slice = tiledInit->get().getDefiningOp();
-    rewriter.modifyOpInPlace(tiledOp, [&] { tiledInit->set(current); });
-    if (slice && slice->use_empty())
-      rewriter.eraseOp(slice);
-    current = tiledOp->getResult(0);
-    tiled.push_back(tiledOp);
+    current = (*tiledOp)->getResult(0);
+    tiled.push_back(*tiledOp);
   }
   Value updated = tensor::InsertSliceOp::create(rewriter, loc, current, loop.getRegionIterArgs()[0], offsets, sizes, ones);
   scf::YieldOp::create(rewriter, loc, updated);

@@ -36,6 +36,19 @@ LogicalResult workgroupLoop(RewriterBase &rewriter, SmallVector<linalg::LinalgOp
                             ArrayRef<WorkgroupSplit> splits, WorkgroupRangeOp range,
                             SmallVector<linalg::LinalgOp> &tiled);
 
+// `writer`'s tile computing the chunk [offsets, offsets + sizes) of its output onto `current`.
+FailureOr<linalg::LinalgOp> tileOnChunk(RewriterBase &rewriter, linalg::LinalgOp writer, ArrayRef<OpFoldResult> offsets,
+                                        ArrayRef<OpFoldResult> sizes, Value current);
+
+// A depthwise convolution or pooling (`writers[rootIndex]`, between its initializers and its
+// epilogue) that reads `pad` (see borderPad) computed from the unpadded tensor: workgroups of
+// output rows (each border segment one, the interior in chunks) or of channels, in each the
+// window over each segment of taps inside the input, register-tiled. Returns the number of
+// workgroups (WindowBorders.cpp).
+FailureOr<int64_t> tileWindowWithBorders(RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> writers, unsigned rootIndex,
+                                         tensor::PadOp pad, WorkgroupRangeOp range, int64_t lanes, int64_t minWork,
+                                         int64_t maxWorkgroups);
+
 // The root's result written in place into the padded tensor: workgroup `begin` == 0 fills the
 // border (its fills are appended to `fills`). Returns the interior.
 Value padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin, SmallVectorImpl<linalg::FillOp> &fills);

@@ -241,72 +241,83 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       rewriter.modifyOpInPlace(writers.front(), [&] { first->set(interior); });
     }
 
-    // Workgroups: chunks of one or two output dimensions, each chunk a whole number of register
-    // tiles, at most maxWorkgroups in all and at least minWork iterations each.
-    AffineMap outMap = root.getMatchingIndexingMap(init);
-    int64_t work = 1;
-    for (int64_t r : strategy.ranges)
-      work *= r;
-    int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
-    SmallVector<Split> splits = chooseSplits(root, strategy, outMap, wanted);
-    int64_t workgroups = 1;
-    for (const Split &split : splits)
-      workgroups *= split.count;
-
-    SmallVector<linalg::LinalgOp> tiledWriters = writers;
-    if (!splits.empty() && failed(workgroupLoop(rewriter, writers, splits, range, tiledWriters)))
-      return root.emitError() << "could not split the kernel into workgroups";
-    fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
-
-    // Cache and register tiles, then vector code.
     SmallVector<Operation *> toVectorize;
-    for (auto [index, writer] : llvm::enumerate(tiledWriters)) {
-      SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
-      if (index != rootIndex) {
-        FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, writer, elementwiseRegisterTiles(ranges, lanes));
+    // A depthwise convolution or pooling reading a pad computes its border itself (no padded
+    // tensor): its own workgroups and register tiles (WindowBorders.cpp).
+    if (tensor::PadOp inputPad = borderPad(root)) {
+      FailureOr<int64_t> workgroups =
+          tileWindowWithBorders(rewriter, writers, rootIndex, inputPad, range, lanes, minWork, maxWorkgroups);
+      if (failed(workgroups))
+        return root.emitError() << "could not split the window op over the border of its padded input";
+      fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(*workgroups));
+    } else {
+      // Workgroups: chunks of one or two output dimensions, each chunk a whole number of register
+      // tiles, at most maxWorkgroups in all and at least minWork iterations each.
+      AffineMap outMap = root.getMatchingIndexingMap(init);
+      int64_t work = 1;
+      for (int64_t r : strategy.ranges)
+        work *= r;
+      int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
+      SmallVector<Split> splits = chooseSplits(root, strategy, outMap, wanted);
+      int64_t workgroups = 1;
+      for (const Split &split : splits)
+        workgroups *= split.count;
+
+      SmallVector<linalg::LinalgOp> tiledWriters = writers;
+      if (!splits.empty() && failed(workgroupLoop(rewriter, writers, splits, range, tiledWriters)))
+        return root.emitError() << "could not split the kernel into workgroups";
+      fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
+
+      // Cache and register tiles, then vector code.
+      for (auto [index, writer] : llvm::enumerate(tiledWriters)) {
+        SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
+        if (index != rootIndex) {
+          FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, writer, elementwiseRegisterTiles(ranges, lanes));
+          if (failed(tiled))
+            return writer.emitError() << "could not tile the kernel's initializer or epilogue";
+          toVectorize.push_back(tiled->tiledOps[0]);
+          continue;
+        }
+        Operation *current = writer;
+        if (strategy.kind == Kind::Conv) {
+          // Input channels in blocks of up to 64, outside the output rows: the filter block
+          // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows. Whole
+          // filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
+          unsigned c = strategy.channelLoop;
+          strategy.cache[c] = largestDivisorAtMost(ranges[c], 64);
+          if (strategy.cache[c] < ranges[c]) {
+            SmallVector<int64_t> sizes(ranges.size(), 0);
+            sizes[c] = strategy.cache[c];
+            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, sizes);
+            if (failed(tiled))
+              return writer.emitError() << "could not tile the convolution for the caches";
+            current = tiled->tiledOps[0];
+            ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
+          }
+        }
+        if (strategy.kind == Kind::Contraction) {
+          chooseCacheTiles(strategy, ranges);
+          if (llvm::any_of(strategy.cache, [](int64_t t) { return t != 0; })) {
+            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, strategy.cache);
+            if (failed(tiled))
+              return writer.emitError() << "could not tile the kernel for the caches";
+            current = tiled->tiledOps[0];
+            ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
+          }
+        }
+        SmallVector<int64_t> registers = strategy.registers;
+        for (unsigned i = 0; i < registers.size(); ++i)
+          if (registers[i] >= ranges[i])
+            registers[i] = 0;
+        FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, registers);
         if (failed(tiled))
-          return writer.emitError() << "could not tile the kernel's initializer or epilogue";
-        toVectorize.push_back(tiled->tiledOps[0]);
-        continue;
+          return writer.emitError() << "could not tile the kernel for the registers";
+        if (strategy.packedFilter)
+          toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
+        else
+          toVectorize.push_back(tiled->tiledOps[0]);
       }
-      Operation *current = writer;
-      if (strategy.kind == Kind::Conv) {
-        // Input channels in blocks of up to 64, outside the output rows: the filter block
-        // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows. Whole
-        // filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
-        unsigned c = strategy.channelLoop;
-        strategy.cache[c] = largestDivisorAtMost(ranges[c], 64);
-        if (strategy.cache[c] < ranges[c]) {
-          SmallVector<int64_t> sizes(ranges.size(), 0);
-          sizes[c] = strategy.cache[c];
-          FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, sizes);
-          if (failed(tiled))
-            return writer.emitError() << "could not tile the convolution for the caches";
-          current = tiled->tiledOps[0];
-          ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
-        }
-      }
-      if (strategy.kind == Kind::Contraction) {
-        chooseCacheTiles(strategy, ranges);
-        if (llvm::any_of(strategy.cache, [](int64_t t) { return t != 0; })) {
-          FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, strategy.cache);
-          if (failed(tiled))
-            return writer.emitError() << "could not tile the kernel for the caches";
-          current = tiled->tiledOps[0];
-          ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
-        }
-      }
-      SmallVector<int64_t> registers = strategy.registers;
-      for (unsigned i = 0; i < registers.size(); ++i)
-        if (registers[i] >= ranges[i])
-          registers[i] = 0;
-      FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, registers);
-      if (failed(tiled))
-        return writer.emitError() << "could not tile the kernel for the registers";
-      if (strategy.packedFilter)
-        toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
-      else
-        toVectorize.push_back(tiled->tiledOps[0]);
+
     }
 
     // The border of a padded result: rows of vectors like an initializer (whole rows as one

@@ -258,3 +258,62 @@ func.func @main(%x: tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>, te
   } -> tensor<4x32xf32>
   return %y, %y2, %exp2 : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
 }
+
+// -----
+
+// A depthwise convolution or pooling computes its border itself: the pad it reads (by zero,
+// or by -inf for a max) joins its kernel, whose operand is the unpadded tensor. A pad by 1.0
+// would change a depthwise result, so it stays a kernel of its own; without fusion every pad
+// does.
+// NOFUSE-COUNT-3: tensor.pad
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[R:.*]] = hexir.call_tir @main_dispatch_0_generic(%arg0)
+// CHECK: %[[D:.*]] = hexir.call_tir @main_dispatch_1_depthwise_conv_2d_nhwc_hwc(%[[R]], %{{.*}}) : (tensor<1x6x6x8xf32>, tensor<3x3x8xf32>)
+// CHECK: %[[M:.*]] = hexir.call_tir @main_dispatch_2_pooling_nhwc_max(%[[R]]) : (tensor<1x6x6x8xf32>)
+// CHECK: %[[P:.*]] = hexir.call_tir @main_dispatch_3_pad(%[[R]])
+// CHECK: hexir.call_tir @main_dispatch_4_depthwise_conv_2d_nhwc_hwc(%[[P]], %{{.*}}) : (tensor<1x8x8x8xf32>, tensor<3x3x8xf32>)
+// CHECK-LABEL: func.func @main_dispatch_1_depthwise_conv_2d_nhwc_hwc(
+// CHECK: tensor.pad
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-LABEL: func.func @main_dispatch_2_pooling_nhwc_max(
+// CHECK: tensor.pad
+// CHECK: linalg.pooling_nhwc_max
+// CHECK-LABEL: func.func @main_dispatch_4_depthwise_conv_2d_nhwc_hwc(
+// CHECK-NOT: tensor.pad
+// CHECK: return
+func.func @main(%x: tensor<1x6x6x8xf32>) -> (tensor<1x6x6x8xf32>, tensor<1x3x3x8xf32>, tensor<1x6x6x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %w = arith.constant dense<0.5> : tensor<3x3x8xf32>
+  %e = tensor.empty() : tensor<1x6x6x8xf32>
+  %relu = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x6x6x8xf32>) outs(%e : tensor<1x6x6x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x6x6x8xf32>
+  %p0 = tensor.pad %relu low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x6x6x8xf32> to tensor<1x8x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p0, %w : tensor<1x8x8x8xf32>, tensor<3x3x8xf32>) outs(%f : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  %p1 = tensor.pad %relu low[0, 1, 1, 0] high[0, 0, 0, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %ninf : f32
+  } : tensor<1x6x6x8xf32> to tensor<1x7x7x8xf32>
+  %win = tensor.empty() : tensor<3x3xf32>
+  %e3 = tensor.empty() : tensor<1x3x3x8xf32>
+  %f3 = linalg.fill ins(%ninf : f32) outs(%e3 : tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  %mp = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p1, %win : tensor<1x7x7x8xf32>, tensor<3x3xf32>) outs(%f3 : tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  %p2 = tensor.pad %relu low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %one : f32
+  } : tensor<1x6x6x8xf32> to tensor<1x8x8x8xf32>
+  %d2 = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p2, %w : tensor<1x8x8x8xf32>, tensor<3x3x8xf32>) outs(%f : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  return %d, %mp, %d2 : tensor<1x6x6x8xf32>, tensor<1x3x3x8xf32>, tensor<1x6x6x8xf32>
+}

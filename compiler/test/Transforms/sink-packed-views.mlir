@@ -1,4 +1,5 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-sink-packed-views | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-sink-packed-views="window-borders=false" | FileCheck %s --check-prefix=NOBORDER
 
 // A packed matmul's view read by an elementwise op (a residual add and a ReLU): the op now runs
 // over the packed 4x2x16 shape, reading the matmul's result directly and the residual through
@@ -98,4 +99,42 @@ func.func @shared(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>) -> (tensor<4x32xf
     linalg.yield %t : f32
   } -> tensor<4x32xf32>
   return %y, %v : tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// A pad that a depthwise convolution reads stays on the unpadded view: the depthwise kernel
+// computes its border itself and no padded tensor is made (with window-borders=false, for
+// targets that keep pads as kernels, the view moves below the pad as above).
+// CHECK-LABEL: func.func @depthwise_pad
+// CHECK: %[[V:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x4x4x2x16xf32> into tensor<1x4x4x32xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[V]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%[[P]],
+// NOBORDER-LABEL: func.func @depthwise_pad
+// NOBORDER: %[[P:.*]] = tensor.pad %{{.*}} low[0, 1, 1, 0, 0] high[0, 1, 1, 0, 0]
+// NOBORDER: tensor.collapse_shape %[[P]]
+#a4 = affine_map<(n, h, w, po, pi, c) -> (n, h, w, c)>
+#p4 = affine_map<(n, h, w, po, pi, c) -> (po, c, pi)>
+#c4 = affine_map<(n, h, w, po, pi, c) -> (n, h, w, po, pi)>
+func.func @depthwise_pad(%x: tensor<1x4x4x8xf32>, %w: tensor<2x8x16xf32>, %dw: tensor<3x3x32xf32>) -> tensor<1x4x4x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e5 = tensor.empty() : tensor<1x4x4x2x16xf32>
+  %f5 = linalg.fill ins(%zero : f32) outs(%e5 : tensor<1x4x4x2x16xf32>) -> tensor<1x4x4x2x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a4, #p4, #c4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x4x4x8xf32>, tensor<2x8x16xf32>) outs(%f5 : tensor<1x4x4x2x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x2x16xf32>
+  %v = tensor.collapse_shape %mm [[0], [1], [2], [3, 4]] : tensor<1x4x4x2x16xf32> into tensor<1x4x4x32xf32>
+  %p = tensor.pad %v low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x4x32xf32> to tensor<1x6x6x32xf32>
+  %e = tensor.empty() : tensor<1x4x4x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x32xf32>) -> tensor<1x4x4x32xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %dw : tensor<1x6x6x32xf32>, tensor<3x3x32xf32>) outs(%f : tensor<1x4x4x32xf32>) -> tensor<1x4x4x32xf32>
+  return %d : tensor<1x4x4x32xf32>
 }
