@@ -27,6 +27,8 @@ void mlir::hexir::buildHostKernelPipeline(OpPassManager &pm, const KernelPipelin
   pm.addPass(createCSEPass());
   // Accumulators in registers, contractions as FMA outer products.
   pm.addPass(createLowerVectorTiles());
+  // Weights stream from memory on every run: fetch the next block while this one is reused.
+  pm.addPass(createPrefetchStreams());
   buildHostLoopsToLLVMPipeline(pm, options);
 }
 

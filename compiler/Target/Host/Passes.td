@@ -57,6 +57,24 @@ def LowerVectorTiles : Pass<"hexir-lower-vector-tiles", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def PrefetchStreams : Pass<"hexir-prefetch-streams", "mlir::ModuleOp"> {
+  let summary = "Prefetches the next cache block of large operands read by register-tile loops";
+  let description = [{
+    Runs after hexir-lower-vector-tiles. A register tile's innermost loop (constant bounds,
+    step 1, `span` iterations: one cache block) that loads vectors from a large kernel operand
+    (at least `min-bytes`: weights that stream from memory on every run) at an index
+    `base + iv` also prefetches, into L2, the same element of the next block, `base + span +
+    iv` (the base clamped so it stays inside the operand). While the current block is reused
+    from the caches, the next one arrives from memory: a matmul's next 256 reduction steps of
+    its weight panels, a convolution's next 64 input channels of its filter.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"1048576",
+           "Prefetch only operands of at least this many bytes">
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::affine::AffineDialect"];
+}
+
 def DistributeWorkgroups : Pass<"hexir-distribute-workgroups", "mlir::ModuleOp"> {
   let summary = "Splits each bufferized kernel into independent workgroups along one output dimension";
   let description = [{

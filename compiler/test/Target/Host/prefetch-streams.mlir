@@ -1,0 +1,62 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-prefetch-streams | FileCheck %s
+
+// A register tile's reduction loop over one 256-step block of a packed weight panel
+// (P[panel][k][32], 4 MiB): each step also prefetches the same vector of the next block. The
+// next block's start, min(k0 + 256, 1024 - 256), is computed once, outside the loop. The
+// activation operand (64 KiB) is not prefetched.
+// CHECK-DAG: #[[NEXT:.*]] = affine_map<()[s0] -> (s0 + 256, 768)>
+// CHECK-LABEL: func.func @matmul_tile
+// CHECK: %[[N:.*]] = affine.min #[[NEXT]]()[%arg3]
+// CHECK: scf.for %[[K:.*]] = %c0 to %c256 step %c1
+// CHECK: %[[AT:.*]] = affine.apply #{{.*}}()[%[[N]], %[[K]]]
+// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %c0], read, locality<2>, data : memref<32x1024x32xf32>
+// CHECK: vector.load %arg1
+// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %c16], read, locality<2>, data
+// CHECK: vector.load %arg1
+// CHECK-NOT: memref.prefetch %arg0
+#sum = affine_map<()[s0, s1] -> (s0 + s1)>
+func.func @matmul_tile(%a: memref<16x1024xf32>, %b: memref<32x1024x32xf32>, %c: memref<16x1024xf32>, %k0: index, %p: index) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  %r:2 = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc0 = %zero, %acc1 = %zero) -> (vector<16xf32>, vector<16xf32>) {
+    %kk = affine.apply #sum()[%k0, %k]
+    %x = memref.load %a[%c0, %kk] : memref<16x1024xf32>
+    %xb = vector.broadcast %x : f32 to vector<16xf32>
+    %w0 = vector.load %b[%p, %kk, %c0] : memref<32x1024x32xf32>, vector<16xf32>
+    %w1 = vector.load %b[%p, %kk, %c16] : memref<32x1024x32xf32>, vector<16xf32>
+    %a0 = vector.fma %xb, %w0, %acc0 : vector<16xf32>
+    %a1 = vector.fma %xb, %w1, %acc1 : vector<16xf32>
+    scf.yield %a0, %a1 : vector<16xf32>, vector<16xf32>
+  }
+  vector.store %r#0, %c[%c0, %c0] : memref<16x1024xf32>, vector<16xf32>
+  return
+}
+
+// -----
+
+// Not prefetched: a small operand (a 3x3x64x32 filter block fits the caches), a loop that is
+// not innermost, a loop whose extent is more than half the operand's (no next block).
+// CHECK-LABEL: func.func @nothing
+// CHECK-NOT: memref.prefetch
+func.func @nothing(%f: memref<3x3x64x32xf32>, %big: memref<300000xf32>, %out: memref<32xf32>) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c200000 = arith.constant 200000 : index
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  %r = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (vector<16xf32>) {
+    %w = vector.load %f[%c0, %c0, %c, %c0] : memref<3x3x64x32xf32>, vector<16xf32>
+    %s = arith.addf %acc, %w : vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  }
+  %t = scf.for %i = %c0 to %c200000 step %c1 iter_args(%acc = %r) -> (vector<16xf32>) {
+    %w = vector.load %big[%i] : memref<300000xf32>, vector<16xf32>
+    %s = arith.addf %acc, %w : vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  }
+  vector.store %t, %out[%c0] : memref<32xf32>, vector<16xf32>
+  return
+}
