@@ -322,8 +322,14 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
     const linalg::ContractionDimensions *dims = &strategy.dims;
     for (Candidate &c : candidates) {
       int64_t block = 1, elementsPerUnit = strategy.registers[c.loop];
-      if (c.loop == rowLoop(*dims, strategy.ranges)) {
+      if (llvm::is_contained(dims->m, c.loop)) {
+        // Rows: blocks of 64 rows. A row loop outside the register tile's (the output rows of
+        // a 1x1 convolution over [oh, ow]) counts the rows of the m loops inside it: a 7x7
+        // image is 49 rows, one block, not 7 chunks that each read all the weights.
         block = 64;
+        for (unsigned m : dims->m)
+          if (m > c.loop)
+            elementsPerUnit *= strategy.ranges[m];
       } else if (llvm::is_contained(dims->n, c.loop)) {
         block = 256;
         if (dims->n.size() == 2 && c.loop == dims->n.front()) // panels: a unit is a whole panel
@@ -378,7 +384,7 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
     std::optional<unsigned> row = rowLoop(dims, strategy.ranges);
     auto isRows = [&](const WorkgroupSplit &split) {
       auto dim = cast<AffineDimExpr>(outMap.getResult(split.outDim));
-      return row && dim.getPosition() == *row;
+      return row && llvm::is_contained(dims.m, dim.getPosition());
     };
     WorkgroupSplit rows = isRows(splits[0]) ? splits[0] : splits[1], cols = isRows(splits[0]) ? splits[1] : splits[0];
     if (a * cols.count + b <= a + b * rows.count)

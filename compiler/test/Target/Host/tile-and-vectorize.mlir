@@ -174,6 +174,31 @@ func.func @deep_conv_panels(%x: tensor<1x16x16x256xf32>, %w: tensor<8x3x3x256x32
 
 // -----
 
+// A 1x1 convolution as a packed contraction over a 7x7 image: its rows are the 49 pixels of
+// two loops (oh, ow; the register tile takes 7 of ow), one block of 64 rows, so the workgroups
+// are 8 chunks of the 64 panels over all rows, not 7 rows x 8 (each of the 7 row chunks would
+// read all 4 MB of weights).
+// CHECK-LABEL: func.func @pointwise_7x7
+// CHECK-SAME: hexir.workgroups = 8
+func.func @pointwise_7x7(%x: tensor<1x7x7x512xf32>, %w: tensor<64x512x32xf32>) -> tensor<1x7x7x64x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x7x7x64x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x64x32xf32>) -> tensor<1x7x7x64x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, c) -> (n, h, w, c)>,
+                                        affine_map<(n, h, w, p, f, c) -> (p, c, f)>,
+                                        affine_map<(n, h, w, p, f, c) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x7x7x512xf32>, tensor<64x512x32xf32>) outs(%f : tensor<1x7x7x64x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x7x7x64x32xf32>
+  return %r : tensor<1x7x7x64x32xf32>
+}
+
+// -----
+
 // A global average pool's sum over NHWC (96 channels, 7x7): the 96 output channels (six
 // 16-lane vectors) accumulate in registers while the H and W loops run one pixel at a time, so
 // the input is read once, row by row (the reduction over unit dimensions folds into adds).
