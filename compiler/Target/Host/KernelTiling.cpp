@@ -147,6 +147,68 @@ LogicalResult mlir::hexir::splitPad(func::FuncOp fn, int64_t minWork, int64_t ma
   return success();
 }
 
+// A kernel that only concatenates is split into workgroups of chunks of its outermost
+// dimension (other than the concatenated one) with more than one index: each copies its rows
+// of every operand into place, in parallel (squeezenet's channel concatenations of 55x55x128
+// floats were one workgroup: 0.13 ms with either thread count).
+LogicalResult mlir::hexir::splitConcat(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups) {
+  tensor::ConcatOp concat;
+  for (Operation &op : fn.getBody().front()) {
+    if (isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp>(op))
+      continue;
+    if (concat || !isa<tensor::ConcatOp>(op))
+      return success();
+    concat = cast<tensor::ConcatOp>(op);
+  }
+  if (!concat || !concat.getResultType().hasStaticShape() || !concat->hasOneUse() ||
+      !isa<func::ReturnOp>(*concat->getUsers().begin()))
+    return success();
+  RankedTensorType type = concat.getResultType();
+  ArrayRef<int64_t> shape = type.getShape();
+  unsigned axis = concat.getDim();
+  std::optional<unsigned> dim;
+  for (unsigned d = 0; d < shape.size() && !dim; ++d)
+    if (d != axis && shape[d] > 1)
+      dim = d;
+  if (!dim)
+    return success();
+  int64_t wanted = std::clamp<int64_t>(type.getNumElements() / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
+  int64_t chunk = divisorAtLeast(shape[*dim], (shape[*dim] + wanted - 1) / wanted);
+  int64_t workgroups = shape[*dim] / chunk;
+  if (workgroups <= 1)
+    return success();
+  IRRewriter rewriter(fn.getContext());
+  Location loc = concat.getLoc();
+  rewriter.setInsertionPoint(concat);
+  auto range = mlir::hexir::WorkgroupRangeOp::create(rewriter, loc, rewriter.getIndexType(), rewriter.getIndexType());
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto loop = scf::ForOp::create(rewriter, loc, range.getBegin(), range.getEnd(), one, ValueRange{empty});
+  rewriter.setInsertionPointToStart(loop.getBody());
+  Value dest = loop.getRegionIterArgs()[0];
+  Value r0 = arith::MulIOp::create(rewriter, loc, loop.getInductionVar(),
+                                   arith::ConstantIndexOp::create(rewriter, loc, chunk));
+  unsigned rank = shape.size();
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+  int64_t at = 0;
+  for (Value input : concat.getInputs()) {
+    ArrayRef<int64_t> inShape = cast<RankedTensorType>(input.getType()).getShape();
+    SmallVector<OpFoldResult> srcOffsets(rank, rewriter.getIndexAttr(0)), sizes, dstOffsets(rank, rewriter.getIndexAttr(0));
+    for (unsigned d = 0; d < rank; ++d)
+      sizes.push_back(rewriter.getIndexAttr(d == *dim ? chunk : inShape[d]));
+    srcOffsets[*dim] = r0;
+    dstOffsets[*dim] = r0;
+    dstOffsets[axis] = rewriter.getIndexAttr(at);
+    at += inShape[axis];
+    Value rows = tensor::ExtractSliceOp::create(rewriter, loc, input, srcOffsets, sizes, ones);
+    dest = tensor::InsertSliceOp::create(rewriter, loc, rows, dest, dstOffsets, sizes, ones);
+  }
+  scf::YieldOp::create(rewriter, loc, dest);
+  rewriter.replaceOp(concat, loop.getResults());
+  fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
+  return success();
+}
+
 // `writer`'s tile computing the chunk [offsets, offsets + sizes) of its output onto `current`
 // (the chunk as the previous writer left it).
 FailureOr<linalg::LinalgOp> mlir::hexir::tileOnChunk(RewriterBase &rewriter, linalg::LinalgOp writer,

@@ -29,6 +29,9 @@ void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t>
 // A kernel that only pads is split into workgroups of rows of its result (at most
 // `maxWorkgroups`, at least `minWork` elements each). Kernels of another shape are unchanged.
 LogicalResult splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);
+// A kernel that only concatenates is split the same way, into chunks of its outermost other
+// dimension. Kernels of another shape are unchanged.
+LogicalResult splitConcat(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);
 
 // The workgroup loop over this invocation's chunks of the output: every writer computes its
 // tile of the chunk, in order. Replaces `writers` by their tiles in `tiled`.

@@ -197,7 +197,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       return runRowKernel(fn, *rows, lanes);
     std::optional<KernelShape> shape = findRoot(fn, lanes);
     if (!shape)
-      return splitPad(fn, minWork, maxWorkgroups);
+      return failed(splitPad(fn, minWork, maxWorkgroups)) ? failure() : splitConcat(fn, minWork, maxWorkgroups);
     linalg::LinalgOp root = shape->root;
     Strategy &strategy = shape->strategy;
     IRRewriter rewriter(fn.getContext());
