@@ -33,8 +33,8 @@ bool SpinUntil(Ready ready) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+ThreadPool::ThreadPool(int threads) : shares_(new Share[static_cast<size_t>(std::max(threads, 1))]) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -46,18 +46,22 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::RunChunks() {
-  while (true) {
-    // Piece i covers [i * n / pieces, (i + 1) * n / pieces): sizes differ by at most one.
-    uint64_t piece = next_.fetch_add(1);
-    if (piece >= pieces_) return;
-    auto begin = static_cast<uint32_t>(piece * n_ / pieces_);
-    auto end = static_cast<uint32_t>((piece + 1) * n_ / pieces_);
-    fn_(ctx_, begin, end);
+void ThreadPool::RunChunks(int self) {
+  int t = threads();
+  for (int k = 0; k < t; ++k) {
+    Share& share = shares_[static_cast<size_t>((self + k) % t)];
+    while (true) {
+      // Piece i covers [i * n / pieces, (i + 1) * n / pieces): sizes differ by at most one.
+      uint32_t piece = share.next.fetch_add(1, std::memory_order_relaxed);
+      if (piece >= share.end) break;
+      auto begin = static_cast<uint32_t>(uint64_t{piece} * n_ / pieces_);
+      auto end = static_cast<uint32_t>((uint64_t{piece} + 1) * n_ / pieces_);
+      fn_(ctx_, begin, end);
+    }
   }
 }
 
-void ThreadPool::WorkerLoop() {
+void ThreadPool::WorkerLoop(int self) {
   uint64_t seen = 0;
   while (true) {
     auto next = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
@@ -67,7 +71,7 @@ void ThreadPool::WorkerLoop() {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    RunChunks();
+    RunChunks(self);
     if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mu_);
       done_.notify_one();
@@ -86,17 +90,21 @@ void ThreadPool::ParallelFor(uint32_t n, ChunkFn fn, void* ctx) {
     fn_ = fn;
     ctx_ = ctx;
     n_ = n;
-    // A few pieces per thread balance uneven work without much contention; pieces of equal
-    // size (within one workgroup) keep threads even: 14 workgroups in chunks of 2 made 7
-    // chunks, split 4:3 between two threads.
-    pieces_ = std::min<uint32_t>(n, static_cast<uint32_t>(threads()) * 4);
-    next_.store(0);
+    // One piece per workgroup (kernels have at most 64, each tens of microseconds of work),
+    // the threads' shares contiguous: 10 workgroups split 5:5, not as 8 pieces of 1 or 2
+    // that could go 6:4; a thread that finishes early takes pieces from the others' shares.
+    int t = threads();
+    pieces_ = std::min<uint32_t>(n, static_cast<uint32_t>(t) * 64);
+    for (int i = 0; i < t; ++i) {
+      shares_[static_cast<size_t>(i)].next.store(static_cast<uint32_t>(uint64_t{pieces_} * static_cast<uint64_t>(i) / static_cast<uint64_t>(t)), std::memory_order_relaxed);
+      shares_[static_cast<size_t>(i)].end = static_cast<uint32_t>(uint64_t{pieces_} * static_cast<uint64_t>(i + 1) / static_cast<uint64_t>(t));
+    }
     active_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     // Publishes the loop to spinning workers (release) and to sleeping ones (the mutex).
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  RunChunks();
+  RunChunks(0);
   auto finished = [&] { return active_.load(std::memory_order_acquire) == 0; };
   if (!SpinUntil(finished)) {
     std::unique_lock<std::mutex> lock(mu_);

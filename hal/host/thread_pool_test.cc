@@ -1,6 +1,7 @@
 #include "hal/host/thread_pool.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,36 @@ TEST_CASE("ParallelFor covers every index exactly once", "[hal]") {
       for (uint32_t i = 0; i < n; ++i) REQUIRE(hits[i].load() == 1);
     }
   }
+}
+
+// Each thread runs its own contiguous share first (the caller the first half, the worker the
+// second), so a thread meets the same workgroups, and their data, on every run; a thread that
+// finishes early takes the rest of another's share.
+TEST_CASE("ParallelFor gives each thread a contiguous share and steals when one is idle", "[hal]") {
+  ThreadPool pool(2);
+  struct Ctx {
+    std::thread::id ids[8];
+    std::thread::id caller = std::this_thread::get_id();
+    bool slow_second_half = false;
+  } ctx;
+  auto record = [](void* p, uint32_t begin, uint32_t end) {
+    auto* c = static_cast<Ctx*>(p);
+    for (uint32_t i = begin; i < end; ++i) {
+      c->ids[i] = std::this_thread::get_id();
+      // Even work: every piece takes a while, so the worker is awake before its share ends.
+      std::this_thread::sleep_for(std::chrono::milliseconds(c->slow_second_half && i >= 4 ? 50 : 5));
+    }
+  };
+  pool.ParallelFor(8, record, &ctx);
+  for (int i = 0; i < 4; ++i) CHECK(ctx.ids[i] == ctx.caller);
+  for (int i = 4; i < 8; ++i) CHECK(ctx.ids[i] != ctx.caller);
+  // The worker's pieces are slow: the caller finishes its own and takes some of the worker's.
+  ctx.slow_second_half = true;
+  pool.ParallelFor(8, record, &ctx);
+  int stolen = 0;
+  for (int i = 4; i < 8; ++i) stolen += ctx.ids[i] == ctx.caller;
+  CHECK(stolen >= 1);
+  CHECK(ctx.ids[4] != ctx.caller);  // the worker started its own share at its beginning
 }
 
 TEST_CASE("concurrent ParallelFor calls from several threads all complete", "[hal]") {
