@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 
 #include "serve/protocol.h"
@@ -32,6 +34,7 @@ struct Server::Impl {
   ServerOptions options;
   Metrics metrics;
   httplib::Server http;
+  socket_t listen_socket = -1;  // cpp-httplib's socket type (global)
 };
 
 Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerOptions options)
@@ -45,6 +48,16 @@ Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerO
     limit = std::max(limit, BodyLimit(*pool));
   }
   s.http.set_payload_max_length(limit);
+  // cpp-httplib closes a connection after 5 requests and listens with a backlog of 5: under
+  // load, 32 clients reconnecting every 5 requests overflowed the accept queue and saw
+  // connections reset. Keep connections for 1000 requests (nginx's default) and, once bound,
+  // listen with the system's backlog (listen() on a listening socket updates it).
+  s.http.set_keep_alive_max_count(1000);
+  s.http.set_socket_options([&s](socket_t sock) {
+    int yes = 1;  // what cpp-httplib's default options set
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    s.listen_socket = sock;
+  });
   int threads = std::max(1, options.threads);
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
 
@@ -168,6 +181,7 @@ bool Server::Serve() {
   } else if (!s.http.bind_to_port(s.options.host, port)) {
     return false;
   }
+  if (s.listen_socket >= 0) ::listen(s.listen_socket, SOMAXCONN);
   bound_port_ = port;
   std::printf("hexir-serve: listening on %s:%d\n", s.options.host.c_str(), port);
   std::fflush(stdout);
