@@ -61,19 +61,29 @@ FailureOr<scf::SCFTilingResult> mlir::hexir::tileOp(RewriterBase &rewriter, Oper
 }
 
 
-// A kernel that only pads (before a convolution or pooling) is split into workgroups of rows
-// of its result: each writes its rows' border and copies its rows of the source, in parallel.
-LogicalResult mlir::hexir::splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups) {
-  tensor::PadOp pad;
+// The kernel's only op of type OpTy, of a static shape and returned (besides it the kernel has
+// only constants and empty tensors); null otherwise.
+template <typename OpTy>
+static OpTy loneOp(func::FuncOp fn) {
+  OpTy found;
   for (Operation &op : fn.getBody().front()) {
     if (isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp>(op))
       continue;
-    if (pad || !isa<tensor::PadOp>(op))
-      return success();
-    pad = cast<tensor::PadOp>(op);
+    if (found || !isa<OpTy>(op))
+      return nullptr;
+    found = cast<OpTy>(op);
   }
-  if (!pad || !pad.getResultType().hasStaticShape() || !pad->hasOneUse() ||
-      !isa<func::ReturnOp>(*pad->getUsers().begin()))
+  if (!found || !found.getResultType().hasStaticShape() || !found->hasOneUse() ||
+      !isa<func::ReturnOp>(*found->getUsers().begin()))
+    return nullptr;
+  return found;
+}
+
+// A kernel that only pads (before a convolution or pooling) is split into workgroups of rows
+// of its result: each writes its rows' border and copies its rows of the source, in parallel.
+LogicalResult mlir::hexir::splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups) {
+  auto pad = loneOp<tensor::PadOp>(fn);
+  if (!pad)
     return success();
   ArrayRef<int64_t> shape = pad.getResultType().getShape();
   // The outermost dimension with more than one index.
@@ -152,16 +162,8 @@ LogicalResult mlir::hexir::splitPad(func::FuncOp fn, int64_t minWork, int64_t ma
 // of every operand into place, in parallel (squeezenet's channel concatenations of 55x55x128
 // floats were one workgroup: 0.13 ms with either thread count).
 LogicalResult mlir::hexir::splitConcat(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups) {
-  tensor::ConcatOp concat;
-  for (Operation &op : fn.getBody().front()) {
-    if (isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp>(op))
-      continue;
-    if (concat || !isa<tensor::ConcatOp>(op))
-      return success();
-    concat = cast<tensor::ConcatOp>(op);
-  }
-  if (!concat || !concat.getResultType().hasStaticShape() || !concat->hasOneUse() ||
-      !isa<func::ReturnOp>(*concat->getUsers().begin()))
+  auto concat = loneOp<tensor::ConcatOp>(fn);
+  if (!concat)
     return success();
   RankedTensorType type = concat.getResultType();
   ArrayRef<int64_t> shape = type.getShape();
