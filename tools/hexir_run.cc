@@ -35,7 +35,7 @@ constexpr const char* kUsage =
     "instead of mapping it (later changes of the file cannot affect the run). --memory-limit:\n"
     "the most device memory the session may hold (default: what the device has free).\n"
     "--profile times every command (each waited for before the next) and prints them, slowest\n"
-    "first, with their share of the run (over the --benchmark runs when given).\n";
+    "first, with their share of the run (over the --benchmark runs and their warm-up when given).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());

@@ -33,6 +33,8 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
                std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start;
+  // Work issued before (a GPU's input copies) is not the first command's.
+  if (command_ms) HEXIR_RETURN_IF_ERROR(queue.Synchronize());
   for (const fb::Command* cmd : *function.commands()) {
     if (command_ms) start = Clock::now();
     switch (cmd->op_type()) {

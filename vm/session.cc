@@ -238,9 +238,10 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
   bases.filled_constants = module_.filled_constants();
   bases.inputs = input_bases_.data();
   bases.outputs = output_bases_.data();
+  // A run that fails part-way still counts (its commands' times were added).
+  if (!command_ms_.empty()) ++profiled_runs_;
   HEXIR_RETURN_IF_ERROR(
       Execute(module_, *info_->function, bases, bindings_, *queue_, command_ms_.empty() ? nullptr : command_ms_.data()));
-  if (!command_ms_.empty()) ++profiled_runs_;
   if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming());
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)

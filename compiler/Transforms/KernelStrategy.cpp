@@ -444,7 +444,14 @@ tensor::PadOp borderPad(linalg::LinalgOp op) {
   if (!padValue || !matchPattern(padValue, m_Constant(&value)))
     return nullptr;
   APFloat v = value.getValue();
-  if (max ? !(v.isNegative() && (v.isInfinity() || v.isLargest())) : !v.isZero())
+  // A max's windows skip the padding: right for -inf, and for another value only when the
+  // accumulator starts from it too (the lowest float of tosa's pooling: a window of -inf
+  // inputs then gives that value either way).
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  FloatAttr start;
+  bool startsAtPad = fill && matchPattern(fill.getInputs()[0], m_Constant(&start)) &&
+                     start.getValue().bitwiseIsEqual(v);
+  if (max ? !(v.isNegative() && v.isInfinity()) && !startsAtPad : !v.isZero())
     return nullptr;
   auto windowType = cast<ShapedType>(op.getDpsInputs()[1].getType());
   ArrayRef<int64_t> out = cast<ShapedType>(op->getResult(0).getType()).getShape();

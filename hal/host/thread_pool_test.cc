@@ -38,8 +38,9 @@ TEST_CASE("ParallelFor gives each thread a contiguous share and steals when one 
     auto* c = static_cast<Ctx*>(p);
     for (uint32_t i = begin; i < end; ++i) {
       c->ids[i] = std::this_thread::get_id();
-      // Even work: every piece takes a while, so the worker is awake before its share ends.
-      std::this_thread::sleep_for(std::chrono::milliseconds(c->slow_second_half && i >= 4 ? 50 : 5));
+      // Even work: every piece takes long enough (50 ms) that the worker is awake before the
+      // caller reaches its share, even under sanitizers on a loaded machine.
+      std::this_thread::sleep_for(std::chrono::milliseconds(c->slow_second_half && i >= 4 ? 200 : 50));
     }
   };
   pool.ParallelFor(8, record, &ctx);

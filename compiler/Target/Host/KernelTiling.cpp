@@ -174,6 +174,10 @@ LogicalResult mlir::hexir::splitConcat(func::FuncOp fn, int64_t minWork, int64_t
       dim = d;
   if (!dim)
     return success();
+  if (llvm::any_of(concat.getInputs(), [&](Value in) {
+        return cast<RankedTensorType>(in.getType()).isDynamicDim(axis);
+      }))
+    return success();
   int64_t wanted = std::clamp<int64_t>(type.getNumElements() / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
   int64_t chunk = divisorAtLeast(shape[*dim], (shape[*dim] + wanted - 1) / wanted);
   int64_t workgroups = shape[*dim] / chunk;
@@ -194,10 +198,11 @@ LogicalResult mlir::hexir::splitConcat(func::FuncOp fn, int64_t minWork, int64_t
   SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
   int64_t at = 0;
   for (Value input : concat.getInputs()) {
+    // Other dimensions are the result's (an input may leave them dynamic); the axis is static.
     ArrayRef<int64_t> inShape = cast<RankedTensorType>(input.getType()).getShape();
     SmallVector<OpFoldResult> srcOffsets(rank, rewriter.getIndexAttr(0)), sizes, dstOffsets(rank, rewriter.getIndexAttr(0));
     for (unsigned d = 0; d < rank; ++d)
-      sizes.push_back(rewriter.getIndexAttr(d == *dim ? chunk : inShape[d]));
+      sizes.push_back(rewriter.getIndexAttr(d == *dim ? chunk : d == axis ? inShape[d] : shape[d]));
     srcOffsets[*dim] = r0;
     dstOffsets[*dim] = r0;
     dstOffsets[axis] = rewriter.getIndexAttr(at);

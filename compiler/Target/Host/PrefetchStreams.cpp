@@ -43,7 +43,7 @@ std::optional<Value> baseOf(Value index, scf::ForOp loop, OpBuilder &b) {
   if (!sum || sum.getKind() != AffineExprKind::Add)
     return std::nullopt;
   auto isOperand = [](AffineExpr x) { return isa<AffineSymbolExpr, AffineDimExpr>(x); };
-  if (!isOperand(sum.getLHS()) || !isOperand(sum.getRHS()))
+  if (!isOperand(sum.getLHS()) || !isOperand(sum.getRHS()) || sum.getLHS() == sum.getRHS())
     return std::nullopt;
   Value a = apply->getOperand(0), c = apply->getOperand(1);
   Value base = a == iv ? c : c == iv ? a : Value();

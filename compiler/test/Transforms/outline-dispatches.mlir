@@ -317,3 +317,34 @@ func.func @main(%x: tensor<1x6x6x8xf32>) -> (tensor<1x6x6x8xf32>, tensor<1x3x3x8
       ins(%p2, %w : tensor<1x8x8x8xf32>, tensor<3x3x8xf32>) outs(%f : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
   return %d, %mp, %d2 : tensor<1x6x6x8xf32>, tensor<1x3x3x8xf32>, tensor<1x6x6x8xf32>
 }
+
+// -----
+
+// A max pool padded with the lowest float computes its border itself only when its accumulator
+// starts from that value too (tosa's pooling); over a -inf accumulator, a window of -inf inputs
+// would give -inf instead of the lowest float, so that pad stays a kernel.
+// CHECK-LABEL: func.func @main(
+// CHECK: hexir.call_tir @main_dispatch_0_pooling_nhwc_max(%arg0)
+// CHECK: %[[P:.*]] = hexir.call_tir @main_dispatch_1_pad(%arg0)
+// CHECK: hexir.call_tir @main_dispatch_2_pooling_nhwc_max(%[[P]])
+func.func @main(%x: tensor<1x6x6x8xf32>) -> (tensor<1x3x3x8xf32>, tensor<1x3x3x8xf32>) {
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 0, 0, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %lowest : f32
+  } : tensor<1x6x6x8xf32> to tensor<1x7x7x8xf32>
+  %win = tensor.empty() : tensor<3x3xf32>
+  %e = tensor.empty() : tensor<1x3x3x8xf32>
+  %f = linalg.fill ins(%lowest : f32) outs(%e : tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  %a = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p, %win : tensor<1x7x7x8xf32>, tensor<3x3xf32>) outs(%f : tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  %q = tensor.pad %x low[0, 1, 1, 0] high[0, 0, 0, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %lowest : f32
+  } : tensor<1x6x6x8xf32> to tensor<1x7x7x8xf32>
+  %g = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  %b = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%q, %win : tensor<1x7x7x8xf32>, tensor<3x3xf32>) outs(%g : tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
+  return %a, %b : tensor<1x3x3x8xf32>, tensor<1x3x3x8xf32>
+}
