@@ -95,9 +95,11 @@ void ThreadPool::ParallelFor(uint32_t n, ChunkFn fn, void* ctx) {
     // that could go 6:4; a thread that finishes early takes pieces from the others' shares.
     int t = threads();
     pieces_ = std::min<uint32_t>(n, static_cast<uint32_t>(t) * 64);
+    // Thread i's share: pieces [i * pieces / t, (i + 1) * pieces / t).
+    auto bound = [&](int i) { return static_cast<uint32_t>(uint64_t{pieces_} * static_cast<uint64_t>(i) / static_cast<uint64_t>(t)); };
     for (int i = 0; i < t; ++i) {
-      shares_[static_cast<size_t>(i)].next.store(static_cast<uint32_t>(uint64_t{pieces_} * static_cast<uint64_t>(i) / static_cast<uint64_t>(t)), std::memory_order_relaxed);
-      shares_[static_cast<size_t>(i)].end = static_cast<uint32_t>(uint64_t{pieces_} * static_cast<uint64_t>(i + 1) / static_cast<uint64_t>(t));
+      shares_[static_cast<size_t>(i)].next.store(bound(i), std::memory_order_relaxed);
+      shares_[static_cast<size_t>(i)].end = bound(i + 1);
     }
     active_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     // Publishes the loop to spinning workers (release) and to sleeping ones (the mutex).

@@ -16,9 +16,9 @@
 #pragma once
 
 #include <atomic>
-#include <memory>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>

@@ -31,7 +31,7 @@ namespace {
 
 // `index` as `base + iv` with `base` defined outside `loop`: the loop's induction variable
 // itself (base 0) or an affine.apply of s0 + s1 / d0 + d1 of the two.
-std::optional<Value> baseOf(Value index, scf::ForOp loop, OpBuilder &b) {
+std::optional<Value> baseOf(Value index, scf::ForOp loop) {
   Value iv = loop.getInductionVar();
   if (index == iv)
     return Value();
@@ -88,7 +88,7 @@ struct PrefetchStreamsPass : public mlir::hexir::impl::PrefetchStreamsBase<Prefe
     for (auto [d, index] : llvm::enumerate(load.getIndices())) {
       if (loop.isDefinedOutsideOfLoop(index))
         continue;
-      std::optional<Value> found = baseOf(index, loop, b);
+      std::optional<Value> found = baseOf(index, loop);
       if (!found || moving)
         return;
       moving = d;

@@ -196,8 +196,12 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     if (std::optional<hexir::RowKernel> rows = findRowKernel(fn))
       return runRowKernel(fn, *rows, lanes);
     std::optional<KernelShape> shape = findRoot(fn, lanes);
-    if (!shape)
-      return failed(splitPad(fn, minWork, maxWorkgroups)) ? failure() : splitConcat(fn, minWork, maxWorkgroups);
+    if (!shape) {
+      // A kernel that only pads or only concatenates: rows of its result as workgroups.
+      if (failed(splitPad(fn, minWork, maxWorkgroups)))
+        return failure();
+      return splitConcat(fn, minWork, maxWorkgroups);
+    }
     linalg::LinalgOp root = shape->root;
     Strategy &strategy = shape->strategy;
     IRRewriter rewriter(fn.getContext());
