@@ -29,6 +29,15 @@ int64_t vectorTile(int64_t n, ArrayRef<int64_t> preferred) {
   return largestDivisorAtMost(n, preferred.front());
 }
 
+// A loop interchange that nests `loop` outermost and keeps the others in order.
+static SmallVector<int64_t> outermostFirst(unsigned loop, size_t numLoops) {
+  SmallVector<int64_t> order = {loop};
+  for (unsigned l = 0; l < numLoops; ++l)
+    if (l != loop)
+      order.push_back(l);
+  return order;
+}
+
 // Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
 // init (a broadcast bias). They run in the root's workgroups, vectorized row by row.
 bool isInitializer(Operation &op) {
@@ -127,6 +136,12 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     int64_t vectorsPerRow = std::max<int64_t>(s.registers[n] / lanes, 1);
     if (std::optional<unsigned> m = rowLoop(*dims, ranges))
       s.registers[*m] = largestDivisorAtMost(ranges[*m], std::max<int64_t>((lanes >= 16 ? 16 : 8) / vectorsPerRow, 1));
+    // Packed weights: panels outside rows (as BLIS's loop around its microkernel), so one
+    // panel's cache block (256 steps x 32 columns: 32 KiB) stays in L1 while every row tile of
+    // A passes over it; rows outside panels re-read the whole 256 KiB block of B from L2 for
+    // each row tile, four times the traffic of re-reading A's block per panel.
+    if (dims->n.size() == 2)
+      s.registerOrder = outermostFirst(dims->n[0], ranges.size());
     return s;
   }
   // Channels-last windows: loops (n, oh, ow, f, kh, kw, c) for a convolution, (n, oh, ow, c,
@@ -196,8 +211,8 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
 }
 
 // Cache tiles for a contraction inside one workgroup tile of shape `ranges`: blocks of up to
-// 64 rows, 256 columns and 256 reduction steps (A block 64 KiB, B block 256 KiB), each a
-// multiple of the register tile.
+// 64 rows and 256 reduction steps (A block 64 KiB), each a multiple of the register tile, and
+// of one panel of packed weights (32 KiB), or of 256 unpacked columns (B block 256 KiB).
 void chooseCacheTiles(KernelStrategy &s, ArrayRef<int64_t> ranges) {
   const linalg::ContractionDimensions *dims = &s.dims;
   auto block = [&](unsigned d, int64_t target) {
@@ -207,10 +222,17 @@ void chooseCacheTiles(KernelStrategy &s, ArrayRef<int64_t> ranges) {
   };
   if (std::optional<unsigned> m = rowLoop(*dims, s.ranges))
     block(*m, 64);
-  if (dims->n.size() == 2)
-    block(dims->n[0], std::max<int64_t>(256 / ranges[dims->n[1]], 1)); // panels
-  else
+  if (dims->n.size() == 2) {
+    // Packed weights: one panel per block, walked outermost, then its reduction blocks, then
+    // the row tiles (as BLIS's loops around its microkernel): the panel's block (256 steps x
+    // 32 columns, 32 KiB) stays in L1 while every row tile passes over it, and the blocks of B
+    // follow each other in memory order, so each block prefetches the next one
+    // (PrefetchStreams), across panels too.
+    s.cache[dims->n[0]] = ranges[dims->n[0]] > 1 ? 1 : 0;
+    s.cacheOrder = outermostFirst(dims->n[0], ranges.size());
+  } else {
     block(dims->n[0], 256);
+  }
   block(dims->k[0], 256);
 }
 

@@ -31,6 +31,8 @@ struct KernelStrategy {
   SmallVector<int64_t> ranges;    // static loop ranges
   SmallVector<int64_t> registers; // register tile (0: not tiled)
   SmallVector<int64_t> cache;     // cache tile (0: not tiled), contractions only
+  SmallVector<int64_t> cacheOrder;    // nesting of the cache blocks' loops (empty: loop order)
+  SmallVector<int64_t> registerOrder; // nesting of the register tiles' loops (empty: loop order)
   linalg::ContractionDimensions dims;  // contractions only: their batch, m, n and k loops
   // Convolutions: the input channel loop; packed filters (PackConvFilters): strides and
   // dilations of the generic op, which becomes a named convolution once tiled to one panel.

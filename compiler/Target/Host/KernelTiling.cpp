@@ -49,9 +49,11 @@ void mlir::hexir::toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, Arra
 }
 
 // Tiles `op` with `sizes` (0: not tiled) and replaces it; returns the tiled op and the loops.
-FailureOr<scf::SCFTilingResult> mlir::hexir::tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes) {
+FailureOr<scf::SCFTilingResult> mlir::hexir::tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
+                                                    ArrayRef<int64_t> interchange) {
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  options.setInterchange(interchange);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
   if (failed(result))

@@ -19,8 +19,10 @@
 
 namespace mlir::hexir {
 
-// Tiles `op` with `sizes` (0: not tiled) and replaces it; returns the tiled op and the loops.
-FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes);
+// Tiles `op` with `sizes` (0: not tiled) and replaces it; returns the tiled op and the loops,
+// nested in the order of `interchange` (a permutation of the op's loops; empty: loop order).
+FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
+                                       ArrayRef<int64_t> interchange = {});
 
 // A register tile of a packed convolution (one panel) as the named convolution it is.
 void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides,

@@ -29,6 +29,8 @@ using namespace mlir;
 
 namespace {
 
+constexpr int64_t kCacheLine = 64;
+
 // `index` as `base + iv` with `base` defined outside `loop`: the loop's induction variable
 // itself (base 0) or an affine.apply of s0 + s1 / d0 + d1 of the two.
 std::optional<Value> baseOf(Value index, scf::ForOp loop) {
@@ -114,11 +116,22 @@ struct PrefetchStreamsPass : public mlir::hexir::impl::PrefetchStreamsBase<Prefe
       AffineMap add = AffineMap::get(0, 2, getAffineSymbolExpr(0, ctx) + getAffineSymbolExpr(1, ctx), ctx);
       at = affine::AffineApplyOp::create(b, loc, add, ValueRange{next, loop.getInductionVar()});
     }
+    // One prefetch per cache line the vector spans (a register tile's row of two AVX-512
+    // vectors is one vector<32xf32> load: 128 bytes, two lines), each inside what the load reads.
     b.setInsertionPoint(load);
     SmallVector<Value> indices(load.getIndices());
     indices[*moving] = at;
-    memref::PrefetchOp::create(b, loc, load.getBase(), indices, /*isWrite=*/false, /*localityHint=*/2,
-                               /*isDataCache=*/true);
+    int64_t elementBytes = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+    int64_t vectorBytes = load.getVectorType().getNumElements() * elementBytes;
+    for (int64_t offset = 0; offset < vectorBytes; offset += kCacheLine) {
+      SmallVector<Value> at = indices;
+      if (offset) {
+        AffineMap shift = AffineMap::get(0, 1, getAffineSymbolExpr(0, b.getContext()) + offset / elementBytes);
+        at.back() = affine::AffineApplyOp::create(b, loc, shift, ValueRange{indices.back()});
+      }
+      memref::PrefetchOp::create(b, loc, load.getBase(), at, /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+    }
   }
 };
 

@@ -302,7 +302,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         if (strategy.kind == Kind::Contraction) {
           chooseCacheTiles(strategy, ranges);
           if (llvm::any_of(strategy.cache, [](int64_t t) { return t != 0; })) {
-            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, strategy.cache);
+            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, strategy.cache, strategy.cacheOrder);
             if (failed(tiled))
               return writer.emitError() << "could not tile the kernel for the caches";
             current = tiled->tiledOps[0];
@@ -313,7 +313,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         for (unsigned i = 0; i < registers.size(); ++i)
           if (registers[i] >= ranges[i])
             registers[i] = 0;
-        FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, registers);
+        FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, registers, strategy.registerOrder);
         if (failed(tiled))
           return writer.emitError() << "could not tile the kernel for the registers";
         if (strategy.packedFilter)

@@ -60,3 +60,33 @@ func.func @nothing(%f: memref<3x3x64x32xf32>, %big: memref<300000xf32>, %out: me
   vector.store %t, %out[%c0] : memref<32xf32>, vector<16xf32>
   return
 }
+
+// -----
+
+// A row of the panel loaded as one vector<32xf32> (128 bytes, two cache lines, as LLVM later
+// splits it into two AVX-512 loads): one prefetch per line, each inside what the load reads.
+// CHECK-LABEL: func.func @wide_row
+// CHECK: scf.for %[[K:.*]] = %c0 to %c256 step %c1
+// CHECK: %[[AT:.*]] = affine.apply #{{.*}}()[%{{.*}}, %[[K]]]
+// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %c0], read, locality<2>, data : memref<32x1024x32xf32>
+// CHECK: %[[SECOND:.*]] = affine.apply #{{.*}}()[%c0]
+// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %[[SECOND]]], read, locality<2>, data : memref<32x1024x32xf32>
+// CHECK-NOT: memref.prefetch
+// CHECK: vector.load %arg1{{.*}} : memref<32x1024x32xf32>, vector<32xf32>
+#sum = affine_map<()[s0, s1] -> (s0 + s1)>
+func.func @wide_row(%a: memref<16x1024xf32>, %b: memref<32x1024x32xf32>, %c: memref<16x1024xf32>, %k0: index, %p: index) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant dense<0.0> : vector<32xf32>
+  %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %zero) -> (vector<32xf32>) {
+    %kk = affine.apply #sum()[%k0, %k]
+    %x = memref.load %a[%c0, %kk] : memref<16x1024xf32>
+    %xb = vector.broadcast %x : f32 to vector<32xf32>
+    %w = vector.load %b[%p, %kk, %c0] : memref<32x1024x32xf32>, vector<32xf32>
+    %s = vector.fma %xb, %w, %acc : vector<32xf32>
+    scf.yield %s : vector<32xf32>
+  }
+  vector.store %r, %c[%c0, %c0] : memref<16x1024xf32>, vector<32xf32>
+  return
+}

@@ -243,3 +243,40 @@ func.func @row_sum(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {hexir.kern
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A matmul with packed weights (PackMatmulWeights: four panels of 32 columns), 128 rows in 8
+// workgroups of 16. Inside a workgroup the cache loops nest as BLIS's around its microkernel:
+// one panel at a time (outermost), its blocks of 256 reduction steps, then the row tiles of 8,
+// so each 32 KiB block of the panel stays in L1 while every row tile passes over it (after the
+// chunk's zero fill).
+// CHECK-LABEL: func.func @packed_matmul
+// CHECK-SAME: hexir.workgroups = 8
+// CHECK: scf.for %[[WG:.*]] = %begin to %end step %c1
+// CHECK: vector.transfer_write %cst
+// CHECK: scf.for %[[PANEL:.*]] = %c0 to %c4 step %c1
+// CHECK-NEXT: scf.for %[[K0:.*]] = %c0 to %c512 step %c256
+// CHECK-NEXT: tensor.extract_slice %{{.*}}[0, %[[PANEL]], 0] [16, 1, 32]
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c16 step %c8
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c256 step %c1
+// CHECK: vector.transfer_read %arg1[%[[PANEL]], %{{.*}}, %c0]{{.*}} : tensor<4x512x32xf32>, vector<1x1x32xf32>
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x1x32xf32> into vector<8x1x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @packed_matmul(%a: tensor<128x512xf32>, %w: tensor<4x512x32xf32>) -> tensor<128x4x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x4x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x4x32xf32>) -> tensor<128x4x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, p, f, k) -> (m, k)>,
+                                        affine_map<(m, p, f, k) -> (p, k, f)>,
+                                        affine_map<(m, p, f, k) -> (m, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<128x512xf32>, tensor<4x512x32xf32>) outs(%f : tensor<128x4x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<128x4x32xf32>
+  return %r : tensor<128x4x32xf32>
+}
