@@ -60,14 +60,22 @@ std::optional<unsigned> rowLoop(const linalg::ContractionDimensions &dims, Array
   return row;
 }
 
+// Accumulators of a register tile whose other operand is broadcast from memory into each FMA
+// (a matmul's or convolution's inputs): 28 of AVX-512's 32 vector registers, two left for the
+// weight vectors of a step and two spare; 16 kept 10-25% of the FMA throughput idle on
+// squeezenet's 3x3 convolutions (an 11-wide row got 11 accumulators of one vector, now 22)
+// and resnet50's 1x1 convolutions. Without AVX-512: 8 of 16 registers. Depthwise convolutions
+// and poolings load a vector of inputs per column as well: 16 (28 was no faster there).
+static int64_t broadcastAccumulators(int64_t lanes) { return lanes >= 16 ? 28 : 8; }
+static int64_t windowAccumulators(int64_t lanes) { return lanes >= 16 ? 16 : 8; }
+
 // The register tile of a channels-last window op: `columns` output columns (a divisor of the
-// output width) x `channels` (a lane multiple dividing the channels), as many accumulators as
-// fit in half the vector registers (16 of 32 with AVX-512, 8 of 16 otherwise), the most
-// accumulators first and then the widest vectors. Widths such as 27 or 13 get 9 or 13 columns
-// of one vector rather than 3 or 1 column of two.
-static void chooseWindowTile(int64_t width, int64_t channels, int64_t lanes, ArrayRef<int64_t> channelTiles,
-                      int64_t &columnTile, int64_t &channelTile) {
-  int64_t budget = lanes >= 16 ? 16 : 8, best = 0;
+// output width) x `channels` (a lane multiple dividing the channels), at most `budget`
+// accumulators, the most accumulators first and then the widest vectors. Widths such as 27
+// or 13 get 9 or 13 columns of two vectors rather than 3 or 1 column.
+static void chooseWindowTile(int64_t width, int64_t channels, int64_t lanes, int64_t budget,
+                             ArrayRef<int64_t> channelTiles, int64_t &columnTile, int64_t &channelTile) {
+  int64_t best = 0;
   columnTile = 1;
   channelTile = vectorTile(channels, channelTiles);
   for (int64_t c : channelTiles) {
@@ -128,14 +136,14 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     unsigned n = dims->n.back(), k = dims->k[0];
     for (unsigned outer : ArrayRef<unsigned>(dims->n).drop_back())
       s.registers[outer] = 1;
-    // Register tile: up to 8 rows x 2 vectors (16 accumulators of 32 vector registers with
-    // AVX-512; 8 of 16 with AVX2 at 4 rows), or twice the rows of one vector (a 13-row
-    // classifier over 1000 = 125 x 8 channels gets 13 accumulators, not 1), reduction step 1.
+    // Register tile: up to 14 rows x 2 vectors (28 accumulators with AVX-512; 4 x 2 of 16
+    // registers with AVX2), or twice the rows of one vector (a 13-row classifier over 16-wide
+    // panels gets 13 accumulators, not 1), reduction step 1.
     s.registers[n] = vectorTile(ranges[n], laneTiles);
     s.registers[k] = 1;
     int64_t vectorsPerRow = std::max<int64_t>(s.registers[n] / lanes, 1);
     if (std::optional<unsigned> m = rowLoop(*dims, ranges))
-      s.registers[*m] = largestDivisorAtMost(ranges[*m], std::max<int64_t>((lanes >= 16 ? 16 : 8) / vectorsPerRow, 1));
+      s.registers[*m] = largestDivisorAtMost(ranges[*m], std::max<int64_t>(broadcastAccumulators(lanes) / vectorsPerRow, 1));
     // Packed weights: panels outside rows (as BLIS's loop around its microkernel), so one
     // panel's cache block (256 steps x 32 columns: 32 KiB) stays in L1 while every row tile of
     // A passes over it; rows outside panels re-read the whole 256 KiB block of B from L2 for
@@ -145,11 +153,13 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     return s;
   }
   // Channels-last windows: loops (n, oh, ow, f, kh, kw, c) for a convolution, (n, oh, ow, c,
-  // kh, kw) for depthwise and pooling. Register tile: up to 8 output columns x 2 vectors of
-  // channels; the window is walked one tap at a time (depthwise: a whole row of taps).
+  // kh, kw) for depthwise and pooling. Register tile: output columns x up to 2 vectors of
+  // channels (at most 28 accumulators, 16 for depthwise and pooling); the window is walked one
+  // tap at a time (depthwise: a whole row of taps).
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
     s.kind = KernelKind::Conv;
-    chooseWindowTile(ranges[2], ranges[3], lanes, laneTiles, s.registers[2], s.registers[3]);
+    chooseWindowTile(ranges[2], ranges[3], lanes, broadcastAccumulators(lanes), laneTiles, s.registers[2],
+                     s.registers[3]);
     return s;
   }
   // The same with a packed filter: loops (n, oh, ow, p, fi, kh, kw, c), one panel p at a time.
@@ -159,12 +169,14 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     s.channelLoop = 7;
     s.strides = llvm::to_vector_of<int64_t>(conv->strides);
     s.dilations = llvm::to_vector_of<int64_t>(conv->dilations);
-    chooseWindowTile(ranges[2], ranges[4], lanes, laneTiles, s.registers[2], s.registers[4]);
+    chooseWindowTile(ranges[2], ranges[4], lanes, broadcastAccumulators(lanes), laneTiles, s.registers[2],
+                     s.registers[4]);
     return s;
   }
   if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
     s.kind = isa<linalg::DepthwiseConv2DNhwcHwcOp>(op) ? KernelKind::Depthwise : KernelKind::Pooling;
-    chooseWindowTile(ranges[2], ranges[3], lanes, {lanes, lanes / 2, 4}, s.registers[2], s.registers[3]);
+    chooseWindowTile(ranges[2], ranges[3], lanes, windowAccumulators(lanes), {lanes, lanes / 2, 4}, s.registers[2],
+                     s.registers[3]);
     s.registers[5] = ranges[5];
     return s;
   }

@@ -98,20 +98,21 @@ func.func @two_d(%a: tensor<128x64xf32>, %b: tensor<64x256xf32>) -> tensor<128x2
 
 // -----
 
-// A channels-last 3x3 convolution, output 1x13x13x16: 13 columns (prime) x one vector of 16
-// channels (13 accumulators), not 1 column x 2 vectors; decomposed to a 1-D convolution per
+// A channels-last 3x3 convolution, output 1x13x13x32: 13 columns (prime) x two vectors of 16
+// channels (26 of AVX-512's 32 registers as accumulators; the inputs are broadcast from memory
+// into the FMAs), not 1 column x 2 vectors or 13 x 1; decomposed to a 1-D convolution per
 // output row and filter tap, vectorized into outer products.
 // CHECK-LABEL: func.func @conv
-// CHECK: vector.contract {{.*}} : vector<1x13x1xf32>, vector<1x16xf32> into vector<1x13x16xf32>
+// CHECK: vector.contract {{.*}} : vector<1x13x1xf32>, vector<1x32xf32> into vector<1x13x32xf32>
 // CHECK-NOT: linalg.conv
 // CHECK: return
-func.func @conv(%x: tensor<1x15x15x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1x13x13x16xf32> attributes {hexir.kernel} {
+func.func @conv(%x: tensor<1x15x15x8xf32>, %w: tensor<3x3x8x32xf32>) -> tensor<1x13x13x32xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x13x13x16xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x13x13x16xf32>) -> tensor<1x13x13x16xf32>
+  %e = tensor.empty() : tensor<1x13x13x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x13x13x32xf32>) -> tensor<1x13x13x32xf32>
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%x, %w : tensor<1x15x15x8xf32>, tensor<3x3x8x16xf32>) outs(%f : tensor<1x13x13x16xf32>) -> tensor<1x13x13x16xf32>
-  return %r : tensor<1x13x13x16xf32>
+      ins(%x, %w : tensor<1x15x15x8xf32>, tensor<3x3x8x32xf32>) outs(%f : tensor<1x13x13x32xf32>) -> tensor<1x13x13x32xf32>
+  return %r : tensor<1x13x13x32xf32>
 }
 
 // -----
