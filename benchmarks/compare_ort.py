@@ -9,16 +9,20 @@ benchmarks/ort_bench.js) on the same .onnx file and inputs, one after the other,
 thread count, and check that both give the same output (max |hexir - ort| / max |ort|).
 
 Prints one row per model and thread count: median latency of both and their ratio, peak RSS
-of both processes, Hexir's load time next to ORT's session creation, Hexir's arena next to its
+of both processes (the range of the rounds' ratios next to it), Hexir's load time next to ORT's session creation, Hexir's arena next to its
 lower bound, the number of dispatches and the compile time; then the geometric mean of the
 ratios per thread count. A model that fails is reported in its row and the others go on; the
 exit status is 1 when any failed.
 
-  benchmarks/compare_ort.py [--models a,b,c] [--runs N] [--threads 1,2] [--bin build/tools]
+  benchmarks/compare_ort.py [--models a,b,c] [--runs N] [--rounds R] [--threads 1,2] [--bin build/tools]
                             [--work-dir build/compare_ort] [--ort-dir build/ort-node] [--smoke]
 
-Each row runs at least --runs times and at least one second (more runs for a model of
-microseconds), the same number for both runtimes.
+Each row runs --rounds rounds (default 3) of both runtimes, alternating which goes first; each
+side of a round runs at least --runs times and at least one second (more runs for a model of
+microseconds), the same number for both runtimes. Latencies are the medians of the rounds'
+medians; hx/ort is the median of the rounds' ratios, its range in the next column: the
+machines this runs on have slow spells of seconds, which two medians measured one after the
+other turn into a ratio off by 10-20%.
 --smoke (CI): the MLP and squeezenet1_1 at the tests' 64x64 size, 3 runs, 1 thread.
 onnxruntime-node is installed with npm into --ort-dir once and reused.
 """
@@ -31,6 +35,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -235,42 +240,70 @@ def bench_model(name, args, ort_pkg, full):
     for row in rows:
         row.update(info)
         t = row["threads"]
-        if hexir_error:
-            row["error"] = hexir_error
-        else:
-            try:
-                def bench(runs):
-                    out, _ = run([os.path.join(tools, "hexir-run"), base + ".hxb", "--input",
-                                  f"input={base}.input.npy", "--benchmark", str(runs), "--threads", str(t)],
-                                 "hexir-run --benchmark", args.timeout, own_rss=True)
-                    return parse_hexir_benchmark(out)
-                row["hexir"] = bench(row["runs"])
-                # A model of microseconds (the MLP) is timed for at least MIN_SECONDS, both runtimes
-                # alike: 20 runs of 20 us end before the scheduler has spread a new process's
-                # threads over the cores, and measure where the threads happened to start.
-                min_ms = 0 if args.smoke else MIN_SECONDS * 1000
-                if row["hexir"]["median_ms"] * row["runs"] < min_ms:
-                    row["runs"] = min(100000, math.ceil(min_ms / max(row["hexir"]["median_ms"], 1e-3)))
-                    row["hexir"] = bench(row["runs"])
-            except StageError as e:
-                row["error"] = str(e)
-        if ort_pkg is None:
-            row.setdefault("error", args.ort_error)
-            continue
-        try:
+        # A side that fails is not run again; its first error goes into the row.
+        errors = {"hexir": hexir_error, "ort": None if ort_pkg is not None else args.ort_error}
+
+        def hexir_bench(runs):
+            out, _ = run([os.path.join(tools, "hexir-run"), base + ".hxb", "--input", f"input={base}.input.npy",
+                          "--benchmark", str(runs), "--threads", str(t)],
+                         "hexir-run --benchmark", args.timeout, own_rss=True)
+            return parse_hexir_benchmark(out)
+
+        def ort_bench(runs):
             out, _ = run(["node", os.path.join(HERE, "ort_bench.js"), "--ort", ort_pkg, "--model", base + ".onnx",
                           "--input", f"input={base}.input.npy", "--output", f"output={base}.ort.npy",
-                          "--threads", str(t), "--runs", str(row["runs"]),
-                          "--warmup", str(min(10, row["runs"] // 10 + 1))], "onnxruntime", args.timeout, own_rss=True)
-            row["ort"] = json.loads(out.strip().splitlines()[-1])
-            if hexir_out is not None:
-                ort_out = np.load(base + ".ort.npy")
-                row["diff"] = rel_diff(hexir_out, ort_out)
-                row["diff_torch"] = (rel_diff(hexir_out, ref), rel_diff(ort_out, ref))
-        except StageError as e:
-            row.setdefault("error", str(e))
-        except (ValueError, IndexError) as e:
-            row.setdefault("error", f"onnxruntime: unreadable report ({e})")
+                          "--threads", str(t), "--runs", str(runs), "--warmup", str(min(10, runs // 10 + 1))],
+                         "onnxruntime", args.timeout, own_rss=True)
+            try:
+                return json.loads(out.strip().splitlines()[-1])
+            except (ValueError, IndexError) as e:
+                raise StageError("onnxruntime", f"unreadable report ({e})")
+
+        # A model of microseconds (the MLP) is timed for at least MIN_SECONDS, both runtimes
+        # alike: 20 runs of 20 us end before the scheduler has spread a new process's threads
+        # over the cores, and measure where the threads happened to start.
+        # The first round's Hexir side doubles as that measurement when the count stands.
+        hexir_rounds, ort_rounds = [], []
+        if not errors["hexir"]:
+            try:
+                first = hexir_bench(row["runs"])
+                min_ms = 0 if args.smoke else MIN_SECONDS * 1000
+                if first["median_ms"] * row["runs"] < min_ms:
+                    row["runs"] = min(100000, math.ceil(min_ms / max(first["median_ms"], 1e-3)))
+                else:
+                    hexir_rounds.append(first)
+            except StageError as e:
+                errors["hexir"] = str(e)
+        # Rounds of both runtimes, in alternating order: these machines have slow spells of
+        # seconds (a neighbour's memory traffic), which a ratio of two medians measured one
+        # after the other turns into a ratio off by 10-20%; a round's two medians share its spell.
+        for r in range(args.rounds):
+            order = ("hexir", "ort") if r % 2 == 0 else ("ort", "hexir")
+            for side in order:
+                if errors[side] or (side == "hexir" and len(hexir_rounds) > r):
+                    continue
+                try:
+                    if side == "hexir":
+                        hexir_rounds.append(hexir_bench(row["runs"]))
+                    else:
+                        ort_rounds.append(ort_bench(row["runs"]))
+                except StageError as e:
+                    errors[side] = str(e)
+        if errors["hexir"] or errors["ort"]:
+            row["error"] = errors["hexir"] or errors["ort"]
+        if hexir_rounds:
+            row["hexir"] = dict(hexir_rounds[0], median_ms=statistics.median(h["median_ms"] for h in hexir_rounds),
+                                peak_rss_kib=max(h["peak_rss_kib"] for h in hexir_rounds))
+        if ort_rounds:
+            row["ort"] = dict(ort_rounds[0], median_ms=statistics.median(o["median_ms"] for o in ort_rounds),
+                              peak_rss_kib=max(o["peak_rss_kib"] for o in ort_rounds))
+        if len(hexir_rounds) == len(ort_rounds) == args.rounds:
+            row["round_ratios"] = [h["median_ms"] / o["median_ms"] for h, o in zip(hexir_rounds, ort_rounds)
+                                   if o["median_ms"] > 0]
+        if ort_rounds and hexir_out is not None:
+            ort_out = np.load(base + ".ort.npy")
+            row["diff"] = rel_diff(hexir_out, ort_out)
+            row["diff_torch"] = (rel_diff(hexir_out, ref), rel_diff(ort_out, ref))
     return rows
 
 
@@ -287,7 +320,7 @@ def num(v, fmt):
     return "-" if v is None else format(v, fmt)
 
 
-COLUMNS = [("model", 16), ("thr", 3), ("hexir ms", 10), ("ort ms", 9), ("hx/ort", 7), ("hx MiB", 7),
+COLUMNS = [("model", 16), ("thr", 3), ("hexir ms", 10), ("ort ms", 9), ("hx/ort", 7), ("rounds", 9), ("hx MiB", 7),
            ("ort MiB", 7), ("load ms", 8), ("sess ms", 8), ("arena", 8), ("lower bd", 8), ("disp", 5),
            ("compile s", 9), ("check", 0)]
 
@@ -295,6 +328,9 @@ COLUMNS = [("model", 16), ("thr", 3), ("hexir ms", 10), ("ort ms", 9), ("hx/ort"
 def format_row(row):
     hx, ort = row.get("hexir", {}), row.get("ort", {})
     ratio = hx["median_ms"] / ort["median_ms"] if hx and ort and ort["median_ms"] > 0 else None
+    rounds = row.get("round_ratios")
+    if rounds:
+        ratio = statistics.median(rounds)
     row["ratio"] = ratio
     if "diff" in row:
         d = row["diff"]
@@ -305,7 +341,7 @@ def format_row(row):
     if "error" in row:
         check = "FAILED " + row["error"]
     cells = [row["model"], str(row["threads"]), num(hx.get("median_ms"), ".3f"), num(ort.get("median_ms"), ".3f"),
-             num(ratio, ".2f"), num(hx.get("peak_rss_kib") and hx["peak_rss_kib"] / 1024, ".0f"),
+             num(ratio, ".2f"), f"{min(rounds):.2f}-{max(rounds):.2f}" if rounds else "-", num(hx.get("peak_rss_kib") and hx["peak_rss_kib"] / 1024, ".0f"),
              num(ort.get("peak_rss_kib") and ort["peak_rss_kib"] / 1024, ".0f"), num(hx.get("load_ms"), ".2f"),
              num(ort.get("session_ms"), ".0f"), size_text(row.get("arena")), size_text(row.get("lower_bound")),
              num(row.get("dispatches"), "d"), num(row.get("compile_s"), ".1f"), check]
@@ -317,6 +353,8 @@ def main():
     p.add_argument("--models", help="comma-separated subset of: " + ",".join(MODELS))
     p.add_argument("--runs", type=int, help="timed runs per model and thread count (default 10; smoke 3)")
     p.add_argument("--threads", help="comma-separated thread counts (default 1,2; smoke 1)")
+    p.add_argument("--rounds", type=int, help="rounds of both runtimes per row, alternating which goes first "
+                   "(default 3; smoke 1); hx/ort is the median of the rounds' ratios")
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "tools"), help="folder of hexir-compile/-run/-dump")
     p.add_argument("--work-dir", help="exports and executables (default build/compare_ort, smoke build/compare_ort_smoke)")
     p.add_argument("--ort-dir", default=os.path.join(ROOT, "build", "ort-node"), help="npm cache of onnxruntime-node")
@@ -328,13 +366,14 @@ def main():
     if unknown:
         p.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
     args.runs = args.runs or (3 if args.smoke else 10)
+    args.rounds = args.rounds or (1 if args.smoke else 3)
     args.timeout = args.timeout or (300 if args.smoke else 3600)
     try:
         args.threads = [int(t) for t in (args.threads or ("1" if args.smoke else "1,2")).split(",")]
     except ValueError:
         p.error("--threads needs comma-separated counts")
-    if args.runs < 1 or not args.threads or min(args.threads) < 1:
-        p.error("--runs and --threads must be at least 1")
+    if args.runs < 1 or args.rounds < 1 or not args.threads or min(args.threads) < 1:
+        p.error("--runs, --rounds and --threads must be at least 1")
     args.work_dir = args.work_dir or os.path.join(ROOT, "build", "compare_ort_smoke" if args.smoke else "compare_ort")
     os.makedirs(args.work_dir, exist_ok=True)
     for tool in ("hexir-compile", "hexir-run", "hexir-dump"):
@@ -350,7 +389,8 @@ def main():
         print(f"compare_ort: {e}", file=sys.stderr)
 
     full = not args.smoke
-    print(f"Hexir vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, {args.runs} runs, "
+    print(f"Hexir vs ONNX Runtime {ORT_VERSION} (onnxruntime-node), batch 1, {args.rounds} round(s) of "
+          f"{args.runs} runs, "
           f"{'test-size models (smoke)' if args.smoke else 'full-size models'}; medians; RSS: peak of each process; "
           f"check: max |hexir - ort| / max |ort| <= {AGREE:g}", flush=True)
     header = " ".join(n.rjust(w) if i else n.ljust(w) for i, (n, w) in enumerate(COLUMNS))
