@@ -429,6 +429,73 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
   return splits;
 }
 
+// The cost of `rows` rows in register tiles of `tile` rows of `vectors` vectors, per vector of
+// a row: a reduction step's FMAs plus an overhead of about 8 FMAs per tile (its loads and the
+// loop), fitted to matmuls at 1, 8 and 14 rows of two vectors (33, 89 and 103 GFLOP/s).
+static double tileCost(int64_t rows, int64_t tile, int64_t vectors) {
+  return static_cast<double>(rows) * (1.0 + 8.0 / static_cast<double>(tile * vectors));
+}
+
+std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes) {
+  // The row loop; the rows and vectors of its best register tile (`ideal` x `vectors`), and
+  // those of the tile that the extent's divisors allowed.
+  unsigned row;
+  int64_t ideal = 0, vectors = 1, actualVectors = 1;
+  int64_t budget = broadcastAccumulators(lanes);
+  if (s.kind == KernelKind::Contraction) {
+    std::optional<unsigned> m = rowLoop(s.dims, s.ranges);
+    if (!m)
+      return std::nullopt;
+    row = *m;
+    vectors = actualVectors = std::max<int64_t>(s.registers[s.dims.n.back()] / lanes, 1);
+    ideal = std::max<int64_t>(budget / vectors, 1);
+  } else if (s.kind == KernelKind::Conv) {
+    // Output columns x channel vectors: the most accumulators any channel tile allows.
+    row = 2;
+    unsigned channel = s.packedFilter ? 4 : 3;
+    int64_t channels = s.ranges[channel], best = 0;
+    for (int64_t c : {2 * lanes, lanes, lanes / 2, int64_t(4)}) {
+      if (c > channels || channels % c != 0)
+        continue;
+      int64_t v = std::max<int64_t>(c / lanes, 1), columns = std::min(budget / v, s.ranges[row]);
+      if (columns * v > best) {
+        best = columns * v;
+        ideal = columns;
+        vectors = v;
+      }
+    }
+    actualVectors = std::max<int64_t>(s.registers[channel] / lanes, 1);
+  } else {
+    return std::nullopt;
+  }
+  int64_t extent = s.ranges[row], actual = s.registers[row];
+  if (ideal < 2 || extent <= ideal || actual >= ideal)
+    return std::nullopt;
+  int64_t split = extent / ideal * ideal, rest = extent - split;
+  double whole = tileCost(extent, actual, actualVectors);
+  double parts = tileCost(split, ideal, vectors) + (rest ? tileCost(rest, rest, vectors) : 0.0);
+  if (rest == 0 || parts > 0.97 * whole)
+    return std::nullopt;
+  // Each part streams the weights (the operands that do not depend on the rows) once: the
+  // second pass is free while they stay in L2 (1 MiB), and worth it anyway where the
+  // divisors left at most half the accumulators. (128 rows of a transformer's 9 MB weights:
+  // 126 rows in 14-row tiles and 2 more were slower than 8-row tiles, which read them once.)
+  int64_t weightBytes = 0;
+  for (OpOperand *in : root.getDpsInputOperands()) {
+    AffineMap map = root.getMatchingIndexingMap(in);
+    auto type = dyn_cast<ShapedType>(in->get().getType());
+    if (type && type.hasStaticShape() && !map.isFunctionOfDim(row))
+      weightBytes += type.getNumElements() * std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+  }
+  if (actual * 2 > ideal && weightBytes > (int64_t(1) << 20))
+    return std::nullopt;
+  AffineMap outMap = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
+  for (unsigned d = 0; d < outMap.getNumResults(); ++d)
+    if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d)); dim && dim.getPosition() == row)
+      return RowRemainder{d, split};
+  return std::nullopt;
+}
+
 bool hasVectorStrategy(linalg::LinalgOp op) { return chooseStrategy(op, 16).has_value(); }
 
 SmallVector<WindowSegment> windowSegments(int64_t out, int64_t in, int64_t low, int64_t stride, int64_t dilation,

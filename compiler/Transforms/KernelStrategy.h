@@ -49,6 +49,17 @@ struct WorkgroupSplit {
   int64_t count;
 };
 
+// Where a kernel's row loop (a contraction's rows, a convolution's output columns) is split
+// in two, when the extent's divisors allow only smaller register tiles than the registers
+// hold (127 tokens: 1 row of 2 vectors, not 14; 128: 8; 111 columns: 3) and the parts cost
+// less by a simple model of tile overheads: output dimension `outDim` is computed as
+// [0, split), a whole number of the best tiles, and the rest, each with its own tiles.
+struct RowRemainder {
+  unsigned outDim;
+  int64_t split;
+};
+std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes);
+
 // The register tile of `op` for vectors of `lanes` elements; none for an op of another kind.
 std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes);
 // Whether a vectorizing target generates vector code for a kernel rooted at `op` (dispatch

@@ -487,7 +487,8 @@ def _matmul_case(m, k, n, weights, trans_b=False):
     return build
 
 
-for _m, _k, _n in [(1, 1, 1), (3, 17, 5), (17, 63, 65), (65, 3, 63), (8, 64, 96), (63, 65, 17), (28, 40, 64)]:
+for _m, _k, _n in [(1, 1, 1), (3, 17, 5), (17, 63, 65), (65, 3, 63), (8, 64, 96), (63, 65, 17), (28, 40, 64),
+                   (29, 40, 64), (131, 24, 96)]:
     CASES[f"kernel_matmul_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=False)
     CASES[f"kernel_matmul_weights_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=True)
     CASES[f"kernel_gemm_transb_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=True, trans_b=True)
@@ -520,7 +521,10 @@ for _c, _f, _hw, _k, _s, _p, _g in [(3, 17, 13, 3, 1, 1, 1), (17, 65, 15, 3, 2, 
                                     # Register tiles of up to 28 accumulators: 14 or 13 columns x
                                     # 2 vectors, 27 columns x 1; a 1x1 convolution of 14-row tiles.
                                     (32, 64, 14, 3, 1, 1, 1), (24, 64, 13, 3, 1, 1, 1), (16, 16, 27, 3, 1, 1, 1),
-                                    (48, 64, 14, 1, 1, 0, 1)]:
+                                    (48, 64, 14, 1, 1, 0, 1),
+                                    # Prime widths: 28 columns in 14-column tiles and the 9 or 13
+                                    # columns left, each a part of its own; 1x1: 28 + 9 rows.
+                                    (3, 64, 37, 3, 1, 1, 1), (8, 32, 41, 3, 1, 1, 1), (24, 64, 37, 1, 1, 0, 1)]:
     CASES[f"kernel_conv_c{_c}_f{_f}_{_hw}x{_hw}_k{_k}_s{_s}_g{_g}"] = _conv_case(_c, _f, _hw, _k, _s, _p, _g)
 
 

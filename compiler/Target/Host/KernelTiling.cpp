@@ -256,7 +256,7 @@ FailureOr<linalg::LinalgOp> mlir::hexir::tileOnChunk(RewriterBase &rewriter, lin
 // `writers` by their tiles in `tiled`.
 LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> writers,
                                          ArrayRef<WorkgroupSplit> splits, WorkgroupRangeOp range,
-                                         SmallVector<linalg::LinalgOp> &tiled) {
+                                         SmallVector<linalg::LinalgOp> &tiled, std::optional<int64_t> base) {
   linalg::LinalgOp last = writers.back();
   Location loc = last.getLoc();
   auto type = cast<RankedTensorType>(last->getResult(0).getType());
@@ -265,7 +265,16 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   rewriter.setInsertionPoint(last);
   Value dest = writers.front().getDpsInits()[0];
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  auto loop = scf::ForOp::create(rewriter, loc, range.getBegin(), range.getEnd(), one, ValueRange{dest});
+  Value lower = range.getBegin(), upper = range.getEnd();
+  if (base) {
+    // Workgroups [base, base + count) of the kernel's: this invocation's part of them.
+    int64_t count = 1;
+    for (const WorkgroupSplit &split : splits)
+      count *= split.count;
+    lower = arith::MaxUIOp::create(rewriter, loc, lower, arith::ConstantIndexOp::create(rewriter, loc, *base));
+    upper = arith::MinUIOp::create(rewriter, loc, upper, arith::ConstantIndexOp::create(rewriter, loc, *base + count));
+  }
+  auto loop = scf::ForOp::create(rewriter, loc, lower, upper, one, ValueRange{dest});
   rewriter.setInsertionPointToStart(loop.getBody());
   // The chunk's offsets in the output.
   int64_t rank = type.getRank();
@@ -273,6 +282,8 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   for (int64_t d : type.getShape())
     sizes.push_back(rewriter.getIndexAttr(d));
   Value rest = loop.getInductionVar();
+  if (base)
+    rest = arith::SubIOp::create(rewriter, loc, rest, arith::ConstantIndexOp::create(rewriter, loc, *base));
   for (const WorkgroupSplit &split : llvm::reverse(splits)) {
     Value count = arith::ConstantIndexOp::create(rewriter, loc, split.count);
     Value index = split.outDim == splits.front().outDim
@@ -297,6 +308,44 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   Value updated = tensor::InsertSliceOp::create(rewriter, loc, current, loop.getRegionIterArgs()[0], offsets, sizes, ones);
   scf::YieldOp::create(rewriter, loc, updated);
   rewriter.replaceAllUsesWith(last->getResult(0), loop.getResult(0));
+  for (linalg::LinalgOp writer : llvm::reverse(writers))
+    rewriter.eraseOp(writer);
+  return success();
+}
+
+// Two parts of the output along `dim`: in each, every writer computes its tile of the part onto
+// the previous writer's, as in a workgroup (tileOnChunk); the second part goes onto the first
+// one's result, so the writers' order per element is unchanged.
+LogicalResult mlir::hexir::splitWriters(RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> writers, unsigned dim,
+                                        int64_t split, SmallVectorImpl<SmallVector<linalg::LinalgOp>> &parts) {
+  linalg::LinalgOp last = writers.back();
+  Location loc = last.getLoc();
+  auto type = cast<RankedTensorType>(last->getResult(0).getType());
+  if (llvm::any_of(writers, [&](linalg::LinalgOp w) { return w->getResult(0).getType() != type; }) ||
+      dim >= type.getRank() || split <= 0 || split >= type.getDimSize(dim))
+    return failure();
+  rewriter.setInsertionPoint(last);
+  Value dest = linalg::LinalgOp(writers.front()).getDpsInits()[0];
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+  for (auto [start, size] : {std::pair<int64_t, int64_t>(0, split), {split, type.getDimSize(dim) - split}}) {
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;
+    for (int64_t d : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    offsets[dim] = rewriter.getIndexAttr(start);
+    sizes[dim] = rewriter.getIndexAttr(size);
+    Value current = tensor::ExtractSliceOp::create(rewriter, loc, dest, offsets, sizes, ones);
+    SmallVector<linalg::LinalgOp> &part = parts.emplace_back();
+    for (linalg::LinalgOp writer : writers) {
+      FailureOr<linalg::LinalgOp> tiled = tileOnChunk(rewriter, writer, offsets, sizes, current);
+      if (failed(tiled))
+        return failure();
+      current = (*tiled)->getResult(0);
+      part.push_back(*tiled);
+    }
+    dest = tensor::InsertSliceOp::create(rewriter, loc, current, dest, offsets, sizes, ones);
+  }
+  rewriter.replaceAllUsesWith(last->getResult(0), dest);
   for (linalg::LinalgOp writer : llvm::reverse(writers))
     rewriter.eraseOp(writer);
   return success();

@@ -36,10 +36,18 @@ LogicalResult splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);
 LogicalResult splitConcat(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);
 
 // The workgroup loop over this invocation's chunks of the output: every writer computes its
-// tile of the chunk, in order. Replaces `writers` by their tiles in `tiled`.
+// tile of the chunk, in order. Replaces `writers` by their tiles in `tiled`. With `base`, the
+// chunks are the kernel's workgroups [base, base + chunks) (one part of several, see
+// splitRowRemainder); the loop then runs the invocation's range within them.
 LogicalResult workgroupLoop(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> writers,
                             ArrayRef<WorkgroupSplit> splits, WorkgroupRangeOp range,
-                            SmallVector<linalg::LinalgOp> &tiled);
+                            SmallVector<linalg::LinalgOp> &tiled, std::optional<int64_t> base = std::nullopt);
+
+// The writers of a kernel's output (initializers, root, epilogue: one output type) as two
+// parts along output dimension `dim`, [0, split) and [split, extent), each a chain of the
+// writers' tiles onto that part of the output, in `parts` (the originals are replaced).
+LogicalResult splitWriters(RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> writers, unsigned dim, int64_t split,
+                           SmallVectorImpl<SmallVector<linalg::LinalgOp>> &parts);
 
 // `writer`'s tile computing the chunk [offsets, offsets + sizes) of its output onto `current`.
 FailureOr<linalg::LinalgOp> tileOnChunk(RewriterBase &rewriter, linalg::LinalgOp writer, ArrayRef<OpFoldResult> offsets,

@@ -255,73 +255,102 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         return root.emitError() << "could not split the window op over the border of its padded input";
       fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(*workgroups));
     } else {
-      // Workgroups: chunks of one or two output dimensions, each chunk a whole number of register
-      // tiles, at most maxWorkgroups in all and at least minWork iterations each.
-      AffineMap outMap = root.getMatchingIndexingMap(init);
-      int64_t work = 1;
-      for (int64_t r : strategy.ranges)
-        work *= r;
-      int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
-      SmallVector<Split> splits = chooseSplits(root, strategy, outMap, wanted);
-      int64_t workgroups = 1;
-      for (const Split &split : splits)
-        workgroups *= split.count;
+      // Workgroups, then cache and register tiles of `part` (the writers of the whole output,
+      // or of one part of it: workgroups from `base` on); returns the number of workgroups.
+      auto tileWriters = [&](SmallVector<linalg::LinalgOp> part, Strategy &strategy,
+                             std::optional<int64_t> base) -> FailureOr<int64_t> {
+        linalg::LinalgOp root = part[rootIndex];
+        // Workgroups: chunks of one or two output dimensions, each chunk a whole number of
+        // register tiles, at most maxWorkgroups in all and at least minWork iterations each.
+        AffineMap outMap = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
+        int64_t work = 1;
+        for (int64_t r : strategy.ranges)
+          work *= r;
+        int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, maxWorkgroups);
+        SmallVector<Split> splits = chooseSplits(root, strategy, outMap, wanted);
+        int64_t workgroups = 1;
+        for (const Split &split : splits)
+          workgroups *= split.count;
 
-      SmallVector<linalg::LinalgOp> tiledWriters = writers;
-      if (!splits.empty() && failed(workgroupLoop(rewriter, writers, splits, range, tiledWriters)))
-        return root.emitError() << "could not split the kernel into workgroups";
-      fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
+        SmallVector<linalg::LinalgOp> tiledWriters = part;
+        if ((!splits.empty() || base) && failed(workgroupLoop(rewriter, part, splits, range, tiledWriters, base)))
+          return root.emitError() << "could not split the kernel into workgroups";
 
-      // Cache and register tiles, then vector code.
-      for (auto [index, writer] : llvm::enumerate(tiledWriters)) {
-        SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
-        if (index != rootIndex) {
-          FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, writer, elementwiseRegisterTiles(ranges, lanes));
+        // Cache and register tiles, then vector code.
+        for (auto [index, writer] : llvm::enumerate(tiledWriters)) {
+          SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
+          if (index != rootIndex) {
+            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, writer, elementwiseRegisterTiles(ranges, lanes));
+            if (failed(tiled))
+              return writer.emitError() << "could not tile the kernel's initializer or epilogue";
+            toVectorize.push_back(tiled->tiledOps[0]);
+            continue;
+          }
+          Operation *current = writer;
+          if (strategy.kind == Kind::Conv) {
+            // Input channels in blocks of up to 64, outside the output rows: the filter block
+            // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows.
+            // Whole filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
+            unsigned c = strategy.channelLoop;
+            strategy.cache[c] = largestDivisorAtMost(ranges[c], 64);
+            if (strategy.cache[c] < ranges[c]) {
+              SmallVector<int64_t> sizes(ranges.size(), 0);
+              sizes[c] = strategy.cache[c];
+              FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, sizes);
+              if (failed(tiled))
+                return writer.emitError() << "could not tile the convolution for the caches";
+              current = tiled->tiledOps[0];
+              ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
+            }
+          }
+          if (strategy.kind == Kind::Contraction) {
+            chooseCacheTiles(strategy, ranges);
+            if (llvm::any_of(strategy.cache, [](int64_t t) { return t != 0; })) {
+              FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, strategy.cache, strategy.cacheOrder);
+              if (failed(tiled))
+                return writer.emitError() << "could not tile the kernel for the caches";
+              current = tiled->tiledOps[0];
+              ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
+            }
+          }
+          SmallVector<int64_t> registers = strategy.registers;
+          for (unsigned i = 0; i < registers.size(); ++i)
+            if (registers[i] >= ranges[i])
+              registers[i] = 0;
+          FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, registers, strategy.registerOrder);
           if (failed(tiled))
-            return writer.emitError() << "could not tile the kernel's initializer or epilogue";
-          toVectorize.push_back(tiled->tiledOps[0]);
-          continue;
+            return writer.emitError() << "could not tile the kernel for the registers";
+          if (strategy.packedFilter)
+            toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
+          else
+            toVectorize.push_back(tiled->tiledOps[0]);
         }
-        Operation *current = writer;
-        if (strategy.kind == Kind::Conv) {
-          // Input channels in blocks of up to 64, outside the output rows: the filter block
-          // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows. Whole
-          // filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
-          unsigned c = strategy.channelLoop;
-          strategy.cache[c] = largestDivisorAtMost(ranges[c], 64);
-          if (strategy.cache[c] < ranges[c]) {
-            SmallVector<int64_t> sizes(ranges.size(), 0);
-            sizes[c] = strategy.cache[c];
-            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, sizes);
-            if (failed(tiled))
-              return writer.emitError() << "could not tile the convolution for the caches";
-            current = tiled->tiledOps[0];
-            ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
-          }
-        }
-        if (strategy.kind == Kind::Contraction) {
-          chooseCacheTiles(strategy, ranges);
-          if (llvm::any_of(strategy.cache, [](int64_t t) { return t != 0; })) {
-            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, strategy.cache, strategy.cacheOrder);
-            if (failed(tiled))
-              return writer.emitError() << "could not tile the kernel for the caches";
-            current = tiled->tiledOps[0];
-            ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
-          }
-        }
-        SmallVector<int64_t> registers = strategy.registers;
-        for (unsigned i = 0; i < registers.size(); ++i)
-          if (registers[i] >= ranges[i])
-            registers[i] = 0;
-        FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, registers, strategy.registerOrder);
-        if (failed(tiled))
-          return writer.emitError() << "could not tile the kernel for the registers";
-        if (strategy.packedFilter)
-          toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
-        else
-          toVectorize.push_back(tiled->tiledOps[0]);
-      }
+        return workgroups;
+      };
 
+      // Rows whose extent only small tiles divide (127 tokens, 111 output columns): the rows
+      // of whole best tiles, then the rest, each part with its own workgroups and tiles.
+      int64_t workgroups = 0;
+      SmallVector<SmallVector<linalg::LinalgOp>> parts;
+      if (std::optional<RowRemainder> rows = rowRemainder(root, strategy, lanes)) {
+        if (failed(splitWriters(rewriter, writers, rows->outDim, rows->split, parts)))
+          return root.emitError() << "could not split the kernel's rows into whole register tiles and the rest";
+        for (SmallVector<linalg::LinalgOp> &part : parts) {
+          std::optional<Strategy> partStrategy = chooseStrategy(part[rootIndex], lanes);
+          if (!partStrategy)
+            return root.emitError() << "no register tiles for a part of the kernel's rows";
+          FailureOr<int64_t> count = tileWriters(part, *partStrategy, workgroups);
+          if (failed(count))
+            return failure();
+          workgroups += *count;
+        }
+      } else {
+        FailureOr<int64_t> count = tileWriters(writers, strategy, std::nullopt);
+        if (failed(count))
+          return failure();
+        workgroups = *count;
+      }
+      fn->setAttr(mlir::hexir::kWorkgroupsAttrName, rewriter.getI64IntegerAttr(workgroups));
     }
 
     // The border of a padded result: rows of vectors like an initializer (whole rows as one

@@ -72,10 +72,10 @@ func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} 
 
 // -----
 
-// A 128x256 output (K = 64) in 2-D workgroups: 16 row tiles of 8 and 8 column tiles of 32,
-// 2,097,152 iterations allow 64 workgroups; chunks start at the cache blocks (64 rows = 8 row
+// A 112x256 output (K = 64) in 2-D workgroups: 8 row tiles of 14 and 8 column tiles of 32,
+// 1,835,008 iterations allow 56 workgroups; chunks start at the cache blocks (56 rows = 4 row
 // tiles, 256 columns = all 8 column tiles): 2 workgroups, fewer than 8, so the larger chunk
-// shrinks until there are 8: 4 x 2 workgroups of 32 rows x 128 columns, one loop over both.
+// shrinks until there are 8: 4 x 2 workgroups of 28 rows x 128 columns, one loop over both.
 // Rows vary fastest: the four row chunks reading one 64x128 block of B follow each other
 // (A read twice and B once move fewer bytes than A once and B four times).
 // CHECK-LABEL: func.func @two_d
@@ -84,16 +84,16 @@ func.func @relu(%x: tensor<64xf32>) -> tensor<64xf32> attributes {hexir.kernel} 
 // CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
 // CHECK: %[[ROW:.*]] = arith.remui %[[W]], %c4
 // CHECK: %[[COL:.*]] = arith.divui %[[W]], %c4
-// CHECK: %[[R0:.*]] = arith.muli %[[ROW]], %c32
+// CHECK: %[[R0:.*]] = arith.muli %[[ROW]], %c28
 // CHECK: %[[C0:.*]] = arith.muli %[[COL]], %c128
-// CHECK: tensor.extract_slice %{{.*}}[%[[R0]], %[[C0]]] [32, 128] [1, 1] : tensor<128x256xf32> to tensor<32x128xf32>
-// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-func.func @two_d(%a: tensor<128x64xf32>, %b: tensor<64x256xf32>) -> tensor<128x256xf32> attributes {hexir.kernel} {
+// CHECK: tensor.extract_slice %{{.*}}[%[[R0]], %[[C0]]] [28, 128] [1, 1] : tensor<112x256xf32> to tensor<28x128xf32>
+// CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x32xf32> into vector<14x32xf32>
+func.func @two_d(%a: tensor<112x64xf32>, %b: tensor<64x256xf32>) -> tensor<112x256xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<128x256xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x256xf32>) -> tensor<128x256xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x256xf32>) outs(%f : tensor<128x256xf32>) -> tensor<128x256xf32>
-  return %r : tensor<128x256xf32>
+  %e = tensor.empty() : tensor<112x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<112x256xf32>) -> tensor<112x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<112x64xf32>, tensor<64x256xf32>) outs(%f : tensor<112x256xf32>) -> tensor<112x256xf32>
+  return %r : tensor<112x256xf32>
 }
 
 // -----
@@ -247,37 +247,74 @@ func.func @row_sum(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {hexir.kern
 
 // -----
 
-// A matmul with packed weights (PackMatmulWeights: four panels of 32 columns), 128 rows in 8
-// workgroups of 16. Inside a workgroup the cache loops nest as BLIS's around its microkernel:
-// one panel at a time (outermost), its blocks of 256 reduction steps, then the row tiles of 8,
-// so each 32 KiB block of the panel stays in L1 while every row tile passes over it (after the
-// chunk's zero fill).
+// A matmul with packed weights (PackMatmulWeights: four panels of 32 columns), 112 rows in
+// 4 x 2 workgroups of 28 rows x 2 panels. Inside a workgroup the cache loops nest as BLIS's
+// around its microkernel: one panel at a time (outermost), its blocks of 256 reduction steps,
+// then the row tiles of 14, so each 32 KiB block of the panel stays in L1 while every row
+// tile passes over it (after the chunk's zero fill).
 // CHECK-LABEL: func.func @packed_matmul
 // CHECK-SAME: hexir.workgroups = 8
 // CHECK: scf.for %[[WG:.*]] = %begin to %end step %c1
 // CHECK: vector.transfer_write %cst
-// CHECK: scf.for %[[PANEL:.*]] = %c0 to %c4 step %c1
+// CHECK: scf.for %[[PANEL:.*]] = %c0 to %c2 step %c1
 // CHECK-NEXT: scf.for %[[K0:.*]] = %c0 to %c512 step %c256
-// CHECK-NEXT: tensor.extract_slice %{{.*}}[0, %[[PANEL]], 0] [16, 1, 32]
-// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c16 step %c8
+// CHECK-NEXT: tensor.extract_slice %{{.*}}[0, %[[PANEL]], 0] [28, 1, 32]
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c28 step %c14
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c256 step %c1
-// CHECK: vector.transfer_read %arg1[%[[PANEL]], %{{.*}}, %c0]{{.*}} : tensor<4x512x32xf32>, vector<1x1x32xf32>
-// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x1x32xf32> into vector<8x1x32xf32>
+// CHECK: vector.transfer_read %arg1[%{{.*}}, %{{.*}}, %c0]{{.*}} : tensor<4x512x32xf32>, vector<1x1x32xf32>
+// CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x1x32xf32> into vector<14x1x32xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: return
-func.func @packed_matmul(%a: tensor<128x512xf32>, %w: tensor<4x512x32xf32>) -> tensor<128x4x32xf32> attributes {hexir.kernel} {
+func.func @packed_matmul(%a: tensor<112x512xf32>, %w: tensor<4x512x32xf32>) -> tensor<112x4x32xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<128x4x32xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x4x32xf32>) -> tensor<128x4x32xf32>
+  %e = tensor.empty() : tensor<112x4x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<112x4x32xf32>) -> tensor<112x4x32xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(m, p, f, k) -> (m, k)>,
                                         affine_map<(m, p, f, k) -> (p, k, f)>,
                                         affine_map<(m, p, f, k) -> (m, p, f)>],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-      ins(%a, %w : tensor<128x512xf32>, tensor<4x512x32xf32>) outs(%f : tensor<128x4x32xf32>) {
+      ins(%a, %w : tensor<112x512xf32>, tensor<4x512x32xf32>) outs(%f : tensor<112x4x32xf32>) {
   ^bb0(%x: f32, %y: f32, %c: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %c, %p : f32
     linalg.yield %s : f32
-  } -> tensor<128x4x32xf32>
-  return %r : tensor<128x4x32xf32>
+  } -> tensor<112x4x32xf32>
+  return %r : tensor<112x4x32xf32>
+}
+
+// -----
+
+// 29 rows (prime): the divisors allow 1-row register tiles (2 of 32 registers as
+// accumulators). The kernel's writers are split into rows [0, 28) in 14-row tiles, workgroups
+// 0-3, and row 28, workgroup 4; each part clamps the invocation's range to its workgroups.
+// CHECK-LABEL: func.func @prime_rows
+// CHECK-SAME: hexir.workgroups = 5
+// CHECK: %[[MAIN:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0] [28, 2, 32]
+// CHECK: %[[END0:.*]] = arith.minui %end, %c4
+// CHECK: scf.for %{{.*}} = %begin to %[[END0]] step %c1 iter_args(%{{.*}} = %[[MAIN]])
+// CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x1x32xf32> into vector<14x1x32xf32>
+// CHECK: %[[FIRST:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [28, 2, 32]
+// CHECK: %[[REST:.*]] = tensor.extract_slice %[[FIRST]][28, 0, 0] [1, 2, 32]
+// CHECK: %[[BEGIN1:.*]] = arith.maxui %begin, %c4
+// CHECK: %[[END1:.*]] = arith.minui %end, %c5
+// CHECK: scf.for %{{.*}} = %[[BEGIN1]] to %[[END1]] step %c1 iter_args(%{{.*}} = %[[REST]])
+// CHECK: vector.contract {{.*}} : vector<1x1xf32>, vector<1x1x32xf32> into vector<1x1x32xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[FIRST]][28, 0, 0] [1, 2, 32]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @prime_rows(%a: tensor<29x64xf32>, %w: tensor<2x64x32xf32>) -> tensor<29x2x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<29x2x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<29x2x32xf32>) -> tensor<29x2x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, p, f, k) -> (m, k)>,
+                                        affine_map<(m, p, f, k) -> (p, k, f)>,
+                                        affine_map<(m, p, f, k) -> (m, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<29x64xf32>, tensor<2x64x32xf32>) outs(%f : tensor<29x2x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<29x2x32xf32>
+  return %r : tensor<29x2x32xf32>
 }
