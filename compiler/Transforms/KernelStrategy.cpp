@@ -436,7 +436,7 @@ static double tileCost(int64_t rows, int64_t tile, int64_t vectors) {
   return static_cast<double>(rows) * (1.0 + 8.0 / static_cast<double>(tile * vectors));
 }
 
-std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes) {
+std::optional<RowTileSplit> splitRowTiles(const KernelStrategy &s, int64_t lanes) {
   // The row loop; the rows and vectors of its best register tile (`ideal` x `vectors`), and
   // those of the tile that the extent's divisors allowed.
   unsigned row;
@@ -476,23 +476,30 @@ std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStra
   double parts = tileCost(split, ideal, vectors) + (rest ? tileCost(rest, rest, vectors) : 0.0);
   if (rest == 0 || parts > 0.97 * whole)
     return std::nullopt;
+  return RowTileSplit{row, split, actual * 2 <= ideal};
+}
+
+std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes) {
+  std::optional<RowTileSplit> rows = splitRowTiles(s, lanes);
+  if (!rows)
+    return std::nullopt;
   // Each part streams the weights (the operands that do not depend on the rows) once: the
   // second pass is free while they stay in L2 (1 MiB), and worth it anyway where the
-  // divisors left at most half the accumulators. (128 rows of a transformer's 9 MB weights:
-  // 126 rows in 14-row tiles and 2 more were slower than 8-row tiles, which read them once.)
+  // divisors left at most half the accumulators. Otherwise the cache blocks split their rows
+  // instead (TileAndVectorize), which reads the weights once.
   int64_t weightBytes = 0;
   for (OpOperand *in : root.getDpsInputOperands()) {
     AffineMap map = root.getMatchingIndexingMap(in);
     auto type = dyn_cast<ShapedType>(in->get().getType());
-    if (type && type.hasStaticShape() && !map.isFunctionOfDim(row))
+    if (type && type.hasStaticShape() && !map.isFunctionOfDim(rows->loop))
       weightBytes += type.getNumElements() * std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
   }
-  if (actual * 2 > ideal && weightBytes > (int64_t(1) << 20))
+  if (!rows->poor && weightBytes > (int64_t(1) << 20))
     return std::nullopt;
   AffineMap outMap = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
   for (unsigned d = 0; d < outMap.getNumResults(); ++d)
-    if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d)); dim && dim.getPosition() == row)
-      return RowRemainder{d, split};
+    if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d)); dim && dim.getPosition() == rows->loop)
+      return RowRemainder{d, rows->split};
   return std::nullopt;
 }
 

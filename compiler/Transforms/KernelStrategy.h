@@ -49,11 +49,20 @@ struct WorkgroupSplit {
   int64_t count;
 };
 
-// Where a kernel's row loop (a contraction's rows, a convolution's output columns) is split
-// in two, when the extent's divisors allow only smaller register tiles than the registers
-// hold (127 tokens: 1 row of 2 vectors, not 14; 128: 8; 111 columns: 3) and the parts cost
-// less by a simple model of tile overheads: output dimension `outDim` is computed as
-// [0, split), a whole number of the best tiles, and the rest, each with its own tiles.
+// Where the row loop (a contraction's rows, a convolution's output columns) of an op with
+// strategy `s` is split in two, when the extent's divisors allow only smaller register tiles
+// than the registers hold (127 tokens: 1 row of 2 vectors, not 14; 128: 8; 111 columns: 3)
+// and the parts cost less by a simple model of tile overheads: [0, split), a whole number of
+// the best tiles, and the rest. `poor`: the divisors' tile has at most half the accumulators.
+struct RowTileSplit {
+  unsigned loop;
+  int64_t split;
+  bool poor;
+};
+std::optional<RowTileSplit> splitRowTiles(const KernelStrategy &s, int64_t lanes);
+// The same for a whole kernel (every writer of its output, see splitWriters), as output
+// dimension `outDim`: where the divisors' tile is poor, or the weights (read once per part)
+// fit L2; other splits are left to the cache blocks.
 struct RowRemainder {
   unsigned outDim;
   int64_t split;

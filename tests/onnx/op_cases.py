@@ -488,7 +488,7 @@ def _matmul_case(m, k, n, weights, trans_b=False):
 
 
 for _m, _k, _n in [(1, 1, 1), (3, 17, 5), (17, 63, 65), (65, 3, 63), (8, 64, 96), (63, 65, 17), (28, 40, 64),
-                   (29, 40, 64), (131, 24, 96)]:
+                   (29, 40, 64), (131, 24, 96), (100, 64, 4608)]:
     CASES[f"kernel_matmul_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=False)
     CASES[f"kernel_matmul_weights_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=True)
     CASES[f"kernel_gemm_transb_{_m}x{_k}x{_n}"] = _matmul_case(_m, _k, _n, weights=True, trans_b=True)

@@ -313,17 +313,36 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
               ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
             }
           }
-          SmallVector<int64_t> registers = strategy.registers;
-          for (unsigned i = 0; i < registers.size(); ++i)
-            if (registers[i] >= ranges[i])
-              registers[i] = 0;
-          FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, current, registers, strategy.registerOrder);
-          if (failed(tiled))
-            return writer.emitError() << "could not tile the kernel for the registers";
-          if (strategy.packedFilter)
-            toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
-          else
-            toVectorize.push_back(tiled->tiledOps[0]);
+          // A cache block whose rows are not a whole number of the best register tiles (128
+          // rows: 8-row tiles): the whole tiles, then the rest, both inside the block, so its
+          // block of weights is read once for both.
+          SmallVector<std::pair<Operation *, SmallVector<int64_t>>> blocks = {{current, strategy.registers}};
+          std::optional<Strategy> block = chooseStrategy(cast<linalg::LinalgOp>(current), lanes);
+          if (std::optional<hexir::RowTileSplit> rows = block ? splitRowTiles(*block, lanes) : std::nullopt) {
+            rewriter.setInsertionPoint(current);
+            auto [first, second] = linalg::splitOp(rewriter, cast<TilingInterface>(current), rows->loop,
+                                                   rewriter.getIndexAttr(rows->split));
+            std::optional<Strategy> a = first ? chooseStrategy(cast<linalg::LinalgOp>(first.getOperation()), lanes)
+                                              : std::nullopt;
+            std::optional<Strategy> b = second ? chooseStrategy(cast<linalg::LinalgOp>(second.getOperation()), lanes)
+                                               : std::nullopt;
+            if (!a || !b)
+              return writer.emitError() << "could not split a cache block's rows into whole register tiles and the rest";
+            blocks = {{first, a->registers}, {second, b->registers}};
+          }
+          for (auto &[op, registers] : blocks) {
+            SmallVector<int64_t> extents = cast<linalg::LinalgOp>(op).getStaticLoopRanges();
+            for (unsigned i = 0; i < registers.size(); ++i)
+              if (registers[i] >= extents[i])
+                registers[i] = 0;
+            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, registers, strategy.registerOrder);
+            if (failed(tiled))
+              return writer.emitError() << "could not tile the kernel for the registers";
+            if (strategy.packedFilter)
+              toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
+            else
+              toVectorize.push_back(tiled->tiledOps[0]);
+          }
         }
         return workgroups;
       };

@@ -318,3 +318,37 @@ func.func @prime_rows(%a: tensor<29x64xf32>, %w: tensor<2x64x32xf32>) -> tensor<
   } -> tensor<29x2x32xf32>
   return %r : tensor<29x2x32xf32>
 }
+
+// -----
+
+// 128 rows over 2 MiB of packed weights: the kernel is not split (each part would stream the
+// weights once), but each 64-row cache block is: 56 rows in 14-row tiles, then 8 rows, both
+// inside the same panel and reduction block, so the block of weights is read once for both.
+// CHECK-LABEL: func.func @block_rows
+// CHECK-SAME: hexir.workgroups = 8
+// CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [64, 1, 32]
+// CHECK: %[[MAIN:.*]] = tensor.extract_slice %[[BLOCK]][0, 0, 0] [56, 1, 32]
+// CHECK: scf.for %{{.*}} = %c0 to %c56 step %c14 iter_args(%{{.*}} = %[[MAIN]])
+// CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x1x32xf32> into vector<14x1x32xf32>
+// CHECK: %[[FIRST:.*]] = tensor.insert_slice %{{.*}} into %[[BLOCK]][0, 0, 0] [56, 1, 32]
+// CHECK: tensor.extract_slice %[[FIRST]][56, 0, 0] [8, 1, 32]
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x1x32xf32> into vector<8x1x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @block_rows(%a: tensor<128x512xf32>, %w: tensor<32x512x32xf32>) -> tensor<128x32x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x32x32xf32>) -> tensor<128x32x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, p, f, k) -> (m, k)>,
+                                        affine_map<(m, p, f, k) -> (p, k, f)>,
+                                        affine_map<(m, p, f, k) -> (m, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<128x512xf32>, tensor<32x512x32xf32>) outs(%f : tensor<128x32x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<128x32x32xf32>
+  return %r : tensor<128x32x32xf32>
+}
