@@ -9,7 +9,8 @@
 // (Target/Host/TileAndVectorize.cpp) applies it.
 //
 // Tile sizes divide the shapes exactly (the largest divisor up to the preferred size), so every
-// tile is static and vectorizes without masks or peeling.
+// tile is static and vectorizes without masks; rows that only small tiles divide are peeled
+// into whole best tiles and the rest (splitRowTiles).
 //
 //===----------------------------------------------------------------------===//
 #ifndef HEXIR_COMPILER_TRANSFORMS_KERNELSTRATEGY_H

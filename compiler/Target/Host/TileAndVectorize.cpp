@@ -19,8 +19,10 @@
 // The strategy (which tiles, which workgroups) is chosen in Transforms/KernelStrategy.cpp; the
 // tiling steps (workgroup loop, pad in place, pad-only kernels) are in KernelTiling.cpp.
 // Tile sizes divide the shapes exactly (the largest divisor up to the preferred size), so every
-// tile is static and vectorizes without masks or peeling; an awkward (prime) extent gets a
-// smaller tile, never scalar code. The reduction order of every output element is fixed at
+// tile is static and vectorizes without masks; where a row extent's divisors give only small
+// register tiles (a prime number of tokens), the rows are peeled into whole best tiles and the
+// rest, in each cache block or for the whole kernel (KernelStrategy's splitRowTiles), never
+// scalar code. The reduction order of every output element is fixed at
 // compile time, independent of how workgroups are spread over threads, so results are
 // bit-identical for any thread count.
 //
