@@ -249,6 +249,23 @@ FailureOr<linalg::LinalgOp> mlir::hexir::tileOnChunk(RewriterBase &rewriter, lin
   return tiledOp;
 }
 
+// The chunk [offsets, offsets + sizes) of `dest` computed by every writer's tile in order, each
+// onto the previous one's (appended to `tiled`), and inserted back: the updated `dest`.
+static FailureOr<Value> writersOnChunk(RewriterBase &rewriter, Location loc, ArrayRef<linalg::LinalgOp> writers,
+                                       Value dest, ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+                                       SmallVectorImpl<linalg::LinalgOp> &tiled) {
+  SmallVector<OpFoldResult> ones(offsets.size(), rewriter.getIndexAttr(1));
+  Value current = tensor::ExtractSliceOp::create(rewriter, loc, dest, offsets, sizes, ones);
+  for (linalg::LinalgOp writer : writers) {
+    FailureOr<linalg::LinalgOp> tiledOp = tileOnChunk(rewriter, writer, offsets, sizes, current);
+    if (failed(tiledOp))
+      return failure();
+    current = (*tiledOp)->getResult(0);
+    tiled.push_back(*tiledOp);
+  }
+  return tensor::InsertSliceOp::create(rewriter, loc, current, dest, offsets, sizes, ones).getResult();
+}
+
 // The workgroup loop: one loop over this invocation's chunks [begin, end) of the output (the
 // chunks of two split dimensions numbered row-major). In each iteration every writer computes
 // its tile of the chunk, in order, onto the previous writer's tile: a chunk's bias, its
@@ -278,7 +295,7 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   rewriter.setInsertionPointToStart(loop.getBody());
   // The chunk's offsets in the output.
   int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes, ones(rank, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;
   for (int64_t d : type.getShape())
     sizes.push_back(rewriter.getIndexAttr(d));
   Value rest = loop.getInductionVar();
@@ -296,17 +313,11 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
             .getResult();
     sizes[split.outDim] = rewriter.getIndexAttr(split.chunk);
   }
-  Value current = tensor::ExtractSliceOp::create(rewriter, loc, loop.getRegionIterArgs()[0], offsets, sizes, ones);
   tiled.clear();
-  for (linalg::LinalgOp writer : writers) {
-    FailureOr<linalg::LinalgOp> tiledOp = tileOnChunk(rewriter, writer, offsets, sizes, current);
-    if (failed(tiledOp))
-      return failure();
-    current = (*tiledOp)->getResult(0);
-    tiled.push_back(*tiledOp);
-  }
-  Value updated = tensor::InsertSliceOp::create(rewriter, loc, current, loop.getRegionIterArgs()[0], offsets, sizes, ones);
-  scf::YieldOp::create(rewriter, loc, updated);
+  FailureOr<Value> updated = writersOnChunk(rewriter, loc, writers, loop.getRegionIterArgs()[0], offsets, sizes, tiled);
+  if (failed(updated))
+    return failure();
+  scf::YieldOp::create(rewriter, loc, *updated);
   rewriter.replaceAllUsesWith(last->getResult(0), loop.getResult(0));
   for (linalg::LinalgOp writer : llvm::reverse(writers))
     rewriter.eraseOp(writer);
@@ -327,23 +338,16 @@ LogicalResult mlir::hexir::splitWriters(RewriterBase &rewriter, ArrayRef<linalg:
   rewriter.setInsertionPoint(last);
   Value dest = linalg::LinalgOp(writers.front()).getDpsInits()[0];
   int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
   for (auto [start, size] : {std::pair<int64_t, int64_t>(0, split), {split, type.getDimSize(dim) - split}}) {
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;
     for (int64_t d : type.getShape())
       sizes.push_back(rewriter.getIndexAttr(d));
     offsets[dim] = rewriter.getIndexAttr(start);
     sizes[dim] = rewriter.getIndexAttr(size);
-    Value current = tensor::ExtractSliceOp::create(rewriter, loc, dest, offsets, sizes, ones);
-    SmallVector<linalg::LinalgOp> &part = parts.emplace_back();
-    for (linalg::LinalgOp writer : writers) {
-      FailureOr<linalg::LinalgOp> tiled = tileOnChunk(rewriter, writer, offsets, sizes, current);
-      if (failed(tiled))
-        return failure();
-      current = (*tiled)->getResult(0);
-      part.push_back(*tiled);
-    }
-    dest = tensor::InsertSliceOp::create(rewriter, loc, current, dest, offsets, sizes, ones);
+    FailureOr<Value> updated = writersOnChunk(rewriter, loc, writers, dest, offsets, sizes, parts.emplace_back());
+    if (failed(updated))
+      return failure();
+    dest = *updated;
   }
   rewriter.replaceAllUsesWith(last->getResult(0), dest);
   for (linalg::LinalgOp writer : llvm::reverse(writers))
