@@ -449,12 +449,19 @@ std::optional<RowTileSplit> splitRowTiles(const KernelStrategy &s, int64_t lanes
     row = *m;
     vectors = actualVectors = std::max<int64_t>(s.registers[s.dims.n.back()] / lanes, 1);
     ideal = std::max<int64_t>(budget / vectors, 1);
-  } else if (s.kind == KernelKind::Conv) {
-    // Output columns x channel vectors: the most accumulators any channel tile allows.
+  } else if (s.kind == KernelKind::Conv || s.kind == KernelKind::Depthwise || s.kind == KernelKind::Pooling) {
+    // Output columns x channel vectors: the most accumulators any channel tile allows (the
+    // channel tiles and budget of chooseStrategy: depthwise and pooling one vector, 16).
     row = 2;
+    bool window = s.kind != KernelKind::Conv;
     unsigned channel = s.packedFilter ? 4 : 3;
     int64_t channels = s.ranges[channel], best = 0;
-    for (int64_t c : {2 * lanes, lanes, lanes / 2, int64_t(4)}) {
+    if (window)
+      budget = windowAccumulators(lanes);
+    SmallVector<int64_t> channelTiles = {2 * lanes, lanes, lanes / 2, 4};
+    if (window)
+      channelTiles.erase(channelTiles.begin());
+    for (int64_t c : channelTiles) {
       if (c > channels || channels % c != 0)
         continue;
       int64_t v = std::max<int64_t>(c / lanes, 1), columns = std::min(budget / v, s.ranges[row]);
@@ -470,6 +477,10 @@ std::optional<RowTileSplit> splitRowTiles(const KernelStrategy &s, int64_t lanes
   }
   int64_t extent = s.ranges[row], actual = s.registers[row];
   if (ideal < 2 || extent <= ideal || actual >= ideal)
+    return std::nullopt;
+  // (Depthwise and pooling tiles load a vector per column: wider ones did not run faster,
+  // so only a poor tile is peeled.)
+  if (s.kind != KernelKind::Contraction && s.kind != KernelKind::Conv && actual * 2 > ideal)
     return std::nullopt;
   int64_t split = extent / ideal * ideal, rest = extent - split;
   double whole = tileCost(extent, actual, actualVectors);

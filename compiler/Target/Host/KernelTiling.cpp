@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -62,6 +63,37 @@ FailureOr<scf::SCFTilingResult> mlir::hexir::tileOp(RewriterBase &rewriter, Oper
   return result;
 }
 
+
+FailureOr<SmallVector<Operation *>> mlir::hexir::tileForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                                 ArrayRef<int64_t> registers,
+                                                                 ArrayRef<int64_t> interchange, int64_t lanes) {
+  SmallVector<std::pair<Operation *, SmallVector<int64_t>>> parts = {{op, llvm::to_vector(registers)}};
+  std::optional<KernelStrategy> strategy = chooseStrategy(op, lanes);
+  if (std::optional<RowTileSplit> rows = strategy ? splitRowTiles(*strategy, lanes) : std::nullopt) {
+    rewriter.setInsertionPoint(op);
+    auto [first, second] = linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), rows->loop,
+                                           rewriter.getIndexAttr(rows->split));
+    std::optional<KernelStrategy> a = first ? chooseStrategy(cast<linalg::LinalgOp>(first.getOperation()), lanes)
+                                            : std::nullopt;
+    std::optional<KernelStrategy> b = second ? chooseStrategy(cast<linalg::LinalgOp>(second.getOperation()), lanes)
+                                             : std::nullopt;
+    if (!a || !b)
+      return failure();
+    parts = {{first, a->registers}, {second, b->registers}};
+  }
+  SmallVector<Operation *> tiles;
+  for (auto &[part, sizes] : parts) {
+    SmallVector<int64_t> extents = cast<linalg::LinalgOp>(part).getStaticLoopRanges();
+    for (unsigned i = 0; i < sizes.size(); ++i)
+      if (sizes[i] >= extents[i])
+        sizes[i] = 0;
+    FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, part, sizes, interchange);
+    if (failed(tiled))
+      return failure();
+    tiles.push_back(tiled->tiledOps[0]);
+  }
+  return tiles;
+}
 
 // The kernel's only op of type OpTy, of a static shape and returned (besides it the kernel has
 // only constants and empty tensors); null otherwise.

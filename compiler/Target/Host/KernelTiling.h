@@ -24,6 +24,14 @@ namespace mlir::hexir {
 FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
                                        ArrayRef<int64_t> interchange = {});
 
+// Register tiles of `op` (`registers`, 0 or a full extent: not tiled; loops nested in the order
+// of `interchange`): when its rows are better peeled (splitRowTiles: 128 rows in 14-row tiles
+// and 2 more, a 111-column image in 14-column tiles and 13 more), the whole tiles and the rest
+// as two ops, each with the register tile of its own extents. Returns the tiles.
+FailureOr<SmallVector<Operation *>> tileForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                     ArrayRef<int64_t> registers, ArrayRef<int64_t> interchange,
+                                                     int64_t lanes);
+
 // A register tile of a packed convolution (one panel) as the named convolution it is.
 void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides,
                  ArrayRef<int64_t> dilations);

@@ -315,35 +315,16 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
               ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
             }
           }
-          // A cache block whose rows are not a whole number of the best register tiles (128
-          // rows: 8-row tiles): the whole tiles, then the rest, both inside the block, so its
-          // block of weights is read once for both.
-          SmallVector<std::pair<Operation *, SmallVector<int64_t>>> blocks = {{current, strategy.registers}};
-          std::optional<Strategy> block = chooseStrategy(cast<linalg::LinalgOp>(current), lanes);
-          if (std::optional<hexir::RowTileSplit> rows = block ? splitRowTiles(*block, lanes) : std::nullopt) {
-            rewriter.setInsertionPoint(current);
-            auto [first, second] = linalg::splitOp(rewriter, cast<TilingInterface>(current), rows->loop,
-                                                   rewriter.getIndexAttr(rows->split));
-            std::optional<Strategy> a = first ? chooseStrategy(cast<linalg::LinalgOp>(first.getOperation()), lanes)
-                                              : std::nullopt;
-            std::optional<Strategy> b = second ? chooseStrategy(cast<linalg::LinalgOp>(second.getOperation()), lanes)
-                                               : std::nullopt;
-            if (!a || !b)
-              return writer.emitError() << "could not split a cache block's rows into whole register tiles and the rest";
-            blocks = {{first, a->registers}, {second, b->registers}};
-          }
-          for (auto &[op, registers] : blocks) {
-            SmallVector<int64_t> extents = cast<linalg::LinalgOp>(op).getStaticLoopRanges();
-            for (unsigned i = 0; i < registers.size(); ++i)
-              if (registers[i] >= extents[i])
-                registers[i] = 0;
-            FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, registers, strategy.registerOrder);
-            if (failed(tiled))
-              return writer.emitError() << "could not tile the kernel for the registers";
+          FailureOr<SmallVector<Operation *>> tiles =
+              tileForRegisters(rewriter, cast<linalg::LinalgOp>(current), strategy.registers, strategy.registerOrder,
+                               lanes);
+          if (failed(tiles))
+            return writer.emitError() << "could not tile the kernel for the registers";
+          for (Operation *tile : *tiles) {
             if (strategy.packedFilter)
-              toNamedConv(rewriter, cast<linalg::GenericOp>(tiled->tiledOps[0]), strategy.strides, strategy.dilations);
+              toNamedConv(rewriter, cast<linalg::GenericOp>(tile), strategy.strides, strategy.dilations);
             else
-              toVectorize.push_back(tiled->tiledOps[0]);
+              toVectorize.push_back(tile);
           }
         }
         return workgroups;

@@ -217,15 +217,11 @@ FailureOr<int64_t> mlir::hexir::tileWindowWithBorders(RewriterBase &rewriter, Ar
 
   // Register tiles: each region as the whole op would be; initializers and the epilogue in
   // rows of vectors.
+  // (An interior whose width only small tiles divide, 111 columns of a 113-wide image, in
+  // whole 16-column tiles and the rest.)
   for (linalg::LinalgOp region : regions) {
     std::optional<KernelStrategy> s = chooseStrategy(region, lanes);
-    if (!s)
-      return failure();
-    SmallVector<int64_t> registers = s->registers, ranges = region.getStaticLoopRanges();
-    for (unsigned i = 0; i < registers.size(); ++i)
-      if (registers[i] >= ranges[i])
-        registers[i] = 0;
-    if (failed(tileOp(rewriter, region, registers)))
+    if (!s || failed(tileForRegisters(rewriter, region, s->registers, {}, lanes)))
       return failure();
   }
   for (linalg::LinalgOp op : others)

@@ -73,3 +73,25 @@ func.func @maxpool_borders(%x: tensor<1x6x6x256xf32>) -> tensor<1x3x3x256xf32> a
       ins(%p, %win : tensor<1x7x7x256xf32>, tensor<3x3xf32>) outs(%f : tensor<1x3x3x256xf32>) -> tensor<1x3x3x256xf32>
   return %m : tensor<1x3x3x256xf32>
 }
+
+// -----
+
+// A 39-wide depthwise convolution: its interior columns (37, prime) would get 1-column register
+// tiles; they are peeled into two 16-column tiles and the 5 columns left.
+// CHECK-LABEL: func.func @depthwise_prime_interior
+// CHECK-NOT: tensor.pad
+// CHECK-DAG: vector.fma {{.*}} : vector<1x16x16xf32>
+// CHECK-DAG: vector.fma {{.*}} : vector<1x5x16xf32>
+// CHECK: return
+func.func @depthwise_prime_interior(%x: tensor<1x4x39x16xf32>, %w: tensor<3x3x16xf32>) -> tensor<1x4x39x16xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x39x16xf32> to tensor<1x6x41x16xf32>
+  %e = tensor.empty() : tensor<1x4x39x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x39x16xf32>) -> tensor<1x4x39x16xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w : tensor<1x6x41x16xf32>, tensor<3x3x16xf32>) outs(%f : tensor<1x4x39x16xf32>) -> tensor<1x4x39x16xf32>
+  return %d : tensor<1x4x39x16xf32>
+}
