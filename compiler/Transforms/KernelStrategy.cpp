@@ -70,25 +70,34 @@ static int64_t broadcastAccumulators(int64_t lanes) { return lanes >= 16 ? 28 : 
 static int64_t windowAccumulators(int64_t lanes) { return lanes >= 16 ? 16 : 8; }
 
 // The register tile of a channels-last window op: `columns` output columns (a divisor of the
-// output width) x `channels` (a lane multiple dividing the channels), at most `budget`
-// accumulators, the most accumulators first and then the widest vectors. Widths such as 27
-// or 13 get 9 or 13 columns of two vectors rather than 3 or 1 column.
+// output width; with `divisors` false, any count up to it: the tile a width with every
+// divisor would get) x `channels` (a lane multiple dividing the channels), at most `budget`
+// accumulators, the most accumulators first and then the widest vectors: with 28, a 13-wide
+// image gets 13 columns of two vectors, a 27-wide one 27 columns of one.
 static void chooseWindowTile(int64_t width, int64_t channels, int64_t lanes, int64_t budget,
-                             ArrayRef<int64_t> channelTiles, int64_t &columnTile, int64_t &channelTile) {
+                             ArrayRef<int64_t> channelTiles, int64_t &columnTile, int64_t &channelTile,
+                             bool divisors = true) {
   int64_t best = 0;
   columnTile = 1;
   channelTile = vectorTile(channels, channelTiles);
   for (int64_t c : channelTiles) {
     if (c > channels || channels % c != 0)
       continue;
-    int64_t vectors = std::max<int64_t>(c / lanes, 1);
-    int64_t columns = largestDivisorAtMost(width, std::max<int64_t>(budget / vectors, 1));
+    int64_t vectors = std::max<int64_t>(c / lanes, 1), most = std::max<int64_t>(budget / vectors, 1);
+    int64_t columns = divisors ? largestDivisorAtMost(width, most) : std::min(width, most);
     if (columns * vectors > best) {
       best = columns * vectors;
       columnTile = columns;
       channelTile = c;
     }
   }
+}
+
+// The channel tiles of window ops: convolutions up to two vectors, depthwise and pooling one.
+static SmallVector<int64_t> windowChannelTiles(KernelKind kind, int64_t lanes) {
+  if (kind == KernelKind::Conv)
+    return {2 * lanes, lanes, lanes / 2, 4};
+  return {lanes, lanes / 2, 4};
 }
 
 // A convolution with a packed filter (PackConvFilters): a generic op over loops
@@ -175,8 +184,8 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
   }
   if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
     s.kind = isa<linalg::DepthwiseConv2DNhwcHwcOp>(op) ? KernelKind::Depthwise : KernelKind::Pooling;
-    chooseWindowTile(ranges[2], ranges[3], lanes, windowAccumulators(lanes), {lanes, lanes / 2, 4}, s.registers[2],
-                     s.registers[3]);
+    chooseWindowTile(ranges[2], ranges[3], lanes, windowAccumulators(lanes), windowChannelTiles(s.kind, lanes),
+                     s.registers[2], s.registers[3]);
     s.registers[5] = ranges[5];
     return s;
   }
@@ -450,27 +459,16 @@ std::optional<RowTileSplit> splitRowTiles(const KernelStrategy &s, int64_t lanes
     vectors = actualVectors = std::max<int64_t>(s.registers[s.dims.n.back()] / lanes, 1);
     ideal = std::max<int64_t>(budget / vectors, 1);
   } else if (s.kind == KernelKind::Conv || s.kind == KernelKind::Depthwise || s.kind == KernelKind::Pooling) {
-    // Output columns x channel vectors: the most accumulators any channel tile allows (the
-    // channel tiles and budget of chooseStrategy: depthwise and pooling one vector, 16).
+    // Output columns x channel vectors as chooseStrategy picks them, for a width with every
+    // divisor.
     row = 2;
-    bool window = s.kind != KernelKind::Conv;
     unsigned channel = s.packedFilter ? 4 : 3;
-    int64_t channels = s.ranges[channel], best = 0;
-    if (window)
+    if (s.kind != KernelKind::Conv)
       budget = windowAccumulators(lanes);
-    SmallVector<int64_t> channelTiles = {2 * lanes, lanes, lanes / 2, 4};
-    if (window)
-      channelTiles.erase(channelTiles.begin());
-    for (int64_t c : channelTiles) {
-      if (c > channels || channels % c != 0)
-        continue;
-      int64_t v = std::max<int64_t>(c / lanes, 1), columns = std::min(budget / v, s.ranges[row]);
-      if (columns * v > best) {
-        best = columns * v;
-        ideal = columns;
-        vectors = v;
-      }
-    }
+    int64_t channelTile;
+    chooseWindowTile(s.ranges[row], s.ranges[channel], lanes, budget, windowChannelTiles(s.kind, lanes), ideal,
+                     channelTile, /*divisors=*/false);
+    vectors = std::max<int64_t>(channelTile / lanes, 1);
     actualVectors = std::max<int64_t>(s.registers[channel] / lanes, 1);
   } else {
     return std::nullopt;
