@@ -62,10 +62,21 @@ void mlir::hexir::buildHostLoopsToLLVMPipeline(OpPassManager &pm, const KernelPi
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+namespace {
+struct HostPipelineOptions : public PassPipelineOptions<HostPipelineOptions> {
+  Option<int64_t> vectorBits{*this, "vector-bits", llvm::cl::desc("Vector register width in bits"),
+                             llvm::cl::init(256)};
+};
+} // namespace
+
 void mlir::hexir::registerHostPassesAndPipelines() {
   registerHexirHostPasses();
-  PassPipelineRegistration<>("hexir-lower-kernels-to-llvm",
-                             "Lowers kernel functions on tensors to the LLVM dialect "
-                             "with the bare-pointer kernel ABI (the host kernel pipeline)",
-                             [](OpPassManager &pm) { buildHostKernelPipeline(pm); });
+  PassPipelineRegistration<HostPipelineOptions>("hexir-lower-kernels-to-llvm",
+                                                "Lowers kernel functions on tensors to the LLVM dialect "
+                                                "with the bare-pointer kernel ABI (the host kernel pipeline)",
+                                                [](OpPassManager &pm, const HostPipelineOptions &options) {
+                                                  KernelPipelineOptions kernel;
+                                                  kernel.vectorBits = options.vectorBits;
+                                                  buildHostKernelPipeline(pm, kernel);
+                                                });
 }
