@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/IR/Matchers.h"
 
@@ -38,6 +39,12 @@ static SmallVector<int64_t> outermostFirst(unsigned loop, size_t numLoops) {
   return order;
 }
 
+bool isEmptyTensor(Value v) {
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+    v = collapse.getSrc();
+  return v.getDefiningOp<tensor::EmptyOp>() != nullptr;
+}
+
 // Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
 // init (a broadcast bias). They run in the root's workgroups, vectorized row by row.
 bool isInitializer(Operation &op) {
@@ -45,7 +52,7 @@ bool isInitializer(Operation &op) {
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
   return generic && generic.getNumDpsInits() == 1 && generic.getNumParallelLoops() == generic.getNumLoops() &&
-         generic.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+         isEmptyTensor(generic.getDpsInits()[0]) &&
          generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity();
 }
 
@@ -494,7 +501,8 @@ std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStra
     return std::nullopt;
   // Each part streams the weights (the operands that do not depend on the rows) once: the
   // second pass is free while they stay in L2 (1 MiB), and worth it anyway where the
-  // divisors left at most half the accumulators. Otherwise the cache blocks split their rows
+  // divisors left at most half the accumulators, unless all the rows of a contraction are one
+  // cache block anyway (a 7x7 image's 49 pixels). Otherwise the cache blocks split their rows
   // instead (TileAndVectorize), which reads the weights once.
   int64_t weightBytes = 0;
   for (OpOperand *in : root.getDpsInputOperands()) {
@@ -503,13 +511,97 @@ std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStra
     if (type && type.hasStaticShape() && !map.isFunctionOfDim(rows->loop))
       weightBytes += type.getNumElements() * std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
   }
-  if (!rows->poor && weightBytes > (int64_t(1) << 20))
+  if (weightBytes > (int64_t(1) << 20) &&
+      (!rows->poor || (s.kind == KernelKind::Contraction && s.ranges[rows->loop] <= 64)))
     return std::nullopt;
   AffineMap outMap = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
   for (unsigned d = 0; d < outMap.getNumResults(); ++d)
     if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d)); dim && dim.getPosition() == rows->loop)
       return RowRemainder{d, rows->split};
   return std::nullopt;
+}
+
+SmallVector<int64_t> collapsibleRows(linalg::LinalgOp op, const KernelStrategy &s, int64_t lanes) {
+  if (s.kind != KernelKind::Contraction)
+    return {};
+  std::optional<unsigned> row = rowLoop(s.dims, s.ranges);
+  if (!row)
+    return {};
+  int64_t vectors = std::max<int64_t>(s.registers[s.dims.n.back()] / lanes, 1);
+  int64_t ideal = std::max<int64_t>(broadcastAccumulators(lanes) / vectors, 1);
+  if (s.ranges[*row] >= ideal)
+    return {};
+  SmallVector<int64_t> loops = {*row};
+  while (loops.front() > 0 && llvm::is_contained(s.dims.m, static_cast<unsigned>(loops.front() - 1)) &&
+         s.ranges[loops.front() - 1] > 1)
+    loops.insert(loops.begin(), loops.front() - 1);
+  ReassociationIndices group(loops.begin(), loops.end());
+  if (loops.size() < 2 || !linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {group}))
+    return {};
+  return loops;
+}
+
+std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes) {
+  std::optional<KernelStrategy> chunk = chooseStrategy(root, lanes);
+  if (!chunk || chunk->kind != s.kind)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  SmallVector<int64_t> sizes = chunk->registers;
+  ArrayRef<int64_t> loopOrder = chunk->registerOrder;
+  bool registers = true;
+  switch (s.kind) {
+  case KernelKind::Contraction: {
+    KernelStrategy cache = *chunk;
+    chooseCacheTiles(cache, ranges);
+    if (cache.cache[cache.dims.k[0]] != 0) {
+      // The reduction runs in cache blocks: the block of rows and columns around them.
+      sizes = cache.cache;
+      loopOrder = chunk->cacheOrder;
+      registers = false;
+      break;
+    }
+    // Rows peeled inside the chunk (splitRowTiles) keep their own tiles.
+    if (splitRowTiles(*chunk, lanes))
+      return std::nullopt;
+    break;
+  }
+  case KernelKind::Conv:
+    // Input channels beyond a cache block (TileAndVectorize): one output row at a time, its
+    // channel blocks inside.
+    if (ranges[chunk->channelLoop] > kConvChannelBlock) {
+      sizes.assign(ranges.size(), 0);
+      sizes[1] = 1;
+      registers = false;
+    }
+    break;
+  case KernelKind::Depthwise:
+  case KernelKind::Pooling:
+    break;
+  default:
+    return std::nullopt;
+  }
+  AffineMap outMap = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
+  SmallVector<int64_t> loops;
+  if (loopOrder.empty())
+    loops = llvm::to_vector(llvm::seq<int64_t>(0, ranges.size()));
+  else
+    loops.assign(loopOrder.begin(), loopOrder.end());
+  FusedBlocks fused;
+  fused.registers = registers;
+  fused.blocks.assign(outMap.getNumResults(), 0);
+  for (unsigned d = 0; d < outMap.getNumResults(); ++d) {
+    auto dim = dyn_cast<AffineDimExpr>(outMap.getResult(d));
+    if (!dim)
+      return std::nullopt;
+    unsigned loop = dim.getPosition();
+    if (sizes[loop] > 0 && sizes[loop] < ranges[loop])
+      fused.blocks[d] = sizes[loop];
+  }
+  for (int64_t loop : loops)
+    for (unsigned d = 0; d < outMap.getNumResults(); ++d)
+      if (cast<AffineDimExpr>(outMap.getResult(d)).getPosition() == loop)
+        fused.order.push_back(d);
+  return fused;
 }
 
 bool hasVectorStrategy(linalg::LinalgOp op) { return chooseStrategy(op, 16).has_value(); }

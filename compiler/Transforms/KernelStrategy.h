@@ -70,6 +70,32 @@ struct RowRemainder {
 };
 std::optional<RowRemainder> rowRemainder(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes);
 
+// A convolution's input channels run in blocks of at most this many (TileAndVectorize).
+constexpr int64_t kConvChannelBlock = 64;
+
+// Blocks of a kernel's output in which its initializers (a bias, a zero fill) and its
+// epilogue (an activation, a residual add) run together with its root, one block after the
+// other (see blockLoops), for `root` the root's tile of one workgroup chunk: the register tile,
+// where every reduction loop of the root stays inside it (the accumulators then start from the
+// bias and take the activation in registers, and the output is written once), else the cache
+// block of a contraction whose reduction is split into blocks (the bias and the activation then
+// read and write a block in L1, not a whole chunk in L2). `blocks`: per output dimension, 0
+// for whole; `order`: the output dimensions' loops, outermost first.
+struct FusedBlocks {
+  SmallVector<int64_t> blocks;
+  SmallVector<unsigned> order;
+  bool registers;
+};
+std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes);
+
+// The row loops of a contraction that are better walked as one (a 1x1 convolution's output
+// rows and columns, [oh, ow]): consecutive row loops, each of more than one index, ending at
+// the register tile's row loop, when that loop is shorter than the best register tile (a 7x7
+// image: 7-row tiles of 14 accumulators, where its 49 pixels take 3 tiles of 14 rows and 7
+// more; squeezenet's 13x13 classifier: 13 rows, where 169 take 28-row tiles). Every operand
+// must read them contiguously. Empty when they stay apart.
+SmallVector<int64_t> collapsibleRows(linalg::LinalgOp op, const KernelStrategy &s, int64_t lanes);
+
 // The register tile of `op` for vectors of `lanes` elements; none for an op of another kind.
 std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes);
 // Whether a vectorizing target generates vector code for a kernel rooted at `op` (dispatch
@@ -83,6 +109,8 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
 // Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
 // init (a broadcast bias).
 bool isInitializer(Operation &op);
+// A tensor.empty, or a collapsed view of one (a kernel's collapsed rows, see collapsibleRows).
+bool isEmptyTensor(Value v);
 // A convolution with a packed filter (PackConvFilters), as convolution dimensions.
 std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op);
 // Register tiles of an op that only initializes its output: rows of the innermost dimension.

@@ -551,8 +551,36 @@ def _residual_block_case(c, hw):
     return build
 
 
-for _c, _hw in [(8, 5), (24, 13), (48, 7), (40, 9)]:
+for _c, _hw in [(8, 5), (24, 13), (48, 7), (40, 9),
+                # Over 64 input channels: bias, convolution and activation one output row at a
+                # time, the channel blocks inside.
+                (80, 9)]:
     CASES[f"kernel_fused_residual_block_c{_c}_{_hw}x{_hw}"] = _residual_block_case(_c, _hw)
+
+
+def _bottleneck_case(c, mid, hw):
+    # 1x1 convolution + bias + ReLU, then 1x1 convolution + bias + residual add + ReLU: the bias
+    # and the epilogue in the register tiles; on images narrower than the best tile (7x7, 13x13)
+    # the rows and columns collapsed into one row loop of pixels.
+    def build():
+        x = rnd(1, c, hw, hw)
+        w1, b1 = rnd(mid, c, 1, 1) * np.float32(1.0 / np.sqrt(c)), rnd(mid)
+        w2, b2 = rnd(c, mid, 1, 1) * np.float32(1.0 / np.sqrt(mid)), rnd(c)
+        xd = t(x).double()
+        y1 = F.relu(F.conv2d(xd, t(w1).double(), t(b1).double()))
+        ref = F.relu(F.conv2d(y1, t(w2).double(), t(b2).double()) + xd).numpy()
+        nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+                 helper.make_node("Relu", ["c1"], ["r1"]),
+                 helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"]),
+                 helper.make_node("Add", ["c2", "x"], ["s"]),
+                 helper.make_node("Relu", ["s"], ["y"])]
+        inits = {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
+        return model(nodes, {"x": x}, {"y": ref.astype(np.float32)}, inits), {"x": x}, {"y": ref}
+    return build
+
+
+for _c, _mid, _hw in [(64, 32, 7), (48, 96, 13), (64, 128, 14), (96, 64, 5), (32, 320, 7)]:
+    CASES[f"kernel_bottleneck_c{_c}_m{_mid}_{_hw}x{_hw}"] = _bottleneck_case(_c, _mid, _hw)
 
 
 def _row_kernel_case(shape, kind):

@@ -6,9 +6,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::hexir;
@@ -353,6 +355,159 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   rewriter.replaceAllUsesWith(last->getResult(0), loop.getResult(0));
   for (linalg::LinalgOp writer : llvm::reverse(writers))
     rewriter.eraseOp(writer);
+  return success();
+}
+
+LogicalResult mlir::hexir::blockLoops(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> writers,
+                                      ArrayRef<int64_t> blocks, ArrayRef<unsigned> order,
+                                      SmallVector<linalg::LinalgOp> &tiled) {
+  linalg::LinalgOp last = writers.back();
+  Location loc = last.getLoc();
+  auto type = cast<RankedTensorType>(last->getResult(0).getType());
+  if (llvm::any_of(writers, [&](linalg::LinalgOp w) { return w->getResult(0).getType() != type; }) ||
+      !type.hasStaticShape() || blocks.size() != static_cast<size_t>(type.getRank()))
+    return failure();
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<OpFoldResult> offsets, sizes;
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    if (blocks[d] > 0 && shape[d] % blocks[d] != 0)
+      return failure();
+    offsets.push_back(rewriter.getIndexAttr(0));
+    sizes.push_back(rewriter.getIndexAttr(blocks[d] > 0 ? blocks[d] : shape[d]));
+  }
+  rewriter.setInsertionPoint(last);
+  Value dest = writers.front().getDpsInits()[0];
+  // The loop nest, outermost first, each loop carrying the output through its iterations.
+  SmallVector<scf::ForOp> loops;
+  for (unsigned d : order) {
+    if (blocks[d] <= 0 || blocks[d] >= shape[d])
+      continue;
+    auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v).getResult(); };
+    Value init = loops.empty() ? dest : loops.back().getRegionIterArgs()[0];
+    auto loop = scf::ForOp::create(rewriter, loc, index(0), index(shape[d]), index(blocks[d]), ValueRange{init});
+    if (!loops.empty())
+      scf::YieldOp::create(rewriter, loc, loop.getResults());
+    rewriter.setInsertionPointToStart(loop.getBody());
+    offsets[d] = loop.getInductionVar();
+    loops.push_back(loop);
+  }
+  if (loops.empty()) {
+    tiled.assign(writers.begin(), writers.end());
+    return success();
+  }
+  tiled.clear();
+  FailureOr<Value> updated =
+      writersOnChunk(rewriter, loc, writers, loops.back().getRegionIterArgs()[0], offsets, sizes, tiled);
+  if (failed(updated))
+    return failure();
+  scf::YieldOp::create(rewriter, loc, *updated);
+  rewriter.replaceAllUsesWith(last->getResult(0), loops.front().getResult(0));
+  for (linalg::LinalgOp writer : llvm::reverse(writers))
+    rewriter.eraseOp(writer);
+  return success();
+}
+
+LogicalResult mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp fn, linalg::LinalgOp root,
+                                        ArrayRef<int64_t> rows) {
+  MLIRContext *ctx = fn.getContext();
+  auto type = dyn_cast<RankedTensorType>(root->getResult(0).getType());
+  if (!type || rows.size() < 2)
+    return failure();
+  // The output dimensions of the rows, consecutive.
+  AffineMap rootOut = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
+  SmallVector<unsigned> outDims;
+  for (int64_t loop : rows) {
+    std::optional<unsigned> found;
+    for (unsigned d = 0; d < rootOut.getNumResults(); ++d)
+      if (auto dim = dyn_cast<AffineDimExpr>(rootOut.getResult(d)); dim && dim.getPosition() == loop)
+        found = d;
+    if (!found || (!outDims.empty() && *found != outDims.back() + 1))
+      return failure();
+    outDims.push_back(*found);
+  }
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d > outDims.front() && d <= outDims.back())
+      reassociation.back().push_back(d);
+    else
+      reassociation.push_back({d});
+  }
+  // Every writer, and the loops it walks the rows with.
+  SmallVector<std::pair<linalg::LinalgOp, ReassociationIndices>> writers;
+  for (Operation &op : fn.getBody().front()) {
+    auto writer = dyn_cast<linalg::LinalgOp>(op);
+    if (!writer || op.getNumResults() != 1 || op.getResult(0).getType() != type)
+      continue;
+    if (writer.getNumDpsInits() != 1)
+      return failure();
+    AffineMap out = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
+    ReassociationIndices loops;
+    for (unsigned d : outDims) {
+      auto dim = dyn_cast<AffineDimExpr>(out.getResult(d));
+      if (!dim || (!loops.empty() && dim.getPosition() != loops.back() + 1))
+        return failure();
+      loops.push_back(dim.getPosition());
+    }
+    if (!linalg::areDimSequencesPreserved(writer.getIndexingMapsArray(), {loops}))
+      return failure();
+    writers.push_back({writer, loops});
+  }
+  for (auto &[writer, loops] : writers) {
+    Location loc = writer.getLoc();
+    rewriter.setInsertionPoint(writer);
+    if (auto fill = dyn_cast<linalg::FillOp>(writer.getOperation())) {
+      Value dest = tensor::CollapseShapeOp::create(rewriter, loc, fill.getDpsInits()[0], reassociation);
+      Value filled = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], dest)->getResult(0);
+      rewriter.replaceOp(fill, tensor::ExpandShapeOp::create(rewriter, loc, type, filled, reassociation).getResult());
+      continue;
+    }
+    FailureOr<linalg::CollapseResult> collapsed = linalg::collapseOpIterationDims(writer, {loops}, rewriter);
+    if (failed(collapsed))
+      return failure();
+    rewriter.replaceOp(writer, collapsed->results);
+  }
+  // One writer's expanded result collapsed again for the next: the collapsed value itself.
+  RewritePatternSet patterns(ctx);
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+    return failure();
+  // Kernels take bare pointers, so the arguments read only collapsed and the result can take
+  // the collapsed types themselves: no views are left, whose accesses the accumulators could
+  // not be hoisted past (a view may alias them).
+  Block &body = fn.getBody().front();
+  SmallVector<Type> inputs(fn.getArgumentTypes()), results(fn.getResultTypes());
+  for (BlockArgument arg : body.getArguments()) {
+    tensor::CollapseShapeOp first;
+    bool collapsedOnly = !arg.use_empty();
+    for (Operation *user : arg.getUsers()) {
+      auto collapse = dyn_cast<tensor::CollapseShapeOp>(user);
+      if (!collapse || (first && (collapse.getResultType() != first.getResultType() ||
+                                  collapse.getReassociationIndices() != first.getReassociationIndices()))) {
+        collapsedOnly = false;
+        break;
+      }
+      first = first ? first : collapse;
+    }
+    if (!collapsedOnly)
+      continue;
+    arg.setType(first.getResultType());
+    inputs[arg.getArgNumber()] = first.getResultType();
+    for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+      rewriter.replaceAllUsesWith(user->getResult(0), arg);
+      rewriter.eraseOp(user);
+    }
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (OpOperand &operand : ret->getOpOperands())
+    if (auto expand = operand.get().getDefiningOp<tensor::ExpandShapeOp>()) {
+      rewriter.modifyOpInPlace(ret, [&] { operand.set(expand.getSrc()); });
+      results[operand.getOperandNumber()] = expand.getSrcType();
+      if (expand->use_empty())
+        rewriter.eraseOp(expand);
+    }
+  fn.setType(FunctionType::get(ctx, inputs, results));
   return success();
 }
 

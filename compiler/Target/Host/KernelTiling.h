@@ -51,6 +51,19 @@ LogicalResult workgroupLoop(RewriterBase &rewriter, SmallVector<linalg::LinalgOp
                             ArrayRef<WorkgroupSplit> splits, WorkgroupRangeOp range,
                             SmallVector<linalg::LinalgOp> &tiled, std::optional<int64_t> base = std::nullopt);
 
+// The writers' tiles of one chunk (see workgroupLoop) computed block by block: loops over the
+// output dimensions in `order` whose block (`blocks`, 0: whole) is below their extent, and in
+// each block every writer's tile in turn, so a register tile's bias, reduction and activation
+// follow each other on the same accumulators. Replaces `writers` by their tiles in `tiled`.
+LogicalResult blockLoops(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> writers, ArrayRef<int64_t> blocks,
+                         ArrayRef<unsigned> order, SmallVector<linalg::LinalgOp> &tiled);
+
+// The writers of a kernel's output (every linalg op of `root`'s result type: initializers,
+// root, epilogue) on the output with the output dimensions of `root`'s loops `rows`
+// (consecutive, see collapsibleRows) collapsed into one: each op on collapsed views of its
+// operands, its result expanded back (folded away between consecutive writers).
+LogicalResult collapseRows(RewriterBase &rewriter, func::FuncOp fn, linalg::LinalgOp root, ArrayRef<int64_t> rows);
+
 // The writers of a kernel's output (initializers, root, epilogue: one output type) as two
 // parts along output dimension `dim`, [0, split) and [split, extent), each a chain of the
 // writers' tiles onto that part of the output, in `parts` (the originals are replaced).
@@ -64,8 +77,8 @@ FailureOr<linalg::LinalgOp> tileOnChunk(RewriterBase &rewriter, linalg::LinalgOp
 // A depthwise convolution or pooling (`writers[rootIndex]`, between its initializers and its
 // epilogue) that reads `pad` (see borderPad) computed from the unpadded tensor: workgroups of
 // output rows (each border segment one, the interior in chunks) or of channels, in each the
-// window over each segment of taps inside the input, register-tiled. Returns the number of
-// workgroups (WindowBorders.cpp).
+// window over each segment of taps inside the input, register-tiled with the initializers and
+// the epilogue in each register tile. Returns the number of workgroups (WindowBorders.cpp).
 FailureOr<int64_t> tileWindowWithBorders(RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> writers, unsigned rootIndex,
                                          tensor::PadOp pad, WorkgroupRangeOp range, int64_t lanes, int64_t minWork,
                                          int64_t maxWorkgroups);

@@ -4,7 +4,8 @@
 // tile at every reduction step. This pass keeps it in registers and lowers the contractions:
 //   1. fold subviews into the transfers and drop leading unit dimensions (hoisting cannot see
 //      through a memref.subview, and a 1-D convolution tile has a unit batch dimension);
-//   2. hoist the accumulator's transfer_read/transfer_write out of the reduction loops;
+//   2. hoist the accumulator's transfer_read/transfer_write out of the reduction loops, and
+//      forward a register tile's bias and accumulators through memory to their readers;
 //   3. vector.contract -> outer products -> vector.fma over rows, transfers of rank 1.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorTransforms.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
@@ -35,6 +37,25 @@ void addCanonicalizations(RewritePatternSet &patterns, MLIRContext *ctx) {
     op.getCanonicalizationPatterns(patterns, ctx);
 }
 
+// Collapsed rows (TileAndVectorize's collapseRows) read and write collapsed views of the
+// kernel's buffers. Folded into the transfers, a register tile's rows would be split again
+// into the image's rows and columns, and its n-D transfers into loops of one accumulator each;
+// the same view as a reinterpret_cast of the buffer is left alone.
+void hideCollapsedViews(func::FuncOp fn) {
+  IRRewriter rewriter(fn.getContext());
+  fn.walk([&](memref::CollapseShapeOp collapse) {
+    MemRefType source = collapse.getSrcType(), result = collapse.getResultType();
+    if (!source.getLayout().isIdentity() || !result.getLayout().isIdentity() || !result.hasStaticShape())
+      return;
+    SmallVector<int64_t> strides(result.getRank(), 1);
+    for (int64_t d = result.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * result.getDimSize(d + 1);
+    rewriter.setInsertionPoint(collapse);
+    rewriter.replaceOpWithNewOp<memref::ReinterpretCastOp>(collapse, result, collapse.getSrc(), 0, result.getShape(),
+                                                           strides);
+  });
+}
+
 struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<LowerVectorTilesPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
@@ -46,6 +67,7 @@ struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<Low
       fn.walk([&](vector::TransferWriteOp) { hasVectors = true; });
       if (!hasVectors)
         continue;
+      hideCollapsedViews(fn);
       {
         RewritePatternSet patterns(ctx);
         memref::populateFoldMemRefAliasOpPatterns(patterns);
@@ -58,6 +80,10 @@ struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<Low
       DominanceInfo dominance(fn);
       eliminateCommonSubExpressions(rewriter, dominance, fn);
       linalg::hoistRedundantVectorTransfers(fn, /*verifyNonZeroTrip=*/true);
+      // A register tile's bias and activation (blockLoops) meet its accumulators in memory:
+      // forward the bias written before the reduction into its accumulators, the
+      // accumulators written after it into the activation, and drop the overwritten writes.
+      vector::transferOpflowOpt(rewriter, fn);
       {
         RewritePatternSet patterns(ctx);
         vector::populateVectorContractLoweringPatterns(patterns, vector::VectorContractLowering::OuterProduct);

@@ -5,8 +5,9 @@
 // convolutions (also with packed filters), depthwise convolutions and poolings, elementwise ops
 // (activations, GELU, bias adds: rows of the innermost dimension as vector ops) and reductions
 // over outer dimensions (a global pool). A kernel may also end with an elementwise epilogue
-// (computed chunk by chunk after its root, in place) and a pad (written in place, see
-// padInPlace). The kernel's root op is tiled
+// (computed with its root block by block, in place: in each register tile, or each cache
+// block where the reduction is split into blocks, see fusedBlocks) and a pad (written in
+// place, see padInPlace). The kernel's root op is tiled
 // three times:
 //   1. workgroups: one loop over chunks of one output dimension, bounded by the kernel's
 //      workgroup range (hexir.workgroup_range), so the host thread pool can split a dispatch;
@@ -14,7 +15,9 @@
 //   3. registers: a tile of accumulators that stays in vector registers while the reduction
 //      runs in steps of one, vectorized into vector.contract (later FMA outer products).
 // Ops that initialize the output (a zero fill, a broadcast bias, a copy of a bias argument) are
-// split into the same workgroups and vectorized along their innermost dimension.
+// split into the same workgroups and blocks and vectorized (a register tile's as one vector).
+// A 1x1 convolution over an image narrower than the best register tile has its rows and
+// columns collapsed into one row loop first (collapseRows).
 //
 // The strategy (which tiles, which workgroups) is chosen in Transforms/KernelStrategy.cpp; the
 // tiling steps (workgroup loop, pad in place, pad-only kernels) are in KernelTiling.cpp.
@@ -83,7 +86,8 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
   std::optional<KernelShape> findRoot(func::FuncOp fn, int64_t lanes) {
     SmallVector<linalg::LinalgOp> compute;
     for (Operation &op : fn.getBody().front()) {
-      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, func::ReturnOp>(op))
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, tensor::CollapseShapeOp,
+              tensor::ExpandShapeOp, func::ReturnOp>(op))
         continue;
       if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
         continue;
@@ -105,7 +109,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       k.epilogue = dyn_cast<linalg::GenericOp>(compute.back().getOperation());
       std::optional<Strategy> e = k.epilogue ? chooseStrategy(k.epilogue, lanes) : std::nullopt;
       if (!e || e->kind != Kind::Elementwise || k.epilogue->getResult(0).getType() != k.root->getResult(0).getType() ||
-          !k.epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+          !isEmptyTensor(k.epilogue.getDpsInits()[0]))
         return std::nullopt;
       // (A SiLU reads it twice.)
       for (OpOperand &use : k.root->getUses())
@@ -198,6 +202,17 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     if (std::optional<hexir::RowKernel> rows = findRowKernel(fn))
       return runRowKernel(fn, *rows, lanes);
     std::optional<KernelShape> shape = findRoot(fn, lanes);
+    // A 1x1 convolution's rows and columns as one row loop where its columns are too few for
+    // the best register tile (a 7x7 or 13x13 image).
+    if (shape && !shape->pad) {
+      SmallVector<int64_t> rows = collapsibleRows(shape->root, shape->strategy, lanes);
+      IRRewriter rewriter(fn.getContext());
+      if (!rows.empty() && succeeded(collapseRows(rewriter, fn, shape->root, rows))) {
+        shape = findRoot(fn, lanes);
+        if (!shape)
+          return fn.emitError() << "no kernel left after collapsing its rows";
+      }
+    }
     if (!shape) {
       // A kernel that only pads or only concatenates: rows of its result as workgroups.
       if (failed(splitPad(fn, minWork, maxWorkgroups)))
@@ -278,9 +293,26 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         if ((!splits.empty() || base) && failed(workgroupLoop(rewriter, part, splits, range, tiledWriters, base)))
           return root.emitError() << "could not split the kernel into workgroups";
 
+        // The initializers and the epilogue block by block with the root: in its register
+        // tiles, or in its cache blocks when the reduction is split into blocks.
+        bool inRegisters = false;
+        if (tiledWriters.size() > 1)
+          if (std::optional<FusedBlocks> fused = fusedBlocks(tiledWriters[rootIndex], strategy, lanes)) {
+            SmallVector<linalg::LinalgOp> blocked;
+            if (failed(blockLoops(rewriter, tiledWriters, fused->blocks, fused->order, blocked)))
+              return root.emitError() << "could not fuse the kernel's initializers and epilogue into its tiles";
+            tiledWriters = blocked;
+            inRegisters = fused->registers;
+          }
+
         // Cache and register tiles, then vector code.
         for (auto [index, writer] : llvm::enumerate(tiledWriters)) {
           SmallVector<int64_t> ranges = writer.getStaticLoopRanges();
+          if (index != rootIndex && inRegisters) {
+            // A register tile's bias or activation: one vector op on the accumulators.
+            toVectorize.push_back(writer);
+            continue;
+          }
           if (index != rootIndex) {
             FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, writer, elementwiseRegisterTiles(ranges, lanes));
             if (failed(tiled))
@@ -289,12 +321,13 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
             continue;
           }
           Operation *current = writer;
-          if (strategy.kind == Kind::Conv) {
-            // Input channels in blocks of up to 64, outside the output rows: the filter block
-            // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows.
-            // Whole filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
+          if (strategy.kind == Kind::Conv && !inRegisters) {
+            // Input channels in blocks of up to 64 (inside each output row where the bias and
+            // the activation run with the convolution, see fusedBlocks): the filter block
+            // (kh x kw x 64 x the chunk's output channels) stays in L1/L2 while the row tiles
+            // pass. Whole filters of deep layers do not (3x3x512x512: 9.4 MB).
             unsigned c = strategy.channelLoop;
-            strategy.cache[c] = largestDivisorAtMost(ranges[c], 64);
+            strategy.cache[c] = largestDivisorAtMost(ranges[c], kConvChannelBlock);
             if (strategy.cache[c] < ranges[c]) {
               SmallVector<int64_t> sizes(ranges.size(), 0);
               sizes[c] = strategy.cache[c];

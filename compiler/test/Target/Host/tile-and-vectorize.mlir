@@ -4,8 +4,8 @@
 // 8 rows x 32 columns (two vectors), reduction step 1. 65,536 iterations at 32,768 per
 // workgroup make 2 workgroups: both dimensions start as one chunk (their cache blocks, 64 rows
 // and 256 columns, cover them), then the rows are split in two chunks of 8. One loop over the
-// chunks: in each, the fill writes the chunk one 64-wide row at a time, then the matmul
-// accumulates onto it.
+// chunks, in each one over its register tiles (the reduction fits one cache block): the fill
+// writes the tile's accumulators, then the reduction runs on them, one step at a time.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME: hexir.workgroups = 2
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -13,9 +13,9 @@
 // CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
 // CHECK: %[[ROW:.*]] = arith.muli %[[W]], %[[C8]]
 // CHECK: tensor.extract_slice %{{.*}}[%[[ROW]], 0] [8, 64] [1, 1]
-// CHECK: vector.transfer_write %{{.*}} : vector<1x64xf32>, tensor<8x64xf32>
-// CHECK: scf.for
-// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32
+// CHECK: vector.transfer_write %cst, {{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
 // CHECK-DAG: vector.transfer_read {{.*}} : tensor<16x64xf32>, vector<8x1xf32>
 // CHECK-DAG: vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<1x32xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
@@ -38,7 +38,7 @@ func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>) -> tensor<16x64x
 // vectors (32 does not divide it), the copy too. Too little work for more than one workgroup.
 // CHECK-LABEL: func.func @bias
 // CHECK-SAME: hexir.workgroups = 1
-// CHECK: vector.transfer_read %arg2{{.*}} : tensor<5x48xf32>, vector<1x16xf32>
+// CHECK: vector.transfer_read %arg2{{.*}} : tensor<5x48xf32>, vector<5x16xf32>
 // CHECK: vector.contract {{.*}} : vector<5x1xf32>, vector<1x16xf32> into vector<5x16xf32>
 // CHECK-NOT: linalg.
 // CHECK: return
@@ -251,14 +251,15 @@ func.func @row_sum(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {hexir.kern
 // 4 x 2 workgroups of 28 rows x 2 panels. Inside a workgroup the cache loops nest as BLIS's
 // around its microkernel: one panel at a time (outermost), its blocks of 256 reduction steps,
 // then the row tiles of 14, so each 32 KiB block of the panel stays in L1 while every row
-// tile passes over it (after the chunk's zero fill).
+// tile passes over it. The zero fill runs on each panel's block of 28 rows (in L1) just
+// before its reduction.
 // CHECK-LABEL: func.func @packed_matmul
 // CHECK-SAME: hexir.workgroups = 8
 // CHECK: scf.for %[[WG:.*]] = %begin to %end step %c1
-// CHECK: vector.transfer_write %cst
 // CHECK: scf.for %[[PANEL:.*]] = %c0 to %c2 step %c1
-// CHECK-NEXT: scf.for %[[K0:.*]] = %c0 to %c512 step %c256
 // CHECK-NEXT: tensor.extract_slice %{{.*}}[0, %[[PANEL]], 0] [28, 1, 32]
+// CHECK: vector.transfer_write %cst, {{.*}} : vector<1x1x32xf32>, tensor<28x1x32xf32>
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c512 step %c256
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c28 step %c14
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c256 step %c1
 // CHECK: vector.transfer_read %arg1[%{{.*}}, %{{.*}}, %c0]{{.*}} : tensor<4x512x32xf32>, vector<1x1x32xf32>
@@ -326,8 +327,8 @@ func.func @prime_rows(%a: tensor<29x64xf32>, %w: tensor<2x64x32xf32>) -> tensor<
 // inside the same panel and reduction block, so the block of weights is read once for both.
 // CHECK-LABEL: func.func @block_rows
 // CHECK-SAME: hexir.workgroups = 8
-// CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256
-// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [64, 1, 32]
+// CHECK: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [64, 1, 32]
+// CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256 iter_args(%[[BLOCK:.*]] = %{{.*}})
 // CHECK: %[[MAIN:.*]] = tensor.extract_slice %[[BLOCK]][0, 0, 0] [56, 1, 32]
 // CHECK: scf.for %{{.*}} = %c0 to %c56 step %c14 iter_args(%{{.*}} = %[[MAIN]])
 // CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x1x32xf32> into vector<14x1x32xf32>
@@ -351,4 +352,99 @@ func.func @block_rows(%a: tensor<128x512xf32>, %w: tensor<32x512x32xf32>) -> ten
     linalg.yield %s : f32
   } -> tensor<128x32x32xf32>
   return %r : tensor<128x32x32xf32>
+}
+
+// -----
+
+// A 1x1 convolution (a contraction over 64 input channels, packed weights) with a bias and a
+// residual add + ReLU: the reduction fits one cache block, so the bias, the reduction and the
+// epilogue run register tile by register tile (14 columns x one 32-channel panel). The bias
+// is written to the tile, the reduction accumulates onto it, the epilogue reads it back and
+// writes the result, all in one loop over the tiles: no pass over the whole chunk.
+// CHECK-LABEL: func.func @fused_epilogue
+// CHECK: scf.for %{{.*}} = %begin to %end step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1
+// CHECK-NEXT: tensor.extract_slice %{{.*}} [1, 1, 14, 1, 32]
+// CHECK: vector.broadcast %{{.*}} : vector<1x32xf32> to vector<1x1x14x1x32xf32>
+// CHECK-NEXT: vector.transfer_write
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c64 step %c1
+// CHECK: vector.contract {{.*}} : vector<1x1x14x1xf32>, vector<1x1x32xf32> into vector<1x1x14x1x32xf32>
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK: arith.addf {{.*}} : vector<1x1x14x1x32xf32>
+// CHECK-NEXT: arith.maximumf {{.*}} : vector<1x1x14x1x32xf32>
+// CHECK-NEXT: vector.transfer_write
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @fused_epilogue(%x: tensor<1x14x14x64xf32>, %w: tensor<2x64x32xf32>, %bias: tensor<2x32xf32>, %skip: tensor<1x14x14x2x32xf32>) -> tensor<1x14x14x2x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x14x14x2x32xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f) -> (p, f)>, affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<2x32xf32>) outs(%e : tensor<1x14x14x2x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x14x14x2x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, k) -> (n, h, w, k)>,
+                                        affine_map<(n, h, w, p, f, k) -> (p, k, f)>,
+                                        affine_map<(n, h, w, p, f, k) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x14x14x64xf32>, tensor<2x64x32xf32>) outs(%b : tensor<1x14x14x2x32xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %p = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x14x14x2x32xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>, affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>,
+                                        affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%r, %skip : tensor<1x14x14x2x32xf32>, tensor<1x14x14x2x32xf32>) outs(%e : tensor<1x14x14x2x32xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %s = arith.addf %a, %c : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x14x14x2x32xf32>
+  return %y : tensor<1x14x14x2x32xf32>
+}
+
+// -----
+
+// The same on a 7x7 image: 7 columns would make 7 x 2-vector register tiles (14 of the 28
+// accumulators), so the image's rows and columns are collapsed into 49 pixels, 3 tiles of 14
+// and 7 more. Kernels take bare pointers: the arguments and the result take the collapsed
+// types, no view is left.
+// CHECK-LABEL: func.func @collapsed_rows
+// CHECK-SAME: (%{{.*}}: tensor<1x49x64xf32>, %{{.*}}: tensor<2x64x32xf32>, %{{.*}}: tensor<2x32xf32>) -> tensor<1x49x2x32xf32>
+// CHECK-NOT: collapse_shape
+// CHECK: vector.contract {{.*}} : vector<1x14x1xf32>, vector<1x1x32xf32> into vector<1x14x1x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x7x1xf32>, vector<1x1x32xf32> into vector<1x7x1x32xf32>
+// CHECK-NOT: expand_shape
+// CHECK: return %{{.*}} : tensor<1x49x2x32xf32>
+func.func @collapsed_rows(%x: tensor<1x7x7x64xf32>, %w: tensor<2x64x32xf32>, %bias: tensor<2x32xf32>) -> tensor<1x7x7x2x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x7x7x2x32xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f) -> (p, f)>, affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<2x32xf32>) outs(%e : tensor<1x7x7x2x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x7x7x2x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, k) -> (n, h, w, k)>,
+                                        affine_map<(n, h, w, p, f, k) -> (p, k, f)>,
+                                        affine_map<(n, h, w, p, f, k) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x7x7x64xf32>, tensor<2x64x32xf32>) outs(%b : tensor<1x7x7x2x32xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %p = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x7x7x2x32xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>, affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<1x7x7x2x32xf32>) outs(%e : tensor<1x7x7x2x32xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x7x7x2x32xf32>
+  return %y : tensor<1x7x7x2x32xf32>
 }
