@@ -12,7 +12,8 @@
 //
 // Workgroups are rows of the output (each border segment one, the interior in chunks) or,
 // when there are few rows, chunks of channels. Every region is then register-tiled like the
-// whole op would be; the decomposition into 1-D windows and the vectorizer follow in
+// whole op would be, with the kernel's initializers and epilogue (a bias, a ReLU6 or SiLU) in
+// each register tile; the decomposition into 1-D windows and the vectorizer follow in
 // TileAndVectorize.
 //
 //===----------------------------------------------------------------------===//
@@ -48,12 +49,15 @@ Value index(RewriterBase &rewriter, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(rewriter, loc, v);
 }
 
-// The window op over output rows `piece`, columns `cols`, channels [channel, channel +
-// channels) of the chunk `current` (output rows from `chunkRow`), onto that part of it.
-// Returns the updated chunk and appends the region's op to `regions`.
-Value emitRegion(RewriterBase &rewriter, Location loc, const WindowOp &w, Value current, Value chunkRow,
-                 const RowPiece &piece, const WindowSegment &cols, Value channel, int64_t channels,
-                 SmallVectorImpl<linalg::LinalgOp> &regions) {
+// The writers over output rows `piece`, columns `cols`, channels [channel, channel +
+// channels) of the chunk `current` (output rows from `chunkRow`), onto that part of it: the
+// initializers' and the epilogue's tiles of the region around the window op over the
+// unpadded input's slice. Returns the updated chunk and appends the region's writers to
+// `groups` (the window op at `rootIndex`).
+FailureOr<Value> emitRegion(RewriterBase &rewriter, Location loc, const WindowOp &w, ArrayRef<linalg::LinalgOp> writers,
+                            unsigned rootIndex, Value current, Value chunkRow, const RowPiece &piece,
+                            const WindowSegment &cols, Value channel, int64_t channels,
+                            SmallVectorImpl<SmallVector<linalg::LinalgOp>> &groups) {
   int64_t n = w.outType.getDimSize(0);
   auto attr = [&](int64_t v) -> OpFoldResult { return rewriter.getIndexAttr(v); };
   // Input rows from piece.row * stride + tapStart * dilation - low.
@@ -82,41 +86,48 @@ Value emitRegion(RewriterBase &rewriter, Location loc, const WindowOp &w, Value 
   Value outRow = arith::SubIOp::create(rewriter, loc, piece.row, chunkRow);
   SmallVector<OpFoldResult> offsets = {attr(0), outRow, attr(cols.start), attr(0)};
   SmallVector<OpFoldResult> sizes = {attr(n), attr(piece.rows), attr(cols.size), attr(channels)};
+  // The region in the output's coordinates, for the other writers' tiles.
+  SmallVector<OpFoldResult> absolute = {attr(0), piece.row, attr(cols.start), channel};
   Value out = tensor::ExtractSliceOp::create(rewriter, loc, current, offsets, sizes, ones4);
-  auto op = cast<linalg::LinalgOp>(clone(rewriter, w.rootOp, TypeRange{out.getType()},
-                                         ValueRange{in, window, out}));
-  regions.push_back(op);
-  return tensor::InsertSliceOp::create(rewriter, loc, op->getResult(0), current, offsets, sizes, ones4);
+  SmallVector<linalg::LinalgOp> &group = groups.emplace_back();
+  for (auto [i, writer] : llvm::enumerate(writers)) {
+    if (i == rootIndex) {
+      group.push_back(cast<linalg::LinalgOp>(clone(rewriter, w.rootOp, TypeRange{out.getType()},
+                                                   ValueRange{in, window, out})));
+    } else {
+      FailureOr<linalg::LinalgOp> tiled = tileOnChunk(rewriter, writer, absolute, sizes, out);
+      if (failed(tiled))
+        return failure();
+      group.push_back(*tiled);
+    }
+    out = group.back()->getResult(0);
+  }
+  return tensor::InsertSliceOp::create(rewriter, loc, out, current, offsets, sizes, ones4).getResult();
 }
 
 // One workgroup's chunk of the output: rows [chunkRow, chunkRow + chunkRows) (the pieces),
-// channels [channel, channel + channels). Every writer computes its part of the chunk in
-// order; the root as regions. Returns the updated output.
+// channels [channel, channel + channels), region by region (emitRegion). Returns the updated
+// output.
 Value emitChunk(RewriterBase &rewriter, Location loc, const WindowOp &w, ArrayRef<linalg::LinalgOp> writers,
                 unsigned rootIndex, Value dest, Value chunkRow, int64_t chunkRows, ArrayRef<RowPiece> pieces,
-                Value channel, int64_t channels, SmallVectorImpl<linalg::LinalgOp> &regions,
-                SmallVectorImpl<linalg::LinalgOp> &others, LogicalResult &status) {
+                Value channel, int64_t channels, SmallVectorImpl<SmallVector<linalg::LinalgOp>> &groups,
+                LogicalResult &status) {
   auto attr = [&](int64_t v) -> OpFoldResult { return rewriter.getIndexAttr(v); };
   SmallVector<OpFoldResult> offsets = {attr(0), chunkRow, attr(0), channel};
   SmallVector<OpFoldResult> sizes = {attr(w.outType.getDimSize(0)), attr(chunkRows), attr(w.outType.getDimSize(2)),
                                      attr(channels)};
   SmallVector<OpFoldResult> ones4(4, attr(1));
   Value current = tensor::ExtractSliceOp::create(rewriter, loc, dest, offsets, sizes, ones4);
-  for (auto [i, writer] : llvm::enumerate(writers)) {
-    if (i == rootIndex) {
-      for (const RowPiece &piece : pieces)
-        for (const WindowSegment &cols : w.widths)
-          current = emitRegion(rewriter, loc, w, current, chunkRow, piece, cols, channel, channels, regions);
-      continue;
+  for (const RowPiece &piece : pieces)
+    for (const WindowSegment &cols : w.widths) {
+      FailureOr<Value> updated =
+          emitRegion(rewriter, loc, w, writers, rootIndex, current, chunkRow, piece, cols, channel, channels, groups);
+      if (failed(updated)) {
+        status = failure();
+        return dest;
+      }
+      current = *updated;
     }
-    FailureOr<linalg::LinalgOp> tiled = tileOnChunk(rewriter, writer, offsets, sizes, current);
-    if (failed(tiled)) {
-      status = failure();
-      return dest;
-    }
-    others.push_back(*tiled);
-    current = (*tiled)->getResult(0);
-  }
   return tensor::InsertSliceOp::create(rewriter, loc, current, dest, offsets, sizes, ones4);
 }
 
@@ -169,7 +180,7 @@ FailureOr<int64_t> mlir::hexir::tileWindowWithBorders(RewriterBase &rewriter, Ar
   linalg::LinalgOp last = writers.back();
   rewriter.setInsertionPoint(last);
   Value one = index(rewriter, loc, 1);
-  SmallVector<linalg::LinalgOp> regions, others;
+  SmallVector<SmallVector<linalg::LinalgOp>> groups;
   LogicalResult status = success();
   int64_t workgroups = 0;
   // A loop over workgroups [base, base + count) of this invocation's [begin, end); `body`
@@ -194,7 +205,7 @@ FailureOr<int64_t> mlir::hexir::tileWindowWithBorders(RewriterBase &rewriter, Ar
                                           arith::MulIOp::create(rewriter, loc, chunk, index(rewriter, loc, rows)));
         RowPiece piece{row, rows, segment};
         return emitChunk(rewriter, loc, w, writers, rootIndex, output, row, rows, piece, index(rewriter, loc, 0),
-                         out[3], regions, others, status);
+                         out[3], groups, status);
       });
     }
   } else {
@@ -205,7 +216,7 @@ FailureOr<int64_t> mlir::hexir::tileWindowWithBorders(RewriterBase &rewriter, Ar
         pieces.push_back({index(rewriter, loc, segment.start), segment.size, segment});
       Value channel = arith::MulIOp::create(rewriter, loc, chunk, index(rewriter, loc, channels));
       return emitChunk(rewriter, loc, w, writers, rootIndex, output, index(rewriter, loc, 0), out[1], pieces,
-                       channel, channels, regions, others, status);
+                       channel, channels, groups, status);
     });
   }
   if (failed(status))
@@ -215,17 +226,31 @@ FailureOr<int64_t> mlir::hexir::tileWindowWithBorders(RewriterBase &rewriter, Ar
     rewriter.eraseOp(writer);
   rewriter.eraseOp(pad);
 
-  // Register tiles: each region as the whole op would be; initializers and the epilogue in
-  // rows of vectors.
-  // (An interior whose width only small tiles divide, 111 columns of a 113-wide image, in
-  // whole 16-column tiles and the rest.)
-  for (linalg::LinalgOp region : regions) {
-    std::optional<KernelStrategy> s = chooseStrategy(region, lanes);
-    if (!s || failed(tileForRegisters(rewriter, region, s->registers, {}, lanes)))
+  // Register tiles: each region as the whole op would be, its initializers and epilogue
+  // register tile by register tile with it (the accumulators start from the bias and take the
+  // activation in registers); where its columns are peeled (an interior whose width only small
+  // tiles divide, 111 columns of a 113-wide image: whole 16-column tiles and the rest), the
+  // initializers and epilogue run on the region in rows of vectors.
+  for (SmallVector<linalg::LinalgOp> &group : groups) {
+    std::optional<KernelStrategy> s = chooseStrategy(group[rootIndex], lanes);
+    if (!s)
       return failure();
+    std::optional<FusedBlocks> fused =
+        group.size() > 1 && !splitRowTiles(*s, lanes) ? fusedBlocks(group[rootIndex], *s, lanes) : std::nullopt;
+    if (fused) {
+      SmallVector<linalg::LinalgOp> tiled;
+      if (failed(blockLoops(rewriter, group, fused->blocks, fused->order, tiled)))
+        return failure();
+      group = tiled;
+    }
+    for (auto [i, op] : llvm::enumerate(group)) {
+      if (i == rootIndex) {
+        if (failed(tileForRegisters(rewriter, op, s->registers, {}, lanes)))
+          return failure();
+      } else if (!fused && failed(tileOp(rewriter, op, elementwiseRegisterTiles(op.getStaticLoopRanges(), lanes)))) {
+        return failure();
+      }
+    }
   }
-  for (linalg::LinalgOp op : others)
-    if (failed(tileOp(rewriter, op, elementwiseRegisterTiles(op.getStaticLoopRanges(), lanes))))
-      return failure();
   return workgroups;
 }

@@ -4,8 +4,9 @@
 // tensor exists. Rows are workgroups: the first row (taps 1-2 of the window's rows) alone, the
 // 110 interior rows in 55 chunks of 2, the last row alone: 57. In each, the columns are three
 // regions reading the unpadded input: the first column (2 taps), 110 interior columns (11
-// columns x 16 channels per register tile, all 3 taps), the last column; then the ReLU6
-// epilogue over the chunk.
+// columns x 16 channels per register tile, all 3 taps), the last column. The zero fill and
+// the ReLU6 epilogue run in each register tile: the tile is filled, accumulated and clipped
+// before it is written.
 // CHECK-LABEL: func.func @depthwise_borders
 // CHECK-SAME: hexir.workgroups = 57
 // CHECK-NOT: tensor.pad
@@ -16,6 +17,9 @@
 // CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x112x112x32xf32>, vector<1x13x16xf32>
 // CHECK: vector.transfer_read %arg1{{.*}} : tensor<3x3x32xf32>, vector<3x16xf32>
 // CHECK-COUNT-3: vector.fma {{.*}} : vector<1x11x16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<1x1x11x16xf32>
+// CHECK-NEXT: arith.minimumf {{.*}} : vector<1x1x11x16xf32>
+// CHECK-NEXT: vector.transfer_write
 // CHECK: vector.transfer_read %arg0[%c0, %{{.*}}, %c110, %{{.*}}]{{.*}} : tensor<1x112x112x32xf32>, vector<1x2x16xf32>
 // CHECK: arith.minimumf
 // CHECK: arith.maxui %begin, %c1
