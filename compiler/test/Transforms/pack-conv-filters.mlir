@@ -121,3 +121,28 @@ func.func @padded_panels(%x: tensor<1x3x3x4xf32>) -> tensor<1x3x3x136xf32> {
       ins(%x, %w : tensor<1x3x3x4xf32>, tensor<1x1x4x136xf32>) outs(%acc : tensor<1x3x3x136xf32>) -> tensor<1x3x3x136xf32>
   return %r : tensor<1x3x3x136xf32>
 }
+
+// -----
+
+// 1000 output channels (a classifier): padding to 1024 adds under 1/32 more work, so 32-wide
+// panels (two vectors per register-tile row), the last one with 24 zero channels.
+// CHECK-LABEL: func.func @padded_panels_32
+// CHECK: %[[BIAS:.*]] = arith.constant dense<{{.*}}> : tensor<1024xf32>
+// CHECK: %[[PACKED:.*]] = arith.constant dense<{{.*}}> : tensor<32x4x32xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%arg0, %[[PACKED]] : tensor<1x3x3x4xf32>, tensor<32x4x32xf32>) outs(%{{.*}} : tensor<1x3x3x32x32xf32>)
+// CHECK: %[[WIDE:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x3x3x32x32xf32> into tensor<1x3x3x1024xf32>
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[WIDE]][0, 0, 0, 0] [1, 3, 3, 1000] [1, 1, 1, 1]
+// CHECK: return %[[OUT]]
+func.func @padded_panels_32(%x: tensor<1x3x3x4xf32>) -> tensor<1x3x3x1000xf32> {
+  %w = arith.constant dense<0.25> : tensor<1x1x4x1000xf32>
+  %bias = arith.constant dense<0.5> : tensor<1000xf32>
+  %e = tensor.empty() : tensor<1x3x3x1000xf32>
+  %acc = linalg.generic {indexing_maps = [affine_map<(n, h, w, f) -> (f)>, affine_map<(n, h, w, f) -> (n, h, w, f)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<1000xf32>) outs(%e : tensor<1x3x3x1000xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    linalg.yield %b : f32
+  } -> tensor<1x3x3x1000xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x3x3x4xf32>, tensor<1x1x4x1000xf32>) outs(%acc : tensor<1x3x3x1000xf32>) -> tensor<1x3x3x1000xf32>
+  return %r : tensor<1x3x3x1000xf32>
+}
