@@ -526,7 +526,9 @@ for _c, _f, _hw, _k, _s, _p, _g in [(3, 17, 13, 3, 1, 1, 1), (17, 65, 15, 3, 2, 
                                     # columns left, each a part of its own; 1x1: 28 + 9 rows.
                                     (3, 64, 37, 3, 1, 1, 1), (8, 32, 41, 3, 1, 1, 1), (24, 64, 37, 1, 1, 0, 1),
                                     # A depthwise convolution whose interior (37 columns) is prime.
-                                    (32, 32, 39, 3, 1, 1, 32)]:
+                                    (32, 32, 39, 3, 1, 1, 32),
+                                    # 27 columns of two vectors: 14-column tiles and 13 more.
+                                    (32, 64, 27, 3, 1, 1, 1)]:
     CASES[f"kernel_conv_c{_c}_f{_f}_{_hw}x{_hw}_k{_k}_s{_s}_g{_g}"] = _conv_case(_c, _f, _hw, _k, _s, _p, _g)
 
 

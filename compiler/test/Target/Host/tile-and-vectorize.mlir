@@ -117,6 +117,25 @@ func.func @conv(%x: tensor<1x15x15x8xf32>, %w: tensor<3x3x8x32xf32>) -> tensor<1
 
 // -----
 
+// 27 columns: 27 x one vector would load a broadcast per FMA; two vectors of channels load
+// 11 per 18 FMAs in 9-column tiles, and the columns are peeled into 14 and 13 (28 and 26
+// accumulators).
+// CHECK-LABEL: func.func @conv_27_columns
+// CHECK: vector.contract {{.*}} : vector<1x14x1xf32>, vector<1x32xf32> into vector<1x14x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x13x1xf32>, vector<1x32xf32> into vector<1x13x32xf32>
+// CHECK-NOT: linalg.conv
+// CHECK: return
+func.func @conv_27_columns(%x: tensor<1x29x29x8xf32>, %w: tensor<3x3x8x32xf32>) -> tensor<1x27x27x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x27x27x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x27x27x32xf32>) -> tensor<1x27x27x32xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x29x29x8xf32>, tensor<3x3x8x32xf32>) outs(%f : tensor<1x27x27x32xf32>) -> tensor<1x27x27x32xf32>
+  return %r : tensor<1x27x27x32xf32>
+}
+
+// -----
+
 // A convolution with a packed filter (PackConvFilters: two panels of 32 output channels):
 // one register tile is one panel, 7 columns x 32 channels, treated as the named convolution it
 // is (so it decomposes into 1-D convolutions and vectorizes into outer products). The filter
