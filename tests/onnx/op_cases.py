@@ -235,6 +235,18 @@ def activations():
 
 
 @case
+def logistic_extremes():
+    # Sigmoid and SiLU over vectors spanning where exp(-x) overflows (the kernels cap it before
+    # the reciprocal estimate): results as PyTorch's, down to the underflowed tail.
+    x = np.concatenate([np.linspace(-150, 150, 192), rnd(64, low=-8, high=8)]).astype(np.float32).reshape(4, 64)
+    xt = t(x).double()
+    outs = {"sig": torch.sigmoid(xt).numpy().astype(np.float32), "silu": F.silu(xt).numpy().astype(np.float32)}
+    nodes = [helper.make_node("Sigmoid", ["x"], ["sig"]), helper.make_node("Sigmoid", ["x"], ["s2"]),
+             helper.make_node("Mul", ["x", "s2"], ["silu"])]
+    return model(nodes, {"x": x}, outs), {"x": x}, outs
+
+
+@case
 def where_equal_cast():
     ids = rng.integers(0, 4, size=(3, 5)).astype(np.int64)
     x, y = rnd(3, 5), rnd(5)

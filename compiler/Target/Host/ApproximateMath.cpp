@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "Target/Host/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::hexir {
@@ -70,10 +73,53 @@ struct ExpandRounding : OpRewritePattern<OpTy> {
   }
 };
 
+// A logistic's c / (1 + exp(y)) (sigmoid, SiLU) as the reciprocal estimate the CPU computes
+// fast (vrcp14ps and one Newton step, about 1 ulp) instead of a division (vdivps: 10-16 cycles
+// per AVX-512 vector, more than a 1x1 convolution over 16 channels takes for the same tile).
+// LLVM uses the estimate only for divisors it may assume finite, so exp(y) is capped at 1e30
+// first: 1 / (1 + 1e30) is 1e-30 where the logistic underflows anyway.
+struct LogisticReciprocal : OpRewritePattern<arith::DivFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::DivFOp op, PatternRewriter &rewriter) const override {
+    arith::FastMathFlags wanted = arith::FastMathFlags::arcp | arith::FastMathFlags::ninf;
+    if (!isa<VectorType>(op.getType()) || arith::bitEnumContainsAll(op.getFastmath(), wanted) ||
+        !matchPattern(op.getLhs(), m_Constant()))
+      return failure();
+    auto sum = op.getRhs().getDefiningOp<arith::AddFOp>();
+    if (!sum)
+      return failure();
+    Value exp = sum.getLhs(), other = sum.getRhs();
+    if (!exp.getDefiningOp<math::ExpOp>())
+      std::swap(exp, other);
+    FloatAttr one;
+    DenseElementsAttr ones;
+    bool isOne = (matchPattern(other, m_Constant(&one)) && one.getValue().isExactlyValue(1.0)) ||
+                 (matchPattern(other, m_Constant(&ones)) && ones.isSplat() &&
+                  ones.getSplatValue<APFloat>().isExactlyValue(1.0));
+    if (!exp.getDefiningOp<math::ExpOp>() || !isOne)
+      return failure();
+    Location loc = op.getLoc();
+    auto type = cast<VectorType>(op.getType());
+    Value cap = arith::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(type, rewriter.getF32FloatAttr(1e30f)));
+    Value capped = arith::MinimumFOp::create(rewriter, loc, exp, cap);
+    Value divisor = arith::AddFOp::create(rewriter, loc, capped, other);
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, op.getLhs(), divisor,
+                                               arith::FastMathFlagsAttr::get(rewriter.getContext(), wanted));
+    return success();
+  }
+};
+
 struct ApproximateMathPass : public mlir::hexir::impl::ApproximateMathBase<ApproximateMathPass> {
   using ApproximateMathBase::ApproximateMathBase;
 
   void runOnOperation() override {
+    {
+      // (Before exp becomes a polynomial.)
+      RewritePatternSet patterns(&getContext());
+      patterns.add<LogisticReciprocal>(&getContext());
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     // No AVX2-specific forms: they would tie kernels to x86vector intrinsics.
     populateMathPolynomialApproximationPatterns(patterns, MathPolynomialApproximationOptions{});

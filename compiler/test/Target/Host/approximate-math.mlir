@@ -11,3 +11,24 @@ func.func @f(%x: f32) -> (f32, f32) {
   %t = math.tanh %x : f32
   return %e, %t : f32, f32
 }
+
+// A vector logistic, 1 / (1 + exp(-x)): exp capped at 1e30 and the division marked for the
+// reciprocal estimate (arcp, ninf: the divisor is finite). A plain vector division, and a
+// division by 1 + exp of something that is not a constant numerator's, stay exact.
+// CHECK-LABEL: func.func @logistic
+// CHECK: %[[CAP:.*]] = arith.minimumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[CAP]], %{{.*}} : vector<16xf32>
+// CHECK: arith.divf %{{.*}}, %[[SUM]] fastmath<ninf,arcp> : vector<16xf32>
+// CHECK: arith.divf %arg0, %arg1 : vector<16xf32>
+// CHECK: arith.divf %arg0, %{{[0-9]+}} : vector<16xf32>
+// CHECK: return
+func.func @logistic(%x: vector<16xf32>, %y: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+  %one = arith.constant dense<1.0> : vector<16xf32>
+  %n = arith.negf %x : vector<16xf32>
+  %e = math.exp %n : vector<16xf32>
+  %d = arith.addf %e, %one : vector<16xf32>
+  %s = arith.divf %one, %d : vector<16xf32>
+  %q = arith.divf %x, %y : vector<16xf32>
+  %r = arith.divf %x, %d : vector<16xf32>
+  return %s, %q, %r : vector<16xf32>, vector<16xf32>, vector<16xf32>
+}
