@@ -79,8 +79,9 @@ constexpr int64_t kConvChannelBlock = 64;
 // where every reduction loop of the root stays inside it (the accumulators then start from the
 // bias and take the activation in registers, and the output is written once), else the cache
 // block of a contraction whose reduction is split into blocks (the bias and the activation then
-// read and write a block in L1, not a whole chunk in L2). `blocks`: per output dimension, 0
-// for whole; `order`: the output dimensions' loops, outermost first.
+// read and write a block in L1, not a whole chunk in L2). None for a convolution over more
+// input channels than a cache block (they run chunk by chunk). `blocks`: per output
+// dimension, 0 for whole; `order`: the output dimensions' loops, outermost first.
 struct FusedBlocks {
   SmallVector<int64_t> blocks;
   SmallVector<unsigned> order;

@@ -566,8 +566,7 @@ def _residual_block_case(c, hw):
 
 
 for _c, _hw in [(8, 5), (24, 13), (48, 7), (40, 9),
-                # Over 64 input channels: bias, convolution and activation one output row at a
-                # time, the channel blocks inside.
+                # Over 64 input channels: blocks of 40 channels, the epilogue after the chunk.
                 (80, 9)]:
     CASES[f"kernel_fused_residual_block_c{_c}_{_hw}x{_hw}"] = _residual_block_case(_c, _hw)
 
