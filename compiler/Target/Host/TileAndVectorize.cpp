@@ -322,7 +322,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
             continue;
           }
           Operation *current = writer;
-          if (strategy.kind == Kind::Conv && !inRegisters) {
+          if (strategy.kind == Kind::Conv) {
             // Input channels in blocks of up to 64, outside the output rows: the filter block
             // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows.
             // Whole filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
