@@ -407,12 +407,12 @@ LogicalResult mlir::hexir::blockLoops(RewriterBase &rewriter, SmallVector<linalg
   return success();
 }
 
-LogicalResult mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp fn, linalg::LinalgOp root,
+FailureOr<bool> mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp fn, linalg::LinalgOp root,
                                         ArrayRef<int64_t> rows) {
   MLIRContext *ctx = fn.getContext();
   auto type = dyn_cast<RankedTensorType>(root->getResult(0).getType());
   if (!type || rows.size() < 2)
-    return failure();
+    return false;
   // The output dimensions of the rows, consecutive.
   AffineMap rootOut = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
   SmallVector<unsigned> outDims;
@@ -422,7 +422,7 @@ LogicalResult mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp fn,
       if (auto dim = dyn_cast<AffineDimExpr>(rootOut.getResult(d)); dim && dim.getPosition() == loop)
         found = d;
     if (!found || (!outDims.empty() && *found != outDims.back() + 1))
-      return failure();
+      return false;
     outDims.push_back(*found);
   }
   SmallVector<ReassociationIndices> reassociation;
@@ -439,17 +439,17 @@ LogicalResult mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp fn,
     if (!writer || op.getNumResults() != 1 || op.getResult(0).getType() != type)
       continue;
     if (writer.getNumDpsInits() != 1)
-      return failure();
+      return false;
     AffineMap out = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
     ReassociationIndices loops;
     for (unsigned d : outDims) {
       auto dim = dyn_cast<AffineDimExpr>(out.getResult(d));
       if (!dim || (!loops.empty() && dim.getPosition() != loops.back() + 1))
-        return failure();
+        return false;
       loops.push_back(dim.getPosition());
     }
     if (!linalg::areDimSequencesPreserved(writer.getIndexingMapsArray(), {loops}))
-      return failure();
+      return false;
     writers.push_back({writer, loops});
   }
   for (auto &[writer, loops] : writers) {
@@ -508,7 +508,7 @@ LogicalResult mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp fn,
         rewriter.eraseOp(expand);
     }
   fn.setType(FunctionType::get(ctx, inputs, results));
-  return success();
+  return true;
 }
 
 // Two parts of the output along `dim`: in each, every writer computes its tile of the part onto

@@ -61,8 +61,10 @@ LogicalResult blockLoops(RewriterBase &rewriter, SmallVector<linalg::LinalgOp> w
 // The writers of a kernel's output (every linalg op of `root`'s result type: initializers,
 // root, epilogue) on the output with the output dimensions of `root`'s loops `rows`
 // (consecutive, see collapsibleRows) collapsed into one: each op on collapsed views of its
-// operands, its result expanded back (folded away between consecutive writers).
-LogicalResult collapseRows(RewriterBase &rewriter, func::FuncOp fn, linalg::LinalgOp root, ArrayRef<int64_t> rows);
+// operands, its result expanded back (folded away between consecutive writers). False (and
+// nothing changed) where some writer does not read the rows contiguously; failure if the
+// rewrite broke off.
+FailureOr<bool> collapseRows(RewriterBase &rewriter, func::FuncOp fn, linalg::LinalgOp root, ArrayRef<int64_t> rows);
 
 // The writers of a kernel's output (initializers, root, epilogue: one output type) as two
 // parts along output dimension `dim`, [0, split) and [split, extent), each a chain of the

@@ -208,7 +208,10 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     if (shape && !shape->pad) {
       SmallVector<int64_t> rows = collapsibleRows(shape->root, shape->strategy, lanes);
       IRRewriter rewriter(fn.getContext());
-      if (!rows.empty() && succeeded(collapseRows(rewriter, fn, shape->root, rows))) {
+      FailureOr<bool> collapsed = rows.empty() ? FailureOr<bool>(false) : collapseRows(rewriter, fn, shape->root, rows);
+      if (failed(collapsed))
+        return fn.emitError() << "could not collapse the rows of a 1x1 convolution";
+      if (*collapsed) {
         shape = findRoot(fn, lanes);
         if (!shape)
           return fn.emitError() << "no kernel left after collapsing its rows";
