@@ -91,11 +91,11 @@ std::string FormatPlanTable(const PlanReport& r) {
   if (!r.moves.empty()) {
     std::snprintf(line, sizeof(line),
                   "  to fit: %zu value(s) moved out and back, %llu bytes copied (%.3f ms of transfers); "
-                  "%llu bytes recomputed\n",
+                  "%llu bytes recomputed (%.3f ms of work)\n",
                   static_cast<size_t>(std::count_if(r.moves.begin(), r.moves.end(),
                                                     [](const ReportMove& m) { return !m.to_space.empty(); })),
                   static_cast<unsigned long long>(r.moved_bytes), 1000.0 * r.transfer_seconds,
-                  static_cast<unsigned long long>(r.recomputed_bytes));
+                  static_cast<unsigned long long>(r.recomputed_bytes), 1000.0 * r.recompute_seconds);
     os << line;
     for (const ReportMove& m : r.moves) {
       if (m.to_space.empty())
@@ -135,6 +135,7 @@ std::string FormatPlanJson(const PlanReport& r) {
      << "  \"moved_bytes\": " << r.moved_bytes << ",\n"
      << "  \"recomputed_bytes\": " << r.recomputed_bytes << ",\n"
      << "  \"transfer_seconds\": " << r.transfer_seconds << ",\n"
+     << "  \"recompute_seconds\": " << r.recompute_seconds << ",\n"
      << "  \"moves\": [";
   for (size_t i = 0; i < r.moves.size(); ++i) {
     const ReportMove& m = r.moves[i];

@@ -45,6 +45,7 @@ struct PlanReport {
   uint64_t moved_bytes = 0;              // bytes those copies move, both ways
   uint64_t recomputed_bytes = 0;         // bytes written again by rematerialized dispatches
   double transfer_seconds = 0;           // their cost by the machine file's transfer rates
+  double recompute_seconds = 0;          // the rematerialized dispatches' time by the processor's rates
   // Copies the runtime makes between host memory and an arena the host cannot address (a GPU):
   // the constants once at load, the inputs and outputs every run; times by the machine file's
   // rates (0 when it gives none). Empty space name: the host addresses the arena.

@@ -104,27 +104,34 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     return success();
   };
   // A rematerialized value's dispatch again, before `step`, writing its recomputed buffer (its
-  // inputs are graph inputs and constants: their slots do not depend on the step).
+  // inputs are where they are at `step`: MoveValues only recomputes from values still there).
   auto recompute = [&](const BufferLiveness::Move &m, int64_t step) -> LogicalResult {
     Value v = live.bufferValue[m.buffer];
     return dispatch(v.getDefiningOp<CallTirOp>(), step, {bufferSlot(m.reloaded, v)}, {-1});
   };
   // Moves out after a step and back before one: copies between the arena and the parking
-  // space, or the dispatch again for a recomputed value.
+  // space, or the dispatch again for a recomputed value. Those back before the same step run
+  // latest-chosen first: a value recomputed there may read one that a later move brings back
+  // there, never the other way round.
   auto copiesAt = [&](int64_t step, bool back) -> LogicalResult {
-    for (const BufferLiveness::Move &m : live.moves) {
-      Value v = live.bufferValue[m.buffer];
-      if (back && m.inBefore == step) {
+    if (back) {
+      for (const BufferLiveness::Move &m : llvm::reverse(live.moves)) {
+        if (m.inBefore != step)
+          continue;
+        Value v = live.bufferValue[m.buffer];
         if (m.recompute) {
           if (failed(recompute(m, step)))
             return failure();
         } else {
           fn.commands.push_back(ser::CopyCommand{bufferSlot(m.parked, v), bufferSlot(m.reloaded, v)});
         }
-      } else if (!back && m.outAfter == step && !m.recompute) {
-        fn.commands.push_back(ser::CopyCommand{bufferSlot(m.buffer, v), bufferSlot(m.parked, v)});
       }
+      return success();
     }
+    for (const BufferLiveness::Move &m : live.moves)
+      if (m.outAfter == step && !m.recompute)
+        fn.commands.push_back(ser::CopyCommand{bufferSlot(m.buffer, live.bufferValue[m.buffer]),
+                                               bufferSlot(m.parked, live.bufferValue[m.buffer])});
     return success();
   };
 

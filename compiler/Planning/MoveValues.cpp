@@ -45,28 +45,77 @@ std::optional<std::pair<uint32_t, double>> parkingSpace(const TargetDescription 
   return std::nullopt;
 }
 
-// Whether buffer `b` holds a value cheap to compute again where it is needed: the only result
-// of a dispatch whose kernel has no reduction (elementwise and broadcast work, one pass over
-// its output) and that reads only graph inputs and constants, which are there at any step.
-bool recomputable(const BufferLiveness &live, size_t b) {
+// The intermediates a recomputation of `b` at step `in` reads: the buffers holding its
+// dispatch's inputs there. None when `b` cannot be recomputed: it must be the only result of a
+// dispatch whose kernel has no reduction (elementwise and broadcast work, one pass over its
+// output), and every input must still be there at `in` (a graph input, a constant, an output
+// already written, or an intermediate whose buffer is live through `in` and was made before it:
+// a copy brought back at `in` itself may be written after the recomputation).
+std::optional<SmallVector<size_t>> recomputeReads(const BufferLiveness &live, size_t b, int64_t in) {
   Value value = live.bufferValue[b];
   auto it = live.bufferOf.find(value);
   if (it == live.bufferOf.end() || it->second != b)
-    return false;  // a reloaded copy: its value was made elsewhere
+    return std::nullopt;  // a reloaded copy: its value was made elsewhere
   auto d = value.getDefiningOp<CallTirOp>();
   if (!d || d->getNumResults() != 1)
-    return false;
-  for (Value in : d.getInputs()) {
-    Value root = rootOf(in);
-    if (!isa<BlockArgument>(root) && !root.getDefiningOp<arith::ConstantOp>())
-      return false;
+    return std::nullopt;
+  SmallVector<size_t> reads;
+  for (Value input : d.getInputs()) {
+    Value root = rootOf(input);
+    if (isa<BlockArgument>(root) || root.getDefiningOp<arith::ConstantOp>() || live.outputOf.count(root))
+      continue;
+    if (!live.bufferOf.count(root))
+      return std::nullopt;
+    size_t there = live.bufferAt(root, in);
+    const planner::BufferRequest &r = live.problem.buffers[there];
+    if (!(r.first < in && in <= r.last))
+      return std::nullopt;
+    reads.push_back(there);
   }
   auto kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(d, d.getCalleeAttr());
   if (!kernel || kernel.isDeclaration())
-    return false;
+    return std::nullopt;
   bool cheap = true;
   kernel.walk([&](linalg::LinalgOp op) { cheap &= op.getNumParallelLoops() == op.getNumLoops(); });
-  return cheap;
+  if (!cheap)
+    return std::nullopt;
+  return reads;
+}
+
+// Seconds the dispatch making `value` takes to run again, by a roofline: its scalar operations
+// (each linalg op's iterations times the operations in its body) at the processor's rate, or
+// the bytes it reads and writes at the processor's memory rate, whichever is slower.
+double recomputeSeconds(Value value, const TargetDescription &target) {
+  auto d = value.getDefiningOp<CallTirOp>();
+  double flops = 0, bytes = 0;
+  for (Value v : d->getOperands())
+    bytes += static_cast<double>(byteSize(v.getType()));
+  for (Value v : d->getResults())
+    bytes += static_cast<double>(byteSize(v.getType()));
+  if (auto kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(d, d.getCalleeAttr()))
+    kernel.walk([&](linalg::LinalgOp op) {
+      double iterations = 1;
+      for (int64_t range : op.getStaticLoopRanges())
+        iterations *= range > 0 ? static_cast<double>(range) : 1.0;
+      double ops = 0;
+      for (Operation &inner : op.getBlock()->without_terminator()) {
+        (void)inner;
+        ops += 1;
+      }
+      flops += iterations * ops;
+    });
+  return std::max(flops / target.compute.effectiveFlopsPerSecond(), bytes / target.compute.effectiveBytesPerSecond());
+}
+
+// Seconds to copy `bytes` out to the parking space and back (a transfer of unknown rate counts
+// at the processor's memory rate).
+double moveSeconds(const TargetDescription &target, const std::pair<uint32_t, double> &park, uint64_t bytes) {
+  double seconds = 0;
+  for (const SpaceTransfer &t : target.transfers)
+    if ((t.from == target.arenaSpace && t.to == park.first) || (t.from == park.first && t.to == target.arenaSpace))
+      seconds += t.latencySeconds + static_cast<double>(bytes) /
+                                        (t.bytesPerSecond > 0 ? t.bytesPerSecond : target.compute.effectiveBytesPerSecond());
+  return seconds;
 }
 
 double latencyOf(const TargetDescription &target, uint32_t park) {
@@ -127,12 +176,14 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
         load[static_cast<size_t>(t)] += r.size;
     }
     int64_t peak = std::max_element(load.begin(), load.end()) - load.begin();
-    // The largest value live across the peak but not read there, over its idle interval:
-    // recomputed if its dispatch is cheap and reads only inputs and constants, else moved out
-    // (when there is a space to move to).
+    // Of the values live across the peak but not read there, the one cheapest to free per
+    // byte over its idle interval: recomputed (its dispatch again, by the processor's rates)
+    // or moved out and back (the machine's transfer rates), whichever costs less.
     std::optional<size_t> best;
     int64_t bestOut = 0, bestIn = 0;
     bool bestRecompute = false;
+    double bestCost = 0;
+    SmallVector<size_t> bestReads;
     for (size_t b = 0; b < problem.buffers.size(); ++b) {
       const planner::BufferRequest &r = problem.buffers[b];
       if (r.space != space || r.size == 0 || r.may_share_with >= 0 || !(r.first < peak && peak < r.last) ||
@@ -156,14 +207,19 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
       }
       if (in < 0)
         continue;
-      bool recompute = recomputable(live, b);
+      std::optional<SmallVector<size_t>> reads = recomputeReads(live, b, in);
+      double recomputeCost = reads ? recomputeSeconds(live.bufferValue[b], target) : 0;
+      double moveCost = park ? moveSeconds(target, *park, r.size) : 0;
+      bool recompute = reads && (!park || recomputeCost <= moveCost);
       if (!recompute && !park)
         continue;
-      // Recomputing moves no bytes: it wins over a larger value that would have to travel.
+      double perByte = (recompute ? recomputeCost : moveCost) / static_cast<double>(r.size);
       auto better = [&] {
-        if (!best || recompute != bestRecompute)
-          return !best || recompute;
+        if (!best)
+          return true;
         const planner::BufferRequest &current = problem.buffers[*best];
+        if (perByte != bestCost)
+          return perByte < bestCost;
         return r.size > current.size || (r.size == current.size && in - out > bestIn - bestOut);
       };
       if (better()) {
@@ -171,6 +227,8 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
         bestOut = out;
         bestIn = in;
         bestRecompute = recompute;
+        bestCost = perByte;
+        bestReads = reads && recompute ? *reads : SmallVector<size_t>();
       }
     }
     if (!best)
@@ -211,9 +269,17 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
       if (r.may_share_with == static_cast<int64_t>(b) && r.first == original.last)
         r.may_share_with = static_cast<int64_t>(reloadedIndex);
     live.moves.push_back({b, parkedIndex, reloadedIndex, bestOut, bestIn, bestRecompute});
+    // The recomputation reads its intermediate inputs at bestIn: a later move of one of them
+    // must bring it back by then.
+    for (size_t read : bestReads) {
+      auto at = llvm::lower_bound(readers[read], bestIn);
+      if (at == readers[read].end() || *at != bestIn)
+        readers[read].insert(at, bestIn);
+    }
     if (bestRecompute) {
       report.moves.push_back({original.name, original.size, bestOut, bestIn, ""});
       report.recomputed_bytes += original.size;
+      report.recompute_seconds += recomputeSeconds(value, target);
     } else {
       report.moves.push_back({original.name, original.size, bestOut, bestIn, target.memorySpaces[park->first].name});
       report.moved_bytes += 2 * original.size;

@@ -104,8 +104,8 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
   else if (canMove)
     diag << "; moving or recomputing the values idle there was not enough";
   else
-    diag << "; the values idle there cannot be recomputed (only elementwise results of inputs and constants "
-            "can) and the target has no memory space to move them to";
+    diag << "; the values idle there cannot be recomputed (only elementwise results of values still held where they "
+            "are needed again can) and the target has no memory space to move them to";
   uint64_t needed = space < smallest.space_sizes.size() ? smallest.space_sizes[space] : 0;
   diag << "; the smallest plan found needs " << bytes(needed) << " bytes: raise the budget of '" << name
        << "' to at least " << bytes(needed + constants) << " bytes (--memory-budget " << name << "="

@@ -368,5 +368,90 @@ func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
   CHECK(sameSlot(f.dispatch(5).bindings[0], ser::SlotKind::Arena, 0, f.memory.plan.offsets[m.reloaded], 64));
 }
 
+
+TEST_CASE("moves: an elementwise value of an intermediate still held is recomputed from it", "[planning]") {
+  Fixture f;
+  // 192 bytes, no other space. t = window(x) [0, 5] is read at 1 and 5; a = neg(t) [1, 4];
+  // b = neg(x) [2, 3]; c = window(b) [3, 4]; d = add(a, c); y = add(d, t). At step 3, t, a, b
+  // and c need 256 bytes. t is idle there but a reduction; a is idle and its input t is still
+  // held at step 4, so neg(t) runs again before dispatch 4, reading t where it is.
+  f.target.memorySpaces = {{"host", 192, 64, true, true}};
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %t = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %a = hexir.call_tir @neg(%t) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %d = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%d, %t) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  REQUIRE(f.live.moves.size() == 1);
+  const BufferLiveness::Move &m = f.live.moves[0];
+  CHECK((m.recompute && m.buffer == 1 && m.outAfter == 1 && m.inBefore == 4));
+  CHECK(f.report.arena_bytes == 192);
+  CHECK(f.report.recomputed_bytes == 64);
+  CHECK(f.report.recompute_seconds > 0);
+  // ALLOC, window -> t, neg -> a, neg -> b, window -> c, neg(t) again -> a', add, add.
+  REQUIRE(f.fn.commands.size() == 8);
+  const ser::DispatchCommand &again = f.dispatch(5);
+  CHECK(again.entry == f.dispatch(2).entry);
+  CHECK(sameSlot(again.bindings[0], ser::SlotKind::Arena, 0, f.memory.plan.offsets[0], 64));  // t
+  CHECK(sameSlot(again.bindings[1], ser::SlotKind::Arena, 0, f.memory.plan.offsets[m.reloaded], 64));
+  CHECK(sameSlot(f.dispatch(6).bindings[0], ser::SlotKind::Arena, 0, f.memory.plan.offsets[m.reloaded], 64));
+}
+
+TEST_CASE("moves: an elementwise value whose input is gone by then is not recomputed", "[planning]") {
+  Fixture f;
+  // As above, but a = neg(s) with s = window(x) read by nothing later: s is gone at step 4,
+  // so a cannot be recomputed and, with no space to move to, nothing fits 192 bytes.
+  f.target.memorySpaces = {{"host", 192, 64, true, true}};
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %s = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %a = hexir.call_tir @neg(%s) : (tensor<16xf32>) -> tensor<16xf32>
+  %t = hexir.call_tir @window(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %d = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%d, %t) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  auto live = computeBufferLiveness(main, f.target, false, f.report);
+  REQUIRE(succeeded(live));
+  moveValuesToFit(*live, f.target, 0, PlanMemoryOptions(), f.report);
+  CHECK(live->moves.empty());
+}
+
+TEST_CASE("moves: the machine's rates choose between recomputing and moving", "[planning]") {
+  // a = neg(x) [0, 3] is idle at step 2 and could be either recomputed (its dispatch reads and
+  // writes 128 bytes) or moved to DRAM and back (64 bytes each way).
+  for (bool slowProcessor : {false, true}) {
+    Fixture f;
+    f.target.memorySpaces = {{"sram", 128, 64, true, true}, {"dram", 0, 64, true, true}};
+    f.target.constantSpace = 1;
+    f.target.transfers = {{0, 1, 1e9, 1e-6}, {1, 0, 1e9, 1e-6}};  // 2.128 us out and back
+    // 128 bytes at 1 KB/s: 0.128 s; at 1 TB/s: 0.128 ns.
+    f.target.compute = {1e12, slowProcessor ? 1e3 : 1e12};
+    func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %c = hexir.call_tir @window(%b) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%a, %c) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+    f.plan(main);
+    REQUIRE(f.live.moves.size() == 1);
+    CHECK(f.live.moves[0].recompute == !slowProcessor);
+    CHECK(f.report.moved_bytes == (slowProcessor ? 128u : 0u));
+    CHECK(f.report.recomputed_bytes == (slowProcessor ? 0u : 64u));
+  }
+}
+
 } // namespace
 } // namespace mlir::hexir

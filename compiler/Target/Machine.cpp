@@ -42,8 +42,10 @@ bool getBytes(const json::Object &object, llvm::StringRef key, uint64_t &out, st
 }
 
 bool getNumber(const json::Object &object, llvm::StringRef key, double &out, std::string &error,
-               llvm::StringRef where) {
+               llvm::StringRef where, bool required = true) {
   const json::Value *v = object.get(key);
+  if (!v && !required)
+    return true;  // the default
   std::optional<double> d = v ? v->getAsNumber() : std::nullopt;
   if (!d || *d < 0)
     return error = (where + ": \"" + key + "\" must be a number, 0 or more").str(), false;
@@ -83,7 +85,9 @@ FailureOr<MachineDescription> mlir::hexir::parseMachine(llvm::StringRef text, ll
       error = where + ": not an object";
       return failure();
     }
-    if (!getString(*o, "name", proc.name, error, where) || !getString(*o, "kind", proc.kind, error, where))
+    if (!getString(*o, "name", proc.name, error, where) || !getString(*o, "kind", proc.kind, error, where) ||
+        !getNumber(*o, "flops_per_second", proc.flopsPerSecond, error, where, /*required=*/false) ||
+        !getNumber(*o, "bytes_per_second", proc.bytesPerSecond, error, where, /*required=*/false))
       return failure();
     if (proc.kind != "host" && proc.kind != "cuda") {
       error = where + " ('" + proc.name + "'): kind '" + proc.kind + "' is not \"host\" or \"cuda\"";
@@ -189,9 +193,10 @@ FailureOr<MachineDescription> mlir::hexir::loadMachine(llvm::StringRef nameOrPat
 LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const MachineDescription &machine,
                                         llvm::StringRef processorKind, std::string &error) {
   llvm::StringSet<> processors;
+  target.compute = {};
   for (const MachineProcessor &p : machine.processors)
-    if (p.kind == processorKind)
-      processors.insert(p.name);
+    if (p.kind == processorKind && processors.insert(p.name).second && processors.size() == 1)
+      target.compute = {p.flopsPerSecond, p.bytesPerSecond};  // the first such processor runs the kernels
   if (processors.empty()) {
     error = "machine '" + machine.name + "' has no " + processorKind.str() + " processor for target '" + target.name + "'";
     return failure();

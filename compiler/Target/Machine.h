@@ -21,6 +21,8 @@ namespace mlir::hexir {
 struct MachineProcessor {
   std::string name;
   std::string kind;  // "host" (a CPU running host kernels) or "cuda"
+  // Its arithmetic and memory-streaming rates: what recomputing a value costs (0: unknown).
+  double flopsPerSecond = 0, bytesPerSecond = 0;
 };
 
 struct MachineMemorySpace {

@@ -69,6 +69,15 @@ struct TargetDescription {
     double uploadBytesPerSecond = 0, uploadLatencySeconds = 0;
     double downloadBytesPerSecond = 0, downloadLatencySeconds = 0;
   } hostLink;
+  // How fast the target's processor computes and streams memory (from the machine file): the
+  // planner's cost of running a dispatch again to free memory, against moving a value out and
+  // back. 0: unknown, counted at the defaults below (a few cores of a server CPU).
+  struct Compute {
+    double flopsPerSecond = 0, bytesPerSecond = 0;
+    static constexpr double kDefaultFlopsPerSecond = 1e11, kDefaultBytesPerSecond = 2e10;
+    double effectiveFlopsPerSecond() const { return flopsPerSecond > 0 ? flopsPerSecond : kDefaultFlopsPerSecond; }
+    double effectiveBytesPerSecond() const { return bytesPerSecond > 0 ? bytesPerSecond : kDefaultBytesPerSecond; }
+  } compute;
 };
 
 // Bytes each binding of a kernel function (tensor arguments, then results) holds: what the
