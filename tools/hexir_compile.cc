@@ -48,6 +48,10 @@ int main(int argc, char **argv) {
                                 cl::desc("Capacity of a memory space of the target, SPACE=BYTES (repeatable): "
                                          "a plan that does not fit fails with the reason"),
                                 cl::value_desc("space=bytes"), cl::cat(category));
+  cl::list<std::string> places("place",
+                               cl::desc("Put the intermediates or the constants in a memory space of the machine, "
+                                        "intermediates=SPACE or constants=SPACE (default: the compiler's choice)"),
+                               cl::value_desc("what=space"), cl::cat(category));
   cl::opt<std::string> linker("linker", cl::desc("ld.lld to link host kernels with"), cl::cat(category));
   cl::opt<bool> verifyPlan("verify-plan", cl::desc("Verify the memory plan independently"),
                            cl::init(true), cl::cat(category));
@@ -108,6 +112,13 @@ int main(int argc, char **argv) {
   for (const std::string &text : budgets) {
     std::string error;
     if (!hexir::compiler::parseMemoryBudget(text, options.memoryBudgets, error)) {
+      llvm::errs() << "hexir-compile: " << error << "\n";
+      return 2;
+    }
+  }
+  for (const std::string &text : places) {
+    std::string error;
+    if (!hexir::compiler::parsePlacement(text, options.placements, error)) {
       llvm::errs() << "hexir-compile: " << error << "\n";
       return 2;
     }

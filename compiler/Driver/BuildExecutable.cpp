@@ -3,6 +3,7 @@
 
 #include "Dialect/HexirDialect.h"
 #include "Planning/BufferLiveness.h"
+#include "Planning/CheckPlacement.h"
 #include "Planning/EmitCommands.h"
 #include "Planning/InPlaceSharing.h"
 #include "Planning/MoveValues.h"
@@ -74,7 +75,7 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   }
 
   FailureOr<BufferLiveness> live = computeBufferLiveness(graph, target, options.schedule, report);
-  if (failed(live))
+  if (failed(live) || failed(checkPlacement(*live, target)))
     return failure();
   InPlaceCandidates candidates = findKernelCandidates(*live, graph->getParentOfType<ModuleOp>());
   if (options.inPlace)

@@ -14,6 +14,7 @@
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/Support/SourceMgr.h"
+#include <optional>
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -98,11 +99,20 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   serializer::ExecutableSpec spec;
   spec.producer = "hexir-compile 0.1.0";
   mlir::hexir::TargetDescription description = (*target)->description();
+  std::optional<mlir::hexir::MachineDescription> machine;
   if (!options.machine.empty()) {
     std::string error;
-    auto machine = mlir::hexir::loadMachine(options.machine, error);
-    if (failed(machine) ||
-        failed(mlir::hexir::applyMachine(description, *machine, description.processorKind, error))) {
+    auto loaded = mlir::hexir::loadMachine(options.machine, error);
+    if (failed(loaded) ||
+        failed(mlir::hexir::applyMachine(description, *loaded, description.processorKind, error))) {
+      module.emitError() << error;
+      return false;
+    }
+    machine = std::move(*loaded);
+  }
+  if (!options.placements.empty()) {
+    std::string error;
+    if (failed(mlir::hexir::placeBuffers(description, machine ? &*machine : nullptr, options.placements, error))) {
       module.emitError() << error;
       return false;
     }
@@ -252,6 +262,21 @@ bool parseMemoryBudget(const std::string &text, std::map<std::string, uint64_t> 
   }
   if (!budgets.emplace(name, value).second) {
     error = "--memory-budget gives memory space '" + name + "' twice";
+    return false;
+  }
+  return true;
+}
+
+bool parsePlacement(const std::string &text, std::map<std::string, std::string> &placements, std::string &error) {
+  size_t eq = text.find('=');
+  std::string what = eq == std::string::npos ? std::string() : text.substr(0, eq);
+  std::string space = eq == std::string::npos ? std::string() : text.substr(eq + 1);
+  if ((what != "intermediates" && what != "constants") || space.empty()) {
+    error = "--place '" + text + "' is not intermediates=SPACE or constants=SPACE";
+    return false;
+  }
+  if (!placements.emplace(what, space).second) {
+    error = "--place gives the " + what + " twice";
     return false;
   }
   return true;

@@ -33,6 +33,9 @@ struct CompileOptions {
   std::map<std::string, uint64_t> memoryBudgets;
   // --machine NAME|FILE: the machine's memory spaces and capacities for the target.
   std::string machine;
+  // --place WHAT=SPACE: "intermediates" or "constants" in a named space instead of the
+  // compiler's choice (a space the kernels cannot see is refused with the transfer it needs).
+  std::map<std::string, std::string> placements;
   std::string linkerPath;  // empty: the ld.lld found at build time
   bool verifyPlan = true;  // run the planner's independent verifier on the memory plan
   bool printIRAfterAll = false;
@@ -55,6 +58,8 @@ bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,
                     llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput = nullptr);
 // Parses --memory-budget text "SPACE=BYTES" into `budgets`; false with `error` set.
 bool parseMemoryBudget(const std::string &text, std::map<std::string, uint64_t> &budgets, std::string &error);
+// Parses --place text "intermediates=SPACE" / "constants=SPACE" into `placements`.
+bool parsePlacement(const std::string &text, std::map<std::string, std::string> &placements, std::string &error);
 // Parses --input-shape text "NAME=1x3x224x224" into `shapes`; false with `error` set.
 bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
                      std::string &error);

@@ -195,8 +195,10 @@ LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const Machine
   llvm::StringSet<> processors;
   target.compute = {};
   for (const MachineProcessor &p : machine.processors)
-    if (p.kind == processorKind && processors.insert(p.name).second && processors.size() == 1)
+    if (p.kind == processorKind && processors.insert(p.name).second && processors.size() == 1) {
       target.compute = {p.flopsPerSecond, p.bytesPerSecond};  // the first such processor runs the kernels
+      target.processorName = p.name;
+    }
   if (processors.empty()) {
     error = "machine '" + machine.name + "' has no " + processorKind.str() + " processor for target '" + target.name + "'";
     return failure();
@@ -246,6 +248,66 @@ LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const Machine
       target.hostLink.downloadBytesPerSecond = t.bytesPerSecond;
       target.hostLink.downloadLatencySeconds = t.latencySeconds;
     }
+  }
+  return success();
+}
+
+LogicalResult mlir::hexir::placeBuffers(TargetDescription &target, const MachineDescription *machine,
+                                        const std::map<std::string, std::string> &placements, std::string &error) {
+  auto indexOf = [&](llvm::StringRef name) -> std::optional<uint32_t> {
+    for (uint32_t i = 0; i < target.memorySpaces.size(); ++i)
+      if (target.memorySpaces[i].name == name)
+        return i;
+    return std::nullopt;
+  };
+  for (const auto &[what, spaceName] : placements) {
+    if (what != "intermediates" && what != "constants") {
+      error = "--place " + what + "=" + spaceName + ": what is placed is 'intermediates' or 'constants'";
+      return failure();
+    }
+    std::optional<uint32_t> index = indexOf(spaceName);
+    if (!index && machine) {
+      // A space of the machine the target's processor does not see (applyMachine left it out).
+      const MachineMemorySpace *space = nullptr;
+      for (const MachineMemorySpace &s : machine->memorySpaces)
+        if (s.name == spaceName)
+          space = &s;
+      if (space && !space->within.empty()) {
+        error = "--place " + what + "=" + spaceName + ": memory space '" + spaceName + "' lies within '" +
+                space->within + "' and holds a kernel's scratch, never " + what;
+        return failure();
+      }
+      if (space) {
+        bool hostVisible = llvm::any_of(space->visibleTo, [&](const std::string &p) {
+          return llvm::any_of(machine->processors,
+                              [&](const MachineProcessor &q) { return q.name == p && q.kind == "host"; });
+        });
+        index = static_cast<uint32_t>(target.memorySpaces.size());
+        target.memorySpaces.push_back(
+            {space->name, space->capacity, std::max<uint64_t>(space->alignment, 64), hostVisible, false});
+        for (const MachineTransfer &t : machine->transfers) {
+          std::optional<uint32_t> from = indexOf(t.from), to = indexOf(t.to);
+          if (from && to && *from != *to && (*from == *index || *to == *index))
+            target.transfers.push_back({*from, *to, t.bytesPerSecond, t.latencySeconds});
+        }
+      }
+    }
+    if (!index) {
+      std::string known;
+      if (machine) {
+        for (const MachineMemorySpace &s : machine->memorySpaces)
+          if (s.within.empty())
+            known += (known.empty() ? "'" : ", '") + s.name + "'";
+      } else {
+        for (const MemorySpaceDescription &s : target.memorySpaces)
+          known += (known.empty() ? "'" : ", '") + s.name + "'";
+      }
+      error = "--place " + what + "=" + spaceName + ": no memory space '" + spaceName + "' in " +
+              (machine ? "machine '" + machine->name + "' (it has " + known + ")"
+                       : "target '" + target.name + "' (it has " + known + "; a machine file, --machine, gives others)");
+      return failure();
+    }
+    (what == "intermediates" ? target.arenaSpace : target.constantSpace) = *index;
   }
   return success();
 }

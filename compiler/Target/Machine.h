@@ -13,6 +13,7 @@
 
 #include "Target/TargetBackend.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,14 @@ std::vector<std::string> machinePresetNames();
 // constants to the last. Fails when the machine has no such processor or space.
 LogicalResult applyMachine(TargetDescription &target, const MachineDescription &machine,
                            llvm::StringRef processorKind, std::string &error);
+
+// --place WHAT=SPACE (WHAT: "intermediates" or "constants"): those buffers go to the named space
+// of the machine (of the target's own spaces without one) instead of where applyMachine put
+// them. A space the target's processor does not see joins the target's spaces as one its
+// kernels cannot address (kernelVisible false), with the machine's transfers to and from it:
+// checkPlacement then refuses the first dispatch that would touch it, naming the transfer.
+LogicalResult placeBuffers(TargetDescription &target, const MachineDescription *machine,
+                           const std::map<std::string, std::string> &placements, std::string &error);
 
 } // namespace mlir::hexir
 

@@ -48,6 +48,8 @@ struct TargetDescription {
   std::string name;  // what --target selects: "host"
   // The kind of processor its kernels run on, as machine files name it ("host", "cuda").
   std::string processorKind = "host";
+  // The machine file's name for that processor ("gpu"); empty without a machine file.
+  std::string processorName;
   ::hexir::serializer::KernelFormat kernelFormat = ::hexir::serializer::KernelFormat::HostElf;
   // Numbered by position: an executable's arenas and slots name spaces by these numbers.
   std::vector<MemorySpaceDescription> memorySpaces;
