@@ -56,8 +56,21 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     bytes.assign(text.begin(), text.end());
     return true;
   }
-  // The target first: a wrong --target or --target-cpu fails before any work.
+  // The machine and the target first: a wrong --machine, --target or --target-cpu fails before
+  // any work.
+  std::optional<mlir::hexir::MachineDescription> machine;
+  if (!options.machine.empty()) {
+    std::string error;
+    auto loaded = mlir::hexir::loadMachine(options.machine, error);
+    if (failed(loaded)) {
+      module.emitError() << error;
+      return false;
+    }
+    machine = std::move(*loaded);
+  }
   mlir::hexir::TargetOptions targetOptions;
+  if (machine)
+    targetOptions.sharedMemoryBytes = mlir::hexir::kernelScratchBytes(*machine, "cuda");
   targetOptions.name = options.target;
   targetOptions.cpu = options.targetCpu;
   targetOptions.linkerPath = options.linkerPath;
@@ -99,16 +112,12 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   serializer::ExecutableSpec spec;
   spec.producer = "hexir-compile 0.1.0";
   mlir::hexir::TargetDescription description = (*target)->description();
-  std::optional<mlir::hexir::MachineDescription> machine;
-  if (!options.machine.empty()) {
+  if (machine) {
     std::string error;
-    auto loaded = mlir::hexir::loadMachine(options.machine, error);
-    if (failed(loaded) ||
-        failed(mlir::hexir::applyMachine(description, *loaded, description.processorKind, error))) {
+    if (failed(mlir::hexir::applyMachine(description, *machine, description.processorKind, error))) {
       module.emitError() << error;
       return false;
     }
-    machine = std::move(*loaded);
   }
   if (!options.placements.empty()) {
     std::string error;

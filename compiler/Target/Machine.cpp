@@ -311,3 +311,16 @@ LogicalResult mlir::hexir::placeBuffers(TargetDescription &target, const Machine
   }
   return success();
 }
+
+uint64_t mlir::hexir::kernelScratchBytes(const MachineDescription &machine, llvm::StringRef processorKind) {
+  uint64_t bytes = 0;
+  for (const MachineMemorySpace &s : machine.memorySpaces) {
+    bool seen = llvm::any_of(s.visibleTo, [&](const std::string &p) {
+      return llvm::any_of(machine.processors,
+                          [&](const MachineProcessor &q) { return q.name == p && q.kind == processorKind; });
+    });
+    if (!s.within.empty() && seen && s.capacity > 0 && (bytes == 0 || s.capacity < bytes))
+      bytes = s.capacity;
+  }
+  return bytes;
+}

@@ -62,6 +62,10 @@ std::vector<std::string> machinePresetNames();
 LogicalResult applyMachine(TargetDescription &target, const MachineDescription &machine,
                            llvm::StringRef processorKind, std::string &error);
 
+// The capacity of the smallest space within another that a processor of `processorKind` sees
+// (a GPU's shared memory: per-kernel scratch); 0 when the machine has none.
+uint64_t kernelScratchBytes(const MachineDescription &machine, llvm::StringRef processorKind);
+
 // --place WHAT=SPACE (WHAT: "intermediates" or "constants"): those buffers go to the named space
 // of the machine (of the target's own spaces without one) instead of where applyMachine put
 // them. A space the target's processor does not see joins the target's spaces as one its

@@ -19,6 +19,7 @@ struct TargetOptions {
   std::string cpu = "host";  // host: an LLVM CPU name, or "host" for this machine's CPU
   std::string linkerPath;    // host: the ld.lld that links kernel libraries
   std::string cudaArch = "sm_90";  // cuda: the GPU architecture (--cuda-arch)
+  uint64_t sharedMemoryBytes = 0;  // cuda: shared memory per block (the machine file's); 0: unknown
 };
 
 // The target named by `options.name`, or an error at `loc` listing the known targets (also

@@ -25,6 +25,9 @@ void mlir::hexir::buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipeli
   outline.chip = options.chip;
   outline.blockSize = options.blockSize;
   pm.addPass(createOutlineGpuKernels(outline));
+  CheckSharedMemoryOptions shared;
+  shared.capacity = options.sharedMemoryBytes;
+  pm.addPass(createCheckSharedMemory(shared));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

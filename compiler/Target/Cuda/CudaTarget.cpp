@@ -117,6 +117,7 @@ private:
 FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaTarget(const TargetOptions &options, Location loc) {
   CudaPipelineOptions pipeline;
   pipeline.chip = options.cudaArch;
+  pipeline.sharedMemoryBytes = options.sharedMemoryBytes;
   if (!knownChip(pipeline.chip))
     return emitError(loc) << "unknown CUDA architecture '" << pipeline.chip
                           << "' (--cuda-arch takes names such as sm_80 or sm_90)";

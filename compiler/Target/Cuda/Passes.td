@@ -57,6 +57,22 @@ def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def CheckSharedMemory : Pass<"hexir-cuda-check-shared-memory", "mlir::ModuleOp"> {
+  let summary = "Checks each CUDA kernel's shared memory against what one block may have";
+  let description = [{
+    Per-kernel scratch against its memory space: every `gpu.func` of `gpu.module
+    @hexir_kernels` adds up the shared memory it declares (workgroup attributions, and allocas
+    and globals in the workgroup address space), records it as `hexir.shared_bytes`, and fails
+    when that is over `capacity` (the machine file's space within the device memory, such as
+    the H200's 228 KiB) or over the 48 KiB a block may declare statically, whichever is less.
+    The error names the kernel, its bytes and the limit.
+  }];
+  let options = [
+    Option<"capacity", "capacity", "uint64_t", /*default=*/"0",
+           "Bytes of shared memory per block the machine has (0: unknown, only the static limit)">,
+  ];
+}
+
 def EmulateGpuKernels : Pass<"hexir-cuda-emulate-on-host", "mlir::ModuleOp"> {
   let summary = "Turns the outlined CUDA kernels into host kernels that run their blocks and threads as loops";
   let description = [{
