@@ -4,8 +4,9 @@
 // between a CPU and a device with memory of its own:
 //  - MakeResident: where a module's constants live (the host uses the mapped file in place; a
 //    GPU copies them into device memory once);
-//  - BindHostInput / BindHostOutput / FinishHostOutput: how a caller's tensor reaches kernels
-//    (the host binds the caller's memory itself when aligned; a GPU goes through staging);
+//  - BindHostInput / BindHostOutput / FinishHostOutput / CompleteHostOutput: how a caller's
+//    tensor reaches kernels (the host binds the caller's memory itself when aligned; a GPU goes
+//    through pinned host staging and device staging);
 //  - LoadExecutable: which formats and requirements it accepts.
 //
 // Ownership: destroying a device with live buffers logs a warning through the runtime's log
@@ -25,6 +26,17 @@
 #include "hal/executable.h"
 
 namespace hexir::hal {
+
+// Page-locked host memory a session stages a caller's tensor through on a device with memory of
+// its own (CUDA: cuMemHostAlloc), so that copies between it and the device run asynchronously at
+// full bandwidth. Made once at Session::Create; frees itself.
+class HostStaging {
+ public:
+  virtual ~HostStaging() = default;
+  virtual void* data() const = 0;
+  virtual uint64_t size() const = 0;
+};
+using HostStagingPtr = std::unique_ptr<HostStaging>;
 
 class Device {
  public:
@@ -59,16 +71,28 @@ class Device {
   // staging buffer of its size (made once, when a session is created); likewise outputs.
   virtual bool NeedsInputStaging(uint64_t element_size) const = 0;
   virtual bool NeedsOutputStaging() const = 0;
+  // Pinned host staging of `bytes` for one of a session's inputs or outputs that needs staging,
+  // or nullptr where the device copies the caller's memory directly (the host).
+  virtual StatusOr<HostStagingPtr> AllocateHostStaging(uint64_t bytes) {
+    (void)bytes;
+    return HostStagingPtr();
+  }
   // The device pointer kernels read a caller's input through: its own memory when the device
   // can use it, else a copy in `staging` (nullptr when NeedsInputStaging was false), made on
-  // `queue` (the session's) before the session's dispatches.
+  // `queue` (the session's) before the session's dispatches, through `pinned` when there is one
+  // (AllocateHostStaging).
   virtual StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size,
-                                            Buffer* staging, CommandQueue& queue) = 0;
+                                            Buffer* staging, HostStaging* pinned, CommandQueue& queue) = 0;
   // The device pointer kernels write a caller's output through; FinishHostOutput, after the
   // run's dispatches on `queue`, issues the copy to the caller's memory when it was not that
-  // memory (the caller synchronizes `queue` before reading it).
+  // memory (into `pinned` when there is one); the caller synchronizes `queue`, then calls
+  // CompleteHostOutput, which moves what reached `pinned` to the caller's memory.
   virtual StatusOr<DevicePtr> BindHostOutput(void* data, uint64_t bytes, Buffer* staging) = 0;
-  virtual Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging, CommandQueue& queue) = 0;
+  virtual Status FinishHostOutput(void* data, uint64_t bytes, Buffer* staging, HostStaging* pinned,
+                                  CommandQueue& queue) = 0;
+  virtual void CompleteHostOutput(void* data, uint64_t bytes, HostStaging* pinned) {
+    (void)data, (void)bytes, (void)pinned;
+  }
 };
 
 }  // namespace hexir::hal

@@ -74,14 +74,24 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
     if (device.NeedsInputStaging(ElementTypeSize(in.element_type)) && in.byte_size > 0) {
       HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, in.byte_size, 64));
     }
+    hal::HostStagingPtr pinned;
+    if (staging) {
+      HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(in.byte_size));
+    }
     session->input_staging_.push_back(std::move(staging));
+    session->input_pinned_.push_back(std::move(pinned));
   }
   for (const TensorInfo& out : info->outputs) {
     hal::BufferPtr staging;
     if (device.NeedsOutputStaging() && out.byte_size > 0) {
       HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, out.byte_size, 64));
     }
+    hal::HostStagingPtr pinned;
+    if (staging) {
+      HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(out.byte_size));
+    }
     session->output_staging_.push_back(std::move(staging));
+    session->output_pinned_.push_back(std::move(pinned));
   }
   session->input_bases_.resize(info->inputs.size());
   session->output_bases_.resize(info->outputs.size());
@@ -202,6 +212,10 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   Status waited = queue_->Synchronize();
   HEXIR_RETURN_IF_ERROR(issued);
   HEXIR_RETURN_IF_ERROR(waited);
+  // Outputs that came back through pinned staging reach the caller now.
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].location == MemoryLocation::kHost)
+      module_.device().CompleteHostOutput(outputs[i].data, info_->outputs[i].byte_size, output_pinned_[i].get());
   if (time_device_) {
     HEXIR_ASSIGN_OR_RETURN(last_device_ms_, queue_->TimedMilliseconds());
   }
@@ -222,7 +236,8 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
     }
     HEXIR_ASSIGN_OR_RETURN(input_bases_[i], device.BindHostInput(inputs[i].data, in.byte_size,
                                                                  ElementTypeSize(in.element_type),
-                                                                 input_staging_[i].get(), *queue_));
+                                                                 input_staging_[i].get(), input_pinned_[i].get(),
+                                                                 *queue_));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].location == MemoryLocation::kDevice) {
@@ -246,7 +261,7 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)
       HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,
-                                                    output_staging_[i].get(), *queue_));
+                                                    output_staging_[i].get(), output_pinned_[i].get(), *queue_));
   return Status::Ok();
 }
 

@@ -47,6 +47,8 @@ class Session {
   // Per input and output: staging where the device cannot bind the caller's memory (made at
   // Create; nullptr where the device said none is needed).
   std::vector<hal::BufferPtr> input_staging_, output_staging_;
+  // Pinned host memory each staged tensor is copied through (a GPU's), or null.
+  std::vector<hal::HostStagingPtr> input_pinned_, output_pinned_;
   // Scratch reused by every Run(): per-space base pointers and a dispatch's bindings.
   std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
   // Its own queue (a CUDA stream): concurrent sessions do not wait for each other.

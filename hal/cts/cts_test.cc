@@ -239,7 +239,7 @@ TEST_CASE("a caller's host buffers reach kernels, aligned or not", "[cts]") {
         REQUIRE(made.ok());
         staging = std::move(*made);
       }
-      auto bound = device.BindHostInput(data, 32, 4, staging.get(), device.queue());
+      auto bound = device.BindHostInput(data, 32, 4, staging.get(), nullptr, device.queue());
       REQUIRE(bound.ok());
       CHECK(IsPointerAligned(*bound, 4));
       CHECK(ReadBack(device, *bound, 32) == std::vector<unsigned char>(data, data + 32));
@@ -254,9 +254,54 @@ TEST_CASE("a caller's host buffers reach kernels, aligned or not", "[cts]") {
     auto bound = device.BindHostOutput(out, 32, staging.get());
     REQUIRE(bound.ok());
     REQUIRE(device.queue().Fill(*bound, 32, 0x5A, 1).ok());
-    REQUIRE(device.FinishHostOutput(out, 32, staging.get(), device.queue()).ok());
+    REQUIRE(device.FinishHostOutput(out, 32, staging.get(), nullptr, device.queue()).ok());
     REQUIRE(device.queue().Synchronize().ok());
     CHECK(std::vector<unsigned char>(out, out + 32) == std::vector<unsigned char>(32, 0x5A));
+  });
+}
+
+TEST_CASE("a caller's host buffers go through pinned host staging where the device makes it", "[cts]") {
+  ForEachDevice([](Device& device) {
+    alignas(64) unsigned char host[33];
+    for (int i = 0; i < 33; ++i) host[i] = static_cast<unsigned char>(3 * i + 1);
+    BufferPtr staging, out_staging;
+    HostStagingPtr pinned, out_pinned;
+    if (device.NeedsInputStaging(4)) {
+      auto made = device.allocator().Allocate(0, 32, 64);
+      REQUIRE(made.ok());
+      staging = std::move(*made);
+      auto host_staging = device.AllocateHostStaging(32);
+      REQUIRE(host_staging.ok());
+      pinned = std::move(*host_staging);
+      if (pinned) CHECK(pinned->size() >= 32);
+    }
+    auto queue = device.CreateQueue();
+    REQUIRE(queue.ok());
+    auto bound = device.BindHostInput(host + 1, 32, 4, staging.get(), pinned.get(), **queue);
+    REQUIRE(bound.ok());
+    // The caller may change its buffer once the input is bound: the copy was taken.
+    host[1] = 0xEE;
+    REQUIRE((*queue)->Synchronize().ok());
+    std::vector<unsigned char> want(host + 1, host + 33);
+    if (staging) want[0] = 4;  // 3 * 1 + 1, copied before the change
+    CHECK(ReadBack(device, *bound, 32) == want);
+    // An output: written on the device, copied back into pinned staging, then to the caller.
+    alignas(64) unsigned char out[32] = {};
+    if (device.NeedsOutputStaging()) {
+      auto made = device.allocator().Allocate(0, 32, 64);
+      REQUIRE(made.ok());
+      out_staging = std::move(*made);
+      auto host_staging = device.AllocateHostStaging(32);
+      REQUIRE(host_staging.ok());
+      out_pinned = std::move(*host_staging);
+    }
+    auto target = device.BindHostOutput(out, 32, out_staging.get());
+    REQUIRE(target.ok());
+    REQUIRE((*queue)->Fill(*target, 32, 0x3C, 1).ok());
+    REQUIRE(device.FinishHostOutput(out, 32, out_staging.get(), out_pinned.get(), **queue).ok());
+    REQUIRE((*queue)->Synchronize().ok());
+    device.CompleteHostOutput(out, 32, out_pinned.get());
+    CHECK(std::vector<unsigned char>(out, out + 32) == std::vector<unsigned char>(32, 0x3C));
   });
 }
 
@@ -288,7 +333,7 @@ TEST_CASE("queues a session creates run their own commands in order", "[cts]") {
       REQUIRE(made.ok());
       staging = std::move(*made);
     }
-    auto bound = device.BindHostInput(host + 1, 32, 4, staging.get(), **second);
+    auto bound = device.BindHostInput(host + 1, 32, 4, staging.get(), nullptr, **second);
     REQUIRE(bound.ok());
     REQUIRE((*second)->Synchronize().ok());
     CHECK(ReadBack(device, *bound, 32) == std::vector<unsigned char>(host + 1, host + 33));

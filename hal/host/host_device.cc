@@ -63,7 +63,7 @@ class HostDevice final : public Device {
   bool NeedsOutputStaging() const override { return false; }
 
   StatusOr<DevicePtr> BindHostInput(const void* data, uint64_t bytes, uint64_t element_size, Buffer* staging,
-                                    CommandQueue& queue) override {
+                                    HostStaging*, CommandQueue& queue) override {
     // Kernels never write inputs (the reader refuses any command that would).
     if (element_size <= 1 || IsPointerAligned(data, element_size)) return const_cast<void*>(data);
     if (staging == nullptr || staging->size() < bytes)
@@ -73,7 +73,7 @@ class HostDevice final : public Device {
   }
 
   StatusOr<DevicePtr> BindHostOutput(void* data, uint64_t, Buffer*) override { return data; }
-  Status FinishHostOutput(void*, uint64_t, Buffer*, CommandQueue&) override { return Status::Ok(); }
+  Status FinishHostOutput(void*, uint64_t, Buffer*, HostStaging*, CommandQueue&) override { return Status::Ok(); }
 
  private:
   HostAllocator allocator_;

@@ -24,16 +24,16 @@ TEST_CASE("host constants are the caller's bytes, used in place", "[hal]") {
 TEST_CASE("host inputs are bound in place when aligned, copied into staging when not", "[hal]") {
   auto device = CreateHostDevice();
   alignas(16) float data[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-  auto aligned = device->BindHostInput(data, 32, 4, nullptr, device->queue());
+  auto aligned = device->BindHostInput(data, 32, 4, nullptr, nullptr, device->queue());
   REQUIRE(aligned.ok());
   CHECK(*aligned == data);
   CHECK_FALSE(device->NeedsInputStaging(1));  // every address is aligned for bytes
   CHECK(device->NeedsInputStaging(4));
   auto* misaligned = reinterpret_cast<unsigned char*>(data) + 1;
-  CHECK(device->BindHostInput(misaligned, 32, 4, nullptr, device->queue()).status().code() == StatusCode::kInternal);
+  CHECK(device->BindHostInput(misaligned, 32, 4, nullptr, nullptr, device->queue()).status().code() == StatusCode::kInternal);
   auto staging = device->allocator().Allocate(0, 32, 64);
   REQUIRE(staging.ok());
-  auto copied = device->BindHostInput(misaligned, 32, 4, staging->get(), device->queue());
+  auto copied = device->BindHostInput(misaligned, 32, 4, staging->get(), nullptr, device->queue());
   REQUIRE(copied.ok());
   CHECK(*copied == (*staging)->data());
   CHECK(std::memcmp(*copied, misaligned, 32) == 0);
