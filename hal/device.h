@@ -67,6 +67,10 @@ class Device {
   // place).
   virtual StatusOr<BufferPtr> MakeResident(ByteSpan bytes, uint32_t memory_space) = 0;
 
+  // The alignment device memory a caller binds in place (MemoryLocation::kDevice) must have, for
+  // elements of `element_size` bytes: the elements' own here; more where kernels access several
+  // elements at once (CUDA: 16 bytes, the 128-bit loads and stores of elementwise kernels).
+  virtual uint64_t BoundMemoryAlignment(uint64_t element_size) const { return element_size; }
   // Whether binding a caller's input whose elements are `element_size` bytes may need a
   // staging buffer of its size (made once, when a session is created); likewise outputs.
   virtual bool NeedsInputStaging(uint64_t element_size) const = 0;

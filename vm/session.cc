@@ -142,7 +142,7 @@ std::vector<CommandProfile> Session::profile() const {
 namespace {
 
 template <typename View>
-Status CheckOne(const TensorInfo& sig, const View& view, const char* kind, size_t index) {
+Status CheckOne(const TensorInfo& sig, const View& view, const char* kind, size_t index, const hal::Device& device) {
   bool same_shape = view.shape.size() == sig.shape.size() &&
                     std::equal(view.shape.begin(), view.shape.end(), sig.shape.begin());
   if (view.element_type != sig.element_type || !same_shape)
@@ -152,10 +152,16 @@ Status CheckOne(const TensorInfo& sig, const View& view, const char* kind, size_
   if (view.data == nullptr && sig.byte_size != 0)
     return InvalidArgumentError(kind, " ", index, " '", sig.name, "' has no data");
   uint64_t element = ElementTypeSize(sig.element_type);
-  if (view.location == MemoryLocation::kDevice && element > 1 &&
-      reinterpret_cast<uintptr_t>(view.data) % element != 0)
+  uint64_t alignment = device.BoundMemoryAlignment(element);
+  if (view.location == MemoryLocation::kDevice && alignment > 1 &&
+      reinterpret_cast<uintptr_t>(view.data) % alignment != 0) {
+    if (alignment == element)
+      return InvalidArgumentError(kind, " ", index, " '", sig.name, "' is device memory at an address not aligned to ",
+                                  "its ", element, "-byte elements; kernels read device memory in place");
     return InvalidArgumentError(kind, " ", index, " '", sig.name, "' is device memory at an address not aligned to ",
-                                "its ", element, "-byte elements; kernels read device memory in place");
+                                alignment, " bytes, which device '", device.name(),
+                                "' needs of memory kernels read in place (they access several elements at once)");
+  }
   return Status::Ok();
 }
 
@@ -183,9 +189,9 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
     return InvalidArgumentError("function '", name, "' returns ", info_->outputs.size(), " outputs, got ",
                                 outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
-    HEXIR_RETURN_IF_ERROR(CheckOne(info_->inputs[i], inputs[i], "input", i));
+    HEXIR_RETURN_IF_ERROR(CheckOne(info_->inputs[i], inputs[i], "input", i, module_.device()));
   for (size_t i = 0; i < outputs.size(); ++i) {
-    HEXIR_RETURN_IF_ERROR(CheckOne(info_->outputs[i], outputs[i], "output", i));
+    HEXIR_RETURN_IF_ERROR(CheckOne(info_->outputs[i], outputs[i], "output", i, module_.device()));
     // Kernels write outputs while they may still read inputs: they must not share memory,
     // except an output bound exactly onto the donated input it is tied to (in place).
     for (size_t j = 0; j < inputs.size(); ++j) {

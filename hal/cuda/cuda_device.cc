@@ -1,5 +1,6 @@
 #include "hal/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/log.h"
@@ -100,6 +101,7 @@ class CudaDevice final : public Device {
   // bandwidth (a copy from pageable memory goes through the driver's own bounce buffers and
   // blocks the host).
   bool NeedsInputStaging(uint64_t) const override { return true; }
+  uint64_t BoundMemoryAlignment(uint64_t element_size) const override { return std::max<uint64_t>(element_size, 16); }
   bool NeedsOutputStaging() const override { return true; }
 
   StatusOr<HostStagingPtr> AllocateHostStaging(uint64_t bytes) override {

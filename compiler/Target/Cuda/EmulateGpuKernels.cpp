@@ -3,6 +3,7 @@
 #include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::hexir {
@@ -73,7 +74,14 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
           op.emitError("the CUDA emulator does not model '") << op.getName() << "'";
           return signalPassFailure();
         } else {
-          b.clone(op, map);
+          Operation *copy = b.clone(op, map);
+          // The 16-byte alignment of a vectorized kernel's accesses holds for device memory (every
+          // binding 64-byte aligned); a host caller's tensor may be bound where it is, aligned to
+          // its elements only.
+          copy->walk([](Operation *inner) {
+            if (isa<vector::LoadOp, vector::StoreOp>(inner))
+              inner->removeAttr("alignment");
+          });
         }
       }
       b.setInsertionPointToEnd(entry);

@@ -14,6 +14,9 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -73,9 +76,15 @@ struct MathToIntrinsic : OpRewritePattern<MathOp> {
   MathToIntrinsic(MLIRContext *ctx, StringRef name) : OpRewritePattern<MathOp>(ctx), name(name.str()) {}
   LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
     Type type = op->getResult(0).getType();
-    if (!type.isF32() && !type.isF64())
+    Type element = getElementTypeOrSelf(type);
+    auto vector = dyn_cast<VectorType>(type);
+    if ((!element.isF32() && !element.isF64()) || (vector && vector.getRank() != 1))
       return failure();
-    std::string intrinsic = "llvm." + name + (type.isF32() ? ".f32" : ".f64");
+    // llvm.sqrt.f32, or llvm.sqrt.v4f32 on the vectors of an elementwise kernel.
+    std::string suffix = element.isF32() ? "f32" : "f64";
+    if (vector)
+      suffix = "v" + std::to_string(vector.getNumElements()) + suffix;
+    std::string intrinsic = "llvm." + name + "." + suffix;
     rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(op, type, rewriter.getStringAttr(intrinsic),
                                                        op->getOperands());
     return success();
@@ -192,12 +201,55 @@ LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
   }
   SmallVector<linalg::LinalgOp> ops;
   fn.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  auto width = fn->getAttrOfType<IntegerAttr>(kCudaVectorWidthAttrName);
+  bool vectorized = false;
   for (linalg::LinalgOp op : ops) {
     rewriter.setInsertionPoint(op);
+    // A thread's elements of an elementwise kernel (TileToThreads chose them): vector ops.
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (width && !ranges.empty() && ranges.back() == width.getInt() &&
+        llvm::all_of(ArrayRef<int64_t>(ranges).drop_back(), [](int64_t r) { return r == 1; })) {
+      FailureOr<linalg::VectorizationResult> vector = linalg::vectorize(rewriter, op);
+      if (failed(vector))
+        return op->emitError("cannot vectorize this op of an elementwise kernel");
+      rewriter.eraseOp(op);
+      vectorized = true;
+      continue;
+    }
     if (failed(linalg::linalgOpToLoops(rewriter, op)))
       return op->emitError("cannot convert this op to loops");
     rewriter.eraseOp(op);
   }
+  if (!vectorized)
+    return success();
+  // Transfers of 1 x ... x 4 elements as 1-D loads and stores (a broadcast operand: one scalar
+  // load), 16-byte aligned: TileToThreads only vectorizes kernels whose every 4-element
+  // access starts at a multiple of 16 bytes, so NVPTX emits ld.global.v4 / st.global.v4.
+  // In stages: together, the rank-reducing and the lowering patterns undo each other's work.
+  MLIRContext *ctx = fn.getContext();
+  RewritePatternSet rank(ctx), transfers(ctx), casts(ctx);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(rank);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(rank);
+  vector::populateVectorTransferDropUnitDimsPatterns(rank);
+  vector::populateVectorTransferLoweringPatterns(transfers, /*maxTransferRank=*/1);
+  vector::populateVectorShapeCastLoweringPatterns(casts);
+  vector::populateVectorBroadcastLoweringPatterns(casts);
+  GreedyRewriteConfig bounded;
+  bounded.setMaxNumRewrites(100000);  // a pattern cycle is an error, not an endless rewrite
+  for (RewritePatternSet *stage : {&rank, &transfers, &casts})
+    if (failed(applyPatternsGreedily(fn, std::move(*stage), bounded)))
+      return fn.emitError("cannot lower the vector accesses of this kernel");
+  uint64_t bytes = static_cast<uint64_t>(width.getInt()) * 4;
+  auto align = [&](Operation *op, VectorType type) {
+    if (type.getRank() == 1 && type.getNumElements() == width.getInt())
+      op->setAttr("alignment", rewriter.getI64IntegerAttr(static_cast<int64_t>(bytes)));
+  };
+  fn.walk([&](vector::LoadOp op) { align(op, op.getVectorType()); });
+  fn.walk([&](vector::StoreOp op) { align(op, op.getVectorType()); });
+  bool left = false;
+  fn.walk([&](Operation *op) { left |= isa<vector::TransferReadOp, vector::TransferWriteOp>(op); });
+  if (left)
+    return fn.emitError("internal error: a vector transfer left in an elementwise CUDA kernel");
   return success();
 }
 
@@ -208,6 +260,8 @@ gpu::GPUFuncOp createKernel(IRRewriter &rewriter, func::FuncOp fn, gpu::GPUModul
   rewriter.setInsertionPointToEnd(gpuModule.getBody());
   auto gfn = gpu::GPUFuncOp::create(rewriter, fn.getLoc(), name, fn.getFunctionType());
   gfn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
+  if (Attribute width = fn->getAttr(kCudaVectorWidthAttrName))
+    gfn->setAttr(kCudaVectorWidthAttrName, width);
   Block &entry = gfn.getBody().front();
   for (auto [from, to] : llvm::zip(fn.getArguments(), entry.getArguments()))
     map.map(from, to);

@@ -11,6 +11,9 @@ inline constexpr llvm::StringLiteral kCudaWorkgroupsAttrName = "hexir.workgroups
 inline constexpr llvm::StringLiteral kCudaWorkgroupSizeAttrName = "hexir.workgroup_size";
 // The name of the gpu.module that holds every kernel.
 inline constexpr llvm::StringLiteral kCudaKernelModuleName = "hexir_kernels";
+// Elements each thread of an elementwise kernel takes along its innermost loop (TileToThreads
+// sets it when the kernel qualifies; the outliner then reads and writes them as one vector).
+inline constexpr llvm::StringLiteral kCudaVectorWidthAttrName = "hexir.cuda_vector_width";
 
 #define GEN_PASS_DECL
 #include "Target/Cuda/Passes.h.inc"

@@ -87,6 +87,67 @@ bool broadcastsAReduction(func::FuncOp fn) {
   return found;
 }
 
+// Elements one thread of an elementwise kernel takes along the innermost loop: 4, one 128-bit
+// load or store per operand, when every op of the kernel is elementwise (all loops parallel,
+// identity output) over 32-bit elements with no index arithmetic, the innermost extent is a
+// multiple of 4, and every operand is read contiguously along the innermost loop or not along
+// it at all (a broadcast). Operands must be bindings of the kernel or results of its ops: a
+// binding starts 64-byte aligned and its rows are whole multiples of 4 elements, so every
+// thread's 4 elements start 16-byte aligned. 1 otherwise.
+constexpr int64_t kVectorWidth = 4;
+
+int64_t vectorWidth(func::FuncOp fn, linalg::LinalgOp root) {
+  unsigned loops = root.getNumLoops();
+  if (loops == 0)
+    return 1;
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  if (ShapedType::isDynamic(ranges.back()) || ranges.back() % kVectorWidth != 0)
+    return 1;
+  auto is32Bit = [](Type t) {
+    Type e = getElementTypeOrSelf(t);
+    return e.isIntOrFloat() && e.getIntOrFloatBitWidth() == 32;
+  };
+  bool ok = true;
+  for (Operation &op : fn.getBody().front().without_terminator()) {
+    if (isa<tensor::EmptyOp>(op))
+      continue;
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      ok &= !isa<ShapedType>(c.getType());  // a tensor constant would be a global of unknown alignment
+      continue;
+    }
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || linalgOp.getNumLoops() != loops || linalgOp.getNumParallelLoops() != loops) {
+      ok = false;
+      break;
+    }
+    for (OpOperand &operand : op.getOpOperands()) {
+      Value v = operand.get();
+      if (isa<ShapedType>(v.getType()) && !is32Bit(v.getType()))
+        ok = false;
+      if (auto def = v.getDefiningOp(); def && !isa<linalg::LinalgOp, tensor::EmptyOp>(def) &&
+                                          isa<ShapedType>(v.getType()))
+        ok = false;
+      AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+      if (linalgOp.isDpsInit(&operand) && !map.isIdentity())
+        ok = false;
+      // The innermost loop, if it indexes the operand, is its last dimension alone.
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        AffineExpr e = map.getResult(r);
+        bool isLast = r + 1 == map.getNumResults();
+        if (e.isFunctionOfDim(loops - 1) && !(isLast && e == getAffineDimExpr(loops - 1, fn.getContext())))
+          ok = false;
+      }
+    }
+    op.walk([&](Operation *inner) {
+      if (isa<linalg::IndexOp, tensor::ExtractOp>(inner))
+        ok = false;
+    });
+    if (!ok)
+      break;
+  }
+  return ok ? kVectorWidth : 1;
+}
+
 // Tile sizes of the op computing a result: 1 for each parallel loop, the reductions whole
 // (sequential in the thread); the innermost parallel loop whole in a row kernel.
 SmallVector<int64_t> threadTile(TilingInterface root, bool rows) {
@@ -126,6 +187,11 @@ LogicalResult tileKernel(func::FuncOp fn) {
   for (Operation *op : roots) {
     auto root = cast<TilingInterface>(op);
     SmallVector<int64_t> sizes = threadTile(root, rows);
+    // One root (kernels of several results keep one element per thread).
+    if (int64_t width = roots.size() == 1 && !rows ? vectorWidth(fn, cast<linalg::LinalgOp>(op)) : 1; width > 1) {
+      sizes.back() = width;
+      fn->setAttr(kCudaVectorWidthAttrName, rewriter.getI64IntegerAttr(width));
+    }
     if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
       continue;  // nothing parallel: one thread runs the op as it is
     scf::SCFTilingOptions tiling;

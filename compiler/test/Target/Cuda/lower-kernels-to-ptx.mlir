@@ -3,16 +3,19 @@
 // The whole CUDA kernel pipeline: a kernel on tensors with an exp and a tanh becomes PTX for
 // sm_90 in a gpu.binary: one entry taking the two bindings as pointers, the block shape as
 // .maxntid, exp and tanh as polynomials, sqrt and floor as PTX instructions (no libdevice:
-// nothing imported), no shared memory.
+// nothing imported), no shared memory. Its innermost extent, 40, is a multiple of 4: each thread
+// loads and stores 4 elements as one 128-bit access.
 // CHECK: gpu.binary @hexir_kernels
 // CHECK-SAME: .target sm_90
 // CHECK-SAME: .visible .entry k(
 // CHECK-SAME: .param .u64 .ptr .align 1 k_param_0,
 // CHECK-SAME: .param .u64 .ptr .align 1 k_param_1
 // CHECK-SAME: .maxntid 256, 1, 1
+// CHECK-SAME: ld.global.v4.b32
 // CHECK-SAME: fma.rn.f32
 // CHECK-SAME: sqrt.rn.f32
 // CHECK-SAME: cvt.rmi.f32.f32
+// CHECK-SAME: st.global.v4.b32
 // CHECK-NOT: .extern
 // CHECK-NOT: .shared
 // CHECK-NOT: __nv_

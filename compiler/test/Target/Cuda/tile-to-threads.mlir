@@ -90,3 +90,53 @@ func.func @softmax(%x: tensor<6x40xf32>) -> tensor<6x40xf32> attributes {hexir.k
   } -> tensor<6x40xf32>
   return %r : tensor<6x40xf32>
 }
+
+// An elementwise kernel over 32-bit elements whose innermost extent is a multiple of 4, every
+// operand contiguous along it (x) or broadcast across it (the per-row scale): each thread takes
+// 4 elements, which the outliner reads and writes as 128-bit vectors.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-SAME: hexir.cuda_vector_width = 4
+// CHECK: scf.forall (%{{.*}}, %[[J:.*]]) = (0, 0) to (64, 40) step (1, 4)
+// CHECK: tensor<1x4xf32>
+#ew_id = affine_map<(i, j) -> (i, j)>
+#ew_row = affine_map<(i, j) -> (i)>
+func.func @elementwise(%x: tensor<64x40xf32>, %s: tensor<64xf32>) -> tensor<64x40xf32> attributes {hexir.kernel} {
+  %e = tensor.empty() : tensor<64x40xf32>
+  %r = linalg.generic {indexing_maps = [#ew_id, #ew_row, #ew_id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<64x40xf32>, tensor<64xf32>) outs(%e : tensor<64x40xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<64x40xf32>
+  return %r : tensor<64x40xf32>
+}
+
+// Not when an operand runs across the innermost loop (a transpose: x[j, i]), nor when the
+// innermost extent is not a multiple of 4: one element per thread.
+// CHECK-LABEL: func.func @transposed
+// CHECK-NOT: hexir.cuda_vector_width
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (64, 40)
+// CHECK-LABEL: func.func @odd
+// CHECK-NOT: hexir.cuda_vector_width
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (64, 42)
+#ew_t = affine_map<(i, j) -> (j, i)>
+func.func @transposed(%x: tensor<40x64xf32>) -> tensor<64x40xf32> attributes {hexir.kernel} {
+  %e = tensor.empty() : tensor<64x40xf32>
+  %r = linalg.generic {indexing_maps = [#ew_t, #ew_id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<40x64xf32>) outs(%e : tensor<64x40xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x40xf32>
+  return %r : tensor<64x40xf32>
+}
+func.func @odd(%x: tensor<64x42xf32>) -> tensor<64x42xf32> attributes {hexir.kernel} {
+  %e = tensor.empty() : tensor<64x42xf32>
+  %r = linalg.generic {indexing_maps = [#ew_id, #ew_id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<64x42xf32>) outs(%e : tensor<64x42xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x42xf32>
+  return %r : tensor<64x42xf32>
+}
