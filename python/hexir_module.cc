@@ -160,7 +160,8 @@ py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vec
 // hexir-compile as a function: (executable bytes, diagnostics, plan table text).
 py::tuple Compile(const std::string& path, const std::string& output, const std::map<std::string, std::vector<int64_t>>& shapes,
                   const std::string& entry, const std::string& target, const std::string& target_cpu,
-                  const std::string& machine, const std::map<std::string, uint64_t>& budgets, bool fusion,
+                  const std::string& machine, const std::map<std::string, uint64_t>& budgets,
+                  const std::map<std::string, std::string>& placements, bool fusion,
                   const std::string& plan_json, const std::string& plan_svg) {
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
@@ -170,6 +171,11 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
   options.targetCpu = target_cpu;
   options.machine = machine;
   options.memoryBudgets = budgets;
+  for (const auto& [what, space] : placements) {
+    std::string error;
+    if (!hexir::compiler::parsePlacement(what + "=" + space, options.placements, error))
+      return py::make_tuple(false, py::bytes(), error);
+  }
   options.fuseElementwise = fusion;
   options.planJsonPath = plan_json;
   options.planSvgPath = plan_svg;
@@ -202,7 +208,7 @@ PYBIND11_MODULE(_hexir, m) {
     }
   });
   m.def("compile", &Compile, py::arg("path"), py::arg("output"), py::arg("input_shapes"), py::arg("entry"),
-        py::arg("target"), py::arg("target_cpu"), py::arg("machine"), py::arg("memory_budgets"), py::arg("fusion"),
+        py::arg("target"), py::arg("target_cpu"), py::arg("machine"), py::arg("memory_budgets"), py::arg("placements"), py::arg("fusion"),
         py::arg("plan_json"), py::arg("plan_svg"));
   py::class_<PyModule>(m, "Module")
       .def("function_names", [](const PyModule& mod) { return mod.module->function_names(); })

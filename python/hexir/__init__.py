@@ -81,13 +81,14 @@ TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
 
 
 def compile(model, *, output=None, input_shapes=None, entry="main", target="host", target_cpu="host",
-            machine=None, memory_budgets=None, fusion=True, plan_json=None, plan_svg=None):
+            machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None):
     """Compiles a graph into executable bytes (also written to `output` when given).
 
     `model`: a path to an .onnx model or an .mlir graph, ONNX model bytes, an onnx.ModelProto,
     or MLIR text. The keywords are hexir-compile's options: `input_shapes` {name: shape} for
     symbolic ONNX dimensions, `target`, `target_cpu`, `machine` (a preset or a machine file),
-    `memory_budgets` {space: bytes}, `fusion`, and the plan outputs `plan_json` and `plan_svg`
+    `memory_budgets` {space: bytes}, `placements` {"intermediates" or "constants": space} (as
+    --place), `fusion`, and the plan outputs `plan_json` and `plan_svg`
     (file paths). Raises CompileError with the diagnostics.
     """
     with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
@@ -108,7 +109,8 @@ def compile(model, *, output=None, input_shapes=None, entry="main", target="host
         shapes = {name: [int(d) for d in shape] for name, shape in (input_shapes or {}).items()}
         ok, executable, diagnostics = _call(
             _hexir.compile, path, os.fspath(output) if output else "", shapes, entry, target, target_cpu,
-            machine or "", {k: int(v) for k, v in (memory_budgets or {}).items()}, bool(fusion),
+            machine or "", {k: int(v) for k, v in (memory_budgets or {}).items()},
+            {str(k): str(v) for k, v in (placements or {}).items()}, bool(fusion),
             os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "")
         if not ok:
             raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")

@@ -55,6 +55,13 @@ def test_plan_is_data(module, tmp_path):
     assert (tmp_path / "plan.svg").read_text().startswith("<svg")
     with pytest.raises(hexir.CompileError, match="the constants take 512 bytes, over the capacity of 100 bytes"):
         hexir.compile(MLIR, memory_budgets={"host": 100})  # the weights: a 512-byte splat
+    # Placements as --place: the edge CPU sees its DRAM; the host CPU of an h200 not the GPU's memory.
+    hexir.compile(MLIR, machine="edge", placements={"intermediates": "dram"}, plan_json=tmp_path / "placed.json")
+    assert json.loads((tmp_path / "placed.json").read_text())["arena_bytes"] == plan["arena_bytes"]
+    with pytest.raises(hexir.CompileError, match="processor 'cpu', which runs its kernel, does not see 'device'"):
+        hexir.compile(MLIR, machine="h200", placements={"constants": "device"})
+    with pytest.raises(hexir.CompileError, match="is not intermediates=SPACE or constants=SPACE"):
+        hexir.compile(MLIR, placements={"weights": "host"})
 
 
 def test_inputs_in_place_or_converted_once(module):
