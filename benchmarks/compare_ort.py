@@ -9,8 +9,8 @@ benchmarks/ort_bench.js) on the same .onnx file and inputs, one after the other,
 thread count, and check that both give the same output (max |hexir - ort| / max |ort|).
 
 Prints one row per model and thread count: median latency of both and their ratio, peak RSS
-of both processes (the range of the rounds' ratios next to it), Hexir's load time next to ORT's session creation, Hexir's arena next to its
-lower bound, the number of dispatches and the compile time; then the geometric mean of the
+of both processes (the range of the rounds' ratios next to it), Hexir's load time next to ORT's session creation, Hexir's arena before fusion (--no-fusion),
+its arena and the arena's lower bound, the number of dispatches and the compile time; then the geometric mean of the
 ratios per thread count. A model that fails is reported in its row and the others go on; the
 exit status is 1 when any failed.
 
@@ -229,6 +229,11 @@ def bench_model(name, args, ort_pkg, full):
         with open(base + ".plan.txt", "w") as f:
             f.write(plan_text)
         info["arena"], info["lower_bound"] = parse_plan(plan_text)
+        # The arena before fusion: the same model with every op its own dispatch.
+        unfused_text, _ = run([os.path.join(tools, "hexir-compile"), base + ".onnx", "-o", base + ".unfused.hxb",
+                               "--no-fusion", "--print-plan"], "compile --no-fusion", args.timeout)
+        os.remove(base + ".unfused.hxb")
+        info["arena_unfused"], _ = parse_plan(unfused_text)
         dump, _ = run([os.path.join(tools, "hexir-dump"), base + ".hxb"], "hexir-dump", args.timeout)
         info["dispatches"] = len(re.findall(r"^\s*\d+ DISPATCH ", dump, re.M))
         # One plain run for the output the check compares.
@@ -321,7 +326,7 @@ def num(v, fmt):
 
 
 COLUMNS = [("model", 16), ("thr", 3), ("hexir ms", 10), ("ort ms", 9), ("hx/ort", 7), ("rounds", 9), ("hx MiB", 7),
-           ("ort MiB", 7), ("load ms", 8), ("sess ms", 8), ("arena", 8), ("lower bd", 8), ("disp", 5),
+           ("ort MiB", 7), ("load ms", 8), ("sess ms", 8), ("unfused", 8), ("arena", 8), ("lower bd", 8), ("disp", 5),
            ("compile s", 9), ("check", 0)]
 
 
@@ -343,7 +348,8 @@ def format_row(row):
     cells = [row["model"], str(row["threads"]), num(hx.get("median_ms"), ".3f"), num(ort.get("median_ms"), ".3f"),
              num(ratio, ".2f"), f"{min(rounds):.2f}-{max(rounds):.2f}" if rounds else "-", num(hx.get("peak_rss_kib") and hx["peak_rss_kib"] / 1024, ".0f"),
              num(ort.get("peak_rss_kib") and ort["peak_rss_kib"] / 1024, ".0f"), num(hx.get("load_ms"), ".2f"),
-             num(ort.get("session_ms"), ".0f"), size_text(row.get("arena")), size_text(row.get("lower_bound")),
+             num(ort.get("session_ms"), ".0f"), size_text(row.get("arena_unfused")), size_text(row.get("arena")),
+             size_text(row.get("lower_bound")),
              num(row.get("dispatches"), "d"), num(row.get("compile_s"), ".1f"), check]
     return " ".join(c.rjust(w) if i else c.ljust(w) for i, (c, (_, w)) in enumerate(zip(cells, COLUMNS)))
 
