@@ -4,6 +4,7 @@
 #include "Planning/GraphValues.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Support/DebugStringHelper.h"
 
 #include <cstdio>
 #include <optional>
@@ -12,23 +13,6 @@ using namespace mlir;
 using namespace mlir::hexir;
 
 namespace {
-
-std::string withCommas(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string typeText(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
 
 // "the constant 'conv1.weight' (tensor<64x3x7x7xf32>, 37,632 B)".
 std::string describe(Value value, bool constant) {
@@ -40,8 +24,8 @@ std::string describe(Value value, bool constant) {
     name = " '" + named.getName().str() + "'";
   else if (!constant)
     name = " '" + bufferName(value.getDefiningOp<CallTirOp>(), value) + "'";
-  return std::string(constant ? "the constant" : "the intermediate") + name + " (" + typeText(value.getType()) +
-         ", " + withCommas(byteSize(value.getType())) + " B)";
+  return std::string(constant ? "the constant" : "the intermediate") + name + " (" + debugString(value.getType()) +
+         ", " + withThousands(byteSize(value.getType())) + " B)";
 }
 
 } // namespace

@@ -64,3 +64,13 @@ std::string mlir::hexir::bufferName(CallTirOp d, Value result) {
     name += "#" + std::to_string(cast<OpResult>(result).getResultNumber());
   return name;
 }
+
+std::string mlir::hexir::withThousands(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}

@@ -25,6 +25,9 @@ inline bool isView(Operation *op) { return isa<tensor::ExpandShapeOp, tensor::Co
 // Bytes of a ranked tensor type.
 uint64_t byteSize(Type type);
 
+// 4071680 -> "4,071,680": byte counts in messages.
+std::string withThousands(uint64_t n);
+
 // The value whose memory `v` reinterprets (reshapes are views of their source).
 Value rootOf(Value v);
 

@@ -14,16 +14,7 @@ namespace planner = ::hexir::planner;
 
 namespace {
 
-// 4071680 -> "4,071,680".
-std::string bytes(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
+std::string bytes(uint64_t n) { return withThousands(n); }
 
 // "'/conv1/Conv', '/relu/Relu'": the source ops a dispatch covers (the first three), or its
 // kernel's name when it has none.
