@@ -75,7 +75,7 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   }
 
   FailureOr<BufferLiveness> live = computeBufferLiveness(graph, target, options.schedule, report);
-  if (failed(live) || failed(checkPlacement(*live, target)))
+  if (failed(live) || failed(checkPlacement(graph, *live, target)))
     return failure();
   InPlaceCandidates candidates = findKernelCandidates(*live, graph->getParentOfType<ModuleOp>());
   if (options.inPlace)

@@ -30,7 +30,8 @@ std::string describe(Value value, bool constant) {
 
 } // namespace
 
-LogicalResult mlir::hexir::checkPlacement(const BufferLiveness &live, const TargetDescription &target) {
+LogicalResult mlir::hexir::checkPlacement(func::FuncOp graph, const BufferLiveness &live,
+                                          const TargetDescription &target) {
   const MemorySpaceDescription &arena = target.memorySpaces[target.arenaSpace];
   const MemorySpaceDescription &constants = target.memorySpaces[target.constantSpace];
   if (arena.kernelVisible && constants.kernelVisible)
@@ -97,5 +98,13 @@ LogicalResult mlir::hexir::checkPlacement(const BufferLiveness &live, const Targ
       if (!arena.kernelVisible && live.bufferOf.count(result))
         return refuse(d, result, /*constant=*/false, /*written=*/true);
   }
-  return success();
+  // Nothing a kernel touches was placed there: the space would still be part of the executable,
+  // which a device that lacks it could not load.
+  bool constantsThere = !constants.kernelVisible;
+  const MemorySpaceDescription &unseen = constantsThere ? constants : arena;
+  return emitError(graph.getLoc()) << "--place " << (constantsThere ? "constants" : "intermediates") << "="
+                                   << unseen.name << ": " << processor << " does not see memory space '"
+                                   << unseen.name << "', and no kernel of '" << graph.getSymName() << "' reads "
+                                   << (constantsThere ? "a constant" : "an intermediate")
+                                   << " there, so the placement holds nothing: leave it out";
 }

@@ -15,7 +15,9 @@
 
 namespace mlir::hexir {
 
-LogicalResult checkPlacement(const BufferLiveness &live, const TargetDescription &target);
+// Fails also when a placement names such a space but nothing a kernel touches is there (the
+// executable would still list a space the device may lack).
+LogicalResult checkPlacement(func::FuncOp graph, const BufferLiveness &live, const TargetDescription &target);
 
 } // namespace mlir::hexir
 

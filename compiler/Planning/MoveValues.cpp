@@ -33,7 +33,8 @@ uint64_t capacityOf(const TargetDescription &target, uint32_t space, uint64_t co
 // A space the arena's values can be copied to and back from, with both transfers.
 std::optional<std::pair<uint32_t, double>> parkingSpace(const TargetDescription &target) {
   for (const SpaceTransfer &out : target.transfers) {
-    if (out.from != target.arenaSpace || out.to == target.arenaSpace)
+    // Not into a space only --place named for the diagnostic: the device may not hold it.
+    if (out.from != target.arenaSpace || out.to == target.arenaSpace || !target.memorySpaces[out.to].kernelVisible)
       continue;
     for (const SpaceTransfer &back : target.transfers)
       if (back.from == out.to && back.to == target.arenaSpace) {

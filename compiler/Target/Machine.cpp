@@ -190,6 +190,38 @@ FailureOr<MachineDescription> mlir::hexir::loadMachine(llvm::StringRef nameOrPat
   return parseMachine((*buffer)->getBuffer(), nameOrPath, error);
 }
 
+namespace {
+
+// The rates of the runtime's own copies between the host's memory (a space only host processors
+// see, such as a GPU machine's DRAM) and the arena's space.
+void linkToHost(TargetDescription &target, const MachineDescription &machine) {
+  target.hostLink = {};
+  const std::string &arena = target.memorySpaces[target.arenaSpace].name;
+  auto kernelSees = [&](const std::string &name) {
+    return llvm::any_of(target.memorySpaces,
+                        [&](const MemorySpaceDescription &s) { return s.name == name && s.kernelVisible; });
+  };
+  auto hostOnly = [&](const std::string &name) {
+    return !kernelSees(name) && llvm::any_of(machine.memorySpaces, [&](const MachineMemorySpace &s) {
+      return s.name == name && s.within.empty() && llvm::any_of(s.visibleTo, [&](const std::string &p) {
+               return llvm::any_of(machine.processors,
+                                   [&](const MachineProcessor &q) { return q.name == p && q.kind == "host"; });
+             });
+    });
+  };
+  for (const MachineTransfer &t : machine.transfers) {
+    if (hostOnly(t.from) && t.to == arena) {
+      target.hostLink.uploadBytesPerSecond = t.bytesPerSecond;
+      target.hostLink.uploadLatencySeconds = t.latencySeconds;
+    } else if (t.from == arena && hostOnly(t.to)) {
+      target.hostLink.downloadBytesPerSecond = t.bytesPerSecond;
+      target.hostLink.downloadLatencySeconds = t.latencySeconds;
+    }
+  }
+}
+
+} // namespace
+
 LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const MachineDescription &machine,
                                         llvm::StringRef processorKind, std::string &error) {
   llvm::StringSet<> processors;
@@ -229,26 +261,12 @@ LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const Machine
         return i;
     return std::nullopt;
   };
-  const std::string &arena = target.memorySpaces[target.arenaSpace].name;
   for (const MachineTransfer &t : machine.transfers) {
     std::optional<uint32_t> from = indexOf(t.from), to = indexOf(t.to);
     if (from && to && *from != *to)
       target.transfers.push_back({*from, *to, t.bytesPerSecond, t.latencySeconds});
-    // A space only the host sees (its DRAM) and the arena's: the runtime's own copies.
-    auto hostOnly = [&](const std::string &name) {
-      return !indexOf(name) && llvm::any_of(machine.memorySpaces, [&](const MachineMemorySpace &s) {
-        return s.name == name && s.within.empty() &&
-               llvm::any_of(s.visibleTo, [&](const std::string &p) { return hostProcessors.contains(p); });
-      });
-    };
-    if (hostOnly(t.from) && t.to == arena) {
-      target.hostLink.uploadBytesPerSecond = t.bytesPerSecond;
-      target.hostLink.uploadLatencySeconds = t.latencySeconds;
-    } else if (t.from == arena && hostOnly(t.to)) {
-      target.hostLink.downloadBytesPerSecond = t.bytesPerSecond;
-      target.hostLink.downloadLatencySeconds = t.latencySeconds;
-    }
   }
+  linkToHost(target, machine);
   return success();
 }
 
@@ -309,6 +327,8 @@ LogicalResult mlir::hexir::placeBuffers(TargetDescription &target, const Machine
     }
     (what == "intermediates" ? target.arenaSpace : target.constantSpace) = *index;
   }
+  if (machine)
+    linkToHost(target, *machine);  // the arena may have moved
   return success();
 }
 

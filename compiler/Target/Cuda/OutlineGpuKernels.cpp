@@ -186,6 +186,9 @@ LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
     // never outlive one iteration, so the iterations of a thread can share it.
     rewriter.setInsertionPointToStart(&fn.getBody().front());
     auto alloca = memref::AllocaOp::create(rewriter, alloc.getLoc(), alloc.getType());
+    // The 16-byte vector accesses of a vectorized kernel's thread hold for its frame too.
+    if (fn->hasAttr(kCudaVectorWidthAttrName))
+      alloca.setAlignment(16);
     rewriter.replaceOp(alloc, alloca);
   }
   SmallVector<memref::DeallocOp> deallocs;

@@ -8,6 +8,8 @@
 // RUN: not %hexir-compile %s -o %t.hxb --machine h200 --place intermediates=shared 2>&1 | FileCheck %s --check-prefix=WITHIN
 // RUN: not %hexir-compile %s -o %t.hxb --place intermediates=dram 2>&1 | FileCheck %s --check-prefix=NOMACHINE
 // RUN: not %hexir-compile %s -o %t.hxb --place weights=host 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// RUN: echo 'func.func @main(%%x: tensor<16xf32>) -> tensor<16xf32> { %%a = tosa.tanh %%x : (tensor<16xf32>) -> tensor<16xf32>  return %%a : tensor<16xf32> }' > %t.noconst.mlir
+// RUN: not %hexir-compile %t.noconst.mlir -o %t.hxb --machine h200 --target cuda --place constants=host 2>&1 | FileCheck %s --check-prefix=EMPTY
 
 // A placement the processor sees: the edge CPU sees both its spaces, so the arena may go to
 // DRAM and the constants to SRAM.
@@ -23,6 +25,9 @@
 // WITHIN: error: --place intermediates=shared: memory space 'shared' lies within 'device' and holds a kernel's scratch, never intermediates
 // NOMACHINE: error: --place intermediates=dram: no memory space 'dram' in target 'host' (it has 'host'; a machine file, --machine, gives others)
 // SYNTAX: --place 'weights=host' is not intermediates=SPACE or constants=SPACE
+// A placement into a space the processor does not see that holds nothing is refused too: the
+// executable would list a space the GPU cannot hold.
+// EMPTY: error: --place constants=host: processor 'gpu' does not see memory space 'host', and no kernel of 'main' reads a constant there, so the placement holds nothing: leave it out
 func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
   %w = arith.constant dense<2.0> : tensor<16xf32>
   %a = tosa.tanh %x : (tensor<16xf32>) -> tensor<16xf32> loc("a")
