@@ -31,17 +31,19 @@ uint64_t capacityOf(const TargetDescription &target, uint32_t space, uint64_t co
 }
 
 // A space the arena's values can be copied to and back from, with both transfers.
-std::optional<std::pair<uint32_t, double>> parkingSpace(const TargetDescription &target) {
+struct Parking {
+  uint32_t space;
+  SpaceTransfer out, back;
+};
+
+std::optional<Parking> parkingSpace(const TargetDescription &target) {
   for (const SpaceTransfer &out : target.transfers) {
     // Not into a space only --place named for the diagnostic: the device may not hold it.
     if (out.from != target.arenaSpace || out.to == target.arenaSpace || !target.memorySpaces[out.to].kernelVisible)
       continue;
     for (const SpaceTransfer &back : target.transfers)
-      if (back.from == out.to && back.to == target.arenaSpace) {
-        double perByte = (out.bytesPerSecond > 0 ? 1.0 / out.bytesPerSecond : 0) +
-                         (back.bytesPerSecond > 0 ? 1.0 / back.bytesPerSecond : 0);
-        return std::make_pair(out.to, perByte);
-      }
+      if (back.from == out.to && back.to == target.arenaSpace)
+        return Parking{out.to, out, back};
   }
   return std::nullopt;
 }
@@ -98,33 +100,19 @@ double recomputeSeconds(Value value, const TargetDescription &target) {
       double iterations = 1;
       for (int64_t range : op.getStaticLoopRanges())
         iterations *= range > 0 ? static_cast<double>(range) : 1.0;
-      double ops = 0;
-      for (Operation &inner : op.getBlock()->without_terminator()) {
-        (void)inner;
-        ops += 1;
-      }
-      flops += iterations * ops;
+      flops += iterations * static_cast<double>(llvm::range_size(op.getBlock()->without_terminator()));
     });
   return std::max(flops / target.compute.effectiveFlopsPerSecond(), bytes / target.compute.effectiveBytesPerSecond());
 }
 
 // Seconds to copy `bytes` out to the parking space and back (a transfer of unknown rate counts
 // at the processor's memory rate).
-double moveSeconds(const TargetDescription &target, const std::pair<uint32_t, double> &park, uint64_t bytes) {
-  double seconds = 0;
-  for (const SpaceTransfer &t : target.transfers)
-    if ((t.from == target.arenaSpace && t.to == park.first) || (t.from == park.first && t.to == target.arenaSpace))
-      seconds += t.latencySeconds + static_cast<double>(bytes) /
-                                        (t.bytesPerSecond > 0 ? t.bytesPerSecond : target.compute.effectiveBytesPerSecond());
-  return seconds;
-}
-
-double latencyOf(const TargetDescription &target, uint32_t park) {
-  double seconds = 0;
-  for (const SpaceTransfer &t : target.transfers)
-    if ((t.from == target.arenaSpace && t.to == park) || (t.from == park && t.to == target.arenaSpace))
-      seconds += t.latencySeconds;
-  return seconds;
+double moveSeconds(const TargetDescription &target, const Parking &park, uint64_t bytes) {
+  auto seconds = [&](const SpaceTransfer &t) {
+    double rate = t.bytesPerSecond > 0 ? t.bytesPerSecond : target.compute.effectiveBytesPerSecond();
+    return t.latencySeconds + static_cast<double>(bytes) / rate;
+  };
+  return seconds(park.out) + seconds(park.back);
 }
 
 } // namespace
@@ -133,7 +121,7 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
                                   const PlanMemoryOptions &options, planner::PlanReport &report) {
   uint32_t space = target.arenaSpace;
   uint64_t capacity = capacityOf(target, space, constantBytes);
-  std::optional<std::pair<uint32_t, double>> park = parkingSpace(target);
+  std::optional<Parking> park = parkingSpace(target);
   if (capacity == 0)
     return;
   planner::Problem &problem = live.problem;
@@ -155,10 +143,10 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
     problem.capacities.assign(target.memorySpaces.size(), 0);
     problem.capacities[space] = capacity;
     if (park)
-      problem.capacities[park->first] = capacityOf(target, park->first, constantBytes);
+      problem.capacities[park->space] = capacityOf(target, park->space, constantBytes);
     std::vector<uint64_t> bound = planner::MaxLoadLowerBound(problem);
-    uint64_t parkCapacity = park ? problem.capacities[park->first] : 0;
-    if (park && parkCapacity != 0 && park->first < bound.size() && bound[park->first] > parkCapacity)
+    uint64_t parkCapacity = park ? problem.capacities[park->space] : 0;
+    if (park && parkCapacity != 0 && park->space < bound.size() && bound[park->space] > parkCapacity)
       break;  // the space values move to is full itself: planMemory explains
     if (space < bound.size() && bound[space] <= capacity) {
       auto solved = planner::Solve(problem, solve);
@@ -183,7 +171,7 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
     std::optional<size_t> best;
     int64_t bestOut = 0, bestIn = 0;
     bool bestRecompute = false;
-    double bestCost = 0;
+    double bestSeconds = 0, bestCost = 0;  // the chosen way's seconds, and per byte freed
     SmallVector<size_t> bestReads;
     for (size_t b = 0; b < problem.buffers.size(); ++b) {
       const planner::BufferRequest &r = problem.buffers[b];
@@ -228,6 +216,7 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
         bestOut = out;
         bestIn = in;
         bestRecompute = recompute;
+        bestSeconds = recompute ? recomputeCost : moveCost;
         bestCost = perByte;
         bestReads = reads && recompute ? *reads : SmallVector<size_t>();
       }
@@ -243,7 +232,7 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
       planner::BufferRequest parked = original;
       parked.first = bestOut;
       parked.last = bestIn;
-      parked.space = park->first;
+      parked.space = park->space;
       parked.name = original.name + " (moved out)";
       parkedIndex = problem.buffers.size();
       problem.buffers.push_back(parked);
@@ -280,11 +269,11 @@ void mlir::hexir::moveValuesToFit(BufferLiveness &live, const TargetDescription 
     if (bestRecompute) {
       report.moves.push_back({original.name, original.size, bestOut, bestIn, ""});
       report.recomputed_bytes += original.size;
-      report.recompute_seconds += recomputeSeconds(value, target);
+      report.recompute_seconds += bestSeconds;
     } else {
-      report.moves.push_back({original.name, original.size, bestOut, bestIn, target.memorySpaces[park->first].name});
+      report.moves.push_back({original.name, original.size, bestOut, bestIn, target.memorySpaces[park->space].name});
       report.moved_bytes += 2 * original.size;
-      report.transfer_seconds += original.size * park->second + latencyOf(target, park->first);
+      report.transfer_seconds += bestSeconds;
     }
   }
   problem.capacities.assign(target.memorySpaces.size(), 0);

@@ -192,6 +192,13 @@ FailureOr<MachineDescription> mlir::hexir::loadMachine(llvm::StringRef nameOrPat
 
 namespace {
 
+// Whether a processor of kind `kind` ("host", "cuda") sees memory space `space`.
+bool seenBy(const MachineDescription &machine, const MachineMemorySpace &space, llvm::StringRef kind) {
+  return llvm::any_of(space.visibleTo, [&](const std::string &p) {
+    return llvm::any_of(machine.processors, [&](const MachineProcessor &q) { return q.name == p && q.kind == kind; });
+  });
+}
+
 // The rates of the runtime's own copies between the host's memory (a space only host processors
 // see, such as a GPU machine's DRAM) and the arena's space.
 void linkToHost(TargetDescription &target, const MachineDescription &machine) {
@@ -203,10 +210,7 @@ void linkToHost(TargetDescription &target, const MachineDescription &machine) {
   };
   auto hostOnly = [&](const std::string &name) {
     return !kernelSees(name) && llvm::any_of(machine.memorySpaces, [&](const MachineMemorySpace &s) {
-      return s.name == name && s.within.empty() && llvm::any_of(s.visibleTo, [&](const std::string &p) {
-               return llvm::any_of(machine.processors,
-                                   [&](const MachineProcessor &q) { return q.name == p && q.kind == "host"; });
-             });
+      return s.name == name && s.within.empty() && seenBy(machine, s, "host");
     });
   };
   for (const MachineTransfer &t : machine.transfers) {
@@ -235,17 +239,12 @@ LogicalResult mlir::hexir::applyMachine(TargetDescription &target, const Machine
     error = "machine '" + machine.name + "' has no " + processorKind.str() + " processor for target '" + target.name + "'";
     return failure();
   }
-  llvm::StringSet<> hostProcessors;
-  for (const MachineProcessor &p : machine.processors)
-    if (p.kind == "host")
-      hostProcessors.insert(p.name);
   // Spaces within another (a GPU's shared memory) hold a kernel's scratch, not arenas.
   std::vector<MemorySpaceDescription> spaces;
   for (const MachineMemorySpace &s : machine.memorySpaces) {
     if (!s.within.empty() || llvm::none_of(s.visibleTo, [&](const std::string &p) { return processors.contains(p); }))
       continue;
-    bool hostVisible = llvm::any_of(s.visibleTo, [&](const std::string &p) { return hostProcessors.contains(p); });
-    spaces.push_back({s.name, s.capacity, std::max<uint64_t>(s.alignment, 64), hostVisible, true});
+    spaces.push_back({s.name, s.capacity, std::max<uint64_t>(s.alignment, 64), seenBy(machine, s, "host"), true});
   }
   if (spaces.empty()) {
     error = "machine '" + machine.name + "' has no memory space its " + processorKind.str() + " processor sees";
@@ -296,13 +295,9 @@ LogicalResult mlir::hexir::placeBuffers(TargetDescription &target, const Machine
         return failure();
       }
       if (space) {
-        bool hostVisible = llvm::any_of(space->visibleTo, [&](const std::string &p) {
-          return llvm::any_of(machine->processors,
-                              [&](const MachineProcessor &q) { return q.name == p && q.kind == "host"; });
-        });
         index = static_cast<uint32_t>(target.memorySpaces.size());
-        target.memorySpaces.push_back(
-            {space->name, space->capacity, std::max<uint64_t>(space->alignment, 64), hostVisible, false});
+        target.memorySpaces.push_back({space->name, space->capacity, std::max<uint64_t>(space->alignment, 64),
+                                       seenBy(*machine, *space, "host"), false});
         for (const MachineTransfer &t : machine->transfers) {
           std::optional<uint32_t> from = indexOf(t.from), to = indexOf(t.to);
           if (from && to && *from != *to && (*from == *index || *to == *index))
@@ -335,11 +330,7 @@ LogicalResult mlir::hexir::placeBuffers(TargetDescription &target, const Machine
 uint64_t mlir::hexir::kernelScratchBytes(const MachineDescription &machine, llvm::StringRef processorKind) {
   uint64_t bytes = 0;
   for (const MachineMemorySpace &s : machine.memorySpaces) {
-    bool seen = llvm::any_of(s.visibleTo, [&](const std::string &p) {
-      return llvm::any_of(machine.processors,
-                          [&](const MachineProcessor &q) { return q.name == p && q.kind == processorKind; });
-    });
-    if (!s.within.empty() && seen && s.capacity > 0 && (bytes == 0 || s.capacity < bytes))
+    if (!s.within.empty() && seenBy(machine, s, processorKind) && s.capacity > 0 && (bytes == 0 || s.capacity < bytes))
       bytes = s.capacity;
   }
   return bytes;
