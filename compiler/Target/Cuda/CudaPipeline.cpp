@@ -13,6 +13,12 @@ using namespace mlir;
 void mlir::hexir::buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Matmuls and convolutions large enough: thread blocks staging their tiles in shared memory.
+  StageContractionsOptions stage;
+  stage.capacity = options.sharedMemoryBytes;
+  pm.addPass(createStageContractions(stage));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   // One thread per output element (or row), producers fused: one loop nest per kernel.
   pm.addPass(createTileToThreads());
   pm.addPass(createCanonicalizerPass());

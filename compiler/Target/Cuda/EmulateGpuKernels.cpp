@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::hexir {
@@ -28,6 +29,92 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
     return arith::SubIOp::create(b, loc, last, iv);
   }
 
+  // A staged kernel (StageContractions) runs its threads loop by loop: each thread loop (from
+  // the thread index, in steps of the block size, a barrier after it) becomes one loop over
+  // all of its iterations, run by the emulated block, and the code around the thread loops,
+  // the same for every thread, runs once per block. Everything that crosses a barrier is in
+  // shared memory (the block's own allocas here), so this computes what the GPU computes.
+  LogicalResult emulateStaged(OpBuilder &b, gpu::GPUFuncOp gfn, func::FuncOp fn, IRMapping &map, int64_t threads) {
+    Location loc = gfn.getLoc();
+    bool misplaced = false;
+    gfn.walk([&](gpu::ThreadIdOp id) {
+      for (Operation *user : id->getUsers()) {
+        auto loop = dyn_cast<scf::ForOp>(user);
+        misplaced |= !loop || !loop->hasAttr(kCudaThreadLoopAttrName) || loop.getLowerBound() != id.getResult() ||
+                     getConstantIntValue(loop.getStep()) != threads;
+      }
+    });
+    if (misplaced)
+      return gfn.emitError("the CUDA emulator runs staged kernels whose thread index only starts thread loops");
+    Block &body = gfn.getBody().front();
+    auto stripped = [](Type type) -> Type {
+      auto memref = dyn_cast<MemRefType>(type);
+      if (!memref || !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+        return type;
+      return MemRefType::Builder(memref).setMemorySpace(Attribute());
+    };
+    // Shared memory: the block's, one frame reused by the blocks this call runs in turn.
+    for (BlockArgument shared : gfn.getWorkgroupAttributions())
+      map.map(shared, memref::AllocaOp::create(b, loc, cast<MemRefType>(stripped(shared.getType()))));
+    for (auto alloca : body.getOps<memref::AllocaOp>())
+      b.clone(*alloca, map);
+    auto range = WorkgroupRangeOp::create(b, loc, b.getIndexType(), b.getIndexType());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0), one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto blockLoop = scf::ForOp::create(b, loc, range.getBegin(), range.getEnd(), one);
+    b.setInsertionPointToStart(blockLoop.getBody());
+    Value blockId = ordered(b, loc, blockLoop.getInductionVar(), range.getBegin(), range.getEnd());
+    for (Operation &op : body.without_terminator()) {
+      if (isa<memref::AllocaOp>(op))
+        continue;
+      if (auto id = dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
+        map.map(id.getResult(), blockId);
+      } else if (auto id = dyn_cast<gpu::ThreadIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
+        map.map(id.getResult(), zero);  // the first thread's start: each thread loop then runs all iterations
+      } else {
+        b.clone(op, map);
+      }
+    }
+    b.setInsertionPointToEnd(&fn.getBody().front());
+    func::ReturnOp::create(b, loc);
+    // Every iteration of a thread loop, in order (or reversed), then what the barrier guards.
+    SmallVector<scf::ForOp> threadLoops;
+    SmallVector<Operation *> barriers;
+    fn.walk([&](Operation *op) {
+      if (auto loop = dyn_cast<scf::ForOp>(op); loop && loop->hasAttr(kCudaThreadLoopAttrName))
+        threadLoops.push_back(loop);
+      else if (isa<gpu::BarrierOp>(op))
+        barriers.push_back(op);
+      else if (isa<gpu::GPUDialect>(op->getDialect()))
+        op->emitError("the CUDA emulator does not model '") << op->getName() << "' in a staged kernel";
+    });
+    for (Operation *barrier : barriers)
+      barrier->erase();
+    for (scf::ForOp loop : threadLoops) {
+      OpBuilder inner(loop);
+      loop.getStepMutable().assign(arith::ConstantIndexOp::create(inner, loc, 1));
+      loop->removeAttr(kCudaThreadLoopAttrName);
+      if (!reverse)
+        continue;
+      inner.setInsertionPointToStart(loop.getBody());
+      Value iv = loop.getInductionVar();
+      Value index = ordered(inner, loc, iv, loop.getLowerBound(), loop.getUpperBound());
+      iv.replaceAllUsesExcept(index, index.getDefiningOp());
+    }
+    bool unmodeled = false;
+    fn.walk([&](Operation *op) {
+      unmodeled |= isa<gpu::GPUDialect>(op->getDialect());
+      for (Value v : op->getResults())
+        v.setType(stripped(v.getType()));
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            arg.setType(stripped(arg.getType()));
+      if (isa<vector::LoadOp, vector::StoreOp>(op))
+        op->removeAttr("alignment");
+    });
+    return failure(unmodeled);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kCudaKernelModuleName);
@@ -50,8 +137,13 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
       IRMapping map;
       for (auto [from, to] : llvm::zip(gfn.getArguments(), fn.getArguments()))
         map.map(from, to);
-      // A thread's temporaries: one frame, reused by every emulated thread.
       Block &body = gfn.getBody().front();
+      if (gfn->hasAttr(kCudaStagedAttrName)) {
+        if (failed(emulateStaged(b, gfn, fn, map, threads.getInt())))
+          return signalPassFailure();
+        continue;
+      }
+      // A thread's temporaries: one frame, reused by every emulated thread.
       for (auto alloca : body.getOps<memref::AllocaOp>())
         b.clone(*alloca, map);
       auto range = WorkgroupRangeOp::create(b, loc, b.getIndexType(), b.getIndexType());

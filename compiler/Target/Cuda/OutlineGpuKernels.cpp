@@ -174,6 +174,130 @@ FailureOr<int64_t> mapToThreads(IRRewriter &rewriter, Operation *nest, int64_t b
   return iterations;
 }
 
+template <typename MappingAttr>
+bool isMappedTo(scf::ForallOp forall) {
+  std::optional<ArrayAttr> mapping = forall.getMapping();
+  return mapping && !mapping->empty() && isa<MappingAttr>((*mapping)[0]);
+}
+
+// Iterations of a forall, all static.
+std::optional<int64_t> tripCount(scf::ForallOp forall) {
+  int64_t n = 1;
+  for (auto [lb, ub, step] : llvm::zip(forall.getMixedLowerBound(), forall.getMixedUpperBound(), forall.getMixedStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub), s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return std::nullopt;
+    n *= std::max<int64_t>((*u - *l + *s - 1) / *s, 0);
+  }
+  return n;
+}
+
+// The induction values of the forall's iteration number `linear`, innermost loop fastest.
+SmallVector<Value> delinearize(RewriterBase &rewriter, Location loc, scf::ForallOp forall, Value linear) {
+  SmallVector<OpFoldResult> lbs = forall.getMixedLowerBound(), ubs = forall.getMixedUpperBound(),
+                            steps = forall.getMixedStep();
+  SmallVector<Value> ivs(lbs.size());
+  Value rest = linear;
+  for (unsigned d = lbs.size(); d-- > 0;) {
+    int64_t lb = *getConstantIntValue(lbs[d]), ub = *getConstantIntValue(ubs[d]), step = *getConstantIntValue(steps[d]);
+    Value trips = arith::ConstantIndexOp::create(rewriter, loc, (ub - lb + step - 1) / step);
+    Value i = d == 0 ? rest : arith::RemUIOp::create(rewriter, loc, rest, trips).getResult();
+    if (d > 0)
+      rest = arith::DivUIOp::create(rewriter, loc, rest, trips);
+    ivs[d] = arith::AddIOp::create(rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, lb),
+                                   arith::MulIOp::create(rewriter, loc, i, arith::ConstantIndexOp::create(rewriter, loc, step)));
+  }
+  return ivs;
+}
+
+// Moves the body of `forall` (its terminator dropped) before `before`, its induction
+// variables replaced by `ivs`, and erases it.
+void inlineForall(RewriterBase &rewriter, scf::ForallOp forall, Operation *before, ValueRange ivs) {
+  Block *body = forall.getBody();
+  for (auto [iv, value] : llvm::zip(forall.getInductionVars(), ivs))
+    rewriter.replaceAllUsesWith(iv, value);
+  rewriter.eraseOp(body->getTerminator());
+  before->getBlock()->getOperations().splice(Block::iterator(before), body->getOperations());
+  rewriter.eraseOp(forall);
+}
+
+struct StagedLaunch {
+  int64_t blocks;
+  int64_t threads;
+};
+
+// A block forall of StageContractions (already cloned into `gfn`): its iteration is the block
+// index; its shared tensors become the kernel's workgroup memory; each thread forall inside
+// becomes a loop from the thread index in steps of the block's size (kCudaThreadLoopAttrName),
+// followed by a barrier, so the next loop reads what every thread wrote.
+FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, scf::ForallOp blocks,
+                                      int64_t blockSize) {
+  Location loc = blocks.getLoc();
+  std::optional<int64_t> blockCount = tripCount(blocks);
+  if (!blockCount)
+    return blocks.emitError("a block loop with dynamic bounds");
+  // Copies of a view onto itself (what bufferizing in place leaves where folding has not run).
+  blocks.walk([&](memref::CopyOp copy) {
+    if (copy.getSource() == copy.getTarget())
+      rewriter.eraseOp(copy);
+  });
+  SmallVector<memref::AllocOp> shared;
+  blocks.walk([&](memref::AllocOp alloc) {
+    if (gpu::GPUDialect::isWorkgroupMemoryAddressSpace(alloc.getType().getMemorySpace()))
+      shared.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : shared) {
+    if (!alloc.getType().hasStaticShape())
+      return alloc.emitError("shared memory of dynamic size in a CUDA kernel");
+    BlockArgument buffer = gfn.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+    rewriter.replaceOp(alloc, buffer);
+  }
+  SmallVector<scf::ForallOp> threadLoops;
+  blocks.walk([&](scf::ForallOp forall) {
+    if (isMappedTo<gpu::GPUThreadMappingAttr>(forall))
+      threadLoops.push_back(forall);
+  });
+  int64_t most = 1;
+  for (scf::ForallOp forall : threadLoops) {
+    std::optional<int64_t> n = tripCount(forall);
+    if (!n)
+      return forall.emitError("a thread loop with dynamic bounds");
+    most = std::max(most, *n);
+  }
+  int64_t threads = std::min<int64_t>(blockSize, std::max<int64_t>((most + 31) / 32 * 32, 32));
+  rewriter.setInsertionPointToStart(&gfn.getBody().front());
+  Value thread = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+  Value stride = arith::ConstantIndexOp::create(rewriter, loc, threads);
+  for (scf::ForallOp forall : threadLoops) {
+    rewriter.setInsertionPoint(forall);
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, *tripCount(forall));
+    auto loop = scf::ForOp::create(rewriter, forall.getLoc(), thread, count, stride);
+    loop->setAttr(kCudaThreadLoopAttrName, rewriter.getUnitAttr());
+    rewriter.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> ivs = delinearize(rewriter, forall.getLoc(), forall, loop.getInductionVar());
+    inlineForall(rewriter, forall, loop.getBody()->getTerminator(), ivs);
+    rewriter.setInsertionPointAfter(loop);
+    gpu::BarrierOp::create(rewriter, forall.getLoc());
+  }
+  rewriter.setInsertionPoint(blocks);
+  Value block = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x);
+  SmallVector<Value> ivs = delinearize(rewriter, loc, blocks, block);
+  Operation *after = blocks->getNextNode();
+  inlineForall(rewriter, blocks, after, ivs);
+  // Whatever writes memory is inside a thread loop: the code around them is the same for
+  // every thread (views, indices, the steps' loop).
+  WalkResult stray = gfn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->hasAttr(kCudaThreadLoopAttrName))
+      return WalkResult::skip();
+    if (isa<linalg::LinalgOp, memref::CopyOp, memref::StoreOp>(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (stray.wasInterrupted())
+    return gfn.emitError("internal error: a write outside the thread loops of a staged kernel");
+  return StagedLaunch{*blockCount, threads};
+}
+
 // Inside a thread: temporaries on its stack (registers or local memory), copies and linalg ops
 // as sequential loops.
 LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
@@ -388,6 +512,16 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
           rewriter.clone(op, map);
       Operation *clone = rewriter.clone(*nest, map);
       gpu::ReturnOp::create(rewriter, fn.getLoc());
+      if (auto blocks = dyn_cast<scf::ForallOp>(clone); blocks && isMappedTo<gpu::GPUBlockMappingAttr>(blocks)) {
+        FailureOr<StagedLaunch> launch = mapStagedNest(rewriter, gfn, blocks, blockSize);
+        if (failed(launch) || failed(lowerThreadBody(rewriter, gfn)) || failed(checkLocalMemory(gfn)))
+          return failure();
+        gfn.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({static_cast<int32_t>(launch->threads), 1, 1}));
+        gfn->setAttr(kCudaWorkgroupsAttrName, rewriter.getI64IntegerAttr(launch->blocks));
+        gfn->setAttr(kCudaWorkgroupSizeAttrName, rewriter.getI64IntegerAttr(launch->threads));
+        gfn->setAttr(kCudaStagedAttrName, rewriter.getUnitAttr());
+        continue;
+      }
       FailureOr<int64_t> iterations = mapToThreads(rewriter, clone, blockSize);
       if (failed(iterations) || failed(lowerThreadBody(rewriter, gfn)) || failed(checkLocalMemory(gfn)))
         return failure();

@@ -15,6 +15,13 @@ inline constexpr llvm::StringLiteral kCudaKernelModuleName = "hexir_kernels";
 // sets it when the kernel qualifies; the outliner then reads and writes them as one vector).
 inline constexpr llvm::StringLiteral kCudaVectorWidthAttrName = "hexir.cuda_vector_width";
 
+// A kernel StageContractions tiled to blocks that stage through shared memory; its gpu.func
+// keeps it, so the emulator runs the block's thread loops one after the other.
+inline constexpr llvm::StringLiteral kCudaStagedAttrName = "hexir.cuda_staged";
+// A loop of a staged kernel that the block's threads share: from the thread index to the
+// iteration count in steps of the block's size; a barrier follows it.
+inline constexpr llvm::StringLiteral kCudaThreadLoopAttrName = "hexir.cuda_thread_loop";
+
 #define GEN_PASS_DECL
 #include "Target/Cuda/Passes.h.inc"
 

@@ -213,7 +213,7 @@ LogicalResult tileKernel(func::FuncOp fn) {
 struct TileToThreadsPass : public mlir::hexir::impl::TileToThreadsBase<TileToThreadsPass> {
   void runOnOperation() override {
     for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn->hasAttr(kKernelAttrName) && failed(tileKernel(fn)))
+      if (fn->hasAttr(kKernelAttrName) && !fn->hasAttr(kCudaStagedAttrName) && failed(tileKernel(fn)))
         return signalPassFailure();
   }
 };

@@ -1,0 +1,532 @@
+//===- StageContractions.cpp - matmul and convolution tiles in shared memory -===//
+//
+// A kernel whose work is one contraction (a matmul, a batched matmul, a convolution) with an
+// initializer and an elementwise epilogue gets the classic shared-memory structure instead of
+// one thread per output element: each thread block computes a tile of the output, walking the
+// reduction in steps; every step the block's threads copy the input tiles it needs into
+// shared memory together, then each thread accumulates its sub-tile from there. Each input
+// element is read from global memory once per block, not once per output element.
+//
+// On tensors, with upstream tiling: the result is tiled to blocks (an scf.forall mapped to
+// #gpu.block), the contraction's last reduction loop to steps (scf.for), its input tiles and
+// its accumulator are bufferization.alloc_tensor in workgroup memory, and every op inside a
+// block is tiled to threads (scf.forall mapped to #gpu.thread). The outliner turns the thread
+// foralls into block-strided loops separated by barriers; all state that crosses a barrier is
+// in shared memory, so the emulator can run a block's threads loop by loop.
+//
+//===----------------------------------------------------------------------===//
+#include "Target/Cuda/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::hexir {
+#define GEN_PASS_DEF_STAGECONTRACTIONS
+#include "Target/Cuda/Passes.h.inc"
+} // namespace mlir::hexir
+
+using namespace mlir;
+using namespace mlir::hexir;
+
+namespace {
+
+// Shapes of a block's tile. Outputs per block at most 4096 (16 per thread of 256), fewer when
+// that would leave less than one block for each of the GPU's 128 or so multiprocessors (132 on
+// an H200, 108 on an A100), but at least 256; each output dimension's tile at most 64; the
+// last reduction loop in steps of at most 16; the block's shared memory (accumulator and one
+// step's input tiles) at most 40 KiB, under the 48 KiB a block may declare statically. A tile
+// divides its loop's extent, so every shape is static.
+constexpr int64_t kMaxBlockOutputs = 4096;
+constexpr int64_t kBlockOutputsFloor = 256;
+constexpr int64_t kMultiprocessors = 128;
+constexpr int64_t kMaxTileExtent = 64;
+constexpr int64_t kMaxReductionStep = 16;
+constexpr int64_t kMaxSharedBytes = 40 * 1024;
+// Staging pays when a block reuses its input tiles: at least this many outputs per block and
+// this much reduction per output; smaller contractions keep one thread per output element.
+constexpr int64_t kMinBlockOutputs = 64;
+constexpr int64_t kMinReduction = 16;
+// ... and every input tile read by at least this many of the block's outputs (a matrix times a
+// vector reuses nothing of the matrix).
+constexpr int64_t kMinReuse = 4;
+// Threads that accumulate a block's tile (each its own sub-tile of the accumulator).
+constexpr int64_t kThreadsPerBlock = 256;
+
+int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, std::max<int64_t>(limit, 1)); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+// The extent of a slice that `e` (an affine function of the loops with non-negative
+// coefficients, as every contraction's and convolution's indexing is) spans when each loop d
+// covers `sizes[d]` consecutive iterations.
+std::optional<int64_t> sliceExtent(AffineExpr e, ArrayRef<int64_t> sizes) {
+  MLIRContext *ctx = e.getContext();
+  SmallVector<AffineExpr> last, first;
+  for (int64_t s : sizes) {
+    last.push_back(getAffineConstantExpr(s - 1, ctx));
+    first.push_back(getAffineConstantExpr(0, ctx));
+  }
+  auto hi = dyn_cast<AffineConstantExpr>(e.replaceDims(last));
+  auto lo = dyn_cast<AffineConstantExpr>(e.replaceDims(first));
+  if (!hi || !lo || hi.getValue() < lo.getValue())
+    return std::nullopt;
+  return hi.getValue() - lo.getValue() + 1;
+}
+
+bool isStagedKind(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1 || op.getNumLoops() > 10)
+    return false;
+  if (linalg::isaContractionOpInterface(op))
+    return true;
+  // Convolutions, not poolings: the body multiplies input by filter.
+  if (!linalg::isaConvolutionOpInterface(op))
+    return false;
+  bool multiplies = false;
+  op->walk([&](Operation *inner) { multiplies |= isa<arith::MulFOp, arith::MulIOp>(inner); });
+  return multiplies;
+}
+
+// What a staged kernel looks like: its contraction, the op computing its one result (the
+// contraction or the last op of its epilogue), and the tile of each of the contraction's
+// loops (parallel loops: the block's tile; the last reduction loop: the step; others whole).
+struct Staging {
+  linalg::LinalgOp contraction;
+  linalg::LinalgOp root;
+  SmallVector<int64_t> blockTile;  // per loop of the contraction; 0 for reductions
+  SmallVector<int64_t> stepTile;   // per loop: 0 except the stepped reduction loop
+  int64_t outputs = 1;
+};
+
+bool isElementwiseOver(linalg::LinalgOp op, RankedTensorType shape) {
+  if (op.getNumLoops() != op.getNumParallelLoops() || op.getNumDpsInits() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType());
+  return type && type.getShape() == shape.getShape() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+}
+
+// Whether the kernel has the shape this pass stages, and with which tiles.
+std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
+  Block &body = fn.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() != 1)
+    return std::nullopt;
+  Staging s;
+  SmallVector<linalg::LinalgOp> ops;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<tensor::EmptyOp>(op) || (isa<arith::ConstantOp>(op) && !isa<ShapedType>(op.getResult(0).getType())))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureTensorSemantics() || linalgOp.hasDynamicShape())
+      return std::nullopt;
+    if (linalgOp.getNumReductionLoops() > 0) {
+      if (s.contraction || !isStagedKind(linalgOp))
+        return std::nullopt;
+      s.contraction = linalgOp;
+    }
+    ops.push_back(linalgOp);
+  }
+  if (!s.contraction)
+    return std::nullopt;
+  linalg::LinalgOp c = s.contraction;
+  // Its inputs are bindings: the block's threads copy them, nothing to fuse into the copy.
+  for (OpOperand *in : c.getDpsInputOperands())
+    if (!isa<BlockArgument>(in->get()) || !getElementTypeOrSelf(in->get().getType()).isIntOrFloat())
+      return std::nullopt;
+  auto outType = cast<RankedTensorType>(c->getResult(0).getType());
+  AffineMap outMap = c.getMatchingIndexingMap(c.getDpsInitOperand(0));
+  if (!outMap.isProjectedPermutation())
+    return std::nullopt;
+  // The initializer (whatever writes the accumulator first) and the epilogue: elementwise ops
+  // over the contraction's output shape.
+  for (linalg::LinalgOp op : ops)
+    if (op != c && !isElementwiseOver(op, outType))
+      return std::nullopt;
+  // Each op is read once: block tiling fuses a producer into every reader's slice, and the
+  // contraction must be computed once per block.
+  for (linalg::LinalgOp op : ops)
+    if (op->getResult(0) != ret.getOperand(0) && !op->hasOneUse())
+      return std::nullopt;
+  s.root = ret.getOperand(0).getDefiningOp<linalg::LinalgOp>();
+  if (!s.root || (s.root != c && !isElementwiseOver(s.root, outType)))
+    return std::nullopt;
+
+  SmallVector<int64_t> ranges = c.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = c.getIteratorTypesArray();
+  unsigned loops = ranges.size();
+  int64_t reduction = 1;
+  std::optional<unsigned> stepped;
+  for (unsigned d = 0; d < loops; ++d)
+    if (iterators[d] == utils::IteratorType::reduction) {
+      reduction *= ranges[d];
+      stepped = d;
+    }
+  if (reduction < kMinReduction)
+    return std::nullopt;
+  SmallVector<unsigned> parallel;
+  for (unsigned d = 0; d < loops; ++d)
+    if (iterators[d] == utils::IteratorType::parallel)
+      parallel.push_back(d);
+
+  // Each input's indexing as linear forms of the loops (contractions and convolutions index
+  // with sums of loops times non-negative constants): a tile's extent along a result is then
+  // 1 + sum of coefficient x (tile - 1).
+  struct Input {
+    SmallVector<SmallVector<int64_t>> coefficients;  // per result, per loop
+    SmallVector<bool> uses;                          // per loop: whether the input's indexing uses it
+    int64_t bytes;
+  };
+  SmallVector<Input> inputs;
+  for (OpOperand *in : c.getDpsInputOperands()) {
+    AffineMap map = c.getMatchingIndexingMap(in);
+    Input input;
+    input.bytes = (getElementTypeOrSelf(in->get().getType()).getIntOrFloatBitWidth() + 7) / 8;
+    for (unsigned d = 0; d < loops; ++d)
+      input.uses.push_back(map.isFunctionOfDim(d));
+    for (AffineExpr e : map.getResults()) {
+      SmallVector<int64_t> coefficients;
+      for (unsigned d = 0; d < loops; ++d) {
+        SmallVector<int64_t> unit(loops, 1);
+        unit[d] = 2;
+        std::optional<int64_t> extent = sliceExtent(e, unit);
+        if (!extent)
+          return std::nullopt;
+        coefficients.push_back(*extent - 1);
+      }
+      input.coefficients.push_back(std::move(coefficients));
+    }
+    inputs.push_back(std::move(input));
+  }
+  int64_t outBytes = (outType.getElementTypeBitWidth() + 7) / 8;
+  // The shared memory of a tile (`sizes` per loop: the block's tile, the step, the whole
+  // extent of the other reductions): the accumulator and one step's tile of each input.
+  auto sharedBytes = [&](ArrayRef<int64_t> sizes, int64_t outputs) {
+    int64_t bytes = outputs * outBytes;
+    for (const Input &input : inputs) {
+      int64_t elements = 1;
+      for (ArrayRef<int64_t> coefficients : input.coefficients) {
+        int64_t extent = 1;
+        for (unsigned d = 0; d < loops; ++d)
+          extent += coefficients[d] * (sizes[d] - 1);
+        elements *= extent;
+      }
+      bytes += elements * input.bytes;
+    }
+    return bytes;
+  };
+  // The outputs of a block that read one element of an input: those along the parallel loops
+  // its indexing does not use.
+  auto reuse = [&](ArrayRef<int64_t> sizes) {
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (const Input &input : inputs) {
+      int64_t n = 1;
+      for (unsigned d : parallel)
+        if (!input.uses[d])
+          n *= sizes[d];
+      least = std::min(least, n);
+    }
+    return least;
+  };
+
+  // The block's tile: of the divisors (at most 64) of each parallel loop, the combination with
+  // at most the block's share of the outputs whose least reused input is reused most, then
+  // with the most outputs, then the widest along the output's dimensions innermost first
+  // (adjacent threads, adjacent addresses); the longest step that lets one fit in shared memory.
+  int64_t budget = std::clamp(outType.getNumElements() / kMultiprocessors, kBlockOutputsFloor, kMaxBlockOutputs);
+  SmallVector<SmallVector<int64_t>> candidates;
+  for (unsigned d : parallel) {
+    SmallVector<int64_t> divisors;
+    for (int64_t t = 1; t <= std::min(ranges[d], kMaxTileExtent); ++t)
+      if (ranges[d] % t == 0)
+        divisors.push_back(t);
+    candidates.push_back(std::move(divisors));
+  }
+  for (int64_t step = largestDivisorAtMost(ranges[*stepped], kMaxReductionStep); step >= 1;
+       step = step == 1 ? 0 : largestDivisorAtMost(ranges[*stepped], step - 1)) {
+    SmallVector<int64_t> sizes(loops), best;
+    for (unsigned d = 0; d < loops; ++d)
+      sizes[d] = d == *stepped ? step : ranges[d];
+    SmallVector<int64_t> bestScore;  // reuse, outputs, then the tile along each output dimension
+    // Every combination, as a counter over the candidate lists.
+    SmallVector<size_t> pick(parallel.size(), 0);
+    while (true) {
+      int64_t outputs = 1;
+      for (auto [k, d] : llvm::enumerate(parallel)) {
+        sizes[d] = candidates[k][pick[k]];
+        outputs *= sizes[d];
+      }
+      if (outputs <= budget && sharedBytes(sizes, outputs) <= sharedCapacity) {
+        SmallVector<int64_t> score{reuse(sizes), outputs};
+        for (unsigned r = outMap.getNumResults(); r-- > 0;)
+          score.push_back(sizes[outMap.getDimPosition(r)]);
+        if (score > bestScore) {
+          bestScore = score;
+          best = sizes;
+        }
+      }
+      unsigned k = 0;
+      while (k < pick.size() && ++pick[k] == candidates[k].size())
+        pick[k++] = 0;
+      if (k == pick.size())
+        break;
+    }
+    if (best.empty())
+      continue;
+    if (bestScore[0] < kMinReuse || bestScore[1] < kMinBlockOutputs)
+      return std::nullopt;
+    s.blockTile.assign(loops, 0);
+    s.stepTile.assign(loops, 0);
+    for (unsigned d : parallel)
+      s.blockTile[d] = best[d];
+    s.stepTile[*stepped] = step;
+    s.outputs = bestScore[1];
+    return s;
+  }
+  return std::nullopt;
+}
+
+SmallVector<Attribute> mapping(MLIRContext *ctx, unsigned rank, bool blocks) {
+  SmallVector<Attribute> attrs;
+  for (unsigned i = 0; i < rank; ++i) {
+    auto id = static_cast<gpu::MappingId>(static_cast<uint64_t>(gpu::MappingId::LinearDim0) + i);
+    attrs.push_back(blocks ? Attribute(gpu::GPUBlockMappingAttr::get(ctx, id))
+                           : Attribute(gpu::GPUThreadMappingAttr::get(ctx, id)));
+  }
+  return attrs;
+}
+
+Value sharedTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  return bufferization::AllocTensorOp::create(b, loc, type, ValueRange{}, Value(), Value(), space);
+}
+
+// Tiles `op` to threads of a block: an scf.forall mapped to #gpu.thread whose iterations take
+// `sizes` of each loop (0: whole), fusing the producers inside the block when `fuse`.
+LogicalResult tileToThreads(RewriterBase &rewriter, TilingInterface op, ArrayRef<int64_t> sizes, bool fuse) {
+  unsigned tiled = llvm::count_if(sizes, [](int64_t s) { return s != 0; });
+  if (tiled == 0)
+    return op->emitError("internal error: nothing to tile to threads");
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setMapping(mapping(rewriter.getContext(), tiled, /*blocks=*/false));
+  rewriter.setInsertionPoint(op);
+  if (fuse) {
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    // Only the elementwise producers of the epilogue: the steps' loop stays where it is.
+    options.setFusionControlFn([](tensor::ExtractSliceOp, OpResult producer, bool)
+                                   -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+      if (!isa<linalg::LinalgOp>(producer.getOwner()))
+        return std::nullopt;
+      return scf::SCFTileAndFuseOptions::ControlFnResult{};
+    });
+    FailureOr<scf::SCFTileAndFuseResult> result = scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
+    if (failed(result))
+      return op->emitError("the CUDA target cannot tile this op to the threads of a block");
+    for (OpResult r : op->getResults())
+      if (Value replacement = result->replacements.lookup(r))
+        rewriter.replaceAllUsesWith(r, replacement);
+    return success();
+  }
+  FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(rewriter, op, tiling);
+  if (failed(result))
+    return op->emitError("the CUDA target cannot tile this op to the threads of a block");
+  rewriter.replaceOp(op, result->replacements);
+  return success();
+}
+
+// One element per thread iteration of every parallel loop.
+SmallVector<int64_t> elementTile(TilingInterface op) {
+  SmallVector<int64_t> sizes;
+  for (utils::IteratorType it : op.getLoopIteratorTypes())
+    sizes.push_back(it == utils::IteratorType::parallel ? 1 : 0);
+  return sizes;
+}
+
+// The accumulating op's sub-tile per thread: output dimensions innermost first share the
+// block's threads (at most 16 along one, so that a thread's sub-tile has rows and columns to
+// reuse its loads), each thread the rest of its dimension; then, if fewer than 256 threads (or
+// one per output) have work, the sub-tiles split further.
+SmallVector<int64_t> accumulatorTile(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  int64_t threads = 1, outputs = 1;
+  for (unsigned r = outMap.getNumResults(); r-- > 0;) {
+    unsigned d = outMap.getDimPosition(r);
+    int64_t along = largestDivisorAtMost(ranges[d], std::min<int64_t>(16, kThreadsPerBlock / threads));
+    threads *= along;
+    outputs *= ranges[d];
+    sizes[d] = ranges[d] / along;
+  }
+  int64_t wanted = std::min(kThreadsPerBlock, outputs);
+  for (unsigned r = outMap.getNumResults(); r-- > 0 && threads < wanted;) {
+    unsigned d = outMap.getDimPosition(r);
+    int64_t more = largestDivisorAtMost(sizes[d], wanted / threads);
+    threads *= more;
+    sizes[d] /= more;
+  }
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel && sizes[d] == 0)
+      sizes[d] = ranges[d];
+  return sizes;
+}
+
+LogicalResult stage(func::FuncOp fn, Staging s) {
+  MLIRContext *ctx = fn.getContext();
+  IRRewriter rewriter(ctx);
+  Location loc = s.contraction.getLoc();
+
+  // 1. Blocks: the result's tile, the contraction, its initializer and the epilogue fused in.
+  SmallVector<int64_t> rootTile;
+  if (s.root == s.contraction) {
+    rootTile = s.blockTile;
+  } else {
+    AffineMap outMap = s.contraction.getMatchingIndexingMap(s.contraction.getDpsInitOperand(0));
+    for (unsigned r = 0; r < outMap.getNumResults(); ++r)
+      rootTile.push_back(s.blockTile[outMap.getDimPosition(r)]);
+  }
+  scf::SCFTilingOptions blockTiling;
+  blockTiling.setTileSizes(getAsIndexOpFoldResult(ctx, rootTile));
+  blockTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  blockTiling.setMapping(mapping(ctx, llvm::count_if(rootTile, [](int64_t t) { return t != 0; }), /*blocks=*/true));
+  scf::SCFTileAndFuseOptions blockOptions;
+  blockOptions.setTilingOptions(blockTiling);
+  rewriter.setInsertionPoint(s.root);
+  FailureOr<scf::SCFTileAndFuseResult> blocks =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, cast<TilingInterface>(s.root.getOperation()), blockOptions);
+  if (failed(blocks) || blocks->loops.size() != 1)
+    return s.root->emitError("the CUDA target cannot tile this kernel to thread blocks");
+  for (OpResult r : s.root->getResults())
+    if (Value replacement = blocks->replacements.lookup(r))
+      rewriter.replaceAllUsesWith(r, replacement);
+  auto forall = cast<scf::ForallOp>(blocks->loops.front().getOperation());
+  linalg::LinalgOp contraction, root;
+  forall.getBody()->walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() > 0)
+      contraction = op;
+  });
+  for (Operation *op : blocks->tiledAndFusedOps)
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op); linalgOp && linalgOp->getParentOp() == forall)
+      if (llvm::any_of(op->getUsers(), [](Operation *u) { return isa<tensor::ParallelInsertSliceOp>(u); }))
+        root = linalgOp;
+  if (!contraction || !root || contraction.hasDynamicShape())
+    return forall.emitError("internal error: the block tile of a staged contraction");
+  bool rootIsContraction = root == contraction;
+
+  // 2. The accumulator in shared memory: the initializer writes it there.
+  OpOperand *acc = contraction.getDpsInitOperand(0);
+  auto accType = cast<RankedTensorType>(acc->get().getType());
+  linalg::LinalgOp init = acc->get().getDefiningOp<linalg::LinalgOp>();
+  rewriter.setInsertionPoint(contraction);
+  Value sharedAcc = sharedTensor(rewriter, loc, accType);
+  if (init && init->hasOneUse() && init->getParentOp() == forall) {
+    rewriter.setInsertionPoint(init);
+    rewriter.modifyOpInPlace(init, [&] { init.getDpsInitOperand(0)->set(sharedAcc); });
+    sharedAcc.getDefiningOp()->moveBefore(init);
+  } else {
+    init = linalg::CopyOp::create(rewriter, loc, acc->get(), sharedAcc);
+    rewriter.modifyOpInPlace(contraction, [&] { acc->set(init->getResult(0)); });
+  }
+
+  // 3. Steps along the last reduction loop.
+  scf::SCFTilingOptions stepTiling;
+  stepTiling.setTileSizes(getAsIndexOpFoldResult(ctx, s.stepTile));
+  stepTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(contraction);
+  FailureOr<scf::SCFTilingResult> steps =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(contraction.getOperation()), stepTiling);
+  if (failed(steps))
+    return contraction->emitError("the CUDA target cannot step this contraction's reduction");
+  rewriter.replaceOp(contraction, steps->replacements);
+  auto step = cast<linalg::LinalgOp>(steps->tiledOps.back());
+
+  // 4. Each step's input tiles copied to shared memory.
+  SmallVector<linalg::CopyOp> copies;
+  for (OpOperand *in : step.getDpsInputOperands()) {
+    rewriter.setInsertionPoint(step);
+    auto type = cast<RankedTensorType>(in->get().getType());
+    auto copy = linalg::CopyOp::create(rewriter, loc, in->get(), sharedTensor(rewriter, loc, type));
+    copies.push_back(copy);
+    rewriter.modifyOpInPlace(step, [&] { in->set(copy->getResult(0)); });
+  }
+
+  // 5. The block's result written from the accumulator by its threads (the epilogue does it).
+  Value blockResult = steps->replacements.front();
+  if (rootIsContraction) {
+    auto insert = cast<tensor::ParallelInsertSliceOp>(*llvm::find_if(
+        blockResult.getUsers(), [](Operation *u) { return isa<tensor::ParallelInsertSliceOp>(u); }));
+    rewriter.setInsertionPoint(forall.getTerminator());
+    auto slice = tensor::ExtractSliceOp::create(rewriter, loc, accType, insert.getDest(), insert.getMixedOffsets(),
+                                                insert.getMixedSizes(), insert.getMixedStrides());
+    auto out = linalg::CopyOp::create(rewriter, loc, blockResult, slice.getResult());
+    rewriter.modifyOpInPlace(insert, [&] { insert.getSourceMutable().set(out->getResult(0)); });
+    root = out;
+  }
+
+  // 6. Threads: the initializer and the copies one element an iteration, the accumulation a
+  // sub-tile, the epilogue (with its producers) one element.
+  if (failed(tileToThreads(rewriter, cast<TilingInterface>(init.getOperation()),
+                           elementTile(cast<TilingInterface>(init.getOperation())), /*fuse=*/false)))
+    return failure();
+  for (linalg::CopyOp copy : copies)
+    if (failed(tileToThreads(rewriter, cast<TilingInterface>(copy.getOperation()),
+                             elementTile(cast<TilingInterface>(copy.getOperation())), /*fuse=*/false)))
+      return failure();
+  if (failed(tileToThreads(rewriter, cast<TilingInterface>(step.getOperation()), accumulatorTile(step), /*fuse=*/false)))
+    return failure();
+  if (failed(tileToThreads(rewriter, cast<TilingInterface>(root.getOperation()),
+                           elementTile(cast<TilingInterface>(root.getOperation())), /*fuse=*/true)))
+    return failure();
+
+  // Every op left in a block is inside a thread loop, or computes views and indices.
+  Operation *stray = nullptr;
+  forall.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto inner = dyn_cast<scf::ForallOp>(op); inner && inner != forall)
+      return WalkResult::skip();
+    if (isa<linalg::LinalgOp>(op) && !op->use_empty()) {
+      stray = op;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (stray)
+    return stray->emitError("internal error: an op of a staged kernel outside its thread loops");
+  fn->setAttr(kCudaStagedAttrName, rewriter.getUnitAttr());
+  return success();
+}
+
+struct StageContractionsPass : public mlir::hexir::impl::StageContractionsBase<StageContractionsPass> {
+  using StageContractionsBase::StageContractionsBase;
+
+  void runOnOperation() override {
+    int64_t sharedCapacity = capacity ? std::min<int64_t>(kMaxSharedBytes, capacity) : kMaxSharedBytes;
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (!fn->hasAttr(kKernelAttrName) || fn.isDeclaration())
+        continue;
+      // An epilogue reading the contraction twice (a GELU's x * (1 + erf(x))) reads it once.
+      RewritePatternSet patterns(&getContext());
+      linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+        return signalPassFailure();
+      std::optional<Staging> staging = analyze(fn, sharedCapacity);
+      if (staging && failed(stage(fn, *staging)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,75 @@
+// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse | FileCheck %s --check-prefix=OUTLINE
+// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse -hexir-cuda-emulate-on-host -cse | FileCheck %s --check-prefix=EMULATE
+// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse -hexir-cuda-emulate-on-host=reverse=true -cse | FileCheck %s --check-prefix=REVERSE
+// RUN: %hexir-opt %s -hexir-cuda-lower-kernels | FileCheck %s --check-prefix=PTX
+
+// A staged matmul (StageContractions) after bufferization and outlining: 32x64 outputs in 8
+// blocks of 16x16, K = 32 in two steps of 16. Its shared tensors are workgroup attributions
+// (the accumulator and the two input tiles, 3 KiB); each thread forall is a loop from the
+// thread index in steps of the block size, a barrier after it; the block index gives the tile.
+// OUTLINE-LABEL: gpu.func @staged
+// OUTLINE-SAME: workgroup(%[[ACC:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[TA:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[TB:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// OUTLINE-SAME: hexir.cuda_staged
+// OUTLINE-SAME: hexir.workgroup_size = 256 : i64, hexir.workgroups = 8 : i64
+// OUTLINE: %[[T:.*]] = gpu.thread_id x
+// OUTLINE: gpu.block_id x
+// OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: memref.store %{{.*}}, %{{.*}} : memref<1x1xf32, {{.*}}#gpu.address_space<workgroup>>
+// OUTLINE: } {hexir.cuda_thread_loop}
+// OUTLINE-NEXT: gpu.barrier
+// OUTLINE: scf.for %{{.*}} = %c0 to %c32 step %c16 {
+// OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: } {hexir.cuda_thread_loop}
+// OUTLINE-NEXT: gpu.barrier
+// OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: } {hexir.cuda_thread_loop}
+// OUTLINE-NEXT: gpu.barrier
+// OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: arith.mulf
+// OUTLINE: arith.addf
+// OUTLINE: } {hexir.cuda_thread_loop}
+// OUTLINE-NEXT: gpu.barrier
+// OUTLINE: }
+// OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: llvm.call_intrinsic "llvm.fma.f32"
+// OUTLINE: memref.store %{{.*}}, %{{.*}} : memref<1x1xf32, strided<[64, 1], offset: ?>>
+// OUTLINE: } {hexir.cuda_thread_loop}
+
+// On the host, a block's shared memory is three allocas of the call; each thread loop runs
+// every iteration in turn (the barrier is the end of the loop), the steps' loop around them.
+// EMULATE-LABEL: func.func @staged
+// EMULATE-DAG: memref.alloca() : memref<16x16xf32>
+// EMULATE: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
+// EMULATE: scf.for %{{.*}} = %c0 to %c32 step %c16 {
+// EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
+// EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
+// EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
+// EMULATE-NOT: gpu.
+// EMULATE-NOT: #gpu.address_space
+// EMULATE-NOT: hexir.cuda_thread_loop
+// REVERSE-LABEL: func.func @staged
+// REVERSE: scf.for %[[I:.*]] = %c0 to %c256 step %c1 {
+// REVERSE-NEXT: %[[END:.*]] = arith.addi %c0, %c256
+// REVERSE-NEXT: %[[LAST:.*]] = arith.subi %[[END]], %c1
+// REVERSE-NEXT: arith.subi %[[LAST]], %[[I]]
+
+// The PTX has three .shared arrays and a bar.sync after each thread loop; nothing imported.
+// PTX: .shared .align {{[0-9]+}} .b8 __wg_staged_0[1024];
+// PTX: .shared .align {{[0-9]+}} .b8 __wg_staged_1[1024];
+// PTX: .shared .align {{[0-9]+}} .b8 __wg_staged_2[1024];
+// PTX-NOT: .extern
+// PTX: bar.sync {{.*}}0;
+func.func @staged(%a: tensor<32x32xf32>, %b: tensor<32x64xf32>) -> tensor<32x64xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<32x32xf32>, tensor<32x64xf32>) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]} ins(%m : tensor<32x64xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.tanh %x : f32
+    linalg.yield %y : f32
+  } -> tensor<32x64xf32>
+  return %r : tensor<32x64xf32>
+}
