@@ -29,6 +29,44 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
     return arith::SubIOp::create(b, loc, last, iv);
   }
 
+  // The frame of one call (`body`'s allocas, which every emulated thread and block reuses),
+  // then the loop over the call's blocks (a host workgroup range); the builder is left inside
+  // it. Returns the block index.
+  Value beginBlockLoop(OpBuilder &b, Location loc, Block &body, IRMapping &map) {
+    for (auto alloca : body.getOps<memref::AllocaOp>())
+      b.clone(*alloca, map);
+    auto range = WorkgroupRangeOp::create(b, loc, b.getIndexType(), b.getIndexType());
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto blockLoop = scf::ForOp::create(b, loc, range.getBegin(), range.getEnd(), one);
+    b.setInsertionPointToStart(blockLoop.getBody());
+    return ordered(b, loc, blockLoop.getInductionVar(), range.getBegin(), range.getEnd());
+  }
+
+  // The kernel's code (its allocas already cloned) at the builder, with the block and thread
+  // indices given. A staged kernel's barriers come along (emulateStaged removes them); any
+  // other GPU op is an error. The 16-byte alignment of a vectorized kernel's accesses holds for
+  // device memory (every binding 64-byte aligned); a host caller's tensor may be bound where it
+  // is, aligned to its elements only.
+  LogicalResult cloneBody(OpBuilder &b, Block &body, IRMapping &map, Value blockId, Value threadId, bool staged) {
+    for (Operation &op : body.without_terminator()) {
+      if (isa<memref::AllocaOp>(op))
+        continue;
+      if (auto id = dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
+        map.map(id.getResult(), blockId);
+      } else if (auto id = dyn_cast<gpu::ThreadIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
+        map.map(id.getResult(), threadId);
+      } else if (!staged && isa<gpu::GPUDialect>(op.getDialect())) {
+        return op.emitError("the CUDA emulator does not model '") << op.getName() << "'";
+      } else {
+        b.clone(op, map)->walk([](Operation *inner) {
+          if (isa<vector::LoadOp, vector::StoreOp>(inner))
+            inner->removeAttr("alignment");
+        });
+      }
+    }
+    return success();
+  }
+
   // A staged kernel (StageContractions) runs its threads loop by loop: each thread loop (from
   // the thread index, in steps of the block size, a barrier after it) becomes one loop over
   // all of its iterations, run by the emulated block, and the code around the thread loops,
@@ -56,24 +94,10 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
     // Shared memory: the block's, one frame reused by the blocks this call runs in turn.
     for (BlockArgument shared : gfn.getWorkgroupAttributions())
       map.map(shared, memref::AllocaOp::create(b, loc, cast<MemRefType>(stripped(shared.getType()))));
-    for (auto alloca : body.getOps<memref::AllocaOp>())
-      b.clone(*alloca, map);
-    auto range = WorkgroupRangeOp::create(b, loc, b.getIndexType(), b.getIndexType());
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0), one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto blockLoop = scf::ForOp::create(b, loc, range.getBegin(), range.getEnd(), one);
-    b.setInsertionPointToStart(blockLoop.getBody());
-    Value blockId = ordered(b, loc, blockLoop.getInductionVar(), range.getBegin(), range.getEnd());
-    for (Operation &op : body.without_terminator()) {
-      if (isa<memref::AllocaOp>(op))
-        continue;
-      if (auto id = dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
-        map.map(id.getResult(), blockId);
-      } else if (auto id = dyn_cast<gpu::ThreadIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
-        map.map(id.getResult(), zero);  // the first thread's start: each thread loop then runs all iterations
-      } else {
-        b.clone(op, map);
-      }
-    }
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value blockId = beginBlockLoop(b, loc, body, map);
+    // The first thread's start: each thread loop then runs all of its iterations.
+    (void)cloneBody(b, body, map, blockId, zero, /*staged=*/true);
     b.setInsertionPointToEnd(&fn.getBody().front());
     func::ReturnOp::create(b, loc);
     // Every iteration of a thread loop, in order (or reversed), then what the barrier guards.
@@ -109,8 +133,6 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
             arg.setType(stripped(arg.getType()));
-      if (isa<vector::LoadOp, vector::StoreOp>(op))
-        op->removeAttr("alignment");
     });
     return failure(unmodeled);
   }
@@ -144,38 +166,14 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
         continue;
       }
       // A thread's temporaries: one frame, reused by every emulated thread.
-      for (auto alloca : body.getOps<memref::AllocaOp>())
-        b.clone(*alloca, map);
-      auto range = WorkgroupRangeOp::create(b, loc, b.getIndexType(), b.getIndexType());
       Value zero = arith::ConstantIndexOp::create(b, loc, 0), one = arith::ConstantIndexOp::create(b, loc, 1);
-      auto blockLoop = scf::ForOp::create(b, loc, range.getBegin(), range.getEnd(), one);
-      b.setInsertionPointToStart(blockLoop.getBody());
-      Value blockId = ordered(b, loc, blockLoop.getInductionVar(), range.getBegin(), range.getEnd());
+      Value blockId = beginBlockLoop(b, loc, body, map);
       Value threadCount = arith::ConstantIndexOp::create(b, loc, threads.getInt());
       auto threadLoop = scf::ForOp::create(b, loc, zero, threadCount, one);
       b.setInsertionPointToStart(threadLoop.getBody());
       Value threadId = ordered(b, loc, threadLoop.getInductionVar(), zero, threadCount);
-      for (Operation &op : body.without_terminator()) {
-        if (isa<memref::AllocaOp>(op))
-          continue;
-        if (auto id = dyn_cast<gpu::BlockIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
-          map.map(id.getResult(), blockId);
-        } else if (auto id = dyn_cast<gpu::ThreadIdOp>(op); id && id.getDimension() == gpu::Dimension::x) {
-          map.map(id.getResult(), threadId);
-        } else if (isa<gpu::GPUDialect>(op.getDialect())) {
-          op.emitError("the CUDA emulator does not model '") << op.getName() << "'";
-          return signalPassFailure();
-        } else {
-          Operation *copy = b.clone(op, map);
-          // The 16-byte alignment of a vectorized kernel's accesses holds for device memory (every
-          // binding 64-byte aligned); a host caller's tensor may be bound where it is, aligned to
-          // its elements only.
-          copy->walk([](Operation *inner) {
-            if (isa<vector::LoadOp, vector::StoreOp>(inner))
-              inner->removeAttr("alignment");
-          });
-        }
-      }
+      if (failed(cloneBody(b, body, map, blockId, threadId, /*staged=*/false)))
+        return signalPassFailure();
       b.setInsertionPointToEnd(entry);
       func::ReturnOp::create(b, loc);
     }

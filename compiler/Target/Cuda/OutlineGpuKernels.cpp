@@ -92,16 +92,23 @@ struct MathToIntrinsic : OpRewritePattern<MathOp> {
   std::string name;
 };
 
-// Iterations of a nest's outer parallel loop, all static (kernels have static shapes).
-std::optional<int64_t> tripCount(scf::ParallelOp loop) {
+// Iterations of a loop nest, all static (kernels have static shapes).
+std::optional<int64_t> tripCount(ArrayRef<OpFoldResult> lbs, ArrayRef<OpFoldResult> ubs, ArrayRef<OpFoldResult> steps) {
   int64_t n = 1;
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] : llvm::zip(lbs, ubs, steps)) {
     std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub), s = getConstantIntValue(step);
     if (!l || !u || !s || *s <= 0)
       return std::nullopt;
     n *= std::max<int64_t>((*u - *l + *s - 1) / *s, 0);
   }
   return n;
+}
+std::optional<int64_t> tripCount(scf::ParallelOp loop) {
+  return tripCount(getAsOpFoldResult(loop.getLowerBound()), getAsOpFoldResult(loop.getUpperBound()),
+                   getAsOpFoldResult(loop.getStep()));
+}
+std::optional<int64_t> tripCount(scf::ForallOp forall) {
+  return tripCount(forall.getMixedLowerBound(), forall.getMixedUpperBound(), forall.getMixedStep());
 }
 
 // The nest (already cloned into `fn`) as code for one thread: its outer parallel loop's
@@ -178,18 +185,6 @@ template <typename MappingAttr>
 bool isMappedTo(scf::ForallOp forall) {
   std::optional<ArrayAttr> mapping = forall.getMapping();
   return mapping && !mapping->empty() && isa<MappingAttr>((*mapping)[0]);
-}
-
-// Iterations of a forall, all static.
-std::optional<int64_t> tripCount(scf::ForallOp forall) {
-  int64_t n = 1;
-  for (auto [lb, ub, step] : llvm::zip(forall.getMixedLowerBound(), forall.getMixedUpperBound(), forall.getMixedStep())) {
-    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub), s = getConstantIntValue(step);
-    if (!l || !u || !s || *s <= 0)
-      return std::nullopt;
-    n *= std::max<int64_t>((*u - *l + *s - 1) / *s, 0);
-  }
-  return n;
 }
 
 // The induction values of the forall's iteration number `linear`, innermost loop fastest.
