@@ -507,6 +507,16 @@ for _m, _k, _n in [(1, 1, 1), (3, 17, 5), (17, 63, 65), (65, 3, 63), (8, 64, 96)
 
 
 @case
+def kernel_gemm_runtime_c_beta():
+    # C read by the accumulator's initializer (beta * C), the whole C at run time: on CUDA a
+    # staged kernel copies the initializer's result into shared memory.
+    a, b, c = rnd(64, 40), rnd(40, 48), rnd(64, 48)
+    ref = a.astype(np.float64) @ b.astype(np.float64) * 0.5 + 1.5 * c.astype(np.float64)
+    n = helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5, beta=1.5)
+    return model([n], {"a": a, "c": c}, {"y": ref.astype(np.float32)}, {"b": b}), {"a": a, "c": c}, {"y": ref}
+
+
+@case
 def kernel_attention_scores():
     # Q x K^T per head with run-time operands (K read along the reduction: transposed first).
     q, k = rnd(2, 17, 8), rnd(2, 13, 8)

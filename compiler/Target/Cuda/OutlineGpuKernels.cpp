@@ -280,11 +280,12 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
   Operation *after = blocks->getNextNode();
   inlineForall(rewriter, blocks, after, ivs);
   // Whatever writes memory is inside a thread loop: the code around them is the same for
-  // every thread (views, indices, the steps' loop).
+  // every thread (views, indices, the steps' loop). A buffer outside them would be each
+  // thread's own on the GPU but one in the emulator: only shared memory crosses a barrier.
   WalkResult stray = gfn.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op->hasAttr(kCudaThreadLoopAttrName))
       return WalkResult::skip();
-    if (isa<linalg::LinalgOp, memref::CopyOp, memref::StoreOp>(op))
+    if (isa<linalg::LinalgOp, memref::CopyOp, memref::StoreOp, memref::AllocOp, memref::AllocaOp>(op))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });

@@ -14,23 +14,26 @@ def StageContractions : Pass<"hexir-cuda-stage-contractions", "mlir::ModuleOp"> 
   let description = [{
     Runs on kernels on tensors, before TileToThreads. A kernel whose one result is a matmul,
     batched matmul or convolution over bindings, with an elementwise initializer and epilogue,
-    large enough to reuse its inputs (at least 256 outputs per block and 16 products per
-    output), is tiled to thread blocks: an `scf.forall` mapped to `#gpu.block<linear_dim_*>`
-    over output tiles of at most 64 along a dimension and 4096 in all. Inside a block the
-    contraction's last reduction loop runs in steps (`scf.for`, at most 16); every step copies
-    its input tiles into `bufferization.alloc_tensor`s in workgroup memory, and the
-    accumulator lives in workgroup memory from the initializer to the epilogue. Every op of a
-    block (initializer, copies, the step's accumulation, the epilogue with its producers) is
-    tiled to an `scf.forall` mapped to `#gpu.thread<linear_dim_*>`: one element an iteration,
-    a sub-tile of the accumulator for the accumulation. Tiles divide their loops, so every
-    shape is static; a block's shared memory stays under 40 KiB, or under `capacity` (the
-    machine file's shared memory space) when that is less. The kernel is marked
-    `hexir.cuda_staged`; others are left to TileToThreads.
+    that can reuse its input tiles (at least 64 outputs per block, each input element read by
+    at least 4 of them, at least 16 products per output) is tiled to thread blocks: an
+    `scf.forall` mapped to `#gpu.block<linear_dim_*>`. The block tile is the combination of
+    divisors (at most 64) of the parallel loops with at most a block's share of the outputs
+    (the outputs over 128 multiprocessors, between 256 and 4096) that reuses its least reused
+    input most, then has the most outputs, then the longest step (a divisor from 4 to 16 of the
+    last reduction loop), within 40 KiB of shared memory (or `capacity`, the machine file's
+    shared memory space, when that is less). Inside a block the step loop is an `scf.for`;
+    every step copies its input tiles into `bufferization.alloc_tensor`s in workgroup memory,
+    and the accumulator lives in workgroup memory from the initializer to the epilogue. Every
+    op of a block (initializer, copies, the step's accumulation, the epilogue with its
+    producers) is tiled to an `scf.forall` mapped to `#gpu.thread<linear_dim_*>`: one element
+    an iteration, a sub-tile of the accumulator for the accumulation. Tiles divide their loops,
+    so every shape is static. The kernel is marked `hexir.cuda_staged`; others, and any whose
+    staging upstream tiling refuses, are left to TileToThreads.
 
     Before: `%m = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x96xf32>)`.
-    After: `scf.forall (%i, %j) in (2, 3)` over 64x32 tiles, an `scf.for` over K in steps of
-    16 with `linalg.copy` of the 64x16 and 16x32 input tiles into workgroup tensors, each in
-    its thread forall, and the accumulation in a thread forall of 4x2 sub-tiles.
+    After: `scf.forall (%i, %j) = (0, 0) to (128, 96) step (16, 16)` (48 blocks), an `scf.for`
+    over K in steps of 16 with `linalg.copy` of the 16x16 input tiles into workgroup tensors,
+    each in its thread forall, and the accumulation in a thread forall of one output each.
   }];
   let options = [
     Option<"capacity", "capacity", "uint64_t", /*default=*/"0",

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -49,6 +50,7 @@ constexpr int64_t kBlockOutputsFloor = 256;
 constexpr int64_t kMultiprocessors = 128;
 constexpr int64_t kMaxTileExtent = 64;
 constexpr int64_t kMaxReductionStep = 16;
+constexpr int64_t kMinStep = 4;
 constexpr int64_t kMaxSharedBytes = 40 * 1024;
 // Staging pays when a block reuses its input tiles: at least this many outputs per block and
 // this much reduction per output; smaller contractions keep one thread per output element.
@@ -84,17 +86,13 @@ std::optional<int64_t> sliceExtent(AffineExpr e, ArrayRef<int64_t> sizes) {
   return hi.getValue() - lo.getValue() + 1;
 }
 
+// Any reduction whose every input the body reads: stepping the reduction keeps each output's
+// order of accumulation, so whatever the body computes (a matmul, a convolution, a scaled
+// product) is unchanged. The reuse test below leaves out what has nothing to share (a row sum).
 bool isStagedKind(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1 || op.getNumLoops() > 10)
     return false;
-  if (linalg::isaContractionOpInterface(op))
-    return true;
-  // Convolutions, not poolings: the body multiplies input by filter.
-  if (!linalg::isaConvolutionOpInterface(op))
-    return false;
-  bool multiplies = false;
-  op->walk([&](Operation *inner) { multiplies |= isa<arith::MulFOp, arith::MulIOp>(inner); });
-  return multiplies;
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) { return op.payloadUsesValueFromOperand(in); });
 }
 
 // What a staged kernel looks like: its contraction, the op computing its one result (the
@@ -141,18 +139,25 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
     return std::nullopt;
   linalg::LinalgOp c = s.contraction;
   // Its inputs are bindings: the block's threads copy them, nothing to fuse into the copy.
-  for (OpOperand *in : c.getDpsInputOperands())
-    if (!isa<BlockArgument>(in->get()) || !getElementTypeOrSelf(in->get().getType()).isIntOrFloat())
+  for (OpOperand *in : c.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());  // not a scalar (a zero point)
+    if (!isa<BlockArgument>(in->get()) || !type || !type.getElementType().isIntOrFloat())
       return std::nullopt;
+  }
   auto outType = cast<RankedTensorType>(c->getResult(0).getType());
   AffineMap outMap = c.getMatchingIndexingMap(c.getDpsInitOperand(0));
   if (!outMap.isProjectedPermutation())
     return std::nullopt;
   // The initializer (whatever writes the accumulator first) and the epilogue: elementwise ops
   // over the contraction's output shape.
-  for (linalg::LinalgOp op : ops)
+  // None writes over another's result (a bias added onto the matmul in place): an epilogue
+  // writes the block's output, the contraction its accumulator.
+  for (linalg::LinalgOp op : ops) {
     if (op != c && !isElementwiseOver(op, outType))
       return std::nullopt;
+    if (op != c && llvm::any_of(op.getDpsInits(), [](Value v) { return v.getDefiningOp<linalg::LinalgOp>(); }))
+      return std::nullopt;
+  }
   // Each op is read once: block tiling fuses a producer into every reader's slice, and the
   // contraction must be computed once per block.
   for (linalg::LinalgOp op : ops)
@@ -241,8 +246,9 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
 
   // The block's tile: of the divisors (at most 64) of each parallel loop, the combination with
   // at most the block's share of the outputs whose least reused input is reused most, then
-  // with the most outputs, then the widest along the output's dimensions innermost first
-  // (adjacent threads, adjacent addresses); the longest step that lets one fit in shared memory.
+  // with the most outputs, then with the longest step, then the widest along the output's
+  // dimensions innermost first (adjacent threads, adjacent addresses), among those that fit in
+  // shared memory.
   int64_t budget = std::clamp(outType.getNumElements() / kMultiprocessors, kBlockOutputsFloor, kMaxBlockOutputs);
   SmallVector<SmallVector<int64_t>> candidates;
   for (unsigned d : parallel) {
@@ -252,12 +258,17 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
         divisors.push_back(t);
     candidates.push_back(std::move(divisors));
   }
-  for (int64_t step = largestDivisorAtMost(ranges[*stepped], kMaxReductionStep); step >= 1;
-       step = step == 1 ? 0 : largestDivisorAtMost(ranges[*stepped], step - 1)) {
-    SmallVector<int64_t> sizes(loops), best;
+  // Steps: divisors of the stepped loop up to 16, at least 4 unless the loop is shorter (a
+  // prime 17 channels would cost three barriers per channel: left to one thread per element).
+  SmallVector<int64_t> steps;
+  for (int64_t t = std::min(ranges[*stepped], kMaxReductionStep); t >= std::min<int64_t>(ranges[*stepped], kMinStep); --t)
+    if (ranges[*stepped] % t == 0)
+      steps.push_back(t);
+  SmallVector<int64_t> sizes(loops), best;
+  SmallVector<int64_t> bestScore;  // reuse, outputs, the step, then the tile along each output dimension
+  for (int64_t step : steps) {
     for (unsigned d = 0; d < loops; ++d)
       sizes[d] = d == *stepped ? step : ranges[d];
-    SmallVector<int64_t> bestScore;  // reuse, outputs, then the tile along each output dimension
     // Every combination, as a counter over the candidate lists.
     SmallVector<size_t> pick(parallel.size(), 0);
     while (true) {
@@ -267,7 +278,7 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
         outputs *= sizes[d];
       }
       if (outputs <= budget && sharedBytes(sizes, outputs) <= sharedCapacity) {
-        SmallVector<int64_t> score{reuse(sizes), outputs};
+        SmallVector<int64_t> score{reuse(sizes), outputs, step};
         for (unsigned r = outMap.getNumResults(); r-- > 0;)
           score.push_back(sizes[outMap.getDimPosition(r)]);
         if (score > bestScore) {
@@ -281,19 +292,16 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
       if (k == pick.size())
         break;
     }
-    if (best.empty())
-      continue;
-    if (bestScore[0] < kMinReuse || bestScore[1] < kMinBlockOutputs)
-      return std::nullopt;
-    s.blockTile.assign(loops, 0);
-    s.stepTile.assign(loops, 0);
-    for (unsigned d : parallel)
-      s.blockTile[d] = best[d];
-    s.stepTile[*stepped] = step;
-    s.outputs = bestScore[1];
-    return s;
   }
-  return std::nullopt;
+  if (best.empty() || bestScore[0] < kMinReuse || bestScore[1] < kMinBlockOutputs)
+    return std::nullopt;
+  s.blockTile.assign(loops, 0);
+  s.stepTile.assign(loops, 0);
+  for (unsigned d : parallel)
+    s.blockTile[d] = best[d];
+  s.stepTile[*stepped] = bestScore[2];
+  s.outputs = bestScore[1];
+  return s;
 }
 
 SmallVector<Attribute> mapping(MLIRContext *ctx, unsigned rank, bool blocks) {
@@ -390,6 +398,17 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
   IRRewriter rewriter(ctx);
   Location loc = s.contraction.getLoc();
 
+  // 0. An accumulator that starts as a binding (C of a Gemm) starts as a copy of it: the copy
+  // is the initializer, and the blocks write a new tensor, not over the read-only binding.
+  if (!s.contraction.getDpsInitOperand(0)->get().getDefiningOp<linalg::LinalgOp>()) {
+    OpOperand *init = s.contraction.getDpsInitOperand(0);
+    rewriter.setInsertionPoint(s.contraction);
+    auto type = cast<RankedTensorType>(init->get().getType());
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+    auto copy = linalg::CopyOp::create(rewriter, loc, init->get(), empty);
+    rewriter.modifyOpInPlace(s.contraction, [&] { init->set(copy->getResult(0)); });
+  }
+
   // 1. Blocks: the result's tile, the contraction, its initializer and the epilogue fused in.
   SmallVector<int64_t> rootTile;
   if (s.root == s.contraction) {
@@ -413,6 +432,8 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
   for (OpResult r : s.root->getResults())
     if (Value replacement = blocks->replacements.lookup(r))
       rewriter.replaceAllUsesWith(r, replacement);
+  if (s.root->use_empty())
+    rewriter.eraseOp(s.root);
   auto forall = cast<scf::ForallOp>(blocks->loops.front().getOperation());
   linalg::LinalgOp contraction, root;
   forall.getBody()->walk([&](linalg::LinalgOp op) {
@@ -433,7 +454,9 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
   linalg::LinalgOp init = acc->get().getDefiningOp<linalg::LinalgOp>();
   rewriter.setInsertionPoint(contraction);
   Value sharedAcc = sharedTensor(rewriter, loc, accType);
-  if (init && init->hasOneUse() && init->getParentOp() == forall) {
+  // An initializer that reads its output (beta * C) keeps it, and its result is copied in.
+  if (init && init->hasOneUse() && init->getParentOp() == forall &&
+      !init.payloadUsesValueFromOperand(init.getDpsInitOperand(0))) {
     rewriter.setInsertionPoint(init);
     rewriter.modifyOpInPlace(init, [&] { init.getDpsInitOperand(0)->set(sharedAcc); });
     sharedAcc.getDefiningOp()->moveBefore(init);
@@ -479,8 +502,9 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
 
   // 6. Threads: the initializer and the copies one element an iteration, the accumulation a
   // sub-tile, the epilogue (with its producers) one element.
+  // With its producers (a broadcast bias scaled, or the initializer a copy reads).
   if (failed(tileToThreads(rewriter, cast<TilingInterface>(init.getOperation()),
-                           elementTile(cast<TilingInterface>(init.getOperation())), /*fuse=*/false)))
+                           elementTile(cast<TilingInterface>(init.getOperation())), /*fuse=*/true)))
     return failure();
   for (linalg::CopyOp copy : copies)
     if (failed(tileToThreads(rewriter, cast<TilingInterface>(copy.getOperation()),
@@ -492,12 +516,22 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
                            elementTile(cast<TilingInterface>(root.getOperation())), /*fuse=*/true)))
     return failure();
 
+  // The block-level ops the thread loops now compute themselves, readers first.
+  for (bool erased = true; erased;) {
+    erased = false;
+    forall.getBody()->walk([&](Operation *op) {
+      if (isOpTriviallyDead(op)) {
+        rewriter.eraseOp(op);
+        erased = true;
+      }
+    });
+  }
   // Every op left in a block is inside a thread loop, or computes views and indices.
   Operation *stray = nullptr;
   forall.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (auto inner = dyn_cast<scf::ForallOp>(op); inner && inner != forall)
       return WalkResult::skip();
-    if (isa<linalg::LinalgOp>(op) && !op->use_empty()) {
+    if (isa<linalg::LinalgOp>(op)) {
       stray = op;
       return WalkResult::interrupt();
     }
@@ -514,17 +548,33 @@ struct StageContractionsPass : public mlir::hexir::impl::StageContractionsBase<S
 
   void runOnOperation() override {
     int64_t sharedCapacity = capacity ? std::min<int64_t>(kMaxSharedBytes, capacity) : kMaxSharedBytes;
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (!fn->hasAttr(kKernelAttrName) || fn.isDeclaration())
-        continue;
+    SmallVector<func::FuncOp> kernels;
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (fn->hasAttr(kKernelAttrName) && !fn.isDeclaration())
+        kernels.push_back(fn);
+    for (func::FuncOp fn : kernels) {
       // An epilogue reading the contraction twice (a GELU's x * (1 + erf(x))) reads it once.
       RewritePatternSet patterns(&getContext());
       linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return signalPassFailure();
-      std::optional<Staging> staging = analyze(fn, sharedCapacity);
-      if (staging && failed(stage(fn, *staging)))
-        return signalPassFailure();
+      if (!analyze(fn, sharedCapacity))
+        continue;
+      // Staged on a copy: a kernel whose staging fails half-way (upstream tiling refusing a
+      // shape the analysis let through) stays as it was, for TileToThreads, and compiles.
+      OpBuilder b(fn);
+      b.setInsertionPointAfter(fn);
+      auto copy = cast<func::FuncOp>(b.clone(*fn));
+      std::optional<Staging> staging = analyze(copy, sharedCapacity);
+      bool staged;
+      {
+        ScopedDiagnosticHandler quiet(&getContext(), [](Diagnostic &) { return success(); });
+        staged = staging && succeeded(stage(copy, *staging));
+      }
+      if (staged)
+        fn.erase();
+      else
+        copy.erase();
     }
   }
 };

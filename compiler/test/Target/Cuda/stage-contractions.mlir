@@ -178,3 +178,55 @@ func.func @pooling(%x: tensor<1x34x34x64xf32>) -> tensor<1x32x32x64xf32> attribu
       ins(%x, %w : tensor<1x34x34x64xf32>, tensor<3x3xf32>) outs(%f : tensor<1x32x32x64xf32>) -> tensor<1x32x32x64xf32>
   return %p : tensor<1x32x32x64xf32>
 }
+
+// An initializer that reads its output (beta * C): it keeps reading C, one element per thread
+// iteration, and its result is copied into the shared accumulator.
+// CHECK-LABEL: func.func @beta
+// CHECK-SAME: hexir.cuda_staged
+// CHECK: %[[ACC:.*]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x16xf32>
+// CHECK: scf.forall {{.*}} in (16, 16) shared_outs({{.*}} = %[[ACC]])
+// CHECK: arith.mulf
+// CHECK: linalg.copy ins(%{{.*}} : tensor<1x1xf32>)
+// CHECK: scf.for
+func.func @beta(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {hexir.kernel} {
+  %beta = arith.constant 1.5 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %init = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%c : tensor<64x64xf32>) {
+  ^bb0(%o: f32):
+    %y = arith.mulf %o, %beta : f32
+    linalg.yield %y : f32
+  } -> tensor<64x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x64xf32>) outs(%init : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %m : tensor<64x64xf32>
+}
+
+// A matmul accumulating onto a binding (a Gemm's C): the accumulator starts as a copy of the
+// block's tile of C; the blocks write a new tensor, never the read-only binding.
+// CHECK-LABEL: func.func @onto_binding
+// CHECK-SAME: hexir.cuda_staged
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<64x64xf32>
+// CHECK: scf.forall ({{.*}}) = (0, 0) to (64, 64) step (16, 16) shared_outs({{.*}} = %[[E]])
+// CHECK: linalg.copy ins(%{{.*}} : tensor<1x1xf32>)
+func.func @onto_binding(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {hexir.kernel} {
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %m : tensor<64x64xf32>
+}
+
+// An epilogue that writes over the matmul's result (a bias added in place) is left alone: it
+// would write into the shared accumulator instead of the output.
+// CHECK-LABEL: func.func @epilogue_in_place
+// CHECK-NOT: hexir.cuda_staged
+// CHECK-NOT: gpu.
+func.func @epilogue_in_place(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %bias: tensor<64xf32>) -> tensor<64x64xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.generic {indexing_maps = [#col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : tensor<64xf32>) outs(%m : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %o : f32
+    linalg.yield %y : f32
+  } -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
