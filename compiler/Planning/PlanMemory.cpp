@@ -14,8 +14,6 @@ namespace planner = ::hexir::planner;
 
 namespace {
 
-std::string bytes(uint64_t n) { return withThousands(n); }
-
 // "'/conv1/Conv', '/relu/Relu'": the source ops a dispatch covers (the first three), or its
 // kernel's name when it has none.
 std::string coveredNames(CallTirOp d) {
@@ -47,12 +45,12 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
   auto peakAt = std::max_element(load.begin(), load.end());
   int64_t peak = peakAt - load.begin();
   const std::string &name = target.memorySpaces[space].name;
-  diag << "the arena in memory space '" << name << "' peaks at " << bytes(*peakAt) << " bytes at dispatch " << peak;
+  diag << "the arena in memory space '" << name << "' peaks at " << withThousands(*peakAt) << " bytes at dispatch " << peak;
   if (peak < static_cast<int64_t>(live.dispatches.size()))
     diag << " (" << coveredNames(live.dispatches[peak]) << ")";
-  diag << ", over its capacity of " << bytes(capacity) << " bytes";
+  diag << ", over its capacity of " << withThousands(capacity) << " bytes";
   if (constants > 0)
-    diag << " (what is left of " << bytes(capacity + constants) << " after " << bytes(constants)
+    diag << " (what is left of " << withThousands(capacity + constants) << " after " << withThousands(constants)
          << " bytes of constants)";
   diag << "; live there:";
   SmallVector<size_t> there;
@@ -72,7 +70,7 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
     for (const BufferLiveness::Move &m : live.moves)
       if (m.reloaded == there[k])
         diag << (m.recompute ? ", recomputed before dispatch " : ", moved back before dispatch ") << m.inBefore;
-    diag << ", " << bytes(r.size) << " B, last used by dispatch " << r.last;
+    diag << ", " << withThousands(r.size) << " B, last used by dispatch " << r.last;
   }
   if (there.size() > kShown)
     diag << ", and " << there.size() - kShown << " more";
@@ -98,8 +96,8 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
     diag << "; the values idle there cannot be recomputed (only elementwise results of values still held where they "
             "are needed again can) and the target has no memory space to move them to";
   uint64_t needed = space < smallest.space_sizes.size() ? smallest.space_sizes[space] : 0;
-  diag << "; the smallest plan found needs " << bytes(needed) << " bytes: raise the budget of '" << name
-       << "' to at least " << bytes(needed + constants) << " bytes (--memory-budget " << name << "="
+  diag << "; the smallest plan found needs " << withThousands(needed) << " bytes: raise the budget of '" << name
+       << "' to at least " << withThousands(needed + constants) << " bytes (--memory-budget " << name << "="
        << needed + constants << "), or compile the model for a smaller input";
 }
 
@@ -124,8 +122,8 @@ FailureOr<MemoryPlan> mlir::hexir::planMemory(func::FuncOp graph, const BufferLi
     if (capacity == 0)
       continue;
     if (taken[s] >= capacity)
-      return graph.emitError() << "the constants take " << bytes(taken[s]) << " bytes, over the capacity of "
-                               << bytes(capacity) << " bytes of memory space '" << target.memorySpaces[s].name
+      return graph.emitError() << "the constants take " << withThousands(taken[s]) << " bytes, over the capacity of "
+                               << withThousands(capacity) << " bytes of memory space '" << target.memorySpaces[s].name
                                << "': raise its budget to more than that (--memory-budget "
                                << target.memorySpaces[s].name << "=BYTES)";
     problem.capacities[s] = capacity - taken[s];

@@ -103,13 +103,16 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
     // Every iteration of a thread loop, in order (or reversed), then what the barrier guards.
     SmallVector<scf::ForOp> threadLoops;
     SmallVector<Operation *> barriers;
+    bool unmodeled = false;
     fn.walk([&](Operation *op) {
-      if (auto loop = dyn_cast<scf::ForOp>(op); loop && loop->hasAttr(kCudaThreadLoopAttrName))
+      if (auto loop = dyn_cast<scf::ForOp>(op); loop && loop->hasAttr(kCudaThreadLoopAttrName)) {
         threadLoops.push_back(loop);
-      else if (isa<gpu::BarrierOp>(op))
+      } else if (isa<gpu::BarrierOp>(op)) {
         barriers.push_back(op);
-      else if (isa<gpu::GPUDialect>(op->getDialect()))
+      } else if (isa<gpu::GPUDialect>(op->getDialect())) {
         op->emitError("the CUDA emulator does not model '") << op->getName() << "' in a staged kernel";
+        unmodeled = true;
+      }
     });
     for (Operation *barrier : barriers)
       barrier->erase();
@@ -124,9 +127,7 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
       Value index = ordered(inner, loc, iv, loop.getLowerBound(), loop.getUpperBound());
       iv.replaceAllUsesExcept(index, index.getDefiningOp());
     }
-    bool unmodeled = false;
     fn.walk([&](Operation *op) {
-      unmodeled |= isa<gpu::GPUDialect>(op->getDialect());
       for (Value v : op->getResults())
         v.setType(stripped(v.getType()));
       for (Region &region : op->getRegions())

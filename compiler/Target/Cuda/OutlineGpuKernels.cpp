@@ -111,6 +111,34 @@ std::optional<int64_t> tripCount(scf::ForallOp forall) {
   return tripCount(forall.getMixedLowerBound(), forall.getMixedUpperBound(), forall.getMixedStep());
 }
 
+// The induction values of a loop nest's iteration number `linear` (static bounds), innermost
+// loop fastest: adjacent threads take adjacent elements.
+SmallVector<Value> delinearize(RewriterBase &rewriter, Location loc, ArrayRef<OpFoldResult> lbs,
+                               ArrayRef<OpFoldResult> ubs, ArrayRef<OpFoldResult> steps, Value linear) {
+  SmallVector<Value> ivs(lbs.size());
+  Value rest = linear;
+  for (unsigned d = lbs.size(); d-- > 0;) {
+    int64_t lb = *getConstantIntValue(lbs[d]), ub = *getConstantIntValue(ubs[d]), step = *getConstantIntValue(steps[d]);
+    Value trips = arith::ConstantIndexOp::create(rewriter, loc, (ub - lb + step - 1) / step);
+    Value i = d == 0 ? rest : arith::RemUIOp::create(rewriter, loc, rest, trips).getResult();
+    if (d > 0)
+      rest = arith::DivUIOp::create(rewriter, loc, rest, trips);
+    ivs[d] = arith::AddIOp::create(rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, lb),
+                                   arith::MulIOp::create(rewriter, loc, i, arith::ConstantIndexOp::create(rewriter, loc, step)));
+  }
+  return ivs;
+}
+
+// Moves the body of `loop` (an scf.parallel or scf.forall; its terminator dropped) before
+// `before`, its induction variables replaced by `ivs`, and erases the loop.
+void inlineLoop(RewriterBase &rewriter, Operation *loop, Block *body, Operation *before, ValueRange ivs) {
+  for (auto [iv, value] : llvm::zip(body->getArguments(), ivs))
+    rewriter.replaceAllUsesWith(iv, value);
+  rewriter.eraseOp(body->getTerminator());
+  before->getBlock()->getOperations().splice(Block::iterator(before), body->getOperations());
+  rewriter.eraseOp(loop);
+}
+
 // The nest (already cloned into `fn`) as code for one thread: its outer parallel loop's
 // iteration `blockIdx.x * blockDim.x + threadIdx.x` if there is one (threads past the last
 // iteration do nothing), otherwise the whole nest on thread 0. Returns the iteration count.
@@ -157,27 +185,10 @@ FailureOr<int64_t> mapToThreads(IRRewriter &rewriter, Operation *nest, int64_t b
     rewriter.moveOpBefore(nest, then->getTerminator());
     return iterations;
   }
-  // Delinearize the iteration, innermost loop fastest (adjacent threads, adjacent elements).
   rewriter.setInsertionPoint(then->getTerminator());
-  Value rest = id;
-  SmallVector<Value> ivs(loop.getNumLoops());
-  for (unsigned d = loop.getNumLoops(); d-- > 0;) {
-    int64_t lb = *getConstantIntValue(loop.getLowerBound()[d]), ub = *getConstantIntValue(loop.getUpperBound()[d]),
-            step = *getConstantIntValue(loop.getStep()[d]);
-    int64_t trips = (ub - lb + step - 1) / step;
-    Value tripsValue = arith::ConstantIndexOp::create(rewriter, loc, trips);
-    Value i = d == 0 ? rest : arith::RemUIOp::create(rewriter, loc, rest, tripsValue).getResult();
-    if (d > 0)
-      rest = arith::DivUIOp::create(rewriter, loc, rest, tripsValue);
-    ivs[d] = arith::AddIOp::create(rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, lb),
-                                   arith::MulIOp::create(rewriter, loc, i, arith::ConstantIndexOp::create(rewriter, loc, step)));
-  }
-  Block *body = loop.getBody();
-  for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
-    rewriter.replaceAllUsesWith(iv, value);
-  rewriter.eraseOp(body->getTerminator());
-  then->getOperations().splice(Block::iterator(then->getTerminator()), body->getOperations());
-  rewriter.eraseOp(loop);
+  SmallVector<Value> ivs = delinearize(rewriter, loc, getAsOpFoldResult(loop.getLowerBound()),
+                                       getAsOpFoldResult(loop.getUpperBound()), getAsOpFoldResult(loop.getStep()), id);
+  inlineLoop(rewriter, loop, loop.getBody(), then->getTerminator(), ivs);
   return iterations;
 }
 
@@ -185,35 +196,6 @@ template <typename MappingAttr>
 bool isMappedTo(scf::ForallOp forall) {
   std::optional<ArrayAttr> mapping = forall.getMapping();
   return mapping && !mapping->empty() && isa<MappingAttr>((*mapping)[0]);
-}
-
-// The induction values of the forall's iteration number `linear`, innermost loop fastest.
-SmallVector<Value> delinearize(RewriterBase &rewriter, Location loc, scf::ForallOp forall, Value linear) {
-  SmallVector<OpFoldResult> lbs = forall.getMixedLowerBound(), ubs = forall.getMixedUpperBound(),
-                            steps = forall.getMixedStep();
-  SmallVector<Value> ivs(lbs.size());
-  Value rest = linear;
-  for (unsigned d = lbs.size(); d-- > 0;) {
-    int64_t lb = *getConstantIntValue(lbs[d]), ub = *getConstantIntValue(ubs[d]), step = *getConstantIntValue(steps[d]);
-    Value trips = arith::ConstantIndexOp::create(rewriter, loc, (ub - lb + step - 1) / step);
-    Value i = d == 0 ? rest : arith::RemUIOp::create(rewriter, loc, rest, trips).getResult();
-    if (d > 0)
-      rest = arith::DivUIOp::create(rewriter, loc, rest, trips);
-    ivs[d] = arith::AddIOp::create(rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, lb),
-                                   arith::MulIOp::create(rewriter, loc, i, arith::ConstantIndexOp::create(rewriter, loc, step)));
-  }
-  return ivs;
-}
-
-// Moves the body of `forall` (its terminator dropped) before `before`, its induction
-// variables replaced by `ivs`, and erases it.
-void inlineForall(RewriterBase &rewriter, scf::ForallOp forall, Operation *before, ValueRange ivs) {
-  Block *body = forall.getBody();
-  for (auto [iv, value] : llvm::zip(forall.getInductionVars(), ivs))
-    rewriter.replaceAllUsesWith(iv, value);
-  rewriter.eraseOp(body->getTerminator());
-  before->getBlock()->getOperations().splice(Block::iterator(before), body->getOperations());
-  rewriter.eraseOp(forall);
 }
 
 struct StagedLaunch {
@@ -269,16 +251,17 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
     auto loop = scf::ForOp::create(rewriter, forall.getLoc(), thread, count, stride);
     loop->setAttr(kCudaThreadLoopAttrName, rewriter.getUnitAttr());
     rewriter.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> ivs = delinearize(rewriter, forall.getLoc(), forall, loop.getInductionVar());
-    inlineForall(rewriter, forall, loop.getBody()->getTerminator(), ivs);
+    SmallVector<Value> ivs = delinearize(rewriter, forall.getLoc(), forall.getMixedLowerBound(), forall.getMixedUpperBound(),
+                                         forall.getMixedStep(), loop.getInductionVar());
+    inlineLoop(rewriter, forall, forall.getBody(), loop.getBody()->getTerminator(), ivs);
     rewriter.setInsertionPointAfter(loop);
     gpu::BarrierOp::create(rewriter, forall.getLoc());
   }
   rewriter.setInsertionPoint(blocks);
   Value block = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x);
-  SmallVector<Value> ivs = delinearize(rewriter, loc, blocks, block);
-  Operation *after = blocks->getNextNode();
-  inlineForall(rewriter, blocks, after, ivs);
+  SmallVector<Value> ivs =
+      delinearize(rewriter, loc, blocks.getMixedLowerBound(), blocks.getMixedUpperBound(), blocks.getMixedStep(), block);
+  inlineLoop(rewriter, blocks, blocks.getBody(), blocks->getNextNode(), ivs);
   // Whatever writes memory is inside a thread loop: the code around them is the same for
   // every thread (views, indices, the steps' loop). A buffer outside them would be each
   // thread's own on the GPU but one in the emulator: only shared memory crosses a barrier.

@@ -69,21 +69,27 @@ int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
   return 1;
 }
 
-// The extent of a slice that `e` (an affine function of the loops with non-negative
-// coefficients, as every contraction's and convolution's indexing is) spans when each loop d
-// covers `sizes[d]` consecutive iterations.
-std::optional<int64_t> sliceExtent(AffineExpr e, ArrayRef<int64_t> sizes) {
+// The coefficient of each loop in `e`, an affine function of the loops with non-negative
+// coefficients (as every contraction's and convolution's indexing is: d1 * stride + d4 *
+// dilation); nullopt for anything else a constant evaluation cannot tell.
+std::optional<SmallVector<int64_t>> loopCoefficients(AffineExpr e, unsigned loops) {
   MLIRContext *ctx = e.getContext();
-  SmallVector<AffineExpr> last, first;
-  for (int64_t s : sizes) {
-    last.push_back(getAffineConstantExpr(s - 1, ctx));
-    first.push_back(getAffineConstantExpr(0, ctx));
+  auto at = [&](std::optional<unsigned> one) -> std::optional<int64_t> {
+    SmallVector<AffineExpr> point;
+    for (unsigned d = 0; d < loops; ++d)
+      point.push_back(getAffineConstantExpr(one == d ? 1 : 0, ctx));
+    auto value = dyn_cast<AffineConstantExpr>(e.replaceDims(point));
+    return value ? std::optional<int64_t>(value.getValue()) : std::nullopt;
+  };
+  std::optional<int64_t> origin = at(std::nullopt);
+  SmallVector<int64_t> coefficients;
+  for (unsigned d = 0; d < loops; ++d) {
+    std::optional<int64_t> value = at(d);
+    if (!origin || !value || *value < *origin)
+      return std::nullopt;
+    coefficients.push_back(*value - *origin);
   }
-  auto hi = dyn_cast<AffineConstantExpr>(e.replaceDims(last));
-  auto lo = dyn_cast<AffineConstantExpr>(e.replaceDims(first));
-  if (!hi || !lo || hi.getValue() < lo.getValue())
-    return std::nullopt;
-  return hi.getValue() - lo.getValue() + 1;
+  return coefficients;
 }
 
 // Any reduction whose every input the body reads: stepping the reduction keeps each output's
@@ -103,7 +109,6 @@ struct Staging {
   linalg::LinalgOp root;
   SmallVector<int64_t> blockTile;  // per loop of the contraction; 0 for reductions
   SmallVector<int64_t> stepTile;   // per loop: 0 except the stepped reduction loop
-  int64_t outputs = 1;
 };
 
 bool isElementwiseOver(linalg::LinalgOp op, RankedTensorType shape) {
@@ -114,8 +119,8 @@ bool isElementwiseOver(linalg::LinalgOp op, RankedTensorType shape) {
          op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
 }
 
-// Whether the kernel has the shape this pass stages, and with which tiles.
-std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
+// Whether the kernel has the shape this pass stages: its contraction and result op, no tiles yet.
+std::optional<Staging> matchKernel(func::FuncOp fn) {
   Block &body = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   if (ret.getNumOperands() != 1)
@@ -148,25 +153,32 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
   AffineMap outMap = c.getMatchingIndexingMap(c.getDpsInitOperand(0));
   if (!outMap.isProjectedPermutation())
     return std::nullopt;
-  // The initializer (whatever writes the accumulator first) and the epilogue: elementwise ops
-  // over the contraction's output shape.
-  // None writes over another's result (a bias added onto the matmul in place): an epilogue
-  // writes the block's output, the contraction its accumulator.
   for (linalg::LinalgOp op : ops) {
-    if (op != c && !isElementwiseOver(op, outType))
-      return std::nullopt;
-    if (op != c && llvm::any_of(op.getDpsInits(), [](Value v) { return v.getDefiningOp<linalg::LinalgOp>(); }))
-      return std::nullopt;
-  }
-  // Each op is read once: block tiling fuses a producer into every reader's slice, and the
-  // contraction must be computed once per block.
-  for (linalg::LinalgOp op : ops)
+    // Each op is read once: block tiling fuses a producer into every reader's slice, and the
+    // contraction must be computed once per block.
     if (op->getResult(0) != ret.getOperand(0) && !op->hasOneUse())
       return std::nullopt;
+    if (op == c)
+      continue;
+    // The initializer (whatever writes the accumulator first) and the epilogue: elementwise
+    // ops over the contraction's output shape, none writing over another's result (a bias
+    // added onto the matmul in place): an epilogue writes the block's output, the contraction
+    // its accumulator.
+    if (!isElementwiseOver(op, outType) ||
+        llvm::any_of(op.getDpsInits(), [](Value v) { return v.getDefiningOp<linalg::LinalgOp>(); }))
+      return std::nullopt;
+  }
   s.root = ret.getOperand(0).getDefiningOp<linalg::LinalgOp>();
-  if (!s.root || (s.root != c && !isElementwiseOver(s.root, outType)))
+  if (!s.root)
     return std::nullopt;
+  return s;
+}
 
+// The block tile and the step of a matched kernel; false when no tile reuses enough to pay.
+bool chooseTiles(Staging &s, int64_t sharedCapacity) {
+  linalg::LinalgOp c = s.contraction;
+  auto outType = cast<RankedTensorType>(c->getResult(0).getType());
+  AffineMap outMap = c.getMatchingIndexingMap(c.getDpsInitOperand(0));
   SmallVector<int64_t> ranges = c.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = c.getIteratorTypesArray();
   unsigned loops = ranges.size();
@@ -178,7 +190,7 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
       stepped = d;
     }
   if (reduction < kMinReduction)
-    return std::nullopt;
+    return false;
   SmallVector<unsigned> parallel;
   for (unsigned d = 0; d < loops; ++d)
     if (iterators[d] == utils::IteratorType::parallel)
@@ -200,16 +212,10 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
     for (unsigned d = 0; d < loops; ++d)
       input.uses.push_back(map.isFunctionOfDim(d));
     for (AffineExpr e : map.getResults()) {
-      SmallVector<int64_t> coefficients;
-      for (unsigned d = 0; d < loops; ++d) {
-        SmallVector<int64_t> unit(loops, 1);
-        unit[d] = 2;
-        std::optional<int64_t> extent = sliceExtent(e, unit);
-        if (!extent)
-          return std::nullopt;
-        coefficients.push_back(*extent - 1);
-      }
-      input.coefficients.push_back(std::move(coefficients));
+      std::optional<SmallVector<int64_t>> coefficients = loopCoefficients(e, loops);
+      if (!coefficients)
+        return false;
+      input.coefficients.push_back(std::move(*coefficients));
     }
     inputs.push_back(std::move(input));
   }
@@ -294,13 +300,20 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
     }
   }
   if (best.empty() || bestScore[0] < kMinReuse || bestScore[1] < kMinBlockOutputs)
-    return std::nullopt;
+    return false;
   s.blockTile.assign(loops, 0);
   s.stepTile.assign(loops, 0);
   for (unsigned d : parallel)
     s.blockTile[d] = best[d];
   s.stepTile[*stepped] = bestScore[2];
-  s.outputs = bestScore[1];
+  return true;
+}
+
+// Whether the kernel has the shape this pass stages, and with which tiles.
+std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
+  std::optional<Staging> s = matchKernel(fn);
+  if (!s || !chooseTiles(*s, sharedCapacity))
+    return std::nullopt;
   return s;
 }
 
