@@ -118,7 +118,10 @@ struct PrefetchStreamsPass : public mlir::hexir::impl::PrefetchStreamsBase<Prefe
     }
     // One prefetch per cache line the vector spans (a register tile's row of two AVX-512
     // vectors is one vector<32xf32> load: 128 bytes, two lines), each inside what the load reads.
-    b.setInsertionPoint(load);
+    // At the end of the step, after the FMAs: before the loads, LLVM then schedules the loads
+    // of the broadcast inputs ahead of every FMA and spills accumulators (a 14x14 convolution's
+    // 28-accumulator tile: 94 instructions per step instead of 50, 2.1 ms instead of 1.4).
+    b.setInsertionPoint(loop.getBody()->getTerminator());
     SmallVector<Value> indices(load.getIndices());
     indices[*moving] = at;
     int64_t elementBytes = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);

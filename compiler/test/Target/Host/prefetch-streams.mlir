@@ -3,16 +3,19 @@
 // A register tile's reduction loop over one 256-step block of a packed weight panel
 // (P[panel][k][32], 4 MiB): each step also prefetches the same vector of the next block. The
 // next block's start, min(k0 + 256, 1024 - 256), is computed once, outside the loop. The
-// activation operand (64 KiB) is not prefetched.
+// activation operand (64 KiB) is not prefetched. The prefetches end the step, after its FMAs.
 // CHECK-DAG: #[[NEXT:.*]] = affine_map<()[s0] -> (s0 + 256, 768)>
 // CHECK-LABEL: func.func @matmul_tile
 // CHECK: %[[N:.*]] = affine.min #[[NEXT]]()[%arg3]
 // CHECK: scf.for %[[K:.*]] = %c0 to %c256 step %c1
 // CHECK: %[[AT:.*]] = affine.apply #{{.*}}()[%[[N]], %[[K]]]
-// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %c0], read, locality<2>, data : memref<32x1024x32xf32>
 // CHECK: vector.load %arg1
-// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %c16], read, locality<2>, data
 // CHECK: vector.load %arg1
+// CHECK: vector.fma
+// CHECK: vector.fma
+// CHECK-NEXT: memref.prefetch %arg1[%arg4, %[[AT]], %c0], read, locality<2>, data : memref<32x1024x32xf32>
+// CHECK-NEXT: memref.prefetch %arg1[%arg4, %[[AT]], %c16], read, locality<2>, data
+// CHECK-NEXT: scf.yield
 // CHECK-NOT: memref.prefetch %arg0
 #sum = affine_map<()[s0, s1] -> (s0 + s1)>
 func.func @matmul_tile(%a: memref<16x1024xf32>, %b: memref<32x1024x32xf32>, %c: memref<16x1024xf32>, %k0: index, %p: index) attributes {hexir.kernel} {
@@ -68,11 +71,13 @@ func.func @nothing(%f: memref<3x3x64x32xf32>, %big: memref<300000xf32>, %out: me
 // CHECK-LABEL: func.func @wide_row
 // CHECK: scf.for %[[K:.*]] = %c0 to %c256 step %c1
 // CHECK: %[[AT:.*]] = affine.apply #{{.*}}()[%{{.*}}, %[[K]]]
-// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %c0], read, locality<2>, data : memref<32x1024x32xf32>
-// CHECK: %[[SECOND:.*]] = affine.apply #{{.*}}()[%c0]
-// CHECK: memref.prefetch %arg1[%arg4, %[[AT]], %[[SECOND]]], read, locality<2>, data : memref<32x1024x32xf32>
-// CHECK-NOT: memref.prefetch
 // CHECK: vector.load %arg1{{.*}} : memref<32x1024x32xf32>, vector<32xf32>
+// CHECK: vector.fma
+// CHECK-NEXT: memref.prefetch %arg1[%arg4, %[[AT]], %c0], read, locality<2>, data : memref<32x1024x32xf32>
+// CHECK-NEXT: %[[SECOND:.*]] = affine.apply #{{.*}}()[%c0]
+// CHECK-NEXT: memref.prefetch %arg1[%arg4, %[[AT]], %[[SECOND]]], read, locality<2>, data : memref<32x1024x32xf32>
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: memref.prefetch
 #sum = affine_map<()[s0, s1] -> (s0 + s1)>
 func.func @wide_row(%a: memref<16x1024xf32>, %b: memref<32x1024x32xf32>, %c: memref<16x1024xf32>, %k0: index, %p: index) attributes {hexir.kernel} {
   %c0 = arith.constant 0 : index
