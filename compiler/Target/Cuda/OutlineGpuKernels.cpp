@@ -253,9 +253,11 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
     rewriter.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> ivs = delinearize(rewriter, forall.getLoc(), forall.getMixedLowerBound(), forall.getMixedUpperBound(),
                                          forall.getMixedStep(), loop.getInductionVar());
+    // (inlineLoop erases the forall: its location is taken first.)
+    Location threadLoc = forall.getLoc();
     inlineLoop(rewriter, forall, forall.getBody(), loop.getBody()->getTerminator(), ivs);
     rewriter.setInsertionPointAfter(loop);
-    gpu::BarrierOp::create(rewriter, forall.getLoc());
+    gpu::BarrierOp::create(rewriter, threadLoc);
   }
   rewriter.setInsertionPoint(blocks);
   Value block = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x);
