@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """hexir-serve under load (a benchmark, not a test): 32 keep-alive connections send infer
 requests for --seconds against a small CNN (squeezenet1_1 at 64x64, exported with PyTorch);
-prints throughput, p50/p90/p99 latency, errors, and the server's RSS in the first and the last
-quarter of the run (flat: no growth); results are spot-checked against hexir-run. Then 64
+prints throughput, p50/p90/p99 latency, errors, and the server's RSS per quarter of the run
+and its floor in the second and the last (flat: no leak); results are spot-checked against hexir-run. Then 64
 connections against --max-queue 4: how many 503s, and the RSS again. Where `wrk` is installed
 (Debian's), the 32 connections run once more from wrk, a client in C: the server's throughput
 and latency without Python's client-side JSON in the way.
@@ -86,15 +86,15 @@ def run_load(port, pid, body, seconds, connections, expected):
     quarter = max(1, len(rss) // 4)
     windows = [[r / 1024 for _, r in rss[i * quarter:(i + 1) * quarter]] or [0.0] for i in range(4)]
     quarters = [float(np.mean(w)) for w in windows]
-    first, last = min(windows[1]), min(windows[3])
+    floor_before, floor_after = min(windows[1]), min(windows[3])
     ok = statuses.get(200, 0)
     print(f"  {connections} connections, {elapsed:.1f} s: {ok / elapsed:.0f} requests/s; latency p50 "
           f"{np.percentile(lat, 50):.2f} ms, p90 {np.percentile(lat, 90):.2f} ms, p99 {np.percentile(lat, 99):.2f} ms; "
           f"statuses {statuses}; wrong results {wrong[0]}; server RSS by quarter "
-          f"{' '.join(f'{q:.1f}' for q in quarters)} MiB, lowest {first:.1f} (second) -> {last:.1f} (last)")
+          f"{' '.join(f'{q:.1f}' for q in quarters)} MiB, lowest {floor_before:.1f} (second) -> {floor_after:.1f} (last)")
     if errors:
         print(f"  connection errors: {sorted(set(errors))[:5]}")
-    return statuses, wrong[0], first, last
+    return statuses, wrong[0], floor_before, floor_after
 
 
 def run_wrk(port, body, seconds, connections):
@@ -149,14 +149,14 @@ def main():
                                        *extra], stdout=subprocess.PIPE, text=True)
             port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
             print(f"hexir-serve {' '.join(extra)}:")
-            statuses, wrong, first, last = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1))
+            statuses, wrong, floor_before, floor_after = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1))
             if args.check:
                 # The test of issue 17: flat memory (the lowest RSS of the last quarter within
-                # 10% + 1 MiB of the second quarter's), every request answered right below the queue's bound, and
-                # under overload both answers and 503s.
+                # 10% + 1 MiB of the second quarter's), every request answered right below the
+                # queue's bound, and under overload both answers and 503s.
                 problems = []
-                if last > first * 1.1 + 1:
-                    problems.append(f"server RSS floor grew from {first:.1f} to {last:.1f} MiB")
+                if floor_after > floor_before * 1.1 + 1:
+                    problems.append(f"server RSS floor grew from {floor_before:.1f} to {floor_after:.1f} MiB")
                 if connections == 32 and statuses.get(200, 0) == 0:
                     problems.append("no request answered")
                 if connections == 64 and (statuses.get(503, 0) == 0 or statuses.get(200, 0) == 0):

@@ -246,15 +246,15 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
   Value thread = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
   Value stride = arith::ConstantIndexOp::create(rewriter, loc, threads);
   for (scf::ForallOp forall : threadLoops) {
+    // (inlineLoop erases the forall: nothing reads it after.)
+    Location threadLoc = forall.getLoc();
     rewriter.setInsertionPoint(forall);
     Value count = arith::ConstantIndexOp::create(rewriter, loc, *tripCount(forall));
-    auto loop = scf::ForOp::create(rewriter, forall.getLoc(), thread, count, stride);
+    auto loop = scf::ForOp::create(rewriter, threadLoc, thread, count, stride);
     loop->setAttr(kCudaThreadLoopAttrName, rewriter.getUnitAttr());
     rewriter.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> ivs = delinearize(rewriter, forall.getLoc(), forall.getMixedLowerBound(), forall.getMixedUpperBound(),
+    SmallVector<Value> ivs = delinearize(rewriter, threadLoc, forall.getMixedLowerBound(), forall.getMixedUpperBound(),
                                          forall.getMixedStep(), loop.getInductionVar());
-    // (inlineLoop erases the forall: its location is taken first.)
-    Location threadLoc = forall.getLoc();
     inlineLoop(rewriter, forall, forall.getBody(), loop.getBody()->getTerminator(), ivs);
     rewriter.setInsertionPointAfter(loop);
     gpu::BarrierOp::create(rewriter, threadLoc);
