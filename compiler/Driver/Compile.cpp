@@ -86,7 +86,8 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     pm.enableIRPrinting();
   }
   mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise,
-                                  (*target)->description().padProducersInKernel);
+                                  (*target)->description().padProducersInKernel,
+                                  (*target)->description().maxPanel);
   if (failed(pm.run(module)))
     return false;
   if (options.printDispatches && planOutput)

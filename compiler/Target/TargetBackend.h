@@ -61,6 +61,10 @@ struct TargetDescription {
   // tensor's interior (dispatch formation then puts both in one kernel); a target that reads
   // pads with clamped indices keeps them apart.
   bool padProducersInKernel = true;
+  // The widest panel (floats) constant weights are packed into: the kernels' register tile of
+  // two vectors, so each reduction step reads whole cache lines of one panel (a 32-wide panel
+  // under a 16-wide AVX2 tile doubled the L1 footprint of a cache block).
+  int64_t maxPanel = 32;
   // Copies the runtime can make between spaces (from a machine file; none by default). With
   // one out of the arena space and one back, values that do not fit are moved out and back.
   std::vector<SpaceTransfer> transfers;

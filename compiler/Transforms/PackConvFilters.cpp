@@ -84,7 +84,7 @@ Value padChannels(RewriterBase &rewriter, Location loc, Value init, int64_t padd
   return wide->getResult(0);
 }
 
-LogicalResult pack(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op) {
+LogicalResult pack(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel) {
   if (!op.hasPureTensorSemantics())
     return failure();
   auto cst = op.getDpsInputOperand(1)->get().getDefiningOp<arith::ConstantOp>();
@@ -100,17 +100,18 @@ LogicalResult pack(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op) {
   // whose F only 8 divides (a 1000-class classifier) get wider panels, the last one padded
   // with zero channels, when their initial value can be padded too (8-wide panels fill half
   // an AVX-512 register): 32-wide where that adds at most 1/32 more work (1000 -> 1024), else
-  // 16-wide (at most 6% more). 16-wide panels take register tiles of 28 rows of one vector:
+  // 16-wide (at most 6% more), never wider than the target's two vectors. With AVX-512,
+  // 16-wide panels take register tiles of 28 rows of one vector:
   // a broadcast load per FMA, and rows of 512 input channels, 2 KiB apart, in only two L1
   // sets. squeezenet's classifier ran 1.3x faster over 1024 channels in 32-wide panels (GEMM
   // 169x1008x512: 68-75 GFLOP/s, 169x1024x512: 111).
-  int64_t nr = panelWidth(F), paddedF = F;
+  int64_t nr = panelWidth(F, maxPanel), paddedF = F;
   Value init = op.getDpsInits()[0];
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  if (nr == 8 && F >= 128) {
+  if (nr == 8 && F >= 128 && maxPanel >= 16) {
     int64_t wide32 = (F + 31) / 32 * 32;
-    int64_t width = (wide32 - F) * 32 <= F ? 32 : 16, padded = width == 32 ? wide32 : F + 8;
+    int64_t width = maxPanel >= 32 && (wide32 - F) * 32 <= F ? 32 : 16, padded = width == 32 ? wide32 : F + 8;
     if (Value wide = padChannels(rewriter, loc, init, padded)) {
       nr = width;
       paddedF = padded;
@@ -175,6 +176,7 @@ LogicalResult pack(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op) {
 }
 
 struct PackConvFiltersPass : public mlir::hexir::impl::PackConvFiltersBase<PackConvFiltersPass> {
+  using PackConvFiltersBase::PackConvFiltersBase;
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
@@ -183,7 +185,7 @@ struct PackConvFiltersPass : public mlir::hexir::impl::PackConvFiltersBase<PackC
       SmallVector<linalg::Conv2DNhwcHwcfOp> ops;
       fn.walk([&](linalg::Conv2DNhwcHwcfOp op) { ops.push_back(op); });
       for (linalg::Conv2DNhwcHwcfOp op : ops)
-        (void)pack(rewriter, op);
+        (void)pack(rewriter, op, maxPanel);
     }
   }
 };

@@ -44,7 +44,7 @@ std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericO
   return std::make_pair(dims->n[0], dims->k[0]);
 }
 
-LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
+LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
   auto loops = columnAndReduction(op);
   if (!loops)
     return failure();
@@ -69,7 +69,7 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op) {
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t N = ranges[n], K = ranges[k];
-  int64_t nr = panelWidth(N);
+  int64_t nr = panelWidth(N, maxPanel);
   if (!nr)
     return failure();
   bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
@@ -186,6 +186,7 @@ LogicalResult transposeRunTimeB(RewriterBase &rewriter, linalg::GenericOp op) {
 }
 
 struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<PackMatmulWeightsPass> {
+  using PackMatmulWeightsBase::PackMatmulWeightsBase;
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
@@ -194,7 +195,7 @@ struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<P
       SmallVector<linalg::GenericOp> ops;
       fn.walk([&](linalg::GenericOp op) { ops.push_back(op); });
       for (linalg::GenericOp op : ops)
-        if (failed(pack(rewriter, op)))
+        if (failed(pack(rewriter, op, maxPanel)))
           (void)transposeRunTimeB(rewriter, op);
     }
   }

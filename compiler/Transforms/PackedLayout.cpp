@@ -8,9 +8,9 @@
 
 using namespace mlir;
 
-int64_t mlir::hexir::panelWidth(int64_t n) {
+int64_t mlir::hexir::panelWidth(int64_t n, int64_t widest) {
   for (int64_t w : {32, 16, 8})
-    if (n % w == 0)
+    if (w <= widest && n % w == 0)
       return w;
   return 0;
 }

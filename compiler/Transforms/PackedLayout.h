@@ -17,9 +17,10 @@
 
 namespace mlir::hexir {
 
-// The panel width for an output dimension of extent n: 32, 16 or 8, the first that divides n;
-// 0 when none does (the op stays unpacked).
-int64_t panelWidth(int64_t n);
+// The panel width for an output dimension of extent n: 32, 16 or 8, the first that divides n
+// and is at most `widest` (the target's register tile: two vectors); 0 when none does (the op
+// stays unpacked).
+int64_t panelWidth(int64_t n, int64_t widest);
 
 // Reassociation that splits the last of `rank` dimensions in two.
 SmallVector<ReassociationIndices> splitLastDim(int64_t rank);

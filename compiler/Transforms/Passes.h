@@ -32,7 +32,7 @@ void buildLowerTosaPipeline(OpPassManager &pm);
 // `padsInPlace`: whether the target's kernels write a pad's producer into the padded tensor
 // (TargetDescription::padProducersInKernel).
 void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true,
-                        bool padsInPlace = true);
+                        bool padsInPlace = true, int64_t maxPanel = 32);
 // Kernel functions on tensors -> on buffers, for every target: one-shot bufferization with
 // read-only arguments and identity layouts, results as trailing out-parameters.
 void buildBufferizeKernelsPipeline(OpPassManager &pm);

@@ -70,11 +70,16 @@ def PackConvFilters : Pass<"hexir-pack-conv-filters", "mlir::ModuleOp"> {
     (n, oh, ow, p, fi, c) (a packed matmul). Its zero fill or bias broadcast is rebuilt in the
     packed shape. A layer of at least 128 channels that only 8 divides gets 16-wide panels, the
     last padded with zero channels (and its bias with zeros), and the real channels are an
-    extract_slice of the result.
+    extract_slice of the result. `max-panel` caps nr at the target's register tile (two
+    vectors: 32 with AVX-512, 16 with AVX2, 8 with SSE).
 
     Before: `O = conv_2d_nhwc_hwcf(I, W)`. After: `O5 = generic(I, P)`, `O =
     collapse_shape(O5)`, P a constant.
   }];
+  let options = [
+    Option<"maxPanel", "max-panel", "int64_t", /*default=*/"32",
+           "Widest panel (32, 16 or 8 floats): two of the target's vectors">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
 }
@@ -84,7 +89,8 @@ def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
   let description = [{
     Runs on the graph before dispatch formation. A contraction (linalg.generic) reading a
     constant f32 matrix B indexed by (k, n) or (n, k) gets B packed at compile time into
-    panels P[n / nr][k][nr] (nr = 32, 16 or 8, the first that divides N), so the kernel's
+    panels P[n / nr][k][nr] (nr = 32, 16 or 8, the first that divides N and is at most
+    `max-panel`, the target's register tile of two vectors), so the kernel's
     register tile reads nr consecutive floats at each reduction step instead of rows N floats
     apart (or, with transB, columns). The contraction runs over (..., m, no, ni, k) into its
     result viewed as [..., M, N/nr, nr]; its zero fill or bias broadcast is rebuilt in that
@@ -97,6 +103,10 @@ def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
     elementwise op (K x N copies against M x N x K multiply-adds), so its columns are
     contiguous too.
   }];
+  let options = [
+    Option<"maxPanel", "max-panel", "int64_t", /*default=*/"32",
+           "Widest panel (32, 16 or 8 floats): two of the target's vectors">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
 }

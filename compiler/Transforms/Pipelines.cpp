@@ -19,7 +19,7 @@ void mlir::hexir::buildLowerTosaPipeline(OpPassManager &pm) {
 }
 
 void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise,
-                                     bool padsInPlace) {
+                                     bool padsInPlace, int64_t maxPanel) {
   // Reject what we cannot compile while locations still point at the user's ops.
   VerifyInputOptions verify;
   verify.entry = entry.str();
@@ -36,9 +36,13 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
     pm.addPass(createCanonicalizerPass());
   }
   // Constant matmul weights and convolution filters as panels the register tile reads
-  // contiguously.
-  pm.addPass(createPackConvFilters());
-  pm.addPass(createPackMatmulWeights());
+  // contiguously, at most as wide as the target's register tile.
+  PackConvFiltersOptions convPanels;
+  convPanels.maxPanel = maxPanel;
+  pm.addPass(createPackConvFilters(convPanels));
+  PackMatmulWeightsOptions matmulPanels;
+  matmulPanels.maxPanel = maxPanel;
+  pm.addPass(createPackMatmulWeights(matmulPanels));
   pm.addPass(createCanonicalizerPass());
   // Elementwise readers of packed results read them directly (they become epilogues).
   if (fuseElementwise) {

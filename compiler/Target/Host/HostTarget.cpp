@@ -20,6 +20,7 @@ public:
     // line and an AVX-512 vector.
     description_.memorySpaces.push_back({"host", 0, 64, true, true});
     description_.arenaSpace = 0;
+    description_.maxPanel = 2 * std::max<int64_t>(pipeline_.vectorBits / 32, 4);
   }
 
   const TargetDescription &description() const override { return description_; }

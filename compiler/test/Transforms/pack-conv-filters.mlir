@@ -1,4 +1,8 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters | FileCheck %s
+// AVX2's register tile is two vectors of 8: panels at most 16 wide.
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters=max-panel=16 | FileCheck %s --check-prefix=AVX2
+// SSE's is two vectors of 4: 8-wide panels, none padded wider.
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters=max-panel=8 | FileCheck %s --check-prefix=SSE
 
 // A 1x2 convolution with 24 output channels and a bias: the filter W[0][kw][0][f] = 24 kw + f
 // is packed into three panels of 8 channels, P[p][0][kw][0][fi] = W[0][kw][0][8 p + fi]: panel 0
@@ -42,6 +46,11 @@ func.func @conv(%x: tensor<1x3x5x1xf32>) -> tensor<1x3x2x24xf32> {
 // CHECK: %[[FILL:.*]] = linalg.fill {{.*}} -> tensor<1x7x7x2x32xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[I]], #[[P]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %[[PACKED]] : tensor<1x7x7x4xf32>, tensor<2x4x32xf32>) outs(%[[FILL]] : tensor<1x7x7x2x32xf32>)
 // CHECK: tensor.collapse_shape
+// AVX2-LABEL: func.func @pointwise
+// AVX2: arith.constant dense<2.500000e-01> : tensor<4x4x16xf32>
+// AVX2: outs(%{{.*}} : tensor<1x7x7x4x16xf32>)
+// SSE-LABEL: func.func @pointwise
+// SSE: arith.constant dense<2.500000e-01> : tensor<8x4x8xf32>
 func.func @pointwise(%x: tensor<1x7x7x4xf32>) -> tensor<1x7x7x64xf32> {
   %zero = arith.constant 0.0 : f32
   %w = arith.constant dense<0.25> : tensor<1x1x4x64xf32>
@@ -133,6 +142,13 @@ func.func @padded_panels(%x: tensor<1x3x3x4xf32>) -> tensor<1x3x3x136xf32> {
 // CHECK: %[[WIDE:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x3x3x32x32xf32> into tensor<1x3x3x1024xf32>
 // CHECK: %[[OUT:.*]] = tensor.extract_slice %[[WIDE]][0, 0, 0, 0] [1, 3, 3, 1000] [1, 1, 1, 1]
 // CHECK: return %[[OUT]]
+// AVX2-LABEL: func.func @padded_panels_32
+// AVX2: arith.constant dense<{{.*}}> : tensor<63x4x16xf32>
+// AVX2: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 3, 3, 1000] [1, 1, 1, 1]
+// SSE-LABEL: func.func @padded_panels_32
+// SSE: arith.constant dense<{{.*}}> : tensor<125x4x8xf32>
+// SSE-NOT: tensor.extract_slice
+// SSE: return
 func.func @padded_panels_32(%x: tensor<1x3x3x4xf32>) -> tensor<1x3x3x1000xf32> {
   %w = arith.constant dense<0.25> : tensor<1x1x4x1000xf32>
   %bias = arith.constant dense<0.5> : tensor<1000xf32>

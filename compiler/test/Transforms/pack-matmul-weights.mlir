@@ -1,4 +1,7 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights | FileCheck %s
+// Panels at most as wide as the target's register tile of two vectors: 16 with AVX2, 8 with SSE.
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights=max-panel=16 | FileCheck %s --check-prefix=AVX2
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights=max-panel=8 | FileCheck %s --check-prefix=SSE
 
 // A Gemm with transB (weights [N, K] = [16, 2], B[n][k] = 2n + k) and a bias: the weights are
 // packed into one 2x16 panel P[0][k][n] = B[n][k] (row k = 0 holds 0, 2, 4, ...), the
@@ -57,4 +60,29 @@ func.func @unpacked(%x: tensor<4x2xf32>, %w: tensor<2x16xf32>) -> (tensor<4x16xf
     linalg.yield %s : f32
   } -> tensor<4x12xf32>
   return %y, %z : tensor<4x16xf32>, tensor<4x12xf32>
+}
+
+// -----
+
+// 64 columns: two 32-wide panels by default, four 16-wide ones under AVX2, eight 8-wide ones
+// under SSE.
+// CHECK-LABEL: func.func @wide
+// CHECK: ins(%arg0, %{{.*}} : tensor<4x2xf32>, tensor<2x2x32xf32>) outs(%{{.*}} : tensor<4x2x32xf32>)
+// AVX2-LABEL: func.func @wide
+// AVX2: ins(%arg0, %{{.*}} : tensor<4x2xf32>, tensor<4x2x16xf32>) outs(%{{.*}} : tensor<4x4x16xf32>)
+// SSE-LABEL: func.func @wide
+// SSE: ins(%arg0, %{{.*}} : tensor<4x2xf32>, tensor<8x2x8xf32>) outs(%{{.*}} : tensor<4x8x8xf32>)
+func.func @wide(%x: tensor<4x2xf32>) -> tensor<4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<0.5> : tensor<2x64xf32>
+  %e = tensor.empty() : tensor<4x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x2xf32>, tensor<2x64xf32>) outs(%f : tensor<4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
 }
