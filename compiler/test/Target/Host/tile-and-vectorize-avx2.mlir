@@ -1,0 +1,65 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-tile-and-vectorize="vector-bits=256" | FileCheck %s
+
+// AVX2: register tiles of 12 accumulators (6 rows x 2 vectors of 8).
+// A 1x1 convolution as a packed contraction over a 56x56 image with a ReLU epilogue: the row
+// loop of its register tiles is ow, whatever the workgroups and the peeled columns leave of oh
+// and ow (56 = 54 + 2 columns): 6 columns x 16 channels, then 2 x 16; never one column at a
+// time inside a 6-column block.
+// CHECK-LABEL: func.func @pointwise_rows
+// CHECK: vector.contract {{.*}} : vector<1x1x6x1xf32>, vector<1x1x16xf32> into vector<1x1x6x1x16xf32>
+// CHECK-NOT: into vector<1x1x1x1x16xf32>
+// CHECK: vector.contract {{.*}} : vector<1x1x2x1xf32>, vector<1x1x16xf32> into vector<1x1x2x1x16xf32>
+// CHECK-NOT: into vector<1x1x1x1x16xf32>
+// CHECK: return
+func.func @pointwise_rows(%x: tensor<1x56x56x64xf32>, %w: tensor<8x64x16xf32>) -> tensor<1x56x56x8x16xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x56x56x8x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x56x56x8x16xf32>) -> tensor<1x56x56x8x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, c) -> (n, h, w, c)>,
+                                        affine_map<(n, h, w, p, f, c) -> (p, c, f)>,
+                                        affine_map<(n, h, w, p, f, c) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x56x56x64xf32>, tensor<8x64x16xf32>) outs(%f : tensor<1x56x56x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x56x56x8x16xf32>
+  %e2 = tensor.empty() : tensor<1x56x56x8x16xf32>
+  %relu = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>,
+                                           affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>],
+                          iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<1x56x56x8x16xf32>) outs(%e2 : tensor<1x56x56x8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x56x56x8x16xf32>
+  return %relu : tensor<1x56x56x8x16xf32>
+}
+
+// -----
+
+// A 3x3 convolution with a packed filter over a 14-wide image: its divisors allow 7 columns of
+// one vector (7 accumulators); the tiles compare by accumulators, so the columns are peeled
+// into 12 (tiles of 6 x 2 vectors) and 2 (2 x 2).
+// CHECK-LABEL: func.func @conv_14_columns
+// CHECK: vector.contract {{.*}} : vector<1x6x1xf32>, vector<1x16xf32> into vector<1x6x16xf32>
+// CHECK: vector.contract {{.*}} : vector<1x2x1xf32>, vector<1x16xf32> into vector<1x2x16xf32>
+// CHECK-NOT: vector<1x7x8xf32>
+// CHECK: return
+func.func @conv_14_columns(%x: tensor<1x16x16x64xf32>, %w: tensor<4x3x3x64x16xf32>) -> tensor<1x14x14x4x16xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x14x14x4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x14x14x4x16xf32>) -> tensor<1x14x14x4x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, kh, kw, c) -> (n, h + kh, w + kw, c)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c) -> (p, kh, kw, c, f)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x16x16x64xf32>, tensor<4x3x3x64x16xf32>) outs(%f : tensor<1x14x14x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x14x14x4x16xf32>
+  return %r : tensor<1x14x14x4x16xf32>
+}
