@@ -598,7 +598,7 @@ std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrate
     // that each block of the filter serves every row of the chunk: with the blocks inside each
     // row instead (the bias and activation one row at a time), 7x7 layers of 512 channels
     // streamed their filter once per row and ran 15-20% slower. Their chunk's passes are small.
-    if (ranges[chunk->channelLoop] > kConvChannelBlock)
+    if (ranges[chunk->channelLoop] > convChannelBlock(lanes))
       return std::nullopt;
     break;
   case KernelKind::Depthwise:

@@ -326,11 +326,12 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
           }
           Operation *current = writer;
           if (strategy.kind == Kind::Conv) {
-            // Input channels in blocks of up to 64, outside the output rows: the filter block
-            // (kh x kw x 64 x the workgroup's output channels) stays in L1/L2 for all rows.
+            // Input channels in blocks of up to 64 (32 without AVX-512), outside the output rows:
+            // the filter block (kh x kw x 64 x the workgroup's output channels) stays in L1/L2
+            // for all rows.
             // Whole filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
             unsigned c = strategy.channelLoop;
-            strategy.cache[c] = largestDivisorAtMost(ranges[c], kConvChannelBlock);
+            strategy.cache[c] = largestDivisorAtMost(ranges[c], convChannelBlock(lanes));
             if (strategy.cache[c] < ranges[c]) {
               SmallVector<int64_t> sizes(ranges.size(), 0);
               sizes[c] = strategy.cache[c];

@@ -41,8 +41,10 @@ func.func @pointwise_rows(%x: tensor<1x56x56x64xf32>, %w: tensor<8x64x16xf32>) -
 
 // A 3x3 convolution with a packed filter over a 14-wide image: its divisors allow 7 columns of
 // one vector (7 accumulators); the tiles compare by accumulators, so the columns are peeled
-// into 12 (tiles of 6 x 2 vectors) and 2 (2 x 2).
+// into 12 (tiles of 6 x 2 vectors) and 2 (2 x 2). Input channels in blocks of 32: a 3x3
+// block of a 16-wide panel is 18 KiB, inside a 32 KiB L1.
 // CHECK-LABEL: func.func @conv_14_columns
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32
 // CHECK: vector.contract {{.*}} : vector<1x6x1xf32>, vector<1x16xf32> into vector<1x6x16xf32>
 // CHECK: vector.contract {{.*}} : vector<1x2x1xf32>, vector<1x16xf32> into vector<1x2x16xf32>
 // CHECK-NOT: vector<1x7x8xf32>
