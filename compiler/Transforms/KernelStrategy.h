@@ -20,11 +20,20 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace mlir::hexir {
 
 enum class KernelKind { Contraction, Conv, Depthwise, Pooling, Elementwise, Reduction };
+
+// f32 lanes of a vector register of `vectorBits` (SSE's 4 at least): what every tile size
+// below is counted in.
+inline int64_t f32Lanes(int64_t vectorBits) { return std::max<int64_t>(vectorBits / 32, 4); }
+
+// The widest panel constant weights are packed into (PackMatmulWeights, PackConvFilters): the
+// register tile's two vectors of columns.
+inline int64_t widestPanel(int64_t vectorBits) { return 2 * f32Lanes(vectorBits); }
 
 // What the tiling of one root op looks like; every vector is indexed by the op's loops.
 struct KernelStrategy {

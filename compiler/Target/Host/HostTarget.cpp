@@ -3,6 +3,7 @@
 
 #include "Target/Host/HostCodegen.h"
 #include "Target/Host/Passes.h"
+#include "Transforms/KernelStrategy.h"
 
 using namespace mlir;
 using namespace mlir::hexir;
@@ -20,7 +21,7 @@ public:
     // line and an AVX-512 vector.
     description_.memorySpaces.push_back({"host", 0, 64, true, true});
     description_.arenaSpace = 0;
-    description_.maxPanel = 2 * std::max<int64_t>(pipeline_.vectorBits / 32, 4);
+    description_.maxPanel = widestPanel(pipeline_.vectorBits);
   }
 
   const TargetDescription &description() const override { return description_; }

@@ -199,7 +199,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
   }
 
   LogicalResult runOnKernel(func::FuncOp fn) {
-    int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+    int64_t lanes = f32Lanes(vectorBits);
     if (std::optional<hexir::RowKernel> rows = findRowKernel(fn))
       return runRowKernel(fn, *rows, lanes);
     std::optional<KernelShape> shape = findRoot(fn, lanes);
@@ -326,9 +326,9 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
           }
           Operation *current = writer;
           if (strategy.kind == Kind::Conv) {
-            // Input channels in blocks of up to 64 (32 without AVX-512), outside the output rows:
-            // the filter block (kh x kw x 64 x the workgroup's output channels) stays in L1/L2
-            // for all rows.
+            // Input channels in blocks (convChannelBlock), outside the output rows: the filter
+            // block (kh x kw x block x the workgroup's output channels) stays in L1/L2 for all
+            // rows.
             // Whole filters of deep layers do not (3x3x512x512: 9.4 MB, rows 2 KiB apart).
             unsigned c = strategy.channelLoop;
             strategy.cache[c] = largestDivisorAtMost(ranges[c], convChannelBlock(lanes));
