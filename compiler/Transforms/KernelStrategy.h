@@ -38,6 +38,7 @@ inline int64_t widestPanel(int64_t vectorBits) { return 2 * f32Lanes(vectorBits)
 // What the tiling of one root op looks like; every vector is indexed by the op's loops.
 struct KernelStrategy {
   KernelKind kind;
+  int64_t lanes = 0;              // f32 lanes of the target's vectors
   SmallVector<int64_t> ranges;    // static loop ranges
   SmallVector<int64_t> registers; // register tile (0: not tiled)
   SmallVector<int64_t> cache;     // cache tile (0: not tiled), contractions only

@@ -95,3 +95,34 @@ func.func @wide_row(%a: memref<16x1024xf32>, %b: memref<32x1024x32xf32>, %c: mem
   vector.store %r, %c[%c0, %c0] : memref<16x1024xf32>, vector<32xf32>
   return
 }
+
+// -----
+
+// A reduction kept whole (AVX-512 and K <= 1024: the loop walks all 768 steps of the panel
+// P[p][k][32]) has no next block along k; the next in memory is the next panel: each step
+// prefetches row k of panel min(p + 1, 31), computed once outside the loop.
+// CHECK-DAG: #[[PANEL:.*]] = affine_map<()[s0] -> (s0 + 1, 31)>
+// CHECK-LABEL: func.func @whole_reduction
+// CHECK: %[[NEXT:.*]] = affine.min #[[PANEL]]()[%arg3]
+// CHECK: scf.for %[[K:.*]] = %c0 to %c768 step %c1
+// CHECK: vector.fma
+// CHECK-NEXT: memref.prefetch %arg1[%[[NEXT]], %[[K]], %c0], read, locality<2>, data : memref<32x768x32xf32>
+// CHECK-NEXT: %[[SECOND:.*]] = affine.apply #{{.*}}()[%c0]
+// CHECK-NEXT: memref.prefetch %arg1[%[[NEXT]], %[[K]], %[[SECOND]]], read, locality<2>, data
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: memref.prefetch
+func.func @whole_reduction(%a: memref<16x768xf32>, %b: memref<32x768x32xf32>, %c: memref<16x1024xf32>, %p: index) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c768 = arith.constant 768 : index
+  %zero = arith.constant dense<0.0> : vector<32xf32>
+  %r = scf.for %k = %c0 to %c768 step %c1 iter_args(%acc = %zero) -> (vector<32xf32>) {
+    %x = memref.load %a[%c0, %k] : memref<16x768xf32>
+    %xb = vector.broadcast %x : f32 to vector<32xf32>
+    %w = vector.load %b[%p, %k, %c0] : memref<32x768x32xf32>, vector<32xf32>
+    %s = vector.fma %xb, %w, %acc : vector<32xf32>
+    scf.yield %s : vector<32xf32>
+  }
+  vector.store %r, %c[%c0, %c0] : memref<16x1024xf32>, vector<32xf32>
+  return
+}

@@ -278,14 +278,14 @@ func.func @row_sum(%x: tensor<4x64xf32>) -> tensor<4xf32> attributes {hexir.kern
 // CHECK: scf.for %[[PANEL:.*]] = %c0 to %c2 step %c1
 // CHECK-NEXT: tensor.extract_slice %{{.*}}[0, %[[PANEL]], 0] [28, 1, 32]
 // CHECK: vector.transfer_write %cst, {{.*}} : vector<1x1x32xf32>, tensor<28x1x32xf32>
-// CHECK: scf.for %[[K0:.*]] = %c0 to %c512 step %c256
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c2048 step %c256
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c28 step %c14
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c256 step %c1
-// CHECK: vector.transfer_read %arg1[%{{.*}}, %{{.*}}, %c0]{{.*}} : tensor<4x512x32xf32>, vector<1x1x32xf32>
+// CHECK: vector.transfer_read %arg1[%{{.*}}, %{{.*}}, %c0]{{.*}} : tensor<4x2048x32xf32>, vector<1x1x32xf32>
 // CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x1x32xf32> into vector<14x1x32xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: return
-func.func @packed_matmul(%a: tensor<112x512xf32>, %w: tensor<4x512x32xf32>) -> tensor<112x4x32xf32> attributes {hexir.kernel} {
+func.func @packed_matmul(%a: tensor<112x2048xf32>, %w: tensor<4x2048x32xf32>) -> tensor<112x4x32xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<112x4x32xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<112x4x32xf32>) -> tensor<112x4x32xf32>
@@ -293,7 +293,7 @@ func.func @packed_matmul(%a: tensor<112x512xf32>, %w: tensor<4x512x32xf32>) -> t
                                         affine_map<(m, p, f, k) -> (p, k, f)>,
                                         affine_map<(m, p, f, k) -> (m, p, f)>],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-      ins(%a, %w : tensor<112x512xf32>, tensor<4x512x32xf32>) outs(%f : tensor<112x4x32xf32>) {
+      ins(%a, %w : tensor<112x2048xf32>, tensor<4x2048x32xf32>) outs(%f : tensor<112x4x32xf32>) {
   ^bb0(%x: f32, %y: f32, %c: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %c, %p : f32
@@ -341,13 +341,13 @@ func.func @prime_rows(%a: tensor<29x64xf32>, %w: tensor<2x64x32xf32>) -> tensor<
 
 // -----
 
-// 128 rows over 2 MiB of packed weights: the kernel is not split (each part would stream the
+// 128 rows over 8 MiB of packed weights: the kernel is not split (each part would stream the
 // weights once), but each 64-row cache block is: 56 rows in 14-row tiles, then 8 rows, both
 // inside the same panel and reduction block, so the block of weights is read once for both.
 // CHECK-LABEL: func.func @block_rows
 // CHECK-SAME: hexir.workgroups = 8
 // CHECK: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [64, 1, 32]
-// CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256 iter_args(%[[BLOCK:.*]] = %{{.*}})
+// CHECK: scf.for %{{.*}} = %c0 to %c2048 step %c256 iter_args(%[[BLOCK:.*]] = %{{.*}})
 // CHECK: %[[MAIN:.*]] = tensor.extract_slice %[[BLOCK]][0, 0, 0] [56, 1, 32]
 // CHECK: scf.for %{{.*}} = %c0 to %c56 step %c14 iter_args(%{{.*}} = %[[MAIN]])
 // CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x1x32xf32> into vector<14x1x32xf32>
@@ -356,7 +356,7 @@ func.func @prime_rows(%a: tensor<29x64xf32>, %w: tensor<2x64x32xf32>) -> tensor<
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x1x32xf32> into vector<8x1x32xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: return
-func.func @block_rows(%a: tensor<128x512xf32>, %w: tensor<32x512x32xf32>) -> tensor<128x32x32xf32> attributes {hexir.kernel} {
+func.func @block_rows(%a: tensor<128x2048xf32>, %w: tensor<32x2048x32xf32>) -> tensor<128x32x32xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<128x32x32xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x32x32xf32>) -> tensor<128x32x32xf32>
@@ -364,13 +364,43 @@ func.func @block_rows(%a: tensor<128x512xf32>, %w: tensor<32x512x32xf32>) -> ten
                                         affine_map<(m, p, f, k) -> (p, k, f)>,
                                         affine_map<(m, p, f, k) -> (m, p, f)>],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-      ins(%a, %w : tensor<128x512xf32>, tensor<32x512x32xf32>) outs(%f : tensor<128x32x32xf32>) {
+      ins(%a, %w : tensor<128x2048xf32>, tensor<32x2048x32xf32>) outs(%f : tensor<128x32x32xf32>) {
   ^bb0(%x: f32, %y: f32, %c: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %c, %p : f32
     linalg.yield %s : f32
   } -> tensor<128x32x32xf32>
   return %r : tensor<128x32x32xf32>
+}
+
+// -----
+
+// With AVX-512 a reduction over which one 32-wide panel is at most 128 KiB (K = 1024) is not
+// split into blocks: each register tile starts from the zero fill in registers (one vector
+// write of the whole tile, which becomes the accumulators' initial value) and runs all 1024
+// steps, so the output is written once instead of filled and re-read per block.
+// CHECK-LABEL: func.func @whole_reduction
+// CHECK-NOT: step %c256
+// CHECK: scf.for %{{.*}} = %c0 to %c28 step %c14
+// CHECK: vector.transfer_write %cst, {{.*}} : vector<14x1x32xf32>, tensor<14x1x32xf32>
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c1024 step %c1
+// CHECK: vector.contract {{.*}} : vector<14x1xf32>, vector<1x1x32xf32> into vector<14x1x32xf32>
+// CHECK: return
+func.func @whole_reduction(%a: tensor<112x1024xf32>, %w: tensor<4x1024x32xf32>) -> tensor<112x4x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<112x4x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<112x4x32xf32>) -> tensor<112x4x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, p, f, k) -> (m, k)>,
+                                        affine_map<(m, p, f, k) -> (p, k, f)>,
+                                        affine_map<(m, p, f, k) -> (m, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<112x1024xf32>, tensor<4x1024x32xf32>) outs(%f : tensor<112x4x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<112x4x32xf32>
+  return %r : tensor<112x4x32xf32>
 }
 
 // -----
