@@ -66,7 +66,9 @@ def PrefetchStreams : Pass<"hexir-prefetch-streams", "mlir::ModuleOp"> {
     `base + iv` also prefetches, into L2, the same element of the next block, `base + span +
     iv` (the base clamped so it stays inside the operand). While the current block is reused
     from the caches, the next one arrives from memory: a matmul's next 256 reduction steps of
-    its weight panels, a convolution's next 64 input channels of its filter.
+    its weight panels, a convolution's next 64 input channels of its filter. A loop over a
+    whole dimension (a reduction kept in one block) prefetches the same element at the next
+    index of the dimension outside it (the next panel), clamped likewise.
   }];
   let options = [
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"1048576",
