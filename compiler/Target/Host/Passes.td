@@ -110,8 +110,10 @@ def ExpandCopies : Pass<"hexir-expand-copies", "mlir::ModuleOp"> {
   let description = [{
     memref.copy between non-contiguous memrefs lowers to a call of the `memrefCopy` runtime
     function, which a kernel library does not have. As linalg.copy it becomes plain loops.
+    A copy of a whole kernel input into a whole output of the same type (the start of an
+    update in place) runs only when their buffers differ: over one buffer it is a no-op.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
 def ApproximateMath : Pass<"hexir-approximate-math", "mlir::ModuleOp"> {
