@@ -103,6 +103,12 @@ class Builder:
         return self.op(f"tosa.avg_pool2d {x}, {z}, {z} {{acc_type = f32, {attrs}}} : ({ty(sx)}, tensor<1xf32>, "
                        f"tensor<1xf32>) -> {ty(so)}", ""), so
 
+    def concat(self, values, shapes, axis):
+        so = list(shapes[0])
+        so[axis] = sum(s[axis] for s in shapes)
+        types = ", ".join(ty(s) for s in shapes)
+        return self.op(f"tensor.concat dim({axis}) {', '.join(values)} : ({types}) -> {ty(so)}", ""), tuple(so)
+
     def reduce(self, kind, x, sx, axis):
         so = list(sx)
         so[axis] = 1
@@ -445,6 +451,49 @@ func.func @main(%cache: tensor<16x8xf32> {hexir.name = "cache", hexir.donate},
                  expect={"tied": {"cache_out": "cache"}})
 
 
+def concats(rng):
+    """Concatenations written in place by their producers: a fire module's 1x1 and 3x3
+    convolutions along channels (as channel panels), read by a convolution; three convolutions,
+    one of a width no panel divides (stays a concatenation kernel); elementwise producers along
+    rows; a concatenation of a graph input (stays one)."""
+    x_shape = (1, 12, 12, 8)
+    wa = rng.standard_normal((32, 1, 1, 8)).astype(np.float32) * 0.3
+    wb = rng.standard_normal((32, 3, 3, 8)).astype(np.float32) * 0.2
+    wc = rng.standard_normal((16, 1, 1, 64)).astype(np.float32) * 0.2
+    wd = rng.standard_normal((24, 3, 3, 64)).astype(np.float32) * 0.1
+    we = rng.standard_normal((32, 1, 1, 64)).astype(np.float32) * 0.2
+    ba, bb, bc, bd, be = (rng.standard_normal((w.shape[0],)).astype(np.float32) * 0.1 for w in (wa, wb, wc, wd, we))
+    g = Builder()
+    a, sa = g.conv2d("%x", g.const(wa), g.const(ba), x_shape, wa.shape, (1, 1), (0, 0, 0, 0), (1, 1))
+    a = g.relu(a, sa)
+    b, sb = g.conv2d("%x", g.const(wb), g.const(bb), x_shape, wb.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    b = g.relu(b, sb)
+    fire, sf = g.concat([a, b], [sa, sb], 3)
+    c, sc = g.conv2d(fire, g.const(wc), g.const(bc), sf, wc.shape, (1, 1), (0, 0, 0, 0), (1, 1))
+    d, sd = g.conv2d(fire, g.const(wd), g.const(bd), sf, wd.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    e, se = g.conv2d(fire, g.const(we), g.const(be), sf, we.shape, (1, 1), (0, 0, 0, 0), (1, 1))
+    three, st = g.concat([c, d, e], [sc, sd, se], 3)
+    scaled = g.unary("sigmoid", "%x", x_shape)
+    shifted = g.unary("exp", "%x", x_shape)
+    rows, sr = g.concat([scaled, shifted], [x_shape, x_shape], 1)
+    squashed = g.unary("tanh", "%x", x_shape)
+    mixed, sm = g.concat(["%x", squashed], [x_shape, x_shape], 3)
+    text = g.function("main", [("%x", "x", x_shape)],
+                      [(three, "three", st), (rows, "rows", sr), (mixed, "mixed", sm)])
+
+    def ref(inp):
+        x = inp["x"].astype(np.float64)
+        f = np.concatenate([np.maximum(np_conv2d(x, wa, ba, (1, 1), (0, 0, 0, 0), (1, 1)), 0),
+                            np.maximum(np_conv2d(x, wb, bb, (1, 1), (1, 1, 1, 1), (1, 1)), 0)], axis=3)
+        three = np.concatenate([np_conv2d(f, wc, bc, (1, 1), (0, 0, 0, 0), (1, 1)),
+                                np_conv2d(f, wd, bd, (1, 1), (1, 1, 1, 1), (1, 1)),
+                                np_conv2d(f, we, be, (1, 1), (0, 0, 0, 0), (1, 1))], axis=3)
+        return {"three": three, "rows": np.concatenate([1 / (1 + np.exp(-x)), np.exp(x)], axis=1),
+                "mixed": np.concatenate([x, np.tanh(x)], axis=3)}
+
+    return Graph(text, {"x": rng.standard_normal(x_shape).astype(np.float32)}, ref, ["three", "rows", "mixed"])
+
+
 GRAPHS = {
     "mlp": mlp,
     "cnn": cnn,
@@ -458,4 +507,5 @@ GRAPHS = {
     "resnet_blocks": resnet_blocks,
     "branches": branches,
     "kv_cache": kv_cache,
+    "concats": concats,
 }

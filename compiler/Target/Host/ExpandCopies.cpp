@@ -5,16 +5,18 @@
 // linalg.copy the copy becomes loops like every other kernel body.
 //
 // A copy of a whole kernel input into a whole kernel output of the same type is how an update
-// in place starts (tensor.insert_slice into a donated KV cache, a concatenation's chain of
-// slice writers): bufferization copies the input into the result before the update. When the
-// memory plan gives both one buffer (InPlaceAnalysis), that copy would read and write the
-// whole tensor onto itself on every run; it runs only when the two buffers differ.
+// in place starts (tensor.insert_slice into a donated KV cache): bufferization copies the input
+// into the result before the update; a concatenation's slice writer copies the same regions
+// around its slice (sliceInPlace). When the memory plan gives both one buffer
+// (InPlaceAnalysis), such a copy would read and write the tensor onto itself on every run; it
+// runs only when the two buffers differ.
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -35,6 +37,21 @@ bool isWholeArgument(Value v) {
          arg.getOwner()->isEntryBlock();
 }
 
+// The kernel arguments whose same region `source` and `target` are (the arguments themselves
+// of one type, or subviews of one shape at the same offsets and strides), if they are.
+std::optional<std::pair<Value, Value>> sameRegionOfArguments(Value source, Value target) {
+  if (isWholeArgument(source) && isWholeArgument(target) && source.getType() == target.getType())
+    return std::pair(source, target);
+  auto from = source.getDefiningOp<memref::SubViewOp>(), to = target.getDefiningOp<memref::SubViewOp>();
+  if (!from || !to || !isWholeArgument(from.getSource()) || !isWholeArgument(to.getSource()) ||
+      from.getSource().getType() != to.getSource().getType() || from.getType() != to.getType() ||
+      from.getStaticOffsets() != to.getStaticOffsets() || from.getStaticSizes() != to.getStaticSizes() ||
+      from.getStaticStrides() != to.getStaticStrides() || !from.getOffsets().empty() || !to.getOffsets().empty() ||
+      !from.getSizes().empty() || !to.getSizes().empty() || !from.getStrides().empty() || !to.getStrides().empty())
+    return std::nullopt;
+  return std::pair(from.getSource(), to.getSource());
+}
+
 struct ExpandCopiesPass : public mlir::hexir::impl::ExpandCopiesBase<ExpandCopiesPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
@@ -43,15 +60,27 @@ struct ExpandCopiesPass : public mlir::hexir::impl::ExpandCopiesBase<ExpandCopie
       OpBuilder b(copy);
       Location loc = copy.getLoc();
       Value source = copy.getSource(), target = copy.getTarget();
-      if (isWholeArgument(source) && isWholeArgument(target) && source.getType() == target.getType()) {
-        Value from = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, source);
-        Value to = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, target);
+      bool guarded = false;
+      if (std::optional<std::pair<Value, Value>> args = sameRegionOfArguments(source, target)) {
+        Value from = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, args->first);
+        Value to = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, args->second);
         Value differ = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, from, to);
         auto guard = scf::IfOp::create(b, loc, differ, /*withElseRegion=*/false);
         b.setInsertionPointToStart(guard.thenBlock());
+        guarded = true;
       }
-      linalg::CopyOp::create(b, loc, source, target);
+      auto expanded = linalg::CopyOp::create(b, loc, source, target);
       copy.erase();
+      if (!guarded)
+        continue;
+      // A guarded copy as loops now: their loads and stores fold the subviews away
+      // (LowerVectorTiles), which would otherwise keep the output's register tiles from being
+      // hoisted (MLIR hoists no transfer of a buffer that a view reads).
+      IRRewriter rewriter(b);
+      rewriter.setInsertionPoint(expanded);
+      if (failed(linalg::linalgOpToLoops(rewriter, expanded)))
+        return signalPassFailure();
+      rewriter.eraseOp(expanded);
     }
   }
 };

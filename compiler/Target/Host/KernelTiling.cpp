@@ -542,6 +542,31 @@ LogicalResult mlir::hexir::splitWriters(RewriterBase &rewriter, ArrayRef<linalg:
   return success();
 }
 
+// The part of a tensor of `shape` outside the box [low, low + inner) as disjoint slabs: for
+// each dimension d, its low and high ranges with the dimensions before d inside the box and
+// those after d whole. Calls `slab(offsets, sizes)` for each.
+static void forEachBorderSlab(ArrayRef<int64_t> shape, ArrayRef<int64_t> low, ArrayRef<int64_t> inner,
+                              function_ref<void(ArrayRef<int64_t>, ArrayRef<int64_t>)> slab) {
+  unsigned rank = shape.size();
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t high = shape[d] - low[d] - inner[d];
+    for (auto [start, size] : {std::pair(int64_t(0), low[d]), std::pair(low[d] + inner[d], high)}) {
+      if (size == 0)
+        continue;
+      SmallVector<int64_t> offsets, sizes;
+      for (unsigned j = 0; j < rank; ++j) {
+        offsets.push_back(j < d ? low[j] : j == d ? start : 0);
+        sizes.push_back(j < d ? inner[j] : j == d ? size : shape[j]);
+      }
+      slab(offsets, sizes);
+    }
+  }
+}
+
+static SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  return llvm::map_to_vector(values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
+}
+
 // A kernel that pads its root's result (dispatch formation fuses the producer of a pad into
 // the pad's kernel) writes the result in place into the padded tensor: workgroup 0 fills the
 // border, the root's accumulator is the interior. No unpadded tensor and no copy. Returns the
@@ -559,41 +584,23 @@ Value mlir::hexir::padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value b
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, begin, zero);
   auto border = scf::IfOp::create(rewriter, loc, TypeRange{type}, first, /*withElseRegion=*/true);
+  SmallVector<OpFoldResult> ones(shape.size(), rewriter.getIndexAttr(1));
   {
     OpBuilder::InsertionGuard guard(rewriter);
-    // The border as disjoint slabs: for each padded dimension d, its low and high ranges
-    // with the dimensions before d interior and those after d whole.
     rewriter.setInsertionPointToStart(&border.getThenRegion().front());
     Value acc = empty;
-    unsigned rank = shape.size();
-    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-    for (unsigned d = 0; d < rank; ++d) {
-      int64_t high = shape[d] - low[d] - source[d];
-      for (auto [start, size] : {std::pair(int64_t(0), low[d]), std::pair(low[d] + source[d], high)}) {
-        if (size == 0)
-          continue;
-        SmallVector<OpFoldResult> offsets, sizes;
-        for (unsigned j = 0; j < rank; ++j) {
-          int64_t o = j < d ? low[j] : j == d ? start : 0, n = j < d ? source[j] : j == d ? size : shape[j];
-          offsets.push_back(rewriter.getIndexAttr(o));
-          sizes.push_back(rewriter.getIndexAttr(n));
-        }
-        Value slab = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets, sizes, ones);
-        auto fill = linalg::FillOp::create(rewriter, loc, padValue, slab);
-        fills.push_back(fill);
-        Value filled = fill->getResult(0);
-        acc = tensor::InsertSliceOp::create(rewriter, loc, filled, acc, offsets, sizes, ones);
-      }
-    }
+    forEachBorderSlab(shape, low, source, [&](ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
+      SmallVector<OpFoldResult> o = indexAttrs(rewriter, offsets), n = indexAttrs(rewriter, sizes);
+      Value slab = tensor::ExtractSliceOp::create(rewriter, loc, acc, o, n, ones);
+      auto fill = linalg::FillOp::create(rewriter, loc, padValue, slab);
+      fills.push_back(fill);
+      acc = tensor::InsertSliceOp::create(rewriter, loc, fill->getResult(0), acc, o, n, ones);
+    });
     scf::YieldOp::create(rewriter, loc, acc);
     rewriter.setInsertionPointToStart(&border.getElseRegion().front());
     scf::YieldOp::create(rewriter, loc, empty);
   }
-  SmallVector<OpFoldResult> offsets, sizes, ones(shape.size(), rewriter.getIndexAttr(1));
-  for (unsigned j = 0; j < shape.size(); ++j) {
-    offsets.push_back(rewriter.getIndexAttr(low[j]));
-    sizes.push_back(rewriter.getIndexAttr(source[j]));
-  }
+  SmallVector<OpFoldResult> offsets = indexAttrs(rewriter, low), sizes = indexAttrs(rewriter, source);
   Value interior = tensor::ExtractSliceOp::create(rewriter, loc, border.getResult(0), offsets, sizes, ones);
   {
     OpBuilder::InsertionGuard guard(rewriter);
@@ -603,4 +610,43 @@ Value mlir::hexir::padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value b
     rewriter.replaceOp(pad, result);
   }
   return interior;
+}
+
+// A kernel that writes its root's result into a slice of its destination (a concatenation's
+// chain of slice writers, see OutlineDispatches' concatsInPlace) computes the result in that
+// slice of its output. A destination that is an argument is copied into the output around the
+// slice, by workgroup 0 (no other workgroup writes there): slab copies between one region of
+// two buffers, which ExpandCopies skips when the plan gives both one buffer, as it does when
+// the argument dies here. Returns the slice, which replaces the tensor.empty the root's
+// initializers start from.
+Value mlir::hexir::sliceInPlace(RewriterBase &rewriter, tensor::InsertSliceOp insert, Value begin) {
+  Location loc = insert.getLoc();
+  RankedTensorType type = insert.getDestType();
+  ArrayRef<int64_t> shape = type.getShape(), inner = insert.getSourceType().getShape();
+  ArrayRef<int64_t> low = insert.getStaticOffsets();
+  Value dest = insert.getDest();
+  Value output = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  SmallVector<OpFoldResult> ones(shape.size(), rewriter.getIndexAttr(1));
+  if (isa<BlockArgument>(dest)) {
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, begin, zero);
+    auto border = scf::IfOp::create(rewriter, loc, TypeRange{type}, first, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&border.getThenRegion().front());
+      Value acc = output;
+      forEachBorderSlab(shape, low, inner, [&](ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
+        SmallVector<OpFoldResult> o = indexAttrs(rewriter, offsets), n = indexAttrs(rewriter, sizes);
+        Value slab = tensor::ExtractSliceOp::create(rewriter, loc, dest, o, n, ones);
+        acc = tensor::InsertSliceOp::create(rewriter, loc, slab, acc, o, n, ones);
+      });
+      scf::YieldOp::create(rewriter, loc, acc);
+      rewriter.setInsertionPointToStart(&border.getElseRegion().front());
+      scf::YieldOp::create(rewriter, loc, output);
+    }
+    output = border.getResult(0);
+  }
+  rewriter.modifyOpInPlace(insert, [&] { insert.getDestMutable().assign(output); });
+  return tensor::ExtractSliceOp::create(rewriter, loc, output, indexAttrs(rewriter, low), indexAttrs(rewriter, inner),
+                                        ones);
 }

@@ -89,6 +89,10 @@ FailureOr<int64_t> tileWindowWithBorders(RewriterBase &rewriter, ArrayRef<linalg
 // border (its fills are appended to `fills`). Returns the interior.
 Value padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin, SmallVectorImpl<linalg::FillOp> &fills);
 
+// The root's result written in place into the slice `insert` writes of its destination: an
+// argument destination is copied around the slice by workgroup `begin` == 0. Returns the slice.
+Value sliceInPlace(RewriterBase &rewriter, tensor::InsertSliceOp insert, Value begin);
+
 } // namespace mlir::hexir
 
 #endif // HEXIR_COMPILER_TARGET_HOST_KERNELTILING_H

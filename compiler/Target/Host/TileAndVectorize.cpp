@@ -81,14 +81,15 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     linalg::LinalgOp root;
     linalg::GenericOp epilogue;
     tensor::PadOp pad;
+    tensor::InsertSliceOp insert;  // writes the result into a slice of its destination
     Strategy strategy;
   };
 
   std::optional<KernelShape> findRoot(func::FuncOp fn, int64_t lanes) {
     SmallVector<linalg::LinalgOp> compute;
     for (Operation &op : fn.getBody().front()) {
-      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, tensor::CollapseShapeOp,
-              tensor::ExpandShapeOp, func::ReturnOp>(op))
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, tensor::InsertSliceOp,
+              tensor::CollapseShapeOp, tensor::ExpandShapeOp, func::ReturnOp>(op))
         continue;
       if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
         continue;
@@ -127,7 +128,17 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
                   !k.pad.getResultType().hasStaticShape() ||
                   !matchPattern(k.pad.getConstantPaddingValue(), m_Constant())))
       return std::nullopt;
-    if (!k.pad && !isa<func::ReturnOp>(user))
+    k.insert = dyn_cast<tensor::InsertSliceOp>(user);
+    if (k.insert) {
+      Value dest = k.insert.getDest();
+      if (!k.insert->hasOneUse() || !isa<func::ReturnOp>(*k.insert->getUsers().begin()) ||
+          k.insert.getSource() != last->getResult(0) || !k.insert.hasUnitStride() ||
+          k.insert.getSourceType().getRank() != k.insert.getDestType().getRank() ||
+          !k.insert.getDestType().hasStaticShape() || ShapedType::isDynamicShape(k.insert.getStaticOffsets()) ||
+          !(isa<BlockArgument>(dest) || dest.getDefiningOp<tensor::EmptyOp>()))
+        return std::nullopt;
+    }
+    if (!k.pad && !k.insert && !isa<func::ReturnOp>(user))
       return std::nullopt;
     return k;
   }
@@ -205,7 +216,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     std::optional<KernelShape> shape = findRoot(fn, lanes);
     // A 1x1 convolution's rows and columns as one row loop where its columns are too few for
     // the best register tile (a 7x7 or 13x13 image).
-    if (shape && !shape->pad) {
+    if (shape && !shape->pad && !shape->insert) {
       SmallVector<int64_t> rows = collapsibleRows(shape->root, shape->strategy, lanes);
       IRRewriter rewriter(fn.getContext());
       FailureOr<bool> collapsed = rows.empty() ? FailureOr<bool>(false) : collapseRows(rewriter, fn, shape->root, rows);
@@ -232,7 +243,9 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
                                                        rewriter.getIndexType());
     // Where the output goes: the interior of the padded result.
     SmallVector<linalg::FillOp> borderFills;
-    Value interior = shape->pad ? padInPlace(rewriter, shape->pad, range.getBegin(), borderFills) : Value();
+    Value interior = shape->pad      ? padInPlace(rewriter, shape->pad, range.getBegin(), borderFills)
+                     : shape->insert ? sliceInPlace(rewriter, shape->insert, range.getBegin())
+                                     : Value();
 
     // A read-only kernel argument as the accumulator's initial value (a bias) is copied into
     // the output first, explicitly, so that the copy is split into workgroups with the root.
@@ -262,7 +275,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     if (interior) {
       OpOperand *first = writers.front().getDpsInitOperand(0);
       if (!first->get().getDefiningOp<tensor::EmptyOp>())
-        return root.emitError() << "a padded kernel's accumulator must start from tensor.empty";
+        return root.emitError() << "a padded or slice-writing kernel's accumulator must start from tensor.empty";
       rewriter.modifyOpInPlace(writers.front(), [&] { first->set(interior); });
     }
 

@@ -348,3 +348,52 @@ func.func @main(%x: tensor<1x6x6x8xf32>) -> (tensor<1x3x3x8xf32>, tensor<1x3x3x8
       ins(%q, %win : tensor<1x7x7x8xf32>, tensor<3x3xf32>) outs(%g : tensor<1x3x3x8xf32>) -> tensor<1x3x3x8xf32>
   return %a, %b : tensor<1x3x3x8xf32>, tensor<1x3x3x8xf32>
 }
+
+// -----
+
+// A concatenation of two ops computed for it alone becomes a chain of slice writers: the first
+// kernel computes its operand into its slice of a new tensor, the second takes that tensor and
+// writes its own slice (an update InPlaceAnalysis plans in place). A concatenation with a graph
+// input among its operands stays a concatenation kernel. Without fusion both stay.
+// NOFUSE: hexir.call_tir @main_dispatch_3_concat
+// NOFUSE: hexir.call_tir @main_dispatch_4_concat
+// CHECK-LABEL: func.func @main
+// CHECK: %[[T:.*]] = hexir.call_tir @main_dispatch_0_generic(%arg1)
+// CHECK: %[[FIRST:.*]] = hexir.call_tir @main_dispatch_1_insert_slice(%arg0) : (tensor<4x16xf32>) -> tensor<4x32xf32>
+// CHECK: %[[BOTH:.*]] = hexir.call_tir @main_dispatch_2_insert_slice(%arg1, %[[FIRST]]) : (tensor<4x16xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+// CHECK: %[[KEPT:.*]] = hexir.call_tir @main_dispatch_3_concat(%arg0, %[[T]])
+// CHECK: return %[[BOTH]], %[[KEPT]]
+// CHECK-LABEL: func.func @main_dispatch_1_insert_slice(
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK: arith.maximumf
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x32xf32>
+// CHECK: tensor.insert_slice %[[R]] into %[[E]][0, 0] [4, 16] [1, 1]
+// CHECK-LABEL: func.func @main_dispatch_2_insert_slice(
+// CHECK: %[[X:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: tensor.insert_slice %[[X]] into %arg1[0, 16] [4, 16] [1, 1]
+// CHECK-LABEL: func.func @main_dispatch_3_concat(
+// CHECK: tensor.concat
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = math.exp %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %b2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = math.tanh %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %c = tensor.concat dim(1) %a, %b : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x32xf32>
+  %d = tensor.concat dim(1) %x, %b2 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x32xf32>
+  return %c, %d : tensor<4x32xf32>, tensor<4x32xf32>
+}
