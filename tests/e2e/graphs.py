@@ -453,9 +453,9 @@ func.func @main(%cache: tensor<16x8xf32> {hexir.name = "cache", hexir.donate},
 
 def concats(rng):
     """Concatenations written in place by their producers: a fire module's 1x1 and 3x3
-    convolutions along channels (as channel panels), read by a convolution; three convolutions,
-    one of a width no panel divides (stays a concatenation kernel); elementwise producers along
-    rows; a concatenation of a graph input (stays one)."""
+    convolutions along channels (as channel panels where packed), read by convolutions; three
+    convolutions of 16, 24 and 32 channels; elementwise producers along rows; a padded max pool
+    and a convolution; a concatenation with a graph input (stays a concatenation kernel)."""
     x_shape = (1, 12, 12, 8)
     wa = rng.standard_normal((32, 1, 1, 8)).astype(np.float32) * 0.3
     wb = rng.standard_normal((32, 3, 3, 8)).astype(np.float32) * 0.2
@@ -476,10 +476,16 @@ def concats(rng):
     scaled = g.unary("sigmoid", "%x", x_shape)
     shifted = g.unary("exp", "%x", x_shape)
     rows, sr = g.concat([scaled, shifted], [x_shape, x_shape], 1)
+    # A max pool computing its own border (no padded tensor) writes its slice too.
+    pool, sp = g.pool("max", "%x", x_shape, (3, 3), (1, 1), (1, 1, 1, 1))
+    wp = rng.standard_normal((8, 3, 3, 8)).astype(np.float32) * 0.2
+    bp = rng.standard_normal((8,)).astype(np.float32) * 0.1
+    conv, sv = g.conv2d("%x", g.const(wp), g.const(bp), x_shape, wp.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    pooled, spo = g.concat([pool, conv], [sp, sv], 3)
     squashed = g.unary("tanh", "%x", x_shape)
     mixed, sm = g.concat(["%x", squashed], [x_shape, x_shape], 3)
     text = g.function("main", [("%x", "x", x_shape)],
-                      [(three, "three", st), (rows, "rows", sr), (mixed, "mixed", sm)])
+                      [(three, "three", st), (rows, "rows", sr), (mixed, "mixed", sm), (pooled, "pooled", spo)])
 
     def ref(inp):
         x = inp["x"].astype(np.float64)
@@ -489,9 +495,13 @@ def concats(rng):
                                 np_conv2d(f, wd, bd, (1, 1), (1, 1, 1, 1), (1, 1)),
                                 np_conv2d(f, we, be, (1, 1), (0, 0, 0, 0), (1, 1))], axis=3)
         return {"three": three, "rows": np.concatenate([1 / (1 + np.exp(-x)), np.exp(x)], axis=1),
-                "mixed": np.concatenate([x, np.tanh(x)], axis=3)}
+                "mixed": np.concatenate([x, np.tanh(x)], axis=3),
+                "pooled": np.concatenate([np_pool("max", np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)),
+                                                                 constant_values=-np.inf), (3, 3), (1, 1)),
+                                          np_conv2d(x, wp, bp, (1, 1), (1, 1, 1, 1), (1, 1))], axis=3)}
 
-    return Graph(text, {"x": rng.standard_normal(x_shape).astype(np.float32)}, ref, ["three", "rows", "mixed"])
+    return Graph(text, {"x": rng.standard_normal(x_shape).astype(np.float32)}, ref,
+                 ["three", "rows", "mixed", "pooled"])
 
 
 GRAPHS = {
