@@ -168,7 +168,11 @@ void concatsInPlace(func::FuncOp graph) {
   });
   for (tensor::ConcatOp concat : concats) {
     RankedTensorType type = concat.getResultType();
-    if (!type.hasStaticShape() || concat.getInputs().size() < 2)
+    // A graph output lives in the caller's buffer, not the arena: the last writer would copy
+    // its destination there around its slice, on one thread, where a concatenation kernel
+    // copies in workgroups.
+    if (!type.hasStaticShape() || concat.getInputs().size() < 2 ||
+        llvm::any_of(concat->getUsers(), [](Operation *user) { return isa<func::ReturnOp>(user); }))
       continue;
     int64_t dim = static_cast<int64_t>(concat.getDim()), rank = type.getRank();
     // As panels: every operand a collapse of its last two dimensions, of one panel width,

@@ -354,7 +354,8 @@ func.func @main(%x: tensor<1x6x6x8xf32>) -> (tensor<1x3x3x8xf32>, tensor<1x3x3x8
 // A concatenation of two ops computed for it alone becomes a chain of slice writers: the first
 // kernel computes its operand into its slice of a new tensor, the second takes that tensor and
 // writes its own slice (an update InPlaceAnalysis plans in place). A concatenation with a graph
-// input among its operands stays a concatenation kernel. Without fusion both stay.
+// input among its operands, or returned (the caller's buffer is not the arena's), stays a
+// concatenation kernel. Without fusion both stay.
 // NOFUSE: hexir.call_tir @main_dispatch_3_concat
 // NOFUSE: hexir.call_tir @main_dispatch_4_concat
 // CHECK-LABEL: func.func @main
@@ -362,7 +363,8 @@ func.func @main(%x: tensor<1x6x6x8xf32>) -> (tensor<1x3x3x8xf32>, tensor<1x3x3x8
 // CHECK: %[[FIRST:.*]] = hexir.call_tir @main_dispatch_1_insert_slice(%arg0) : (tensor<4x16xf32>) -> tensor<4x32xf32>
 // CHECK: %[[BOTH:.*]] = hexir.call_tir @main_dispatch_2_insert_slice(%arg1, %[[FIRST]]) : (tensor<4x16xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
 // CHECK: %[[KEPT:.*]] = hexir.call_tir @main_dispatch_3_concat(%arg0, %[[T]])
-// CHECK: return %[[BOTH]], %[[KEPT]]
+// CHECK: %[[NEG:.*]] = hexir.call_tir @main_dispatch_4_generic(%[[BOTH]])
+// CHECK: return %[[NEG]], %[[KEPT]]
 // CHECK-LABEL: func.func @main_dispatch_1_insert_slice(
 // CHECK: %[[R:.*]] = linalg.generic
 // CHECK: arith.maximumf
@@ -395,5 +397,11 @@ func.func @main(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> (tensor<4x32xf32>
   } -> tensor<4x16xf32>
   %c = tensor.concat dim(1) %a, %b : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x32xf32>
   %d = tensor.concat dim(1) %x, %b2 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x32xf32>
-  return %c, %d : tensor<4x32xf32>, tensor<4x32xf32>
+  %e2 = tensor.empty() : tensor<4x32xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%c : tensor<4x32xf32>) outs(%e2 : tensor<4x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.negf %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x32xf32>
+  return %n, %d : tensor<4x32xf32>, tensor<4x32xf32>
 }
