@@ -119,6 +119,17 @@ Operation *epilogueRoot(Operation *anchor) {
   return nullptr;
 }
 
+// The op computing `v` for one reader alone that the reader's kernel can compute into a part
+// of its result: a compute op the kernel generator vectorizes, with one result, whose
+// accumulator starts from tensor.empty; null otherwise.
+Operation *soleProducer(Value v) {
+  auto producer = v.getDefiningOp<linalg::LinalgOp>();
+  if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
+      !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer))
+    return nullptr;
+  return producer.getOperation();
+}
+
 // The producer computed inside the kernel of the pad that reads it, if any: a compute op the
 // kernel generator vectorizes, read only by the pad (a constant pad value, static shapes),
 // whose accumulator starts from tensor.empty. The kernel then writes the result straight into
@@ -128,11 +139,7 @@ Operation *padProducer(Operation *anchor) {
   if (!pad || !pad.getResultType().hasStaticShape() || !pad.getConstantPaddingValue() ||
       !isScalarConstant(pad.getConstantPaddingValue().getDefiningOp()))
     return nullptr;
-  auto producer = pad.getSource().getDefiningOp<linalg::LinalgOp>();
-  if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
-      !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer))
-    return nullptr;
-  return producer.getOperation();
+  return soleProducer(pad.getSource());
 }
 
 // The producer computed inside the kernel of a tensor.insert_slice that writes it into a larger
@@ -145,11 +152,7 @@ Operation *insertProducer(Operation *anchor) {
       insert.getSourceType().getRank() != insert.getDestType().getRank() || !insert.hasUnitStride() ||
       ShapedType::isDynamicShape(insert.getStaticOffsets()) || insert.getSource() == insert.getDest())
     return nullptr;
-  auto producer = insert.getSource().getDefiningOp<linalg::LinalgOp>();
-  if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
-      !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer))
-    return nullptr;
-  return producer.getOperation();
+  return soleProducer(insert.getSource());
 }
 
 // A concatenation whose every operand is computed by its own producer for it alone (a
@@ -194,11 +197,7 @@ void concatsInPlace(func::FuncOp graph) {
     if (!panels)
       sources.assign(concat.getInputs().begin(), concat.getInputs().end());
     // Every source computed for this concatenation alone by a producer its kernel can take.
-    if (llvm::any_of(sources, [](Value v) {
-          auto producer = v.getDefiningOp<linalg::LinalgOp>();
-          return !producer || !v.hasOneUse() || producer->getNumResults() != 1 ||
-                 !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer);
-        }))
+    if (llvm::any_of(sources, [](Value v) { return !soleProducer(v); }))
       continue;
     OpBuilder b(concat);
     Location loc = concat.getLoc();

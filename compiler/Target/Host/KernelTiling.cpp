@@ -567,6 +567,27 @@ static SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> valu
   return llvm::map_to_vector(values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
 }
 
+// `empty` (of `type`) with its part outside the box [low, low + inner) written by workgroup
+// `begin` == 0, slab by slab: `slab(acc, offsets, sizes)` returns `acc` with one slab written.
+// Other workgroups see `empty`; none of them writes outside the box.
+static Value borderInWorkgroupZero(RewriterBase &rewriter, Location loc, RankedTensorType type, Value empty,
+                                   Value begin, ArrayRef<int64_t> low, ArrayRef<int64_t> inner,
+                                   function_ref<Value(Value, ArrayRef<OpFoldResult>, ArrayRef<OpFoldResult>)> slab) {
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, begin, zero);
+  auto border = scf::IfOp::create(rewriter, loc, TypeRange{type}, first, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(&border.getThenRegion().front());
+  Value acc = empty;
+  forEachBorderSlab(type.getShape(), low, inner, [&](ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
+    acc = slab(acc, indexAttrs(rewriter, offsets), indexAttrs(rewriter, sizes));
+  });
+  scf::YieldOp::create(rewriter, loc, acc);
+  rewriter.setInsertionPointToStart(&border.getElseRegion().front());
+  scf::YieldOp::create(rewriter, loc, empty);
+  return border.getResult(0);
+}
+
 // A kernel that pads its root's result (dispatch formation fuses the producer of a pad into
 // the pad's kernel) writes the result in place into the padded tensor: workgroup 0 fills the
 // border, the root's accumulator is the interior. No unpadded tensor and no copy. Returns the
@@ -581,32 +602,21 @@ Value mlir::hexir::padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value b
   (void)matchPattern(pad.getConstantPaddingValue(), m_Constant(&value));
   Value padValue = arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
   Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, begin, zero);
-  auto border = scf::IfOp::create(rewriter, loc, TypeRange{type}, first, /*withElseRegion=*/true);
   SmallVector<OpFoldResult> ones(shape.size(), rewriter.getIndexAttr(1));
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(&border.getThenRegion().front());
-    Value acc = empty;
-    forEachBorderSlab(shape, low, source, [&](ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
-      SmallVector<OpFoldResult> o = indexAttrs(rewriter, offsets), n = indexAttrs(rewriter, sizes);
-      Value slab = tensor::ExtractSliceOp::create(rewriter, loc, acc, o, n, ones);
-      auto fill = linalg::FillOp::create(rewriter, loc, padValue, slab);
-      fills.push_back(fill);
-      acc = tensor::InsertSliceOp::create(rewriter, loc, fill->getResult(0), acc, o, n, ones);
-    });
-    scf::YieldOp::create(rewriter, loc, acc);
-    rewriter.setInsertionPointToStart(&border.getElseRegion().front());
-    scf::YieldOp::create(rewriter, loc, empty);
-  }
+  Value padded = borderInWorkgroupZero(
+      rewriter, loc, type, empty, begin, low, source,
+      [&](Value acc, ArrayRef<OpFoldResult> o, ArrayRef<OpFoldResult> n) -> Value {
+        Value slab = tensor::ExtractSliceOp::create(rewriter, loc, acc, o, n, ones);
+        auto fill = linalg::FillOp::create(rewriter, loc, padValue, slab);
+        fills.push_back(fill);
+        return tensor::InsertSliceOp::create(rewriter, loc, fill->getResult(0), acc, o, n, ones);
+      });
   SmallVector<OpFoldResult> offsets = indexAttrs(rewriter, low), sizes = indexAttrs(rewriter, source);
-  Value interior = tensor::ExtractSliceOp::create(rewriter, loc, border.getResult(0), offsets, sizes, ones);
+  Value interior = tensor::ExtractSliceOp::create(rewriter, loc, padded, offsets, sizes, ones);
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(pad);
-    Value result = tensor::InsertSliceOp::create(rewriter, loc, pad.getSource(), border.getResult(0), offsets,
-                                                 sizes, ones);
+    Value result = tensor::InsertSliceOp::create(rewriter, loc, pad.getSource(), padded, offsets, sizes, ones);
     rewriter.replaceOp(pad, result);
   }
   return interior;
@@ -627,25 +637,12 @@ Value mlir::hexir::sliceInPlace(RewriterBase &rewriter, tensor::InsertSliceOp in
   Value dest = insert.getDest();
   Value output = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
   SmallVector<OpFoldResult> ones(shape.size(), rewriter.getIndexAttr(1));
-  if (isa<BlockArgument>(dest)) {
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, begin, zero);
-    auto border = scf::IfOp::create(rewriter, loc, TypeRange{type}, first, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(&border.getThenRegion().front());
-      Value acc = output;
-      forEachBorderSlab(shape, low, inner, [&](ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
-        SmallVector<OpFoldResult> o = indexAttrs(rewriter, offsets), n = indexAttrs(rewriter, sizes);
-        Value slab = tensor::ExtractSliceOp::create(rewriter, loc, dest, o, n, ones);
-        acc = tensor::InsertSliceOp::create(rewriter, loc, slab, acc, o, n, ones);
-      });
-      scf::YieldOp::create(rewriter, loc, acc);
-      rewriter.setInsertionPointToStart(&border.getElseRegion().front());
-      scf::YieldOp::create(rewriter, loc, output);
-    }
-    output = border.getResult(0);
-  }
+  if (isa<BlockArgument>(dest))
+    output = borderInWorkgroupZero(rewriter, loc, type, output, begin, low, inner,
+                                   [&](Value acc, ArrayRef<OpFoldResult> o, ArrayRef<OpFoldResult> n) -> Value {
+                                     Value slab = tensor::ExtractSliceOp::create(rewriter, loc, dest, o, n, ones);
+                                     return tensor::InsertSliceOp::create(rewriter, loc, slab, acc, o, n, ones);
+                                   });
   rewriter.modifyOpInPlace(insert, [&] { insert.getDestMutable().assign(output); });
   return tensor::ExtractSliceOp::create(rewriter, loc, output, indexAttrs(rewriter, low), indexAttrs(rewriter, inner),
                                         ones);
