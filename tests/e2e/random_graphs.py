@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Differential testing: random graphs (DAGs of the supported TOSA ops over random static
-shapes, with broadcasting, reshape views, splat and dense constants, and elementwise chains
-that invite in-place updates) compiled and run through the command-line tools and compared
+"""Differential testing: random graphs (DAGs of the supported TOSA ops and concatenations over
+random static shapes, with broadcasting, reshape views, splat and dense constants, and
+elementwise chains that invite in-place updates) compiled and run through the command-line tools and compared
 with NumPy. Each graph is reproducible from its seed.
 
 Usage: random_graphs.py --bin BUILD/tools [--first SEED] [--count N]
@@ -42,7 +42,7 @@ def random_graph(seed):
 
     for _ in range(int(rng.integers(3, 10))):
         kind = rng.choice(["binary", "binary_bcast", "unary", "unary", "reduce", "transpose",
-                           "reshape", "const", "matmul"])
+                           "reshape", "const", "matmul", "concat"])
         a = pick()
         if kind in ("binary", "binary_bcast", "const"):
             if kind == "binary":
@@ -106,6 +106,22 @@ def random_graph(seed):
             n = int(np.prod(a.shape))
             shape = (1, n) if len(a.shape) != 2 or a.shape[0] != 1 else (n, 1)
             values.append(Value(g.reshape(a.ssa, a.shape, shape), shape, a.ref.reshape(shape), a.bound))
+        elif kind == "concat":
+            # Two or three values of a's shape along a random axis (producers used once become
+            # slice writers; a graph input or a value read elsewhere keeps a concatenation).
+            # Parts are often fresh (tanh of a value, read only here), and the result often read
+            # by an op rather than returned, which is when the slice writers apply.
+            parts = [a] + [pick(a.shape) for _ in range(int(rng.integers(1, 3)))]
+            for i, v in enumerate(parts):
+                if rng.random() < 0.7:
+                    parts[i] = Value(g.unary("tanh", v.ssa, v.shape), v.shape, np.tanh(v.ref), 1.0)
+            axis = int(rng.integers(len(a.shape)))
+            ssa, shape = g.concat([v.ssa for v in parts], [v.shape for v in parts], axis)
+            joined = Value(ssa, shape, np.concatenate([v.ref for v in parts], axis=axis), max(v.bound for v in parts))
+            if rng.random() < 0.5:
+                s = g.unary("sigmoid", joined.ssa, shape)
+                joined = Value(s, shape, 1 / (1 + np.exp(-joined.ref)), 1.0)
+            values.append(joined)
         elif kind == "matmul" and len(a.shape) == 3:
             k, n = a.shape[2], int(rng.integers(1, 7))
             w = rng.uniform(-1, 1, (a.shape[0], k, n)).astype(np.float32)
