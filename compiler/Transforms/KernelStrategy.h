@@ -110,6 +110,15 @@ std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrate
 // must read them contiguously. Empty when they stay apart.
 SmallVector<int64_t> collapsibleRows(linalg::LinalgOp op, const KernelStrategy &s, int64_t lanes);
 
+// Whether `insert` writes a static box of its destination (static shapes and offsets, unit
+// strides, no rank change): a slice a kernel can compute its result into (dispatch formation
+// fuses the producer into the write, the host tiler computes it in the slice).
+inline bool isStaticSliceWrite(tensor::InsertSliceOp insert) {
+  return insert.getSourceType().hasStaticShape() && insert.getDestType().hasStaticShape() &&
+         insert.getSourceType().getRank() == insert.getDestType().getRank() && insert.hasUnitStride() &&
+         !ShapedType::isDynamicShape(insert.getStaticOffsets());
+}
+
 // The register tile of `op` for vectors of `lanes` elements; none for an op of another kind.
 std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes);
 // Whether a vectorizing target generates vector code for a kernel rooted at `op` (dispatch

@@ -148,9 +148,7 @@ Operation *padProducer(Operation *anchor) {
 // straight into the slice of the destination (hexir-tile-and-vectorize).
 Operation *insertProducer(Operation *anchor) {
   auto insert = dyn_cast<tensor::InsertSliceOp>(anchor);
-  if (!insert || !insert.getSourceType().hasStaticShape() || !insert.getDestType().hasStaticShape() ||
-      insert.getSourceType().getRank() != insert.getDestType().getRank() || !insert.hasUnitStride() ||
-      ShapedType::isDynamicShape(insert.getStaticOffsets()) || insert.getSource() == insert.getDest())
+  if (!insert || !isStaticSliceWrite(insert) || insert.getSource() == insert.getDest())
     return nullptr;
   return soleProducer(insert.getSource());
 }

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace mlir::hexir {
 #define GEN_PASS_DEF_EXPANDCOPIES
@@ -38,16 +39,14 @@ bool isWholeArgument(Value v) {
 }
 
 // The kernel arguments whose same region `source` and `target` are (the arguments themselves
-// of one type, or subviews of one shape at the same offsets and strides), if they are.
+// of one type, or subviews of them at the same offsets, sizes and strides), if they are.
 std::optional<std::pair<Value, Value>> sameRegionOfArguments(Value source, Value target) {
   if (isWholeArgument(source) && isWholeArgument(target) && source.getType() == target.getType())
     return std::pair(source, target);
   auto from = source.getDefiningOp<memref::SubViewOp>(), to = target.getDefiningOp<memref::SubViewOp>();
   if (!from || !to || !isWholeArgument(from.getSource()) || !isWholeArgument(to.getSource()) ||
       from.getSource().getType() != to.getSource().getType() || from.getType() != to.getType() ||
-      from.getStaticOffsets() != to.getStaticOffsets() || from.getStaticSizes() != to.getStaticSizes() ||
-      from.getStaticStrides() != to.getStaticStrides() || !from.getOffsets().empty() || !to.getOffsets().empty() ||
-      !from.getSizes().empty() || !to.getSizes().empty() || !from.getStrides().empty() || !to.getStrides().empty())
+      !from.isSameAs(to, isEqualConstantIntOrValue))
     return std::nullopt;
   return std::pair(from.getSource(), to.getSource());
 }

@@ -132,9 +132,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     if (k.insert) {
       Value dest = k.insert.getDest();
       if (!k.insert->hasOneUse() || !isa<func::ReturnOp>(*k.insert->getUsers().begin()) ||
-          k.insert.getSource() != last->getResult(0) || !k.insert.hasUnitStride() ||
-          k.insert.getSourceType().getRank() != k.insert.getDestType().getRank() ||
-          !k.insert.getDestType().hasStaticShape() || ShapedType::isDynamicShape(k.insert.getStaticOffsets()) ||
+          k.insert.getSource() != last->getResult(0) || !isStaticSliceWrite(k.insert) ||
           !(isa<BlockArgument>(dest) || dest.getDefiningOp<tensor::EmptyOp>()))
         return std::nullopt;
     }
