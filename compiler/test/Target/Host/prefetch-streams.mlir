@@ -126,3 +126,100 @@ func.func @whole_reduction(%a: memref<16x768xf32>, %b: memref<32x768x32xf32>, %c
   vector.store %r, %c[%c0, %c0] : memref<16x1024xf32>, vector<32xf32>
   return
 }
+
+// -----
+
+// A convolution's block of 64 input channels, reused by the 7 output rows around the register
+// tile (their index is not in the filter's): pass r of the 7 prefetches steps [64r/7,
+// 64(r+1)/7) of the next block, as (64r + c) floordiv 7, so the next block streams in over the
+// whole block's passes, not in the first pass alone. The kh loop moves the address (not a
+// pass); the channel-block loop moves the block (the end of the passes).
+// CHECK-DAG: #[[NEXT:.*]] = affine_map<()[s0] -> (s0 + 64, 448)>
+// CHECK-DAG: #[[PASS:.*]] = affine_map<(d0) -> (d0 * 64)>
+// CHECK-DAG: #[[SPREAD:.*]] = affine_map<()[s0, s1] -> ((s0 + s1) floordiv 7)>
+// CHECK-LABEL: func.func @reused_block
+// CHECK: scf.for %[[CB:.*]] = %c0 to %c512 step %c64
+// CHECK: scf.for %[[OH:.*]] = %c0 to %c7 step %c1
+// CHECK: scf.for %[[KH:.*]] = %c0 to %c3 step %c1
+// CHECK: %[[N:.*]] = affine.min #[[NEXT]]()[%[[CB]]]
+// CHECK: %[[R:.*]] = affine.apply #[[PASS]](%[[OH]])
+// CHECK: scf.for %[[C:.*]] = %c0 to %c64 step %c1
+// CHECK: %[[S:.*]] = affine.apply #[[SPREAD]]()[%[[R]], %[[C]]]
+// CHECK: %[[AT:.*]] = affine.apply #{{.*}}()[%[[N]], %[[S]]]
+// CHECK: vector.fma
+// CHECK-NEXT: memref.prefetch %arg1[%arg3, %[[KH]], %[[AT]], %c0], read, locality<2>, data : memref<16x3x512x16xf32>
+// CHECK-NEXT: scf.yield
+#sum = affine_map<()[s0, s1] -> (s0 + s1)>
+func.func @reused_block(%x: memref<9x512xf32>, %f: memref<16x3x512x16xf32>, %out: memref<7x16xf32>, %p: index) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %c64 = arith.constant 64 : index
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  scf.for %cb = %c0 to %c512 step %c64 {
+    scf.for %oh = %c0 to %c7 step %c1 {
+      %acc0 = vector.load %out[%oh, %c0] : memref<7x16xf32>, vector<16xf32>
+      %acc = scf.for %kh = %c0 to %c3 step %c1 iter_args(%a = %acc0) -> (vector<16xf32>) {
+        %ih = affine.apply #sum()[%oh, %kh]
+        %r = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc1 = %a) -> (vector<16xf32>) {
+          %cc = affine.apply #sum()[%cb, %c]
+          %v = memref.load %x[%ih, %cc] : memref<9x512xf32>
+          %vb = vector.broadcast %v : f32 to vector<16xf32>
+          %w = vector.load %f[%p, %kh, %cc, %c0] : memref<16x3x512x16xf32>, vector<16xf32>
+          %s = vector.fma %vb, %w, %acc1 : vector<16xf32>
+          scf.yield %s : vector<16xf32>
+        }
+        scf.yield %r : vector<16xf32>
+      }
+      vector.store %acc, %out[%oh, %c0] : memref<7x16xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A reduction kept whole, reused by two loops of row tiles (2 x 4 passes, the inner one
+// fastest): pass r of 8 prefetches steps [768r/8, 768(r+1)/8) of the next panel.
+// CHECK-DAG: #[[PANEL:.*]] = affine_map<()[s0] -> (s0 + 1, 31)>
+// CHECK-DAG: #[[PASS:.*]] = affine_map<(d0, d1) -> ((d0 + d1 * 4) * 768)>
+// CHECK-DAG: #[[SPREAD:.*]] = affine_map<()[s0, s1] -> ((s0 + s1) floordiv 8)>
+// CHECK-LABEL: func.func @whole_reduction_reused
+// CHECK: scf.for %[[P:.*]] = %c0 to %c32 step %c1
+// CHECK: scf.for %[[RB:.*]] = %c0 to %c2 step %c1
+// CHECK: scf.for %[[RT:.*]] = %c0 to %c4 step %c1
+// CHECK: %[[NEXT:.*]] = affine.min #[[PANEL]]()[%[[P]]]
+// CHECK: %[[R:.*]] = affine.apply #[[PASS]](%[[RT]], %[[RB]])
+// CHECK: scf.for %[[K:.*]] = %c0 to %c768 step %c1
+// CHECK: %[[S:.*]] = affine.apply #[[SPREAD]]()[%[[R]], %[[K]]]
+// CHECK: vector.fma
+// CHECK-NEXT: memref.prefetch %arg1[%[[NEXT]], %[[S]], %c0], read, locality<2>, data : memref<32x768x16xf32>
+// CHECK-NEXT: scf.yield
+#sum = affine_map<()[s0, s1] -> (s0 + s1)>
+func.func @whole_reduction_reused(%a: memref<8x768xf32>, %b: memref<32x768x16xf32>, %c: memref<8x512xf32>) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c768 = arith.constant 768 : index
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  scf.for %p = %c0 to %c32 step %c1 {
+    scf.for %rb = %c0 to %c2 step %c1 {
+      scf.for %rt = %c0 to %c4 step %c1 {
+        %row = affine.apply #sum()[%rt, %rb]
+        %r = scf.for %k = %c0 to %c768 step %c1 iter_args(%acc = %zero) -> (vector<16xf32>) {
+          %x = memref.load %a[%row, %k] : memref<8x768xf32>
+          %xb = vector.broadcast %x : f32 to vector<16xf32>
+          %w = vector.load %b[%p, %k, %c0] : memref<32x768x16xf32>, vector<16xf32>
+          %s = vector.fma %xb, %w, %acc : vector<16xf32>
+          scf.yield %s : vector<16xf32>
+        }
+        vector.store %r, %c[%row, %c0] : memref<8x512xf32>, vector<16xf32>
+      }
+    }
+  }
+  return
+}
