@@ -383,6 +383,14 @@ static std::optional<SmallVector<WorkgroupSplit>> chooseConvSplits(linalg::Linal
   return splits;
 }
 
+// The product of a contraction's loop ranges over `loops`.
+static int64_t contractionExtent(const KernelStrategy &s, ArrayRef<unsigned> loops) {
+  int64_t e = 1;
+  for (unsigned l : loops)
+    e *= s.ranges[l];
+  return e;
+}
+
 SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStrategy &strategy, AffineMap outMap,
                                 int64_t wanted) {
   if (strategy.kind == KernelKind::Conv)
@@ -439,14 +447,38 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
       break;
     most->unitsPerChunk = divisorAtLeast(most->units, most->unitsPerChunk + 1);
   }
+  // The largest chunks shrink first, but a contraction's row chunks not below the rows of its
+  // best register tile while another dimension can shrink instead. A 1x1 convolution over a
+  // 7x7 image (49 rows, 16 panels of 2048-deep weights) would get 7 chunks of 7 rows, each
+  // reading the 4 MiB of weights and passing over each block of them with one 7-row register
+  // tile (14 accumulators instead of 28); 8 chunks of 2 panels over all rows read the 392 KiB
+  // of input 8 times, and 4 row tiles share each block of weights in L1.
+  auto rowsBelowTile = [&](const Candidate &c, int64_t unitsPerChunk) {
+    if (strategy.kind != KernelKind::Contraction || !llvm::is_contained(strategy.dims.m, c.loop))
+      return false;
+    int64_t rows = unitsPerChunk * strategy.registers[c.loop];
+    for (unsigned m : strategy.dims.m)
+      if (m > c.loop)
+        rows *= strategy.ranges[m];
+    int64_t lanes = std::max<int64_t>(strategy.lanes, 1);
+    int64_t vectors = std::max<int64_t>(strategy.registers[strategy.dims.n.back()] / lanes, 1);
+    return rows < std::max<int64_t>(broadcastAccumulators(lanes) / vectors, 1);
+  };
   while (count() < std::min<int64_t>(wanted, 8)) {
-    Candidate *largest = nullptr;
-    for (Candidate &c : candidates)
-      if (c.unitsPerChunk > 1 && (!largest || c.unitsPerChunk > largest->unitsPerChunk))
-        largest = &c;
-    if (!largest)
+    Candidate *next = nullptr;
+    bool nextLoses = false;
+    for (Candidate &c : candidates) {
+      if (c.unitsPerChunk <= 1)
+        continue;
+      bool loses = rowsBelowTile(c, largestDivisorAtMost(c.units, c.unitsPerChunk - 1));
+      if (!next || (nextLoses && !loses) || (loses == nextLoses && c.unitsPerChunk > next->unitsPerChunk)) {
+        next = &c;
+        nextLoses = loses;
+      }
+    }
+    if (!next)
       break;
-    largest->unitsPerChunk = largestDivisorAtMost(largest->units, largest->unitsPerChunk - 1);
+    next->unitsPerChunk = largestDivisorAtMost(next->units, next->unitsPerChunk - 1);
   }
   SmallVector<WorkgroupSplit> splits;
   for (const Candidate &c : candidates)
@@ -460,13 +492,8 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
   // their 9 MB of weights once, not twice).
   if (strategy.kind == KernelKind::Contraction && splits.size() == 2) {
     const linalg::ContractionDimensions &dims = strategy.dims;
-    auto extent = [&](ArrayRef<unsigned> loops) {
-      int64_t e = 1;
-      for (unsigned l : loops)
-        e *= strategy.ranges[l];
-      return e;
-    };
-    int64_t a = extent(dims.m) * extent(dims.k), b = extent(dims.n) * extent(dims.k);
+    int64_t a = contractionExtent(strategy, dims.m) * contractionExtent(strategy, dims.k),
+            b = contractionExtent(strategy, dims.n) * contractionExtent(strategy, dims.k);
     std::optional<unsigned> row = rowLoop(dims, strategy.ranges);
     auto isRows = [&](const WorkgroupSplit &split) {
       auto dim = cast<AffineDimExpr>(outMap.getResult(split.outDim));

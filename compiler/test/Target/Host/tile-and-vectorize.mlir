@@ -3,23 +3,24 @@
 // A zero-filled matmul, 16x64 = 16x64 * 64x64, with AVX-512 vectors (16 lanes). Register tile:
 // 8 rows x 32 columns (two vectors), reduction step 1. 65,536 iterations at 32,768 per
 // workgroup make 2 workgroups: both dimensions start as one chunk (their cache blocks, 64 rows
-// and 256 columns, cover them), then the rows are split in two chunks of 8. One loop over the
-// chunks, in each one over its register tiles (the reduction fits one cache block): the fill
-// writes the tile's accumulators, then the reduction runs on them, one step at a time.
+// and 256 columns, cover them), then the columns are split in two chunks of 32 (8-row chunks
+// would be below the 14 rows of the best register tile). One loop over the chunks, in each one
+// over its register tiles (the reduction fits one cache block): the fill writes the tile's
+// accumulators, then the reduction runs on them, one step at a time.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME: hexir.workgroups = 2
-// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK: %[[BEGIN:.*]], %[[END:.*]] = hexir.workgroup_range
 // CHECK: scf.for %[[W:.*]] = %[[BEGIN]] to %[[END]] step %c1
-// CHECK: %[[ROW:.*]] = arith.muli %[[W]], %[[C8]]
-// CHECK: tensor.extract_slice %{{.*}}[%[[ROW]], 0] [8, 64] [1, 1]
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32
+// CHECK: %[[COL:.*]] = arith.muli %[[W]], %[[C32]]
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[COL]]] [16, 32] [1, 1]
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c8
 // CHECK: vector.transfer_write %cst, {{.*}} : vector<8x32xf32>, tensor<8x32xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
 // CHECK-DAG: vector.transfer_read {{.*}} : tensor<16x64xf32>, vector<8x1xf32>
 // CHECK-DAG: vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<1x32xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK: tensor.insert_slice %{{.*}}[%[[ROW]], 0] [8, 64] [1, 1]
+// CHECK: tensor.insert_slice %{{.*}}[0, %[[COL]]] [16, 32] [1, 1]
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>) -> tensor<16x64xf32> attributes {hexir.kernel} {
@@ -215,6 +216,34 @@ func.func @pointwise_7x7(%x: tensor<1x7x7x512xf32>, %w: tensor<64x512x32xf32>) -
     linalg.yield %s : f32
   } -> tensor<1x7x7x64x32xf32>
   return %r : tensor<1x7x7x64x32xf32>
+}
+
+// -----
+
+// The same over few panels (a 1x1 convolution 2048 -> 512 on a 7x7 image, its 49 pixels
+// already one row loop): 8 workgroups need smaller chunks, and they come from the panels (8
+// chunks of 2, each reading the 392 KiB of input) rather than the rows (7 chunks of 7 rows,
+// each reading the 4 MiB of weights in 7-row register tiles). So all 49 rows stay in one
+// chunk: 14-row tiles over the first 42, then a 7-row one.
+// CHECK-LABEL: func.func @pointwise_7x7_few_panels
+// CHECK-SAME: hexir.workgroups = 8
+// CHECK: vector.contract {{.*}} into vector<1x14x1x32xf32>
+// CHECK: vector.contract {{.*}} into vector<1x7x1x32xf32>
+func.func @pointwise_7x7_few_panels(%x: tensor<1x49x2048xf32>, %w: tensor<16x2048x32xf32>) -> tensor<1x49x16x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x49x16x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x49x16x32xf32>) -> tensor<1x49x16x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, m, p, f, c) -> (n, m, c)>,
+                                        affine_map<(n, m, p, f, c) -> (p, c, f)>,
+                                        affine_map<(n, m, p, f, c) -> (n, m, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x49x2048xf32>, tensor<16x2048x32xf32>) outs(%f : tensor<1x49x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x49x16x32xf32>
+  return %r : tensor<1x49x16x32xf32>
 }
 
 // -----
