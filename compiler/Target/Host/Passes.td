@@ -74,7 +74,7 @@ def PrefetchStreams : Pass<"hexir-prefetch-streams", "mlir::ModuleOp"> {
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"1048576",
            "Prefetch only operands of at least this many bytes">
   ];
-  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::affine::AffineDialect"];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::affine::AffineDialect", "mlir::arith::ArithDialect"];
 }
 
 def DistributeWorkgroups : Pass<"hexir-distribute-workgroups", "mlir::ModuleOp"> {

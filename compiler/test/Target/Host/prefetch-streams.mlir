@@ -130,21 +130,23 @@ func.func @whole_reduction(%a: memref<16x768xf32>, %b: memref<32x768x32xf32>, %c
 // -----
 
 // A convolution's block of 64 input channels, reused by the 7 output rows around the register
-// tile (their index is not in the filter's): pass r of the 7 prefetches steps [64r/7,
-// 64(r+1)/7) of the next block, as (64r + c) floordiv 7, so the next block streams in over the
-// whole block's passes, not in the first pass alone. The kh loop moves the address (not a
-// pass); the channel-block loop moves the block (the end of the passes).
+// tile (their index is not in the filter's): with 4 the largest power of two at most 7, pass
+// r prefetches steps [16 r', 16 (r' + 1)) of the next block, r' = r mod 4, as (64 r' + c) >> 2,
+// so the next block streams in over four passes, not in the first pass alone. The kh loop
+// moves the address (not a pass); the channel-block loop moves the block (the end of the
+// passes).
 // CHECK-DAG: #[[NEXT:.*]] = affine_map<()[s0] -> (s0 + 64, 448)>
-// CHECK-DAG: #[[PASS:.*]] = affine_map<(d0) -> (d0 * 64)>
-// CHECK-DAG: #[[SPREAD:.*]] = affine_map<()[s0, s1] -> ((s0 + s1) floordiv 7)>
+// CHECK-DAG: #[[PASS:.*]] = affine_map<(d0) -> ((d0 mod 4) * 64)>
 // CHECK-LABEL: func.func @reused_block
 // CHECK: scf.for %[[CB:.*]] = %c0 to %c512 step %c64
 // CHECK: scf.for %[[OH:.*]] = %c0 to %c7 step %c1
 // CHECK: scf.for %[[KH:.*]] = %c0 to %c3 step %c1
 // CHECK: %[[N:.*]] = affine.min #[[NEXT]]()[%[[CB]]]
 // CHECK: %[[R:.*]] = affine.apply #[[PASS]](%[[OH]])
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: scf.for %[[C:.*]] = %c0 to %c64 step %c1
-// CHECK: %[[S:.*]] = affine.apply #[[SPREAD]]()[%[[R]], %[[C]]]
+// CHECK: %[[SUM:.*]] = arith.addi %[[R]], %[[C]] : index
+// CHECK: %[[S:.*]] = arith.shrui %[[SUM]], %[[C2]] : index
 // CHECK: %[[AT:.*]] = affine.apply #{{.*}}()[%[[N]], %[[S]]]
 // CHECK: vector.fma
 // CHECK-NEXT: memref.prefetch %arg1[%arg3, %[[KH]], %[[AT]], %c0], read, locality<2>, data : memref<16x3x512x16xf32>
@@ -182,18 +184,19 @@ func.func @reused_block(%x: memref<9x512xf32>, %f: memref<16x3x512x16xf32>, %out
 // -----
 
 // A reduction kept whole, reused by two loops of row tiles (2 x 4 passes, the inner one
-// fastest): pass r of 8 prefetches steps [768r/8, 768(r+1)/8) of the next panel.
+// fastest): pass r of 8 prefetches steps [96 r, 96 (r + 1)) of the next panel, (768 r + k) >> 3.
 // CHECK-DAG: #[[PANEL:.*]] = affine_map<()[s0] -> (s0 + 1, 31)>
 // CHECK-DAG: #[[PASS:.*]] = affine_map<(d0, d1) -> ((d0 + d1 * 4) * 768)>
-// CHECK-DAG: #[[SPREAD:.*]] = affine_map<()[s0, s1] -> ((s0 + s1) floordiv 8)>
 // CHECK-LABEL: func.func @whole_reduction_reused
 // CHECK: scf.for %[[P:.*]] = %c0 to %c32 step %c1
 // CHECK: scf.for %[[RB:.*]] = %c0 to %c2 step %c1
 // CHECK: scf.for %[[RT:.*]] = %c0 to %c4 step %c1
 // CHECK: %[[NEXT:.*]] = affine.min #[[PANEL]]()[%[[P]]]
 // CHECK: %[[R:.*]] = affine.apply #[[PASS]](%[[RT]], %[[RB]])
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: scf.for %[[K:.*]] = %c0 to %c768 step %c1
-// CHECK: %[[S:.*]] = affine.apply #[[SPREAD]]()[%[[R]], %[[K]]]
+// CHECK: %[[SUM:.*]] = arith.addi %[[R]], %[[K]] : index
+// CHECK: %[[S:.*]] = arith.shrui %[[SUM]], %[[C3]] : index
 // CHECK: vector.fma
 // CHECK-NEXT: memref.prefetch %arg1[%[[NEXT]], %[[S]], %c0], read, locality<2>, data : memref<32x768x16xf32>
 // CHECK-NEXT: scf.yield
