@@ -506,6 +506,64 @@ def concats(rng):
                  ["three", "rows", "mixed", "pooled"])
 
 
+def residual_pads(rng):
+    """Pads with a second reader, as in resnet18's basic blocks: each block's input is read
+    padded by its first convolution and unpadded by its residual add or by a 1x1 stride-2
+    downsampling convolution. The input's producer writes the padded tensor and the other
+    readers take its interior (no pad copy). 64 channels (two packed panels, read through the
+    channel view) and 8 (one panel, unpacked)."""
+    g = Builder()
+    x_shape = (1, 9, 9, 64)
+    params = []
+
+    def conv(x, sx, oc, k, stride):
+        w = rng.standard_normal((oc, k, k, sx[3])).astype(np.float32) * (0.6 / np.sqrt(k * k * sx[3]))
+        b = rng.standard_normal((oc,)).astype(np.float32) * 0.1
+        params.append((w, b))
+        p = k // 2
+        return g.conv2d(x, g.const(w), g.const(b), sx, w.shape, (stride, stride), (p, p, p, p), (1, 1))
+
+    # Two blocks of 64 channels, a downsampling block, a 1x1 to 8 channels and a block of 8.
+    x, sx = "%x", x_shape
+    for _ in range(2):
+        h, sh = conv(x, sx, 64, 3, 1)
+        h = g.relu(h, sh)
+        h, sh = conv(h, sh, 64, 3, 1)
+        x = g.relu(g.binary("add", h, x, sh, sx, sh), sh)
+    h, sh = conv(x, sx, 64, 3, 2)
+    h = g.relu(h, sh)
+    h, sh = conv(h, sh, 64, 3, 1)
+    d, sd = conv(x, sx, 64, 1, 2)
+    x, sx = g.relu(g.binary("add", h, d, sh, sd, sh), sh), sh
+    x, sx = conv(x, sx, 8, 1, 1)
+    h, sh = conv(x, sx, 8, 3, 1)
+    h = g.relu(h, sh)
+    h, sh = conv(h, sh, 8, 3, 1)
+    y = g.relu(g.binary("add", h, x, sh, sx, sh), sh)
+    text = g.function("main", [("%x", "x", x_shape)], [(y, "y", sh)])
+
+    def ref(inp):
+        it = iter(params)
+
+        def c(x, stride):
+            w, b = next(it)
+            p = w.shape[1] // 2
+            return np_conv2d(x, w, b, (stride, stride), (p, p, p, p), (1, 1))
+
+        x = inp["x"].astype(np.float64)
+        for _ in range(2):
+            h = np.maximum(c(x, 1), 0)
+            x = np.maximum(c(h, 1) + x, 0)
+        h = np.maximum(c(x, 2), 0)
+        h = c(h, 1)
+        x = np.maximum(h + c(x, 2), 0)
+        x = c(x, 1)
+        h = np.maximum(c(x, 1), 0)
+        return {"y": np.maximum(c(h, 1) + x, 0)}
+
+    return Graph(text, {"x": rng.standard_normal(x_shape).astype(np.float32)}, ref, ["y"])
+
+
 GRAPHS = {
     "mlp": mlp,
     "cnn": cnn,
@@ -520,4 +578,5 @@ GRAPHS = {
     "branches": branches,
     "kv_cache": kv_cache,
     "concats": concats,
+    "residual_pads": residual_pads,
 }

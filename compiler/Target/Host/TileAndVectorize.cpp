@@ -88,8 +88,10 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
   std::optional<KernelShape> findRoot(func::FuncOp fn, int64_t lanes) {
     SmallVector<linalg::LinalgOp> compute;
     for (Operation &op : fn.getBody().front()) {
+      // (An extract_slice: the interior of a padded argument, read in place of the unpadded
+      // tensor; see padsShareProducers.)
       if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, tensor::InsertSliceOp,
-              tensor::CollapseShapeOp, tensor::ExpandShapeOp, func::ReturnOp>(op))
+              tensor::ExtractSliceOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp, func::ReturnOp>(op))
         continue;
       if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
         continue;
@@ -145,7 +147,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
   std::optional<hexir::RowKernel> findRowKernel(func::FuncOp fn) {
     SmallVector<linalg::GenericOp> ops;
     for (Operation &op : fn.getBody().front()) {
-      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, func::ReturnOp>(op))
+      if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::ExtractSliceOp, func::ReturnOp>(op))
         continue;
       auto generic = dyn_cast<linalg::GenericOp>(op);
       if (!generic)

@@ -405,3 +405,56 @@ func.func @main(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> (tensor<4x32xf32>
   } -> tensor<4x32xf32>
   return %n, %d : tensor<4x32xf32>, tensor<4x32xf32>
 }
+
+// -----
+
+// A residual block: %y (a convolution and its ReLU) is read padded by the next convolution and
+// unpadded by the residual add. The add reads the interior of the padded tensor instead, so the
+// pad takes %y's kernel in (it computes straight into the padded tensor) and no copy remains:
+// the last kernel takes the padded tensor as the convolution's input and, sliced inside it, as
+// the residual.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[XP:.*]] = hexir.call_tir @main_dispatch_0_pad(%arg0)
+// CHECK: %[[YP:.*]] = hexir.call_tir @main_dispatch_1_conv_2d_nhwc_hwcf(%[[XP]], %arg1) : (tensor<1x10x10x8xf32>, tensor<3x3x8x8xf32>) -> tensor<1x10x10x8xf32>
+// CHECK: %[[R:.*]] = hexir.call_tir @main_dispatch_2_conv_2d_nhwc_hwcf(%[[YP]], %arg2) : (tensor<1x10x10x8xf32>, tensor<3x3x8x8xf32>) -> tensor<1x8x8x8xf32>
+// CHECK-NOT: hexir.call_tir
+// CHECK: return %[[R]]
+// CHECK-LABEL: func.func @main_dispatch_1_conv_2d_nhwc_hwcf(
+// CHECK: linalg.conv_2d_nhwc_hwcf
+// CHECK: linalg.generic
+// CHECK: tensor.pad
+// CHECK-LABEL: func.func @main_dispatch_2_conv_2d_nhwc_hwcf(
+// CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %arg0[0, 1, 1, 0] [1, 8, 8, 8] [1, 1, 1, 1] {hexir.interior_view}
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%arg0, %arg1 :
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[INTERIOR]] :
+#id4 = affine_map<(n, h, w, c) -> (n, h, w, c)>
+func.func @main(%x: tensor<1x8x8x8xf32>, %w1: tensor<3x3x8x8xf32>, %w2: tensor<3x3x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %xp = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x8x8xf32> to tensor<1x10x10x8xf32>
+  %c1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%xp, %w1 : tensor<1x10x10x8xf32>, tensor<3x3x8x8xf32>) outs(%f : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c1 : tensor<1x8x8x8xf32>) outs(%e : tensor<1x8x8x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x8x8xf32>
+  %yp = tensor.pad %y low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x8x8xf32> to tensor<1x10x10x8xf32>
+  %c2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%yp, %w2 : tensor<1x10x10x8xf32>, tensor<3x3x8x8xf32>) outs(%f : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c2, %y : tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) outs(%e : tensor<1x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = arith.addf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<1x8x8x8xf32>
+  return %s : tensor<1x8x8x8xf32>
+}
