@@ -244,14 +244,14 @@ void concatsInPlace(func::FuncOp graph) {
 }
 
 // A reader that can take the interior of a padded tensor in place of the tensor: an
-// elementwise op or a window op (a convolution, a pooling) reading it as an input. Not a graph
-// output, a pad or an accumulator, which need the unpadded tensor, nor a contraction, which may
-// walk its rows as one (collapsibleRows) where a view has gaps between rows.
+// elementwise op, a contraction (a 1x1 convolution; its kernel then keeps its rows apart, see
+// collapseRows) or a window op (a convolution, a pooling) reading it as an input. Not a graph
+// output, a pad or an accumulator, which need the unpadded tensor.
 bool readsInterior(OpOperand &use) {
   auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
   if (!reader || !reader.isDpsInput(&use))
     return false;
-  return allParallel(reader) || packedConvDims(reader) ||
+  return allParallel(reader) || linalg::isaContractionOpInterface(reader) || packedConvDims(reader) ||
          isa<linalg::Conv2DNhwcHwcfOp, linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp,
              linalg::PoolingNhwcSumOp>(reader.getOperation());
 }

@@ -220,6 +220,34 @@ func.func @pointwise_7x7(%x: tensor<1x7x7x512xf32>, %w: tensor<64x512x32xf32>) -
 
 // -----
 
+// The same 1x1 convolution reading the interior of a padded 9x9 image (a view its kernel takes
+// in, see padsShareProducers): the view's rows are 9 pixels apart, so they are not collapsed
+// into one row loop; the register tile stays 7 columns of one output row.
+// CHECK-LABEL: func.func @pointwise_7x7_of_view
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: vector.contract {{.*}} : vector<1x1x7x1xf32>, vector<1x1x32xf32> into vector<1x1x7x1x32xf32>
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+func.func @pointwise_7x7_of_view(%xp: tensor<1x9x9x512xf32>, %w: tensor<64x512x32xf32>) -> tensor<1x7x7x64x32xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = tensor.extract_slice %xp[0, 1, 1, 0] [1, 7, 7, 512] [1, 1, 1, 1] : tensor<1x9x9x512xf32> to tensor<1x7x7x512xf32>
+  %e = tensor.empty() : tensor<1x7x7x64x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x64x32xf32>) -> tensor<1x7x7x64x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, c) -> (n, h, w, c)>,
+                                        affine_map<(n, h, w, p, f, c) -> (p, c, f)>,
+                                        affine_map<(n, h, w, p, f, c) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x7x7x512xf32>, tensor<64x512x32xf32>) outs(%f : tensor<1x7x7x64x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x7x7x64x32xf32>
+  return %r : tensor<1x7x7x64x32xf32>
+}
+
+// -----
+
 // The same over few panels (a 1x1 convolution 2048 -> 512 on a 7x7 image, its 49 pixels
 // already one row loop): 8 workgroups need smaller chunks, and they come from the panels (8
 // chunks of 2, each reading the 392 KiB of input) rather than the rows (7 chunks of 7 rows,
