@@ -327,7 +327,7 @@ void padsShareProducers(func::FuncOp graph) {
       for (OpOperand &use : view->getUses()) {
         if (use.getOwner() == pad.getOperation())
           continue;
-        if (readsInterior(use))
+        if (readsInterior(use) && use.getOwner()->getParentOp() == graph)
           ofView.push_back(&use);
         else
           ok = false;
