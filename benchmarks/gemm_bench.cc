@@ -9,8 +9,10 @@
 // the public runtime API (hexir/hexir.h) on random inputs, its C is checked against OpenBLAS's
 // (max |hexir - openblas| / max |openblas|), then Session::Run and cblas_sgemm are each timed
 // (median of runs over at least --min-time seconds, default 1). The FMA peak comes from a probe:
-// independent chains of FMAs on registers, AVX-512 or AVX2, whichever is faster here.
-// Prints GFLOP/s, the ratios Hexir/OpenBLAS and Hexir/peak; exits 1 if a module fails to load
+// independent chains of FMAs on registers, AVX-512 or AVX2, whichever is faster here. Beside it,
+// an L1-resident register tile of that width (a matmul's inner loop with its loads, all data in
+// L1): the most a kernel that loads its operands reaches on this core.
+// Prints GFLOP/s, the ratios Hexir/OpenBLAS, Hexir/peak and Hexir/tile; exits 1 if a module fails to load
 // or run, or gives a wrong result. --smoke: short timings (CI).
 //
 // OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernels by CPU model when it is loaded,
@@ -111,11 +113,77 @@ __attribute__((target("avx2,fma"))) double ProbeAvx2(int64_t iters) {
 #undef HEXIR_SUM
 }
 
-// Best of a few probes of about `seconds` each; the iteration count is calibrated first.
-double Peak(double (*probe)(int64_t), double seconds) {
-  int64_t iters = 1 << 16;
+// ---- L1-resident register tile: the most a matmul kernel that loads its operands reaches -----
+// A register tile of rows x two vectors of accumulators (14 x 32 with AVX-512: 28 zmm; 6 x 16
+// with AVX2: 12 ymm) over 256 reduction steps of A and B held in L1, as a matmul's inner loop
+// runs it: per step two vector loads of B, a broadcast of each row of A and the FMAs. The gap
+// between this and the FMA probe is the cost of the loads alone, on this core; no data comes
+// from L2 or memory.
+constexpr int kTileSteps = 256;
+alignas(64) float g_tileA[14 * kTileSteps], g_tileB[kTileSteps * 32];
+
+__attribute__((target("avx512f,fma"))) double TileAvx512(int64_t iters) {
+  constexpr int kRows = 14;
+  __m512 c0[kRows], c1[kRows];
+  for (int r = 0; r < kRows; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
+  Clock::time_point t0 = Clock::now();
+  for (int64_t n = 0; n < iters; ++n) {
+    const float* a = g_tileA;
+    const float* b = g_tileB;
+    for (int k = 0; k < kTileSteps; ++k, a += kRows, b += 32) {
+      __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 14
+      for (int r = 0; r < kRows; ++r) {
+        __m512 x = _mm512_set1_ps(a[r]);
+        c0[r] = _mm512_fmadd_ps(x, b0, c0[r]);
+        c1[r] = _mm512_fmadd_ps(x, b1, c1[r]);
+      }
+    }
+    asm volatile("" ::: "memory");  // A and B are read again in every pass
+  }
+  double secs = Seconds(t0, Clock::now());
+  __m512 s = _mm512_setzero_ps();
+  for (int r = 0; r < kRows; ++r) s = _mm512_add_ps(s, _mm512_add_ps(c0[r], c1[r]));
+  float lanes[16];
+  _mm512_storeu_ps(lanes, s);
+  g_sink = lanes[0] + lanes[15];
+  return static_cast<double>(iters) * kRows * 32 * 2 * kTileSteps / secs * 1e-9;
+}
+
+__attribute__((target("avx2,fma"))) double TileAvx2(int64_t iters) {
+  constexpr int kRows = 6;
+  __m256 c0[kRows], c1[kRows];
+  for (int r = 0; r < kRows; ++r) c0[r] = c1[r] = _mm256_setzero_ps();
+  Clock::time_point t0 = Clock::now();
+  for (int64_t n = 0; n < iters; ++n) {
+    const float* a = g_tileA;
+    const float* b = g_tileB;
+    for (int k = 0; k < kTileSteps; ++k, a += kRows, b += 16) {
+      __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < kRows; ++r) {
+        __m256 x = _mm256_set1_ps(a[r]);
+        c0[r] = _mm256_fmadd_ps(x, b0, c0[r]);
+        c1[r] = _mm256_fmadd_ps(x, b1, c1[r]);
+      }
+    }
+    asm volatile("" ::: "memory");
+  }
+  double secs = Seconds(t0, Clock::now());
+  __m256 s = _mm256_setzero_ps();
+  for (int r = 0; r < kRows; ++r) s = _mm256_add_ps(s, _mm256_add_ps(c0[r], c1[r]));
+  float lanes[8];
+  _mm256_storeu_ps(lanes, s);
+  g_sink = lanes[0] + lanes[7];
+  return static_cast<double>(iters) * kRows * 16 * 2 * kTileSteps / secs * 1e-9;
+}
+
+// Best of a few probes of about `seconds` each; the iteration count is calibrated first
+// (`flops` per iteration).
+double Best(double (*probe)(int64_t), double seconds, double flops) {
+  int64_t iters = 64;
   double gflops = probe(iters);  // warm-up (and frequency ramp)
-  iters = std::max<int64_t>(iters, static_cast<int64_t>(seconds * gflops * 1e9 / (kChains * 32)));
+  iters = std::max<int64_t>(iters, static_cast<int64_t>(seconds * gflops * 1e9 / flops));
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) best = std::max(best, probe(iters));
   return best;
@@ -273,15 +341,24 @@ int main(int argc, char** argv) {
   auto runtime = hexir::Runtime::Create(options);
   if (!runtime.ok()) return std::fprintf(stderr, "%s\n", runtime.status().ToString().c_str()), 1;
 
-  double peak = 0;
+  double peak = 0, tile = 0;
   const char* isa = "none (no AVX2+FMA: no peak)";
+  const char* tileShape = "";
+  for (size_t i = 0; i < sizeof(g_tileA) / sizeof(float); ++i) g_tileA[i] = 1e-3f * static_cast<float>(i % 7);
+  for (size_t i = 0; i < sizeof(g_tileB) / sizeof(float); ++i) g_tileB[i] = 1e-3f * static_cast<float>(i % 5);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    peak = Peak(ProbeAvx2, probe_time);
+    peak = Best(ProbeAvx2, probe_time, kChains * 16);
+    tile = Best(TileAvx2, probe_time, 6.0 * 16 * 2 * kTileSteps);
     isa = "AVX2 (ymm)";
+    tileShape = "6x16";
   }
   if (__builtin_cpu_supports("avx512f")) {
-    double zmm = Peak(ProbeAvx512, probe_time);
-    if (zmm > peak) peak = zmm, isa = "AVX-512 (zmm)";
+    double zmm = Best(ProbeAvx512, probe_time, kChains * 32);
+    if (zmm > peak) {
+      peak = zmm, isa = "AVX-512 (zmm)";
+      tile = Best(TileAvx512, probe_time, 14.0 * 32 * 2 * kTileSteps);
+      tileShape = "14x32";
+    }
   }
   const char* config = openblas_get_config();
   std::printf("== f32 GEMM, %d thread(s): Hexir (Session::Run) vs OpenBLAS sgemm (%s)\n", threads,
@@ -290,9 +367,12 @@ int main(int argc, char** argv) {
     std::printf("note: OpenBLAS chose '%s' kernels for this CPU model; OPENBLAS_CORETYPE=%s set by gemm_bench\n", was,
                 std::getenv("OPENBLAS_CORETYPE"));
   std::printf("FMA peak, one core: %.1f GFLOP/s (%s probe)%s\n", peak, isa,
-              threads > 1 ? "; the peak column is per core" : "");
-  std::printf("%-28s %14s %14s %8s %8s %8s %9s\n", "matmul (MxNxK)", "hexir GFLOP/s", "openblas", "hx/blas",
-              "hx/peak", "bl/peak", "rel err");
+              threads > 1 ? "; the peak and tile columns are per core" : "");
+  if (tile > 0)
+    std::printf("L1-resident %s register tile (its loads and FMAs, data in L1): %.1f GFLOP/s, %.3f of the peak\n",
+                tileShape, tile, tile / peak);
+  std::printf("%-28s %14s %14s %8s %8s %8s %8s %9s\n", "matmul (MxNxK)", "hexir GFLOP/s", "openblas", "hx/blas",
+              "hx/peak", "hx/tile", "bl/peak", "rel err");
   int failures = 0;
   double log_sum = 0;
   int counted = 0;
@@ -310,8 +390,9 @@ int main(int argc, char** argv) {
     double ratio = r.hexir_gflops / r.blas_gflops;
     log_sum += std::log(ratio);
     ++counted;
-    std::printf("%-28s %14.2f %14.2f %8.3f %8.3f %8.3f %9.1e\n", label.c_str(), r.hexir_gflops, r.blas_gflops, ratio,
-                peak > 0 ? r.hexir_gflops / peak : 0.0, peak > 0 ? r.blas_gflops / peak : 0.0, r.error);
+    std::printf("%-28s %14.2f %14.2f %8.3f %8.3f %8.3f %8.3f %9.1e\n", label.c_str(), r.hexir_gflops, r.blas_gflops,
+                ratio, peak > 0 ? r.hexir_gflops / peak : 0.0, tile > 0 ? r.hexir_gflops / tile : 0.0,
+                peak > 0 ? r.blas_gflops / peak : 0.0, r.error);
     std::fflush(stdout);
   }
   if (counted) std::printf("geometric mean of hexir/openblas over %d shape(s): %.3f\n", counted, std::exp(log_sum / counted));
