@@ -82,6 +82,13 @@ std::optional<unsigned> rowLoop(const linalg::ContractionDimensions &dims, Array
 // of the FMA peak, 12 at 65-77%. Depthwise convolutions
 // and poolings load a vector of inputs per column as well: 16 (28 was no faster there).
 static int64_t broadcastAccumulators(int64_t lanes) { return lanes >= 16 ? 28 : 12; }
+
+// The rows of a contraction's best register tile for its vectors per row: as many as the
+// accumulators allow (14 rows of two AVX-512 vectors).
+static int64_t bestTileRows(const KernelStrategy &s, int64_t lanes) {
+  int64_t vectors = std::max<int64_t>(s.registers[s.dims.n.back()] / lanes, 1);
+  return std::max<int64_t>(broadcastAccumulators(lanes) / vectors, 1);
+}
 static int64_t windowAccumulators(int64_t lanes) { return lanes >= 16 ? 16 : 8; }
 
 // The cost per FMA of a convolution's register tile of `columns` x `vectors` accumulators:
@@ -383,14 +390,6 @@ static std::optional<SmallVector<WorkgroupSplit>> chooseConvSplits(linalg::Linal
   return splits;
 }
 
-// The product of a contraction's loop ranges over `loops`.
-static int64_t contractionExtent(const KernelStrategy &s, ArrayRef<unsigned> loops) {
-  int64_t e = 1;
-  for (unsigned l : loops)
-    e *= s.ranges[l];
-  return e;
-}
-
 SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStrategy &strategy, AffineMap outMap,
                                 int64_t wanted) {
   if (strategy.kind == KernelKind::Conv)
@@ -460,9 +459,7 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
     for (unsigned m : strategy.dims.m)
       if (m > c.loop)
         rows *= strategy.ranges[m];
-    int64_t lanes = std::max<int64_t>(strategy.lanes, 1);
-    int64_t vectors = std::max<int64_t>(strategy.registers[strategy.dims.n.back()] / lanes, 1);
-    return rows < std::max<int64_t>(broadcastAccumulators(lanes) / vectors, 1);
+    return rows < bestTileRows(strategy, std::max<int64_t>(strategy.lanes, 1));
   };
   while (count() < std::min<int64_t>(wanted, 8)) {
     Candidate *next = nullptr;
@@ -492,8 +489,13 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
   // their 9 MB of weights once, not twice).
   if (strategy.kind == KernelKind::Contraction && splits.size() == 2) {
     const linalg::ContractionDimensions &dims = strategy.dims;
-    int64_t a = contractionExtent(strategy, dims.m) * contractionExtent(strategy, dims.k),
-            b = contractionExtent(strategy, dims.n) * contractionExtent(strategy, dims.k);
+    auto extent = [&](ArrayRef<unsigned> loops) {
+      int64_t e = 1;
+      for (unsigned l : loops)
+        e *= strategy.ranges[l];
+      return e;
+    };
+    int64_t a = extent(dims.m) * extent(dims.k), b = extent(dims.n) * extent(dims.k);
     std::optional<unsigned> row = rowLoop(dims, strategy.ranges);
     auto isRows = [&](const WorkgroupSplit &split) {
       auto dim = cast<AffineDimExpr>(outMap.getResult(split.outDim));
@@ -527,7 +529,7 @@ std::optional<RowTileSplit> splitRowTiles(const KernelStrategy &s, int64_t lanes
       return std::nullopt;
     row = *m;
     vectors = actualVectors = std::max<int64_t>(s.registers[s.dims.n.back()] / lanes, 1);
-    ideal = std::max<int64_t>(budget / vectors, 1);
+    ideal = bestTileRows(s, lanes);
   } else if (s.kind == KernelKind::Conv || s.kind == KernelKind::Depthwise || s.kind == KernelKind::Pooling) {
     // Output columns x channel vectors as chooseStrategy picks them, for a width with every
     // divisor.
@@ -594,8 +596,7 @@ SmallVector<int64_t> collapsibleRows(linalg::LinalgOp op, const KernelStrategy &
   std::optional<unsigned> row = rowLoop(s.dims, s.ranges);
   if (!row)
     return {};
-  int64_t vectors = std::max<int64_t>(s.registers[s.dims.n.back()] / lanes, 1);
-  int64_t ideal = std::max<int64_t>(broadcastAccumulators(lanes) / vectors, 1);
+  int64_t ideal = bestTileRows(s, lanes);
   if (s.ranges[*row] >= ideal)
     return {};
   SmallVector<int64_t> loops = {*row};

@@ -127,15 +127,27 @@ Operation *epilogueRoot(Operation *anchor) {
   return nullptr;
 }
 
-// The op computing `v` for one reader alone that the reader's kernel can compute into a part
-// of its result: a compute op the kernel generator vectorizes, with one result, whose
-// accumulator starts from tensor.empty; null otherwise.
-Operation *soleProducer(Value v) {
+// The op computing `v` that a reader's kernel can compute into a part of its result: a compute
+// op the kernel generator vectorizes, with one result, whose accumulator starts from
+// tensor.empty; null otherwise.
+linalg::LinalgOp partProducer(Value v) {
   auto producer = v.getDefiningOp<linalg::LinalgOp>();
-  if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
+  if (!producer || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
       !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer))
     return nullptr;
-  return producer.getOperation();
+  return producer;
+}
+
+// The same, computing `v` for one reader alone.
+Operation *soleProducer(Value v) {
+  linalg::LinalgOp producer = partProducer(v);
+  return producer && producer->hasOneUse() ? producer.getOperation() : nullptr;
+}
+
+// A pad a kernel can compute into: static shapes, a constant pad value.
+bool isStaticConstantPad(tensor::PadOp pad) {
+  return pad.getResultType().hasStaticShape() && pad.getConstantPaddingValue() &&
+         isScalarConstant(pad.getConstantPaddingValue().getDefiningOp());
 }
 
 // The producer computed inside the kernel of the pad that reads it, if any: a compute op the
@@ -144,8 +156,7 @@ Operation *soleProducer(Value v) {
 // the interior of the padded tensor: no unpadded tensor, no copy (hexir-tile-and-vectorize).
 Operation *padProducer(Operation *anchor) {
   auto pad = dyn_cast<tensor::PadOp>(anchor);
-  if (!pad || !pad.getResultType().hasStaticShape() || !pad.getConstantPaddingValue() ||
-      !isScalarConstant(pad.getConstantPaddingValue().getDefiningOp()))
+  if (!pad || !isStaticConstantPad(pad))
     return nullptr;
   return soleProducer(pad.getSource());
 }
@@ -274,9 +285,8 @@ void padsShareProducers(func::FuncOp graph) {
   });
   MLIRContext *ctx = graph.getContext();
   for (tensor::PadOp pad : pads) {
-    Value padValue = pad.getConstantPaddingValue();
-    if (!pad.getResultType().hasStaticShape() || !padValue || !isScalarConstant(padValue.getDefiningOp()) ||
-        ShapedType::isDynamicShape(pad.getStaticLow()) || ShapedType::isDynamicShape(pad.getStaticHigh()))
+    if (!isStaticConstantPad(pad) || ShapedType::isDynamicShape(pad.getStaticLow()) ||
+        ShapedType::isDynamicShape(pad.getStaticHigh()))
       continue;
     // A depthwise convolution or pooling computes this pad's border itself (borderPad).
     if (pad->hasOneUse())
@@ -284,9 +294,8 @@ void padsShareProducers(func::FuncOp graph) {
         continue;
     auto view = pad.getSource().getDefiningOp<tensor::CollapseShapeOp>();
     Value source = view ? view.getSrc() : pad.getSource();
-    auto producer = source.getDefiningOp<linalg::LinalgOp>();
-    if (!producer || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
-        !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer))
+    linalg::LinalgOp producer = partProducer(source);
+    if (!producer)
       continue;
     auto sourceType = cast<RankedTensorType>(source.getType());
     int64_t rank = sourceType.getRank();
@@ -338,7 +347,7 @@ void padsShareProducers(func::FuncOp graph) {
     OpBuilder b(ctx);
     b.setInsertionPointAfter(producer);
     Location loc = pad.getLoc();
-    Value constant = b.clone(*padValue.getDefiningOp())->getResult(0);
+    Value constant = b.clone(*pad.getConstantPaddingValue().getDefiningOp())->getResult(0);
     SmallVector<int64_t> shape(sourceType.getShape());
     for (int64_t d = 0; d < rank; ++d)
       shape[d] += low[d] + high[d];
