@@ -13,8 +13,9 @@
 //
 // A zero fill or a bias broadcast initializing the accumulator is rebuilt in the packed shape,
 // so it still fuses into the kernel. The panel width nr is 32, 16 or 8, whichever divides N
-// first; other widths are left unpacked. A run-time B read with k innermost (Q x K^T) is
-// transposed by a kernel of its own instead.
+// first; other widths are left unpacked. A run-time B[K][N] or B[N][K] is packed the same way
+// by a kernel of its own before the contraction (packsRunTimeB says when that pays); a batched
+// run-time B read with k innermost (attention's Q x K^T) is transposed by a kernel instead.
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
@@ -34,6 +35,18 @@ using namespace mlir::hexir;
 
 namespace {
 
+// Whether a run-time B[K][N] read by `rows` rows of A is packed first: one more pass over B
+// (K x N read and written) against contiguous rows for the register tiles. Measured on a Zen 3
+// (GEMM GFLOP/s, unpacked -> packed): 32x512x512 71 -> 60, 48x768x768 79 -> 71, 64x512x512
+// 64 -> 74, 64x768x768 70 -> 73, 512^3 60 -> 92; where B's rows are a multiple of 4 KiB apart,
+// so that a column of B falls into one L1 set, already 32x1024x1024 40 -> 56 and 32x3072x768
+// 33 -> 48 (16 rows: even). A B read with k innermost is always repacked (it used to be
+// transposed, which costs the same).
+bool packsRunTimeB(int64_t rows, int64_t N) {
+  constexpr int64_t kSetStride = 4096; // L1 sets x line size on the x86 cores measured
+  return rows >= 64 || (rows >= 32 && (N * static_cast<int64_t>(sizeof(float))) % kSetStride == 0);
+}
+
 // The column loop n and the reduction loop k of a contraction with one of each.
 std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
@@ -44,23 +57,66 @@ std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericO
   return std::make_pair(dims->n[0], dims->k[0]);
 }
 
+// Rows of the contraction (the product of its parallel loops but n): how often each element of
+// B is read.
+int64_t contractionRows(linalg::GenericOp op, unsigned n) {
+  int64_t rows = 1;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (d != n && op.getIteratorTypesArray()[d] == utils::IteratorType::parallel)
+      rows *= ranges[d];
+  return rows;
+}
+
+// B's panels P[no][k][ni] = B[k][no * nr + ni] (kMajor) or B[no * nr + ni][k], computed at run
+// time: B viewed as [K][NO][nr] (or [NO][nr][K]) and permuted by an elementwise kernel of its own.
+Value packAtRunTime(RewriterBase &rewriter, Location loc, Value b, bool kMajor, int64_t K, int64_t NO, int64_t nr) {
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<int64_t> viewShape = kMajor ? SmallVector<int64_t>{K, NO, nr} : SmallVector<int64_t>{NO, nr, K};
+  SmallVector<ReassociationIndices> groups =
+      kMajor ? SmallVector<ReassociationIndices>{{0}, {1, 2}} : SmallVector<ReassociationIndices>{{0, 1}, {2}};
+  Value view = tensor::ExpandShapeOp::create(rewriter, loc, RankedTensorType::get(viewShape, rewriter.getF32Type()), b,
+                                             groups);
+  // With B[K][N], loops (k, no, ni) in B's order: B streams from memory and the panels are
+  // written as NO streams of whole lines (loops in the panels' order read B down its columns, a
+  // new page every step: 10.7 GB/s on a Zen 3, 15 GB/s this way). With B[N][K] (k innermost,
+  // a transpose either way), loops (no, k, ni) in the panels' order.
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx), d2 = getAffineDimExpr(2, ctx);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(3, ctx);
+  AffineMap read = kMajor ? identity : AffineMap::get(3, 0, {d0, d2, d1}, ctx);
+  AffineMap write = kMajor ? AffineMap::get(3, 0, {d1, d0, d2}, ctx) : identity;
+  Value empty = tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{NO, K, nr}, rewriter.getF32Type());
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, ValueRange{view}, ValueRange{empty},
+                                   ArrayRef<AffineMap>{read, write}, iterators,
+                                   [](OpBuilder &bb, Location l, ValueRange args) {
+                                     linalg::YieldOp::create(bb, l, args[0]);
+                                   })
+      ->getResult(0);
+}
+
 LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
   auto loops = columnAndReduction(op);
   if (!loops)
     return failure();
   unsigned n = loops->first, k = loops->second;
-  // The weights: a constant input indexed by exactly (k, n) or (n, k).
+  // The weights: an input indexed by exactly (k, n) or (n, k), a constant (packed at compile
+  // time) or else a run-time matrix (packed by a kernel before the contraction).
   OpOperand *weights = nullptr;
   DenseElementsAttr values;
   for (OpOperand *in : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(in);
+    if (map.getNumResults() != 2 || !map.isProjectedPermutation() ||
+        !((map.getDimPosition(0) == k && map.getDimPosition(1) == n) ||
+          (map.getDimPosition(0) == n && map.getDimPosition(1) == k)))
+      continue;
     auto cst = in->get().getDefiningOp<arith::ConstantOp>();
     auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
-    if (dense && dense.getElementType().isF32() && map.getNumResults() == 2 && map.isProjectedPermutation() &&
-        ((map.getDimPosition(0) == k && map.getDimPosition(1) == n) ||
-         (map.getDimPosition(0) == n && map.getDimPosition(1) == k))) {
+    if (dense && dense.getElementType().isF32()) {
       weights = in;
       values = dense;
+    } else if (!weights && !cst && cast<ShapedType>(in->get().getType()).getElementType().isF32()) {
+      weights = in;
     }
   }
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
@@ -73,22 +129,28 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPane
   if (!nr)
     return failure();
   bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
-
-  // P[no][k][ni] = B[k][no * nr + ni].
-  std::vector<float> raw = denseFloats(values);
-  std::vector<float> packed(raw.size());
+  if (!values && kMajor && !packsRunTimeB(contractionRows(op, n), N))
+    return failure();
   int64_t NO = N / nr;
-  for (int64_t no = 0; no < NO; ++no)
-    for (int64_t kk = 0; kk < K; ++kk)
-      for (int64_t ni = 0; ni < nr; ++ni) {
-        int64_t col = no * nr + ni;
-        packed[(no * K + kk) * nr + ni] = kMajor ? raw[kk * N + col] : raw[col * K + kk];
-      }
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  auto packedType = RankedTensorType::get({NO, K, nr}, rewriter.getF32Type());
-  Value packedB = arith::ConstantOp::create(rewriter, loc, packedType,
-                                            DenseElementsAttr::get(packedType, ArrayRef<float>(packed)));
+  Value packedB;
+  if (values) {
+    // P[no][k][ni] = B[k][no * nr + ni].
+    std::vector<float> raw = denseFloats(values);
+    std::vector<float> packed(raw.size());
+    for (int64_t no = 0; no < NO; ++no)
+      for (int64_t kk = 0; kk < K; ++kk)
+        for (int64_t ni = 0; ni < nr; ++ni) {
+          int64_t col = no * nr + ni;
+          packed[(no * K + kk) * nr + ni] = kMajor ? raw[kk * N + col] : raw[col * K + kk];
+        }
+    auto packedType = RankedTensorType::get({NO, K, nr}, rewriter.getF32Type());
+    packedB = arith::ConstantOp::create(rewriter, loc, packedType,
+                                        DenseElementsAttr::get(packedType, ArrayRef<float>(packed)));
+  } else {
+    packedB = packAtRunTime(rewriter, loc, weights->get(), kMajor, K, NO, nr);
+  }
 
   // Loops: old loop n becomes `no`, a new loop `ni` follows it; later loops shift by one.
   MLIRContext *ctx = op.getContext();

@@ -99,8 +99,11 @@ def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
     Before: `C[m, n] += A[m, k] * B[n, k]` (a Gemm with transB). After: `C3[m, no, ni] +=
     A[m, k] * P[no, k, ni]`, `C = collapse_shape(C3)`, P a constant.
 
-    A run-time B read with k innermost (attention's Q x K^T) is transposed first by an
-    elementwise op (K x N copies against M x N x K multiply-adds), so its columns are
+    A run-time B indexed by (k, n) or (n, k) is packed into the same panels by an elementwise
+    op before the contraction (K x N copies against M x N x K multiply-adds): always when k is
+    innermost, else from 64 rows of A (32 where B's rows are a multiple of 4 KiB apart, so
+    that a column of B falls into one L1 set). A batched run-time B read with k innermost
+    (attention's Q x K^T) is transposed by an elementwise op instead, so its columns are
     contiguous too.
   }];
   let options = [

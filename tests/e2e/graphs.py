@@ -564,6 +564,57 @@ def residual_pads(rng):
     return Graph(text, {"x": rng.standard_normal(x_shape).astype(np.float32)}, ref, ["y"])
 
 
+def runtime_matmuls(rng):
+    """Matmuls whose B is an input, not a constant: packed into panels by a kernel of its own
+    where enough rows of A read it (64 rows; 32 where B's rows are 4 KiB apart; always when B
+    is read with k innermost, a Gemm with transB), read as it is by 8 rows. B of the first
+    matmul is also read unpacked by the last one; the first takes a bias and a ReLU."""
+    def matmul(name, a, b, sa, sb, trans_b=False):
+        m, k = sa
+        n = sb[0] if trans_b else sb[1]
+        b_map = "(m, n, k) -> (n, k)" if trans_b else "(m, n, k) -> (k, n)"
+        return f"""  %{name}_e = tensor.empty() : tensor<{m}x{n}xf32>
+  %{name}_z = linalg.fill ins(%zero : f32) outs(%{name}_e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %{name} = linalg.generic {{indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<{b_map}>, affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}}
+      ins({a}, {b} : tensor<{m}x{k}xf32>, tensor<{sb[0]}x{sb[1]}xf32>) outs(%{name}_z : tensor<{m}x{n}xf32>) {{
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }} -> tensor<{m}x{n}xf32>
+"""
+    shapes = {"a": (64, 40), "b": (40, 48), "bias": (48,), "c": (32, 24), "d": (1024, 24), "e": (32, 56),
+              "f": (56, 1024), "g": (8, 40)}
+    inputs = {k: (rng.standard_normal(s) * 0.5).astype(np.float32) for k, s in shapes.items()}
+    args = ", ".join(f'%{k}: {ty(s)} {{hexir.name = "{k}"}}' for k, s in shapes.items())
+    outs = {"y1": (64, 48), "y2": (32, 1024), "y3": (32, 1024), "y4": (8, 48)}
+    res = ", ".join(f'{ty(s)} {{hexir.name = "{k}"}}' for k, s in outs.items())
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    body += matmul("mm1", "%a", "%b", (64, 40), (40, 48))
+    body += """  %y1_e = tensor.empty() : tensor<64x48xf32>
+  %y1 = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (n)>, affine_map<(m, n) -> (m, n)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%mm1, %bias : tensor<64x48xf32>, tensor<48xf32>) outs(%y1_e : tensor<64x48xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<64x48xf32>
+"""
+    body += matmul("y2", "%c", "%d", (32, 24), (1024, 24), trans_b=True)
+    body += matmul("y3", "%e", "%f", (32, 56), (56, 1024))
+    body += matmul("y4", "%g", "%b", (8, 40), (40, 48))
+    ret = "  return %y1, %y2, %y3, %y4 : " + ", ".join(ty(s) for s in outs.values())
+    text = f"func.func @main({args}) -> ({res}) {{\n{body}{ret}\n}}\n"
+
+    def ref(inp):
+        return {"y1": np.maximum(inp["a"] @ inp["b"] + inp["bias"], 0), "y2": inp["c"] @ inp["d"].T,
+                "y3": inp["e"] @ inp["f"], "y4": inp["g"] @ inp["b"]}
+
+    return Graph(text, inputs, ref, list(outs))
+
+
 GRAPHS = {
     "mlp": mlp,
     "cnn": cnn,
@@ -579,4 +630,5 @@ GRAPHS = {
     "kv_cache": kv_cache,
     "concats": concats,
     "residual_pads": residual_pads,
+    "runtime_matmuls": runtime_matmuls,
 }
