@@ -161,6 +161,15 @@ std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op)
   return *dims;
 }
 
+namespace {
+// An output map that is a permutation keeping the innermost loop innermost: the rows a
+// register tile writes are contiguous (a run-time B packed into panels, looping in B's order).
+bool writesInnermostInLoopOrder(AffineMap map) {
+  return map.isPermutation() && map.getNumResults() > 0 &&
+         map.getDimPosition(map.getNumResults() - 1) == map.getNumDims() - 1;
+}
+} // namespace
+
 std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || op->getNumResults() != 1)
     return std::nullopt;
@@ -233,7 +242,7 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
   // four vectors long, vectorized as one vector op per row.
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (generic && op.getNumParallelLoops() == op.getNumLoops() && op.getNumLoops() > 0 &&
-      op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+      writesInnermostInLoopOrder(op.getMatchingIndexingMap(op.getDpsInitOperand(0))) &&
       llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isProjectedPermutation(); }) &&
       llvm::all_of(generic.getBody()->without_terminator(), [](Operation &inner) {
         return isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());

@@ -554,3 +554,25 @@ func.func @collapsed_rows(%x: tensor<1x7x7x64xf32>, %w: tensor<2x64x32xf32>, %bi
   } -> tensor<1x7x7x2x32xf32>
   return %y : tensor<1x7x7x2x32xf32>
 }
+
+// -----
+
+// A run-time B packed into panels, looping in B's order (k, no, ni) and writing P[no][k][ni]:
+// an elementwise kernel whose output is permuted but keeps its innermost dimension, so each
+// row of 16 is one vector load and one vector store (no scalar loop).
+// CHECK-LABEL: func.func @pack_panels
+// CHECK: scf.for %[[K:.*]] = %c0 to %c64
+// CHECK: scf.for %[[NO:.*]] = %c0 to %c4
+// CHECK: %[[V:.*]] = vector.transfer_read %arg0[%[[K]], %[[NO]], %c0], %{{.*}} : tensor<64x4x16xf32>, vector<1x1x16xf32>
+// CHECK: vector.transfer_write %[[V]], %{{.*}}[%[[NO]], %[[K]], %c0] {{.*}} : vector<1x1x16xf32>, tensor<4x64x16xf32>
+// CHECK-NOT: linalg.generic
+func.func @pack_panels(%b: tensor<64x4x16xf32>) -> tensor<4x64x16xf32> attributes {hexir.kernel} {
+  %e = tensor.empty() : tensor<4x64x16xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(k, no, ni) -> (k, no, ni)>, affine_map<(k, no, ni) -> (no, k, ni)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : tensor<64x4x16xf32>) outs(%e : tensor<4x64x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<4x64x16xf32>
+  return %p : tensor<4x64x16xf32>
+}
