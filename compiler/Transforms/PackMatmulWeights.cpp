@@ -68,6 +68,21 @@ int64_t contractionRows(linalg::GenericOp op, unsigned n) {
   return rows;
 }
 
+// A copy of `in` into a new tensor of `shape`, by an elementwise op reading through `read` and
+// writing through `write` (a permutation: the run-time packings and transposes of B).
+Value permutedCopy(RewriterBase &rewriter, Location loc, Value in, ArrayRef<int64_t> shape, AffineMap read,
+                   AffineMap write) {
+  auto elementType = cast<ShapedType>(in.getType()).getElementType();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elementType);
+  SmallVector<utils::IteratorType> iterators(read.getNumDims(), utils::IteratorType::parallel);
+  return linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, ValueRange{in}, ValueRange{empty},
+                                   ArrayRef<AffineMap>{read, write}, iterators,
+                                   [](OpBuilder &b, Location l, ValueRange args) {
+                                     linalg::YieldOp::create(b, l, args[0]);
+                                   })
+      ->getResult(0);
+}
+
 // B's panels P[no][k][ni] = B[k][no * nr + ni] (kMajor) or B[no * nr + ni][k], computed at run
 // time: B viewed as [K][NO][nr] (or [NO][nr][K]) and permuted by an elementwise kernel of its own.
 Value packAtRunTime(RewriterBase &rewriter, Location loc, Value b, bool kMajor, int64_t K, int64_t NO, int64_t nr) {
@@ -85,14 +100,7 @@ Value packAtRunTime(RewriterBase &rewriter, Location loc, Value b, bool kMajor, 
   AffineMap identity = AffineMap::getMultiDimIdentityMap(3, ctx);
   AffineMap read = kMajor ? identity : AffineMap::get(3, 0, {d0, d2, d1}, ctx);
   AffineMap write = kMajor ? AffineMap::get(3, 0, {d1, d0, d2}, ctx) : identity;
-  Value empty = tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{NO, K, nr}, rewriter.getF32Type());
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-  return linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, ValueRange{view}, ValueRange{empty},
-                                   ArrayRef<AffineMap>{read, write}, iterators,
-                                   [](OpBuilder &bb, Location l, ValueRange args) {
-                                     linalg::YieldOp::create(bb, l, args[0]);
-                                   })
-      ->getResult(0);
+  return permutedCopy(rewriter, loc, view, {NO, K, nr}, read, write);
 }
 
 LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
@@ -223,15 +231,8 @@ LogicalResult transposeRunTimeB(RewriterBase &rewriter, linalg::GenericOp op) {
     std::swap(readExprs[rank - 1], readExprs[*pn]);
     rewriter.setInsertionPoint(op);
     Location loc = op.getLoc();
-    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
-    SmallVector<AffineMap> tmaps = {AffineMap::get(rank, 0, readExprs, ctx), AffineMap::getMultiDimIdentityMap(rank, ctx)};
-    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-    Value transposed = linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, ValueRange{in->get()},
-                                                 ValueRange{empty}, tmaps, iterators,
-                                                 [](OpBuilder &b, Location l, ValueRange args) {
-                                                   linalg::YieldOp::create(b, l, args[0]);
-                                                 })
-                           ->getResult(0);
+    Value transposed = permutedCopy(rewriter, loc, in->get(), shape, AffineMap::get(rank, 0, readExprs, ctx),
+                                    AffineMap::getMultiDimIdentityMap(rank, ctx));
     SmallVector<AffineExpr> exprs;
     for (unsigned j = 0; j < rank; ++j)
       exprs.push_back(map.getResult(j));
