@@ -87,7 +87,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   }
   mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise,
                                   (*target)->description().padProducersInKernel,
-                                  (*target)->description().maxPanel);
+                                  (*target)->description().maxPanel, (*target)->description().packsInKernel);
   if (failed(pm.run(module)))
     return false;
   if (options.printDispatches && planOutput)

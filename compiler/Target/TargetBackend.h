@@ -61,6 +61,10 @@ struct TargetDescription {
   // tensor's interior (dispatch formation then puts both in one kernel); a target that reads
   // pads with clamped indices keeps them apart.
   bool padProducersInKernel = true;
+  // Whether its kernels pack a run-time matmul B into panels themselves, block by block where
+  // they read it (dispatch formation then puts the packing into the matmul's kernel); others
+  // run it as a kernel of its own.
+  bool packsInKernel = true;
   // The widest panel (floats) constant weights are packed into: the kernels' register tile of
   // two vectors, so each reduction step reads whole cache lines of one panel (a 32-wide panel
   // under a 16-wide AVX2 tile doubled the L1 footprint of a cache block).

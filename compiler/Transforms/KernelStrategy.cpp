@@ -56,6 +56,57 @@ bool isInitializer(Operation &op) {
          generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)).isIdentity();
 }
 
+namespace {
+// A copy of three parallel loops through permutations into tensor.empty: how
+// PackMatmulWeights packs a run-time B into panels.
+bool isPanelCopy(linalg::GenericOp copy) {
+  if (!copy || copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 || copy.getNumLoops() != 3 ||
+      copy.getNumParallelLoops() != 3 || !copy.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !llvm::all_of(copy.getIndexingMapsArray(), [](AffineMap m) { return m.isPermutation(); }))
+    return false;
+  Block &body = copy.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 && yield.getNumOperands() == 1 && yield.getOperand(0) == body.getArgument(0);
+}
+} // namespace
+
+bool isPanelPack(Operation *op) {
+  auto copy = dyn_cast<linalg::GenericOp>(op);
+  if (!copy || !isPanelCopy(copy) || op->use_empty())
+    return false;
+  return llvm::all_of(op->getUses(), [](OpOperand &use) {
+    auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!reader || !reader.isDpsInput(&use) || !linalg::isaContractionOpInterface(reader))
+      return false;
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(reader);
+    return succeeded(dims) && dims->n.size() == 2;
+  });
+}
+
+bool packsPanelsInKernel(Operation *op) {
+  constexpr int64_t kMaxRows = 128;
+  return isPanelPack(op) && llvm::all_of(op->getUsers(), [](Operation *user) {
+    auto reader = cast<linalg::LinalgOp>(user);
+    FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(reader);
+    SmallVector<int64_t> ranges = reader.getStaticLoopRanges();
+    int64_t rows = 1;
+    for (unsigned d : llvm::concat<const unsigned>(dims->batch, dims->m))
+      rows *= ranges[d];
+    return rows <= kMaxRows;
+  });
+}
+
+linalg::GenericOp panelPackOf(linalg::LinalgOp op) {
+  for (Value v : op.getDpsInputs()) {
+    while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>())
+      v = slice.getSource();
+    auto copy = v.getDefiningOp<linalg::GenericOp>();
+    if (copy && isPanelCopy(copy))
+      return copy;
+  }
+  return nullptr;
+}
+
 // The row loop of a contraction's register tile: of its row (m) loops, the innermost that has
 // more than one index (a 1x1 convolution's output columns ow, not its rows oh). Others, such
 // as a batch dimension of 1 that B does not have, are walked one at a time. Not the longest:
@@ -207,6 +258,7 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     // each row tile, four times the traffic of re-reading A's block per panel.
     if (dims->n.size() == 2)
       s.registerOrder = outermostFirst(dims->n[0], ranges.size());
+    s.packsB = dims->n.size() == 2 && panelPackOf(op);
     return s;
   }
   // Channels-last windows: loops (n, oh, ow, f, kh, kw, c) for a convolution, (n, oh, ow, c,
@@ -289,16 +341,23 @@ void chooseCacheTiles(KernelStrategy &s, ArrayRef<int64_t> ranges) {
     int64_t t = unit * largestDivisorAtMost(ranges[d] / unit, std::max<int64_t>(target / unit, 1));
     s.cache[d] = t < ranges[d] ? t : 0;
   };
+  // Where B is packed in the kernel, row blocks of up to 512 (its readers have at most 128
+  // rows, see packsPanelsInKernel): each block of B is packed once per block of rows.
   if (std::optional<unsigned> m = rowLoop(*dims, s.ranges))
-    block(*m, 64);
+    block(*m, s.packsB ? 512 : 64);
   if (dims->n.size() == 2) {
     // Packed weights: one panel per block, walked outermost, then its reduction blocks, then
     // the row tiles (as BLIS's loops around its microkernel): the panel's block (256 steps x
     // 16 columns with AVX2, 16 KiB) stays in L1 while every row tile passes over it, and the
     // blocks of B follow each other in memory order, so each block prefetches the next one
     // (PrefetchStreams), across panels too.
-    s.cache[dims->n[0]] = ranges[dims->n[0]] > 1 ? 1 : 0;
-    s.cacheOrder = outermostFirst(dims->n[0], ranges.size());
+    unsigned panels = dims->n[0];
+    s.cache[panels] = ranges[panels] > 1 ? 1 : 0;
+    if (s.packsB) {
+      int64_t group = largestDivisorAtMost(ranges[panels], std::max<int64_t>(kPackedRowBytes / (ranges[dims->n.back()] * 4), 1));
+      s.cache[panels] = group < ranges[panels] ? group : 0;
+    }
+    s.cacheOrder = outermostFirst(panels, ranges.size());
   } else {
     block(dims->n[0], 256);
   }
@@ -310,10 +369,11 @@ void chooseCacheTiles(KernelStrategy &s, ArrayRef<int64_t> ranges) {
   // (256 steps) in its 48 KiB L1 saved less than the output's extra passes cost. AVX2's 16 KiB
   // blocks were measured on a Zen 3 (GEMM 512^3 at 89%) and keep 256 steps.
   unsigned n = dims->n.back(), k = dims->k[0];
-  bool wholeReduction = dims->n.size() == 2 && s.lanes >= 16 &&
+  // (Not where B is packed in the kernel: its packed block lives on the stack, 32 KiB at most.)
+  bool wholeReduction = dims->n.size() == 2 && s.lanes >= 16 && !s.packsB &&
                         ranges[k] * s.registers[n] * static_cast<int64_t>(sizeof(float)) <= 128 * 1024;
   if (!wholeReduction)
-    block(k, 256);
+    block(k, s.packsB ? kPackedBlockBytes / kPackedRowBytes : 256);
 }
 
 // Register tiles of an op that only initializes its output (fill, copy, broadcast): rows of
@@ -418,6 +478,10 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
     if (units > 1)
       candidates.push_back({d, loop, units, 1});
   }
+  // B packed in the kernel: workgroups of panels only, where there are panels to split, so
+  // that no two workgroups pack the same block of B.
+  if (strategy.packsB && llvm::any_of(candidates, [&](const Candidate &c) { return c.loop == strategy.dims.n[0]; }))
+    llvm::erase_if(candidates, [&](const Candidate &c) { return c.loop != strategy.dims.n[0]; });
   llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) { return a.units > b.units; });
   candidates.resize(std::min<size_t>(candidates.size(), strategy.kind == KernelKind::Contraction ? 2 : 1));
   if (strategy.kind == KernelKind::Contraction) {

@@ -50,6 +50,9 @@ struct KernelStrategy {
   unsigned channelLoop = 6;
   bool packedFilter = false;
   SmallVector<int64_t> strides, dilations;
+  // Contractions over panels whose B is packed inside the kernel (panelPackOf): each cache
+  // block of B is packed once, where the block is reached, and then serves every row.
+  bool packsB = false;
 };
 
 // One split of the output into workgroups: output dimension `outDim` in chunks of `chunk`
@@ -132,6 +135,24 @@ SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStra
 // Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
 // init (a broadcast bias).
 bool isInitializer(Operation &op);
+// Where B is packed in the kernel, each cache block packs kPackedRowBytes of each of its rows
+// of B (a few panels side by side: 64 bytes of one panel per row packed no faster than a
+// packing kernel) into a stack buffer of at most kPackedBlockBytes, shared by all its blocks.
+constexpr int64_t kPackedRowBytes = 256, kPackedBlockBytes = 48 * 1024;
+// A run-time packing of a matmul's B into panels (PackMatmulWeights): a copy of three loops
+// through permutations into tensor.empty, read only by contractions over panels (two column
+// loops) as an input. Dispatch formation puts it into its readers' kernels.
+bool isPanelPack(Operation *op);
+// Whether dispatch formation puts the panel packing `op` into its readers' kernels: where each
+// reads the panels with at most 128 rows. Measured on a Zen 3 with B an input (GEMM, of the
+// FMA peak, packing kernel -> packed in the matmul's kernel): 32x3072x768 0.59 -> 0.67,
+// 64x768x768 0.77 -> 0.84, 64x3072x768 0.68 -> 0.72, 128x3072x768 0.73 -> 0.75, 128x768x3072
+// 0.80 -> 0.82; with more rows a packing kernel costs little against the matmul, and blocks of
+// rows would each pack B again (256x1024x1024 0.82 -> 0.73, 512^3 0.91 -> 0.80).
+bool packsPanelsInKernel(Operation *op);
+// The panel packing that the panels `op` (a contraction or a tile of one) reads come from
+// inside its kernel, through slices; null when they come from outside.
+linalg::GenericOp panelPackOf(linalg::LinalgOp op);
 // A tensor.empty, or a collapsed view of one (a kernel's collapsed rows, see collapsibleRows).
 bool isEmptyTensor(Value v);
 // A convolution with a packed filter (PackConvFilters), as convolution dimensions.

@@ -5,7 +5,8 @@
 // matmul or convolution an elementwise epilogue reads, for a pad or a slice write
 // (tensor.insert_slice: a concatenation's operand, see concatsInPlace), the op that produces
 // what it pads or writes, for a depthwise convolution or pooling, the pad it reads (it computes
-// its border itself) and, for the last op of a softmax or layer normalization, the row
+// its border itself), for a contraction over panels of a run-time B, the packing of B (see
+// isPanelPack) and, for the last op of a softmax or layer normalization, the row
 // reductions and elementwise ops before it (one row kernel).
 //
 //===----------------------------------------------------------------------===//
@@ -494,6 +495,12 @@ struct OutlineDispatchesPass
             if (tensor::PadOp pad = borderPad(window))
               borderPads.insert(pad);
       fused.insert(borderPads.begin(), borderPads.end());
+      // The run-time packing of a matmul's B into panels joins every kernel that reads the
+      // panels (each packs a block where it uses it: B is read once, never written packed).
+      if (packsInKernel)
+        for (Operation *anchor : anchors)
+          if (packsPanelsInKernel(anchor))
+            fused.insert(anchor);
       if (padsInPlace)
         for (Operation *anchor : anchors) {
           if (Operation *producer = padProducer(anchor); producer && !borderPads.contains(anchor))

@@ -14,7 +14,9 @@
 // A zero fill or a bias broadcast initializing the accumulator is rebuilt in the packed shape,
 // so it still fuses into the kernel. The panel width nr is 32, 16 or 8, whichever divides N
 // first; other widths are left unpacked. A run-time B[K][N] or B[N][K] is packed the same way
-// by a kernel of its own before the contraction (packsRunTimeB says when that pays); a batched
+// by an elementwise op before the contraction (packsRunTimeB says when that pays), which
+// dispatch formation runs as a kernel of its own or, for readers of at most 128 rows, inside
+// each reader's kernel (packsPanelsInKernel); a batched
 // run-time B read with k innermost (attention's Q x K^T) is transposed by a kernel instead.
 //
 //===----------------------------------------------------------------------===//

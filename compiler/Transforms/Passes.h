@@ -30,9 +30,10 @@ void buildLowerTosaPipeline(OpPassManager &pm);
 // The graph pipeline: verify input, lower TOSA, channels-last, fuse elementwise chains (unless
 // `fuseElementwise` is false), form dispatches.
 // `padsInPlace`: whether the target's kernels write a pad's producer into the padded tensor
-// (TargetDescription::padProducersInKernel).
+// (TargetDescription::padProducersInKernel); `packsInKernel`: whether its kernels pack a
+// run-time matmul B block by block (TargetDescription::packsInKernel).
 void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true,
-                        bool padsInPlace = true, int64_t maxPanel = 32);
+                        bool padsInPlace = true, int64_t maxPanel = 32, bool packsInKernel = true);
 // Kernel functions on tensors -> on buffers, for every target: one-shot bufferization with
 // read-only arguments and identity layouts, results as trailing out-parameters.
 void buildBufferizeKernelsPipeline(OpPassManager &pm);

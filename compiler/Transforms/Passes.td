@@ -165,13 +165,18 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
     A tensor.pad whose source is produced by a compute op read by nothing else (an activation
     before a convolution) takes that op into its kernel, which writes the result straight into
     the interior of the padded tensor (hexir-tile-and-vectorize): the unpadded tensor and the
-    copy disappear. `fuse-producers=false` (hexir-compile --no-fusion) keeps them apart.
+    copy disappear. With packs-in-kernel, the run-time packing of a matmul's B into panels
+    (hexir-pack-matmul-weights) goes into each kernel that reads the panels, which packs each
+    block of B where it uses it: B is read once and never written packed.
+    `fuse-producers=false` (hexir-compile --no-fusion) keeps them apart.
   }];
   let options = [
     Option<"fuseProducers", "fuse-producers", "bool", /*default=*/"true",
            "Compute epilogues, row kernels and (with pads-in-place) the producer of a pad in one kernel">,
     Option<"padsInPlace", "pads-in-place", "bool", /*default=*/"true",
            "Compute the producer of a pad inside the pad's kernel (targets whose kernels write the interior)">,
+    Option<"packsInKernel", "packs-in-kernel", "bool", /*default=*/"true",
+           "Pack a run-time matmul B into panels inside each kernel that reads them (targets whose kernels pack blocks)">,
   ];
   let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::func::FuncDialect",
                            "mlir::bufferization::BufferizationDialect", "mlir::tensor::TensorDialect"];

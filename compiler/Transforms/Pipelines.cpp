@@ -19,7 +19,7 @@ void mlir::hexir::buildLowerTosaPipeline(OpPassManager &pm) {
 }
 
 void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise,
-                                     bool padsInPlace, int64_t maxPanel) {
+                                     bool padsInPlace, int64_t maxPanel, bool packsInKernel) {
   // Reject what we cannot compile while locations still point at the user's ops.
   VerifyInputOptions verify;
   verify.entry = entry.str();
@@ -55,6 +55,7 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   OutlineDispatchesOptions outline;
   outline.fuseProducers = fuseElementwise;
   outline.padsInPlace = padsInPlace;
+  outline.packsInKernel = packsInKernel;
   pm.addPass(createOutlineDispatches(outline));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

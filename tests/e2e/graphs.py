@@ -565,10 +565,12 @@ def residual_pads(rng):
 
 
 def runtime_matmuls(rng):
-    """Matmuls whose B is an input, not a constant: packed into panels by a kernel of its own
-    where enough rows of A read it (64 rows; 32 where B's rows are 4 KiB apart; always when B
-    is read with k innermost, a Gemm with transB), read as it is by 8 rows. B of the first
-    matmul is also read unpacked by the last one; the first takes a bias and a ReLU."""
+    """Matmuls whose B is an input, not a constant: packed into panels where enough rows of A
+    read it (64 rows; 32 where B's rows are 4 KiB apart; always when B is read with k innermost,
+    a Gemm with transB), read as it is by 8 rows. Up to 128 rows pack B inside the matmul's
+    kernel, block by block (y6: blocks of 100 reduction steps and 3 of 6 panels); 200 rows
+    (y5) by a kernel of its own. B of the first matmul is also read unpacked by the fourth; the
+    first takes a bias and a ReLU."""
     def matmul(name, a, b, sa, sb, trans_b=False):
         m, k = sa
         n = sb[0] if trans_b else sb[1]
@@ -585,10 +587,11 @@ def runtime_matmuls(rng):
   }} -> tensor<{m}x{n}xf32>
 """
     shapes = {"a": (64, 40), "b": (40, 48), "bias": (48,), "c": (32, 24), "d": (1024, 24), "e": (32, 56),
-              "f": (56, 1024), "g": (8, 40)}
+              "f": (56, 1024), "g": (8, 40),
+              "h": (200, 72), "h_b": (72, 48), "l": (96, 400), "l_b": (400, 96)}
     inputs = {k: (rng.standard_normal(s) * 0.5).astype(np.float32) for k, s in shapes.items()}
     args = ", ".join(f'%{k}: {ty(s)} {{hexir.name = "{k}"}}' for k, s in shapes.items())
-    outs = {"y1": (64, 48), "y2": (32, 1024), "y3": (32, 1024), "y4": (8, 48)}
+    outs = {"y1": (64, 48), "y2": (32, 1024), "y3": (32, 1024), "y4": (8, 48), "y5": (200, 48), "y6": (96, 96)}
     res = ", ".join(f'{ty(s)} {{hexir.name = "{k}"}}' for k, s in outs.items())
     body = "  %zero = arith.constant 0.0 : f32\n"
     body += matmul("mm1", "%a", "%b", (64, 40), (40, 48))
@@ -605,12 +608,15 @@ def runtime_matmuls(rng):
     body += matmul("y2", "%c", "%d", (32, 24), (1024, 24), trans_b=True)
     body += matmul("y3", "%e", "%f", (32, 56), (56, 1024))
     body += matmul("y4", "%g", "%b", (8, 40), (40, 48))
-    ret = "  return %y1, %y2, %y3, %y4 : " + ", ".join(ty(s) for s in outs.values())
+    body += matmul("y5", "%h", "%h_b", (200, 72), (72, 48))
+    body += matmul("y6", "%l", "%l_b", (96, 400), (400, 96))
+    ret = "  return %y1, %y2, %y3, %y4, %y5, %y6 : " + ", ".join(ty(s) for s in outs.values())
     text = f"func.func @main({args}) -> ({res}) {{\n{body}{ret}\n}}\n"
 
     def ref(inp):
         return {"y1": np.maximum(inp["a"] @ inp["b"] + inp["bias"], 0), "y2": inp["c"] @ inp["d"].T,
-                "y3": inp["e"] @ inp["f"], "y4": inp["g"] @ inp["b"]}
+                "y3": inp["e"] @ inp["f"], "y4": inp["g"] @ inp["b"],
+                "y5": inp["h"] @ inp["h_b"], "y6": inp["l"] @ inp["l_b"]}
 
     return Graph(text, inputs, ref, list(outs))
 

@@ -64,6 +64,7 @@ public:
     // Kernels read a pad's source with clamped indices; no producer writes into a padded
     // tensor's interior.
     description_.padProducersInKernel = false;
+    description_.packsInKernel = false;
   }
 
   const TargetDescription &description() const override { return description_; }

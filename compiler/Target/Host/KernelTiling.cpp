@@ -3,13 +3,17 @@
 
 #include "Target/Host/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
@@ -113,6 +117,100 @@ static OpTy loneOp(func::FuncOp fn) {
       !isa<func::ReturnOp>(*found->getUsers().begin()))
     return nullptr;
   return found;
+}
+
+// Marks the stack buffer that a kernel's blocks of B are packed into.
+static constexpr llvm::StringLiteral kPackedPanelsAttr = "hexir.packed_panels";
+
+FailureOr<linalg::GenericOp> mlir::hexir::packPanelsInPlace(RewriterBase &rewriter, linalg::LinalgOp op) {
+  linalg::GenericOp pack = panelPackOf(op);
+  if (!pack)
+    return linalg::GenericOp();
+  // The slices between the packed B and what `op` reads, innermost first.
+  SmallVector<tensor::ExtractSliceOp> slices;
+  for (Value v : op.getDpsInputs()) {
+    SmallVector<tensor::ExtractSliceOp> chain;
+    while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+      chain.push_back(slice);
+      v = slice.getSource();
+    }
+    if (v.getDefiningOp() == pack.getOperation())
+      slices = chain;
+  }
+  if (slices.empty())
+    return failure();
+  // The packing of each slice in turn, outermost first; a tile the next one replaces is dead.
+  Operation *producer = pack;
+  for (tensor::ExtractSliceOp slice : llvm::reverse(slices)) {
+    rewriter.setInsertionPoint(slice);
+    FailureOr<TilingResult> tiled =
+        tensor::replaceExtractSliceWithTiledProducer(rewriter, slice, cast<OpResult>(slice.getSource()));
+    if (failed(tiled) || tiled->tiledOps.size() != 1 || tiled->tiledValues.size() != 1)
+      return failure();
+    rewriter.replaceOp(slice, tiled->tiledValues[0]);
+    if (producer != pack.getOperation() && producer->use_empty())
+      rewriter.eraseOp(producer);
+    producer = tiled->tiledOps[0];
+  }
+  auto tile = dyn_cast<linalg::GenericOp>(producer);
+  auto type = tile ? dyn_cast<RankedTensorType>(tile->getResult(0).getType()) : RankedTensorType();
+  if (!type || !type.hasStaticShape())
+    return failure();
+  // Out of every loop the block does not depend on (a panel's block serves all row tiles and
+  // blocks of rows): the tile with the slices and index computations it reads.
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.omitBlockArguments = true;
+  llvm::SetVector<Operation *> deps;
+  if (failed(getBackwardSlice(tile.getOperation(), &deps, options)))
+    return failure();
+  while (auto loop = tile->getParentOfType<scf::ForOp>()) {
+    SmallVector<Operation *> inside;
+    for (Operation *dep : deps)
+      if (loop->isProperAncestor(dep))
+        inside.push_back(dep);
+    llvm::SmallPtrSet<Operation *, 16> moving(inside.begin(), inside.end());
+    bool invariant = llvm::all_of(inside, [&](Operation *dep) {
+      return dep->getParentOp() == loop.getOperation() && isPure(dep) &&
+             llvm::all_of(dep->getOperands(), [&](Value v) {
+               return loop.isDefinedOutsideOfLoop(v) || moving.contains(v.getDefiningOp());
+             });
+    });
+    if (!invariant)
+      break;
+    for (Operation *dep : inside)
+      rewriter.moveOpBefore(dep, loop);
+  }
+  // Its buffer: the kernel's stack, allocated once at its entry and shared by every block
+  // (peeled parts of the rows each pack their own blocks), each block's packing writing it
+  // whole before the block's row tiles read it.
+  auto fn = tile->getParentOfType<func::FuncOp>();
+  Location loc = tile.getLoc();
+  int64_t bytes = type.getNumElements() * static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+  if (bytes > kPackedBlockBytes)
+    return failure();
+  memref::AllocaOp buffer;
+  for (auto alloca : fn.getBody().front().getOps<memref::AllocaOp>())
+    if (alloca->hasAttr(kPackedPanelsAttr))
+      buffer = alloca;
+  if (!buffer) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    buffer = memref::AllocaOp::create(rewriter, loc, MemRefType::get({kPackedBlockBytes}, rewriter.getI8Type()),
+                                      rewriter.getI64IntegerAttr(64));
+    buffer->setAttr(kPackedPanelsAttr, rewriter.getUnitAttr());
+  }
+  rewriter.setInsertionPoint(tile);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value view = memref::ViewOp::create(rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()), buffer,
+                                      zero, ValueRange{});
+  Value dest = bufferization::ToTensorOp::create(rewriter, loc, type, view, rewriter.getUnitAttr(),
+                                                 rewriter.getUnitAttr());
+  Operation *oldDest = tile.getDpsInits()[0].getDefiningOp();
+  rewriter.modifyOpInPlace(tile, [&] { tile.getDpsInitsMutable()[0].set(dest); });
+  if (oldDest && oldDest->use_empty())
+    rewriter.eraseOp(oldDest);
+  return tile;
 }
 
 // A kernel that only pads (before a convolution or pooling) is split into workgroups of rows

@@ -85,6 +85,13 @@ FailureOr<int64_t> tileWindowWithBorders(RewriterBase &rewriter, ArrayRef<linalg
                                          tensor::PadOp pad, WorkgroupRangeOp range, int64_t lanes, int64_t minWork,
                                          int64_t maxWorkgroups);
 
+// Packs the panels of B that `op` (a contraction's cache block, or a tile of one, whose B
+// is packed inside its kernel: panelPackOf) reads where it reads them: the packing tiled to
+// that block, moved out of the loops the block does not depend on, written into a stack buffer
+// of the block's size (one for the kernel). Returns the tiled packing; null if `op` reads no
+// panels packed in its kernel.
+FailureOr<linalg::GenericOp> packPanelsInPlace(RewriterBase &rewriter, linalg::LinalgOp op);
+
 // The root's result written in place into the padded tensor: workgroup `begin` == 0 fills the
 // border (its fills are appended to `fills`). Returns the interior.
 Value padInPlace(RewriterBase &rewriter, tensor::PadOp pad, Value begin, SmallVectorImpl<linalg::FillOp> &fills);

@@ -68,7 +68,10 @@ def PrefetchStreams : Pass<"hexir-prefetch-streams", "mlir::ModuleOp"> {
     from the caches, the next one arrives from memory: a matmul's next 256 reduction steps of
     its weight panels, a convolution's next 64 input channels of its filter. A loop over a
     whole dimension (a reduction kept in one block) prefetches the same element at the next
-    index of the dimension outside it (the next panel), clamped likewise.
+    index of the dimension outside it (the next panel), clamped likewise. A loop that packs
+    a block of a run-time B into a stack buffer (panels packed in the matmul's kernel)
+    prefetches each row of B it loads at the next group of panels, where the next block it
+    packs starts.
   }];
   let options = [
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"1048576",

@@ -21,6 +21,10 @@
 // row; the repeats hit the line in flight), so that memory streams the next block while most
 // of the current one computes.
 //
+// A loop that packs a block of a run-time B into a stack buffer (panels packed in the matmul's
+// kernel) is not a register tile: each row of B it loads prefetches that row at the next group
+// of panels, where the next block it packs starts (prefetchNextPanels).
+//
 //===----------------------------------------------------------------------===//
 #include "Target/Host/Passes.h"
 
@@ -177,6 +181,10 @@ struct PrefetchStreamsPass : public mlir::hexir::impl::PrefetchStreamsBase<Prefe
     if (!arg || arg.getOwner() != &fn.getBody().front() || !type.hasStaticShape() ||
         type.getNumElements() * (type.getElementTypeBitWidth() / 8) < minBytes)
       return;
+    if (std::optional<int64_t> group = packedPanels(loop)) {
+      prefetchNextPanels(load, loop, type, *group);
+      return;
+    }
     // Exactly one index moves with the loop, as base + iv.
     std::optional<unsigned> moving;
     Value base;
@@ -242,6 +250,36 @@ struct PrefetchStreamsPass : public mlir::hexir::impl::PrefetchStreamsBase<Prefe
       at = affine::AffineApplyOp::create(inside, loc, add, ValueRange{next, step});
     }
     indices[*moving] = at;
+    emitPrefetches(load, loop, indices, type);
+  }
+
+  // The panels of the block that `loop` packs, if it copies into a stack buffer: a block of
+  // B packed into panels [panels][k][nr] inside the matmul's kernel (packPanelsInPlace).
+  // (The block is a view of the kernel's packing buffer, see packPanelsInPlace.)
+  static std::optional<int64_t> packedPanels(scf::ForOp loop) {
+    for (vector::StoreOp store : loop.getBody()->getOps<vector::StoreOp>())
+      if (auto view = store.getBase().getDefiningOp<memref::ViewOp>();
+          view && view.getSource().getDefiningOp<memref::AllocaOp>() && view.getType().getRank() == 3)
+        return view.getType().getDimSize(0);
+    return std::nullopt;
+  }
+
+  // A packing loop reads its rows of B (viewed as [K][N/nr][nr]) a few lines at a time, a new
+  // page at every row (the rows of a transformer's B are 12 KiB apart), which no hardware
+  // prefetcher follows. The blocks of a group of panels follow each other down B, and the next
+  // group is packed a few blocks later: each load prefetches its row of the next group's
+  // panels (`group` further, the last panel itself), in pages it has just touched.
+  void prefetchNextPanels(vector::LoadOp load, scf::ForOp loop, MemRefType type, int64_t group) {
+    if (type.getRank() != 3 || load.getVectorType().getNumElements() != type.getDimSize(2))
+      return;
+    SmallVector<Value> indices(load.getIndices());
+    OpBuilder b(loop.getBody()->getTerminator());
+    MLIRContext *ctx = loop.getContext();
+    AffineMap next = AffineMap::get(
+        0, 1, {getAffineSymbolExpr(0, ctx) + group, getAffineConstantExpr(type.getDimSize(1) - 1, ctx)}, ctx);
+    if (loop.isDefinedOutsideOfLoop(indices[1]))
+      b.setInsertionPoint(loop);
+    indices[1] = affine::AffineMinOp::create(b, load.getLoc(), next, ValueRange{indices[1]});
     emitPrefetches(load, loop, indices, type);
   }
 

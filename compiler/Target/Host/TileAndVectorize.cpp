@@ -18,7 +18,9 @@
 // Ops that initialize the output (a zero fill, a broadcast bias, a copy of a bias argument) are
 // split into the same workgroups and blocks and vectorized (a register tile's as one vector).
 // A 1x1 convolution over an image narrower than the best register tile has its rows and
-// columns collapsed into one row loop first (collapseRows).
+// columns collapsed into one row loop first (collapseRows). A contraction over panels of B
+// packed in its kernel (dispatch formation fused the packing in) packs each cache block of
+// panels into a stack buffer where it reads it (packPanelsInPlace).
 //
 // The strategy (which tiles, which workgroups) is chosen in Transforms/KernelStrategy.cpp; the
 // tiling steps (workgroup loop, pad in place, pad-only kernels) are in KernelTiling.cpp.
@@ -92,6 +94,10 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       // tensor; see padsShareProducers.)
       if (isa<arith::ConstantOp, tensor::EmptyOp, linalg::FillOp, tensor::PadOp, tensor::InsertSliceOp,
               tensor::ExtractSliceOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp, func::ReturnOp>(op))
+        continue;
+      // (The packing of B into panels: packed block by block where the contraction reads it,
+      // see packPanelsInPlace.)
+      if (isPanelPack(&op) && llvm::all_of(op.getUsers(), [&](Operation *u) { return u->getBlock() == op.getBlock(); }))
         continue;
       if (isInitializer(op) && llvm::all_of(op.getUsers(), [](Operation *u) { return isa<linalg::LinalgOp>(u); }))
         continue;
@@ -364,6 +370,19 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
               current = tiled->tiledOps[0];
               ranges = cast<linalg::LinalgOp>(current).getStaticLoopRanges();
             }
+          }
+          // B packed in the kernel: each block of panels where this block of the
+          // contraction reads it, its rows as vectors.
+          FailureOr<linalg::GenericOp> pack = packPanelsInPlace(rewriter, cast<linalg::LinalgOp>(current));
+          if (failed(pack))
+            return writer.emitError() << "could not pack the panels of B where the kernel reads them";
+          if (*pack) {
+            SmallVector<int64_t> packRanges = cast<linalg::LinalgOp>(pack->getOperation()).getStaticLoopRanges();
+            FailureOr<scf::SCFTilingResult> tiled =
+                tileOp(rewriter, *pack, elementwiseRegisterTiles(packRanges, lanes));
+            if (failed(tiled))
+              return writer.emitError() << "could not tile the packing of B's panels";
+            toVectorize.push_back(tiled->tiledOps[0]);
           }
           FailureOr<SmallVector<Operation *>> tiles =
               tileForRegisters(rewriter, cast<linalg::LinalgOp>(current), strategy.registers, strategy.registerOrder,

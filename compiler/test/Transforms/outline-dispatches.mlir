@@ -1,5 +1,6 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches | FileCheck %s
 // RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches="fuse-producers=false" | FileCheck %s --check-prefix=NOFUSE
+// RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches="packs-in-kernel=false" | FileCheck %s --check-prefix=NOPACK
 
 // A matmul with a zero-filled accumulator: the fill and tensor.empty are cloned into the
 // kernel, the weights constant stays in the graph and becomes an operand.
@@ -457,4 +458,66 @@ func.func @main(%x: tensor<1x8x8x8xf32>, %w1: tensor<3x3x8x8xf32>, %w2: tensor<3
     linalg.yield %t : f32
   } -> tensor<1x8x8x8xf32>
   return %s : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// A run-time B packed into panels (hexir-pack-matmul-weights) is packed inside the kernel of
+// a matmul of at most 128 rows; one of more rows keeps a packing kernel of its own.
+// CHECK-LABEL: func.func @runtime_panels(
+// CHECK: %[[PACKED:.*]] = hexir.call_tir @runtime_panels_dispatch_0_generic(%{{.*}}) : (tensor<64x2x16xf32>) -> tensor<2x64x16xf32>
+// CHECK-NEXT: hexir.call_tir @runtime_panels_dispatch_1_generic(%arg0, %{{.*}}) : (tensor<128x64xf32>, tensor<64x2x16xf32>)
+// CHECK-NEXT: hexir.call_tir @runtime_panels_dispatch_2_generic(%arg2, %[[PACKED]]) : (tensor<192x64xf32>, tensor<2x64x16xf32>)
+// CHECK-LABEL: func.func @runtime_panels_dispatch_0_generic(
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<64x2x16xf32>) outs(%{{.*}} : tensor<2x64x16xf32>)
+// CHECK-NOT: reduction
+// CHECK-LABEL: func.func @runtime_panels_dispatch_1_generic(
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<64x2x16xf32>) outs(%{{.*}} : tensor<2x64x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[P]] : tensor<128x64xf32>, tensor<2x64x16xf32>)
+// CHECK-LABEL: func.func @runtime_panels_dispatch_2_generic(
+// CHECK-SAME: %arg1: tensor<2x64x16xf32>
+// NOPACK-LABEL: func.func @runtime_panels(
+// NOPACK-COUNT-4: hexir.call_tir
+// NOFUSE-LABEL: func.func @runtime_panels(
+// NOFUSE-COUNT-4: hexir.call_tir
+#pa = affine_map<(m, no, ni, k) -> (m, k)>
+#pb = affine_map<(m, no, ni, k) -> (no, k, ni)>
+#pc = affine_map<(m, no, ni, k) -> (m, no, ni)>
+#view = affine_map<(k, no, ni) -> (k, no, ni)>
+#panels = affine_map<(k, no, ni) -> (no, k, ni)>
+func.func @runtime_panels(%a: tensor<128x64xf32>, %b: tensor<64x32xf32>, %c: tensor<192x64xf32>, %d: tensor<64x32xf32>)
+    -> (tensor<128x2x16xf32>, tensor<192x2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %bv = tensor.expand_shape %b [[0], [1, 2]] output_shape [64, 2, 16] : tensor<64x32xf32> into tensor<64x2x16xf32>
+  %dv = tensor.expand_shape %d [[0], [1, 2]] output_shape [64, 2, 16] : tensor<64x32xf32> into tensor<64x2x16xf32>
+  %pe = tensor.empty() : tensor<2x64x16xf32>
+  %pb = linalg.generic {indexing_maps = [#view, #panels], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bv : tensor<64x2x16xf32>) outs(%pe : tensor<2x64x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x64x16xf32>
+  %pd = linalg.generic {indexing_maps = [#view, #panels], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%dv : tensor<64x2x16xf32>) outs(%pe : tensor<2x64x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x64x16xf32>
+  %e1 = tensor.empty() : tensor<128x2x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<128x2x16xf32>) -> tensor<128x2x16xf32>
+  %y1 = linalg.generic {indexing_maps = [#pa, #pb, #pc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %pb : tensor<128x64xf32>, tensor<2x64x16xf32>) outs(%z1 : tensor<128x2x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<128x2x16xf32>
+  %e2 = tensor.empty() : tensor<192x2x16xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<192x2x16xf32>) -> tensor<192x2x16xf32>
+  %y2 = linalg.generic {indexing_maps = [#pa, #pb, #pc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%c, %pd : tensor<192x64xf32>, tensor<2x64x16xf32>) outs(%z2 : tensor<192x2x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<192x2x16xf32>
+  return %y1, %y2 : tensor<128x2x16xf32>, tensor<192x2x16xf32>
 }

@@ -226,3 +226,64 @@ func.func @whole_reduction_reused(%a: memref<8x768xf32>, %b: memref<32x768x16xf3
   }
   return
 }
+
+// -----
+
+// A block of B packed into panels in the matmul's kernel (four 16-wide panels of each of 192
+// rows, into a stack buffer): each load prefetches its row of the next group of panels, the
+// panel index plus four (the last panel, 31, itself), beside what it loads. A store into
+// anything but a view of a stack buffer is no packing (@copy_rows).
+// CHECK-DAG: #[[NEXT:.*]] = affine_map<()[s0] -> (s0 + 4, 31)>
+// CHECK-LABEL: func.func @pack_panels
+// CHECK: scf.for %[[G:.*]] = %c0 to %c4 step %c1
+// CHECK: %[[P:.*]] = affine.apply #{{.*}}()[%arg1, %[[G]]]
+// CHECK: %[[ROW:.*]] = vector.load %arg0[%[[K:.*]], %[[P]], %c0] : memref<768x32x16xf32>, vector<16xf32>
+// CHECK: vector.store %[[ROW]], %{{.*}}[%[[G]]
+// CHECK: %[[N:.*]] = affine.min #[[NEXT]]()[%[[P]]]
+// CHECK-NEXT: memref.prefetch %arg0[%[[K]], %[[N]], %c0], read, locality<2>, data : memref<768x32x16xf32>
+// CHECK-NEXT: }
+#sum = affine_map<()[s0, s1] -> (s0 + s1)>
+func.func @pack_panels(%b: memref<768x32x16xf32>, %p0: index, %k0: index) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c192 = arith.constant 192 : index
+  %stack = memref.alloca() {alignment = 64 : i64} : memref<49152xi8>
+  %buffer = memref.view %stack[%c0][] : memref<49152xi8> to memref<4x192x16xf32>
+  scf.for %k = %c0 to %c192 step %c1 {
+    %kk = affine.apply #sum()[%k0, %k]
+    scf.for %g = %c0 to %c4 step %c1 {
+      %p = affine.apply #sum()[%p0, %g]
+      %row = vector.load %b[%kk, %p, %c0] : memref<768x32x16xf32>, vector<16xf32>
+      vector.store %row, %buffer[%g, %k, %c0] : memref<4x192x16xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A copy into an argument is no packing: the generic rule prefetches the next block of panels
+// along the moving index, min(p0 + 4, 32 - 4) + g, computed once outside the inner loop.
+// CHECK-DAG: #[[BLOCK:.*]] = affine_map<()[s0] -> (s0 + 4, 28)>
+// CHECK-LABEL: func.func @copy_rows
+// CHECK: %[[NB:.*]] = affine.min #[[BLOCK]]()[%arg2]
+// CHECK: scf.for %[[G:.*]] = %c0 to %c4 step %c1
+// CHECK: %[[NP:.*]] = affine.apply #{{.*}}()[%[[NB]], %[[G]]]
+// CHECK: memref.prefetch %arg0[%{{.*}}, %[[NP]], %c0], read, locality<2>, data : memref<768x32x16xf32>
+#sum = affine_map<()[s0, s1] -> (s0 + s1)>
+func.func @copy_rows(%b: memref<768x32x16xf32>, %out: memref<4x192x16xf32>, %p0: index, %k0: index) attributes {hexir.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c192 = arith.constant 192 : index
+  scf.for %k = %c0 to %c192 step %c1 {
+    %kk = affine.apply #sum()[%k0, %k]
+    scf.for %g = %c0 to %c4 step %c1 {
+      %p = affine.apply #sum()[%p0, %g]
+      %row = vector.load %b[%kk, %p, %c0] : memref<768x32x16xf32>, vector<16xf32>
+      vector.store %row, %out[%g, %k, %c0] : memref<4x192x16xf32>, vector<16xf32>
+    }
+  }
+  return
+}

@@ -65,3 +65,45 @@ func.func @conv_14_columns(%x: tensor<1x16x16x64xf32>, %w: tensor<4x3x3x64x16xf3
   } -> tensor<1x14x14x4x16xf32>
   return %r : tensor<1x14x14x4x16xf32>
 }
+
+// -----
+
+// A matmul whose B (an input) is packed into panels in its kernel (packPanelsInPlace): the
+// packing is tiled to each cache block of the contraction, four 16-wide panels (256 bytes of
+// each row of B; 8 workgroups of 4 panels) by 192 reduction steps, written into a view of one
+// 48 KiB stack buffer before the row tiles read it; no packed copy of the whole B remains.
+// CHECK-LABEL: func.func @packs_b_in_kernel
+// CHECK: %[[STACK:.*]] = memref.alloca() {alignment = 64 : i64, hexir.packed_panels} : memref<49152xi8>
+// CHECK-NOT: tensor<32x768x16xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c768 step %c192
+// CHECK: %[[BUF:.*]] = memref.view %[[STACK]][%{{.*}}][] : memref<49152xi8> to memref<4x192x16xf32>
+// CHECK: %[[DEST:.*]] = bufferization.to_tensor %[[BUF]] restrict writable : memref<4x192x16xf32> to tensor<4x192x16xf32>
+// CHECK: %[[PACKED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[DEST]])
+// CHECK: vector.transfer_read %arg1[{{.*}} : tensor<768x32x16xf32>, vector<1x1x16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x16xf32>, tensor<4x192x16xf32>
+// CHECK: vector.transfer_read %[[PACKED]][{{.*}} : tensor<4x192x16xf32>, vector<1x1x16xf32>
+// CHECK: vector.contract {{.*}} : vector<6x1xf32>, vector<1x1x16xf32> into vector<6x1x16xf32>
+// CHECK-NOT: tensor<32x768x16xf32>
+// CHECK: return
+func.func @packs_b_in_kernel(%a: tensor<96x768xf32>, %b: tensor<768x32x16xf32>) -> tensor<96x32x16xf32> attributes {hexir.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %pe = tensor.empty() : tensor<32x768x16xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(k, no, ni) -> (k, no, ni)>, affine_map<(k, no, ni) -> (no, k, ni)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : tensor<768x32x16xf32>) outs(%pe : tensor<32x768x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<32x768x16xf32>
+  %e = tensor.empty() : tensor<96x32x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<96x32x16xf32>) -> tensor<96x32x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, no, ni, k) -> (m, k)>, affine_map<(m, no, ni, k) -> (no, k, ni)>,
+                                        affine_map<(m, no, ni, k) -> (m, no, ni)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %p : tensor<96x768xf32>, tensor<32x768x16xf32>) outs(%f : tensor<96x32x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x32x16xf32>
+  return %r : tensor<96x32x16xf32>
+}
