@@ -227,6 +227,8 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
     if (!alloc.getType().hasStaticShape())
       return alloc.emitError("shared memory of dynamic size in a CUDA kernel");
     BlockArgument buffer = gfn.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+    gfn.setWorkgroupAttributionAttr(gfn.getNumWorkgroupAttributions() - 1, LLVM::LLVMDialect::getAlignAttrName(),
+                                    rewriter.getI64IntegerAttr(kCudaSharedAlignment));
     rewriter.replaceOp(alloc, buffer);
   }
   SmallVector<scf::ForallOp> threadLoops;

@@ -8,7 +8,7 @@
 // (the accumulator and the two input tiles, 3 KiB); each thread forall is a loop from the
 // thread index in steps of the block size, a barrier after it; the block index gives the tile.
 // OUTLINE-LABEL: gpu.func @staged
-// OUTLINE-SAME: workgroup(%[[ACC:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[TA:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[TB:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// OUTLINE-SAME: workgroup(%[[ACC:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[TA:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[TB:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // OUTLINE-SAME: hexir.cuda_staged
 // OUTLINE-SAME: hexir.workgroup_size = 256 : i64, hexir.workgroups = 8 : i64
 // OUTLINE: %[[T:.*]] = gpu.thread_id x
@@ -54,10 +54,11 @@
 // REVERSE-NEXT: %[[LAST:.*]] = arith.subi %[[END]], %c1
 // REVERSE-NEXT: arith.subi %[[LAST]], %[[I]]
 
-// The PTX has three .shared arrays and a bar.sync after each thread loop; nothing imported.
-// PTX: .shared .align {{[0-9]+}} .b8 __wg_staged_0[1024];
-// PTX: .shared .align {{[0-9]+}} .b8 __wg_staged_1[1024];
-// PTX: .shared .align {{[0-9]+}} .b8 __wg_staged_2[1024];
+// The PTX has three .shared arrays, each declared 16-byte aligned (LLVM vectorizes their
+// accesses by that), and a bar.sync after each thread loop; nothing imported.
+// PTX: .shared .align 16 .b8 __wg_staged_0[1024];
+// PTX: .shared .align 16 .b8 __wg_staged_1[1024];
+// PTX: .shared .align 16 .b8 __wg_staged_2[1024];
 // PTX-NOT: .extern
 // PTX: bar.sync {{.*}}0;
 func.func @staged(%a: tensor<32x32xf32>, %b: tensor<32x64xf32>) -> tensor<32x64xf32> attributes {hexir.kernel} {
