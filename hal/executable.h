@@ -22,6 +22,26 @@ namespace hexir::hal {
 // [wg_begin, wg_end) of its dispatch, so a host backend can split a dispatch across threads.
 using HostKernelFn = void (*)(void* const* bindings, uint32_t wg_begin, uint32_t wg_end);
 
+// A host kernel library may define a fault record under this name, which its kernels write when
+// a check of theirs fails: the cuda-emulator target's kernels check the alignment of every vector
+// access as a GPU would. The host queue reports a recorded fault as the dispatch's error and
+// clears it. Kernels of one library running at once may overwrite each other's record; one of
+// the faults is reported.
+inline constexpr const char kHostKernelFaultSymbol[] = "hexir_kernel_fault";
+struct HostKernelFault {
+  enum Kind : uint64_t { kNone = 0, kMisalignedLoad = 1, kMisalignedStore = 2 };
+  // PTX's state spaces: the buffer a faulting access was into.
+  enum Space : uint64_t { kGlobal = 1, kShared = 3, kLocal = 5 };
+  uint64_t kind;
+  uint64_t space;
+  uint64_t buffer;  // the binding (global) or the shared buffer's number; 0 for local memory
+  uint64_t offset;  // bytes from the start of that buffer
+  uint64_t bytes;   // the access's size
+  uint64_t alignment;  // what the GPU needs of its address
+  uint64_t block;
+  uint64_t thread;
+};
+
 enum class ExecutableFormat {
   kHostElf,  // an ELF shared object for the host CPU
   kCudaPtx,  // PTX text

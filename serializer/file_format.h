@@ -15,6 +15,8 @@ inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint64_t kHeaderSize = 64;
 inline constexpr uint64_t kSectionAlignment = 64;
 inline constexpr uint64_t kConstantsAlignment = 4096;
+// Where a CUDA kernel's binding may start inside its buffer: its 128-bit accesses count from there.
+inline constexpr uint64_t kCudaBindingAlignment = 16;
 
 // The first 64 bytes of every .hxb file. Little-endian, written field by field.
 struct FileHeader {

@@ -215,6 +215,14 @@ class FunctionChecker {
         }
         for (uint32_t b = 0; b < d->bindings()->size(); ++b)
           HEXIR_RETURN_IF_ERROR(CheckSlot(*d->bindings()->Get(b), b >= d->num_inputs()));
+        // CUDA kernels access their bindings 128 bits at a time from the start: each must start
+        // 16-byte aligned inside its buffer (device buffers and caller-bound device memory are).
+        if (exe_.libraries()->Get(d->library())->format() == fb::KernelFormat::CudaPtx)
+          for (uint32_t b = 0; b < d->bindings()->size(); ++b)
+            if (d->bindings()->Get(b)->offset() % kCudaBindingAlignment != 0)
+              return DataLossError("DISPATCH of '", entry->name()->str(), "' binds binding ", b, " at byte offset ",
+                                   d->bindings()->Get(b)->offset(), ", not a multiple of the ", kCudaBindingAlignment,
+                                   " bytes CUDA kernels assume");
         return Status::Ok();
       }
       default:

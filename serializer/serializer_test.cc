@@ -173,6 +173,19 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
     CHECK(view->executable().sections()->Get(0)->kind() == fb::SectionKind::CudaPtx);
     CHECK(view->executable().libraries()->Get(0)->compute_capability() == 0);
   }
+  SECTION("a CUDA kernel's binding that does not start 16-byte aligned") {
+    ExecutableSpec spec = SampleSpec();
+    spec.libraries[0].format = KernelFormat::CudaPtx;
+    spec.functions[0].arenas[0].bytes = 128;
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].offset = 40;
+    CHECK(OpenSpec(spec).message().find("binds binding 2 at byte offset 40, not a multiple of the 16 bytes") !=
+          std::string::npos);
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].offset = 48;
+    CHECK(OpenSpec(spec).ok());
+    spec.libraries[0].format = KernelFormat::HostElf;  // host kernels take any element-aligned binding
+    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].offset = 40;
+    CHECK(OpenSpec(spec).ok());
+  }
   SECTION("a CUDA kernel library records the compute capability it needs") {
     ExecutableSpec spec = SampleSpec();
     spec.libraries[0].format = KernelFormat::CudaPtx;

@@ -69,6 +69,26 @@ TEST_CASE("two kernel libraries with the same entry names keep their own kernels
   }
 }
 
+TEST_CASE("a fault a host kernel records is the dispatch's error, then cleared", "[hal]") {
+  auto device = CreateHostDevice();
+  auto elf = ReadFileToString(HEXIR_OTHER_TEST_KERNELS_PATH);
+  REQUIRE(elf.ok());
+  ExecutableSource source;
+  source.code = ByteSpan(reinterpret_cast<const unsigned char*>(elf->data()), elf->size());
+  source.entry_names = {"test_add8", "test_fault"};
+  auto exe = device->LoadExecutable(source);
+  REQUIRE(exe.ok());
+  float a[8] = {}, b[8] = {}, out[8];
+  DevicePtr bind[3] = {a, b, out};
+  Status faulted = device->queue().Dispatch(**exe, 1, {4, 1, 1}, Span<const DevicePtr>(bind, 3));
+  CHECK(faulted.code() == StatusCode::kInternal);
+  CHECK(faulted.message() ==
+        "kernel 'test_fault': misaligned 8-byte vector load at byte 0x4964 of shared buffer 1 (block 8, thread 64); "
+        "a GPU needs 16-byte alignment");
+  CHECK(device->queue().Dispatch(**exe, 0, {}, Span<const DevicePtr>(bind, 3)).ok());
+  CHECK(device->queue().Dispatch(**exe, 1, {1, 1, 1}, Span<const DevicePtr>(bind, 3)).ok());  // workgroup 1 faults
+}
+
 void Capture(LogSeverity severity, const char* message, void* user) {
   if (severity == LogSeverity::kWarning) *static_cast<std::string*>(user) += message;
 }

@@ -48,7 +48,8 @@ StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(
     }
     entries.push_back(reinterpret_cast<HostKernelFn>(sym));
   }
-  return std::unique_ptr<HostExecutable>(new HostExecutable(handle, fd, std::move(entries)));
+  auto* fault = static_cast<HostKernelFault*>(::dlsym(handle, kHostKernelFaultSymbol));
+  return std::unique_ptr<HostExecutable>(new HostExecutable(handle, fd, std::move(entries), entry_names, fault));
 }
 
 HostExecutable::~HostExecutable() {

@@ -22,13 +22,19 @@ class HostExecutable final : public Executable {
 
   uint32_t entry_count() const override { return static_cast<uint32_t>(entries_.size()); }
   HostKernelFn entry(uint32_t index) const { return entries_[index]; }
+  const std::string& entry_name(uint32_t index) const { return names_[index]; }
+  // The library's fault record (kHostKernelFaultSymbol), or nullptr where it has none.
+  HostKernelFault* fault() const { return fault_; }
 
  private:
-  HostExecutable(void* handle, int fd, std::vector<HostKernelFn> entries)
-      : handle_(handle), fd_(fd), entries_(std::move(entries)) {}
+  HostExecutable(void* handle, int fd, std::vector<HostKernelFn> entries, std::vector<std::string> names,
+                 HostKernelFault* fault)
+      : handle_(handle), fd_(fd), entries_(std::move(entries)), names_(std::move(names)), fault_(fault) {}
   void* handle_;
   int fd_;  // the memfd the library was loaded from, open while it is loaded (see Load)
   std::vector<HostKernelFn> entries_;
+  std::vector<std::string> names_;
+  HostKernelFault* fault_;
 };
 
 }  // namespace hexir::hal

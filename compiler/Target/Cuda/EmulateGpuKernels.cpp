@@ -3,9 +3,11 @@
 #include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::hexir {
 #define GEN_PASS_DEF_EMULATEGPUKERNELS
@@ -16,6 +18,109 @@ using namespace mlir;
 using namespace mlir::hexir;
 
 namespace {
+
+// The fault record emulated kernels write when an alignment check fails, and its words
+// (hal/executable.h, HostKernelFault: the runtime reads it after each dispatch).
+constexpr llvm::StringLiteral kFaultSymbol = "hexir_kernel_fault";
+enum FaultWord : int64_t { kKind, kSpace, kBuffer, kOffset, kBytes, kAlignment, kBlock, kThread, kFaultWords };
+enum FaultKind : int64_t { kMisalignedLoad = 1, kMisalignedStore = 2 };
+enum GpuSpace : int64_t { kGlobal = 1, kShared = 3, kLocal = 5 };
+// Where a CUDA kernel's bindings start on the GPU, at least (serializer/file_format.h,
+// kCudaBindingAlignment: the loader refuses an executable whose bindings do not).
+constexpr int64_t kBindingAlignment = 16;
+
+// A buffer of the emulated kernel as it is on the GPU: its state space, its number (binding,
+// shared buffer), and the alignment of its start there.
+struct GpuBuffer {
+  GpuSpace space;
+  int64_t number;
+  int64_t alignment;
+};
+
+// Checks the alignment of every vector access of an emulated kernel as the GPU would: each
+// load or store must be at an address that is a multiple of the alignment LLVM is told it has
+// (its `alignment`, or its element's), counted from the start of its buffer on the GPU. A
+// failing check writes the fault record; the host runtime reports it, naming the kernel.
+struct AlignmentChecks {
+  StringRef kernel;
+  llvm::DenseMap<Value, GpuBuffer> buffers;  // the emulated function's buffers
+  Value block;
+  std::function<Value(OpBuilder &, Operation *)> thread;  // the GPU thread running an op
+
+  LogicalResult insert(Operation *root) {
+    SmallVector<Operation *> accesses;
+    root->walk([&](Operation *op) {
+      if (isa<vector::LoadOp, vector::StoreOp>(op))
+        accesses.push_back(op);
+    });
+    for (Operation *op : accesses)
+      if (failed(check(op)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult check(Operation *op) {
+    bool store = isa<vector::StoreOp>(op);
+    auto memref = store ? cast<vector::StoreOp>(op).getBase() : cast<vector::LoadOp>(op).getBase();
+    ValueRange indices = store ? cast<vector::StoreOp>(op).getIndices() : cast<vector::LoadOp>(op).getIndices();
+    VectorType vector = store ? cast<vector::StoreOp>(op).getVectorType() : cast<vector::LoadOp>(op).getVectorType();
+    auto type = cast<MemRefType>(memref.getType());
+    int64_t element = (type.getElementTypeBitWidth() + 7) / 8;
+    int64_t needed = element;
+    if (auto align = op->getAttrOfType<IntegerAttr>("alignment"))
+      needed = std::max<int64_t>(needed, align.getInt());
+    // (A host caller's tensor may be bound where it is, aligned to its elements only: the
+    // emulated access itself asks for no more.)
+    op->removeAttr("alignment");
+    Value root = memref;
+    while (auto view = root.getDefiningOp<ViewLikeOpInterface>())
+      root = view.getViewSource();
+    auto found = buffers.find(root);
+    if (found == buffers.end())
+      return op->emitError("the CUDA emulator cannot tell which buffer of kernel '")
+             << kernel << "' this vector access is into";
+    GpuBuffer buffer = found->second;
+    if (buffer.alignment < needed)
+      return op->emitError("kernel '") << kernel << "' accesses " << needed << "-byte aligned vectors of a buffer "
+                                       << "aligned to " << buffer.alignment << " bytes on the GPU";
+    if (needed <= element)
+      return success();  // every element is where an access of one may be
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+    // Bytes from the start of the buffer: (the view's offset + sum of index x stride) elements
+    // past the view's aligned pointer, less where the buffer itself starts.
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    Value linear = metadata.getOffset();
+    for (auto [i, stride] : llvm::zip(indices, metadata.getStrides()))
+      linear = arith::AddIOp::create(b, loc, linear, arith::MulIOp::create(b, loc, i, stride));
+    Value address = arith::AddIOp::create(b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
+                                          arith::MulIOp::create(b, loc, linear, index(element)));
+    auto rootMetadata = memref::ExtractStridedMetadataOp::create(b, loc, root);
+    Value start = arith::AddIOp::create(b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, root),
+                                        arith::MulIOp::create(b, loc, rootMetadata.getOffset(), index(element)));
+    Value offset = arith::SubIOp::create(b, loc, address, start);
+    Value misaligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             arith::RemUIOp::create(b, loc, offset, index(needed)), index(0));
+    auto report = scf::IfOp::create(b, loc, misaligned, /*withElseRegion=*/false);
+    b.setInsertionPoint(report.thenBlock()->getTerminator());
+    auto recordType = MemRefType::get({kFaultWords}, b.getI64Type());
+    Value record = memref::GetGlobalOp::create(b, loc, recordType, kFaultSymbol);
+    auto put = [&](FaultWord word, Value v) {
+      Value i64 = v.getType().isIndex() ? arith::IndexCastUIOp::create(b, loc, b.getI64Type(), v).getResult() : v;
+      memref::StoreOp::create(b, loc, i64, record, index(word));
+    };
+    put(kSpace, index(buffer.space));
+    put(kBuffer, index(buffer.number));
+    put(kOffset, offset);
+    put(kBytes, index(vector.getNumElements() * element));
+    put(kAlignment, index(needed));
+    put(kBlock, block);
+    put(kThread, thread(b, op));
+    put(kKind, index(store ? kMisalignedStore : kMisalignedLoad));  // last: the record is whole
+    return success();
+  }
+};
 
 struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<EmulateGpuKernelsPass> {
   using EmulateGpuKernelsBase::EmulateGpuKernelsBase;
@@ -32,9 +137,12 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
   // The frame of one call (`body`'s allocas, which every emulated thread and block reuses),
   // then the loop over the call's blocks (a host workgroup range); the builder is left inside
   // it. Returns the block index.
-  Value beginBlockLoop(OpBuilder &b, Location loc, Block &body, IRMapping &map) {
-    for (auto alloca : body.getOps<memref::AllocaOp>())
-      b.clone(*alloca, map);
+  Value beginBlockLoop(OpBuilder &b, Location loc, Block &body, IRMapping &map, AlignmentChecks &checks) {
+    for (auto alloca : body.getOps<memref::AllocaOp>()) {
+      Operation *frame = b.clone(*alloca, map);
+      int64_t element = (alloca.getType().getElementTypeBitWidth() + 7) / 8;
+      checks.buffers[frame->getResult(0)] = {kLocal, 0, static_cast<int64_t>(alloca.getAlignment().value_or(element))};
+    }
     auto range = WorkgroupRangeOp::create(b, loc, b.getIndexType(), b.getIndexType());
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto blockLoop = scf::ForOp::create(b, loc, range.getBegin(), range.getEnd(), one);
@@ -44,10 +152,10 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
 
   // The kernel's code (its allocas already cloned) at the builder, with the block and thread
   // indices given. A staged kernel's barriers come along (emulateStaged removes them); any
-  // other GPU op is an error. The 16-byte alignment of a vectorized kernel's accesses holds for
-  // device memory (every binding 64-byte aligned); a host caller's tensor may be bound where it
-  // is, aligned to its elements only.
-  LogicalResult cloneBody(OpBuilder &b, Block &body, IRMapping &map, Value blockId, Value threadId, bool staged) {
+  // other GPU op is an error. Every vector access is checked against the alignment it would
+  // need on the GPU (AlignmentChecks).
+  LogicalResult cloneBody(OpBuilder &b, Block &body, IRMapping &map, Value blockId, Value threadId, bool staged,
+                          AlignmentChecks &checks) {
     for (Operation &op : body.without_terminator()) {
       if (isa<memref::AllocaOp>(op))
         continue;
@@ -57,11 +165,8 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
         map.map(id.getResult(), threadId);
       } else if (!staged && isa<gpu::GPUDialect>(op.getDialect())) {
         return op.emitError("the CUDA emulator does not model '") << op.getName() << "'";
-      } else {
-        b.clone(op, map)->walk([](Operation *inner) {
-          if (isa<vector::LoadOp, vector::StoreOp>(inner))
-            inner->removeAttr("alignment");
-        });
+      } else if (failed(checks.insert(b.clone(op, map)))) {
+        return failure();
       }
     }
     return success();
@@ -72,7 +177,8 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
   // all of its iterations, run by the emulated block, and the code around the thread loops,
   // the same for every thread, runs once per block. Everything that crosses a barrier is in
   // shared memory (the block's own allocas here), so this computes what the GPU computes.
-  LogicalResult emulateStaged(OpBuilder &b, gpu::GPUFuncOp gfn, func::FuncOp fn, IRMapping &map, int64_t threads) {
+  LogicalResult emulateStaged(OpBuilder &b, gpu::GPUFuncOp gfn, func::FuncOp fn, IRMapping &map, int64_t threads,
+                              AlignmentChecks &checks) {
     Location loc = gfn.getLoc();
     bool misplaced = false;
     gfn.walk([&](gpu::ThreadIdOp id) {
@@ -92,12 +198,29 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
       return MemRefType::Builder(memref).setMemorySpace(Attribute());
     };
     // Shared memory: the block's, one frame reused by the blocks this call runs in turn.
-    for (BlockArgument shared : gfn.getWorkgroupAttributions())
-      map.map(shared, memref::AllocaOp::create(b, loc, cast<MemRefType>(stripped(shared.getType()))));
+    for (auto [index, shared] : llvm::enumerate(gfn.getWorkgroupAttributions())) {
+      auto align = dyn_cast_or_null<IntegerAttr>(
+          gfn.getWorkgroupAttributionAttr(index, LLVM::LLVMDialect::getAlignAttrName()));
+      int64_t alignment = align ? align.getInt() : 1;
+      auto alloca = memref::AllocaOp::create(b, loc, cast<MemRefType>(stripped(shared.getType())), ValueRange{},
+                                             b.getI64IntegerAttr(alignment));
+      map.map(shared, alloca);
+      checks.buffers[alloca] = {kShared, static_cast<int64_t>(index), alignment};
+    }
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value blockId = beginBlockLoop(b, loc, body, map);
+    Value blockId = beginBlockLoop(b, loc, body, map, checks);
+    checks.block = blockId;
+    // The GPU thread of an access: its thread loop's iteration modulo the block's threads.
+    checks.thread = [threads](OpBuilder &ob, Operation *op) -> Value {
+      for (auto loop = op->getParentOfType<scf::ForOp>(); loop; loop = loop->getParentOfType<scf::ForOp>())
+        if (loop->hasAttr(kCudaThreadLoopAttrName))
+          return arith::RemUIOp::create(ob, op->getLoc(), loop.getInductionVar(),
+                                        arith::ConstantIndexOp::create(ob, op->getLoc(), threads));
+      return arith::ConstantIndexOp::create(ob, op->getLoc(), 0);
+    };
     // The first thread's start: each thread loop then runs all of its iterations.
-    (void)cloneBody(b, body, map, blockId, zero, /*staged=*/true);
+    if (failed(cloneBody(b, body, map, blockId, zero, /*staged=*/true, checks)))
+      return failure();
     b.setInsertionPointToEnd(&fn.getBody().front());
     func::ReturnOp::create(b, loc);
     // Every iteration of a thread loop, in order (or reversed), then what the barrier guards.
@@ -144,6 +267,13 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
     if (!gpuModule)
       return;
     OpBuilder b(module.getContext());
+    // The fault record, exported by the kernel library (the runtime finds it by name).
+    b.setInsertionPointToEnd(module.getBody());
+    auto recordType = MemRefType::get({kFaultWords}, b.getI64Type());
+    memref::GlobalOp::create(b, module.getLoc(), kFaultSymbol, b.getStringAttr("public"), recordType,
+                             DenseElementsAttr::get(RankedTensorType::get({kFaultWords}, b.getI64Type()),
+                                                    ArrayRef<Attribute>{b.getI64IntegerAttr(0)}),
+                             /*constant=*/false, b.getI64IntegerAttr(8));
     for (auto gfn : gpuModule.getOps<gpu::GPUFuncOp>()) {
       auto blocks = gfn->getAttrOfType<IntegerAttr>(kCudaWorkgroupsAttrName);
       auto threads = gfn->getAttrOfType<IntegerAttr>(kCudaWorkgroupSizeAttrName);
@@ -161,19 +291,25 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
       for (auto [from, to] : llvm::zip(gfn.getArguments(), fn.getArguments()))
         map.map(from, to);
       Block &body = gfn.getBody().front();
+      AlignmentChecks checks;
+      checks.kernel = gfn.getName();
+      for (auto [number, arg] : llvm::enumerate(fn.getArguments()))
+        checks.buffers[arg] = {kGlobal, static_cast<int64_t>(number), kBindingAlignment};
       if (gfn->hasAttr(kCudaStagedAttrName)) {
-        if (failed(emulateStaged(b, gfn, fn, map, threads.getInt())))
+        if (failed(emulateStaged(b, gfn, fn, map, threads.getInt(), checks)))
           return signalPassFailure();
         continue;
       }
       // A thread's temporaries: one frame, reused by every emulated thread.
       Value zero = arith::ConstantIndexOp::create(b, loc, 0), one = arith::ConstantIndexOp::create(b, loc, 1);
-      Value blockId = beginBlockLoop(b, loc, body, map);
+      Value blockId = beginBlockLoop(b, loc, body, map, checks);
       Value threadCount = arith::ConstantIndexOp::create(b, loc, threads.getInt());
       auto threadLoop = scf::ForOp::create(b, loc, zero, threadCount, one);
       b.setInsertionPointToStart(threadLoop.getBody());
       Value threadId = ordered(b, loc, threadLoop.getInductionVar(), zero, threadCount);
-      if (failed(cloneBody(b, body, map, blockId, threadId, /*staged=*/false)))
+      checks.block = blockId;
+      checks.thread = [threadId](OpBuilder &, Operation *) { return threadId; };
+      if (failed(cloneBody(b, body, map, blockId, threadId, /*staged=*/false, checks)))
         return signalPassFailure();
       b.setInsertionPointToEnd(entry);
       func::ReturnOp::create(b, loc);

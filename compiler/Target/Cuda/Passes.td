@@ -127,7 +127,8 @@ def EmulateGpuKernels : Pass<"hexir-cuda-emulate-on-host", "mlir::ModuleOp"> {
     Option<"reverse", "reverse", "bool", /*default=*/"false",
            "Run blocks and threads in reverse order">,
   ];
-  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect", "mlir::hexir::HexirDialect"];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect", "mlir::hexir::HexirDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
 #endif // HEXIR_CUDA_PASSES_TD

@@ -35,10 +35,11 @@
 // OUTLINE: memref.store %{{.*}}, %{{.*}} : memref<1x1xf32, strided<[64, 1], offset: ?>>
 // OUTLINE: } {hexir.cuda_thread_loop}
 
-// On the host, a block's shared memory is three allocas of the call; each thread loop runs
-// every iteration in turn (the barrier is the end of the loop), the steps' loop around them.
+// On the host, a block's shared memory is three allocas of the call, aligned as on the GPU;
+// each thread loop runs every iteration in turn (the barrier is the end of the loop), the
+// steps' loop around them.
 // EMULATE-LABEL: func.func @staged
-// EMULATE-DAG: memref.alloca() : memref<16x16xf32>
+// EMULATE-DAG: memref.alloca() {alignment = 16 : i64} : memref<16x16xf32>
 // EMULATE: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
 // EMULATE: scf.for %{{.*}} = %c0 to %c32 step %c16 {
