@@ -419,6 +419,14 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
     intrinsics.add<MathToIntrinsic<math::FmaOp>>(ctx, "fma");
     if (failed(applyPatternsGreedily(gpuModule, std::move(intrinsics))))
       return signalPassFailure();
+    // A multiply and the add of its product may contract into one fma (one rounding), as
+    // cuBLAS and PyTorch's CUDA kernels do for f32: without the flag NVPTX keeps them apart
+    // as explicitly rounded mul.rn / add.rn, which ptxas may not fuse.
+    gpuModule.walk([&](arith::ArithFastMathInterface op) {
+      auto flags = op->getAttrOfType<arith::FastMathFlagsAttr>(op.getFastMathAttrName());
+      arith::FastMathFlags value = flags ? flags.getValue() : arith::FastMathFlags::none;
+      op->setAttr(op.getFastMathAttrName(), arith::FastMathFlagsAttr::get(ctx, value | arith::FastMathFlags::contract));
+    });
   }
 
   // A kernel whose nests pass a temporary buffer to each other (one TileToThreads could not

@@ -61,7 +61,12 @@
 // PTX: .shared .align 16 .b8 __wg_staged_1[1024];
 // PTX: .shared .align 16 .b8 __wg_staged_2[1024];
 // PTX-NOT: .extern
-// PTX: bar.sync {{.*}}0;
+// PTX: bar.sync \090;
+// The accumulation's multiply-adds contract into fma (as cuBLAS does for f32): no explicitly
+// rounded mul.rn / add.rn pair, which ptxas would have to keep apart.
+// PTX: fma.rn.f32
+// PTX-NOT: mul.rn.f32
+// PTX-NOT: add.rn.f32
 func.func @staged(%a: tensor<32x32xf32>, %b: tensor<32x64xf32>) -> tensor<32x64xf32> attributes {hexir.kernel} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<32x64xf32>
