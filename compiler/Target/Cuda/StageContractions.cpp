@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Cuda/Passes.h"
+#include "Target/Cuda/BlockTiling.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -62,13 +63,6 @@ constexpr int64_t kMinReuse = 4;
 // Threads that accumulate a block's tile (each its own sub-tile of the accumulator).
 constexpr int64_t kThreadsPerBlock = 256;
 
-int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, std::max<int64_t>(limit, 1)); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
-}
-
 // The coefficient of each loop in `e`, an affine function of the loops with non-negative
 // coefficients (as every contraction's and convolution's indexing is: d1 * stride + d4 *
 // dilation); nullopt for anything else a constant evaluation cannot tell.
@@ -110,69 +104,6 @@ struct Staging {
   SmallVector<int64_t> blockTile;  // per loop of the contraction; 0 for reductions
   SmallVector<int64_t> stepTile;   // per loop: 0 except the stepped reduction loop
 };
-
-bool isElementwiseOver(linalg::LinalgOp op, RankedTensorType shape) {
-  if (op.getNumLoops() != op.getNumParallelLoops() || op.getNumDpsInits() != 1)
-    return false;
-  auto type = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType());
-  return type && type.getShape() == shape.getShape() &&
-         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
-}
-
-// Whether the kernel has the shape this pass stages: its contraction and result op, no tiles yet.
-std::optional<Staging> matchKernel(func::FuncOp fn) {
-  Block &body = fn.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  if (ret.getNumOperands() != 1)
-    return std::nullopt;
-  Staging s;
-  SmallVector<linalg::LinalgOp> ops;
-  for (Operation &op : body.without_terminator()) {
-    if (isa<tensor::EmptyOp>(op) || (isa<arith::ConstantOp>(op) && !isa<ShapedType>(op.getResult(0).getType())))
-      continue;
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (!linalgOp || !linalgOp.hasPureTensorSemantics() || linalgOp.hasDynamicShape())
-      return std::nullopt;
-    if (linalgOp.getNumReductionLoops() > 0) {
-      if (s.contraction || !isStagedKind(linalgOp))
-        return std::nullopt;
-      s.contraction = linalgOp;
-    }
-    ops.push_back(linalgOp);
-  }
-  if (!s.contraction)
-    return std::nullopt;
-  linalg::LinalgOp c = s.contraction;
-  // Its inputs are bindings: the block's threads copy them, nothing to fuse into the copy.
-  for (OpOperand *in : c.getDpsInputOperands()) {
-    auto type = dyn_cast<RankedTensorType>(in->get().getType());  // not a scalar (a zero point)
-    if (!isa<BlockArgument>(in->get()) || !type || !type.getElementType().isIntOrFloat())
-      return std::nullopt;
-  }
-  auto outType = cast<RankedTensorType>(c->getResult(0).getType());
-  AffineMap outMap = c.getMatchingIndexingMap(c.getDpsInitOperand(0));
-  if (!outMap.isProjectedPermutation())
-    return std::nullopt;
-  for (linalg::LinalgOp op : ops) {
-    // Each op is read once: block tiling fuses a producer into every reader's slice, and the
-    // contraction must be computed once per block.
-    if (op->getResult(0) != ret.getOperand(0) && !op->hasOneUse())
-      return std::nullopt;
-    if (op == c)
-      continue;
-    // The initializer (whatever writes the accumulator first) and the epilogue: elementwise
-    // ops over the contraction's output shape, none writing over another's result (a bias
-    // added onto the matmul in place): an epilogue writes the block's output, the contraction
-    // its accumulator.
-    if (!isElementwiseOver(op, outType) ||
-        llvm::any_of(op.getDpsInits(), [](Value v) { return v.getDefiningOp<linalg::LinalgOp>(); }))
-      return std::nullopt;
-  }
-  s.root = ret.getOperand(0).getDefiningOp<linalg::LinalgOp>();
-  if (!s.root)
-    return std::nullopt;
-  return s;
-}
 
 // The block tile and the step of a matched kernel; false when no tile reuses enough to pay.
 bool chooseTiles(Staging &s, int64_t sharedCapacity) {
@@ -311,69 +242,13 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
 
 // Whether the kernel has the shape this pass stages, and with which tiles.
 std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
-  std::optional<Staging> s = matchKernel(fn);
-  if (!s || !chooseTiles(*s, sharedCapacity))
+  std::optional<ReductionKernel> k = matchReductionKernel(fn);
+  if (!k || !isStagedKind(k->reduction))
+    return std::nullopt;
+  Staging s{k->reduction, k->root, {}, {}};
+  if (!chooseTiles(s, sharedCapacity))
     return std::nullopt;
   return s;
-}
-
-SmallVector<Attribute> mapping(MLIRContext *ctx, unsigned rank, bool blocks) {
-  SmallVector<Attribute> attrs;
-  for (unsigned i = 0; i < rank; ++i) {
-    auto id = static_cast<gpu::MappingId>(static_cast<uint64_t>(gpu::MappingId::LinearDim0) + i);
-    attrs.push_back(blocks ? Attribute(gpu::GPUBlockMappingAttr::get(ctx, id))
-                           : Attribute(gpu::GPUThreadMappingAttr::get(ctx, id)));
-  }
-  return attrs;
-}
-
-Value sharedTensor(OpBuilder &b, Location loc, RankedTensorType type) {
-  auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  return bufferization::AllocTensorOp::create(b, loc, type, ValueRange{}, Value(), Value(), space);
-}
-
-// Tiles `op` to threads of a block: an scf.forall mapped to #gpu.thread whose iterations take
-// `sizes` of each loop (0: whole), fusing the producers inside the block when `fuse`.
-LogicalResult tileToThreads(RewriterBase &rewriter, TilingInterface op, ArrayRef<int64_t> sizes, bool fuse) {
-  unsigned tiled = llvm::count_if(sizes, [](int64_t s) { return s != 0; });
-  if (tiled == 0)
-    return op->emitError("internal error: nothing to tile to threads");
-  scf::SCFTilingOptions tiling;
-  tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  tiling.setMapping(mapping(rewriter.getContext(), tiled, /*blocks=*/false));
-  rewriter.setInsertionPoint(op);
-  if (fuse) {
-    scf::SCFTileAndFuseOptions options;
-    options.setTilingOptions(tiling);
-    // Only the elementwise producers of the epilogue: the steps' loop stays where it is.
-    options.setFusionControlFn([](tensor::ExtractSliceOp, OpResult producer, bool)
-                                   -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-      if (!isa<linalg::LinalgOp>(producer.getOwner()))
-        return std::nullopt;
-      return scf::SCFTileAndFuseOptions::ControlFnResult{};
-    });
-    FailureOr<scf::SCFTileAndFuseResult> result = scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
-    if (failed(result))
-      return op->emitError("the CUDA target cannot tile this op to the threads of a block");
-    for (OpResult r : op->getResults())
-      if (Value replacement = result->replacements.lookup(r))
-        rewriter.replaceAllUsesWith(r, replacement);
-    return success();
-  }
-  FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(rewriter, op, tiling);
-  if (failed(result))
-    return op->emitError("the CUDA target cannot tile this op to the threads of a block");
-  rewriter.replaceOp(op, result->replacements);
-  return success();
-}
-
-// One element per thread iteration of every parallel loop.
-SmallVector<int64_t> elementTile(TilingInterface op) {
-  SmallVector<int64_t> sizes;
-  for (utils::IteratorType it : op.getLoopIteratorTypes())
-    sizes.push_back(it == utils::IteratorType::parallel ? 1 : 0);
-  return sizes;
 }
 
 // The accumulating op's sub-tile per thread: output dimensions innermost first share the
@@ -431,32 +306,18 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
     for (unsigned r = 0; r < outMap.getNumResults(); ++r)
       rootTile.push_back(s.blockTile[outMap.getDimPosition(r)]);
   }
-  scf::SCFTilingOptions blockTiling;
-  blockTiling.setTileSizes(getAsIndexOpFoldResult(ctx, rootTile));
-  blockTiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  blockTiling.setMapping(mapping(ctx, llvm::count_if(rootTile, [](int64_t t) { return t != 0; }), /*blocks=*/true));
-  scf::SCFTileAndFuseOptions blockOptions;
-  blockOptions.setTilingOptions(blockTiling);
-  rewriter.setInsertionPoint(s.root);
-  FailureOr<scf::SCFTileAndFuseResult> blocks =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, cast<TilingInterface>(s.root.getOperation()), blockOptions);
-  if (failed(blocks) || blocks->loops.size() != 1)
-    return s.root->emitError("the CUDA target cannot tile this kernel to thread blocks");
-  for (OpResult r : s.root->getResults())
-    if (Value replacement = blocks->replacements.lookup(r))
-      rewriter.replaceAllUsesWith(r, replacement);
-  if (s.root->use_empty())
-    rewriter.eraseOp(s.root);
-  auto forall = cast<scf::ForallOp>(blocks->loops.front().getOperation());
+  FailureOr<scf::ForallOp> blocks = tileToBlocks(rewriter, s.root, rootTile);
+  if (failed(blocks))
+    return failure();
+  scf::ForallOp forall = *blocks;
   linalg::LinalgOp contraction, root;
   forall.getBody()->walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() > 0)
       contraction = op;
   });
-  for (Operation *op : blocks->tiledAndFusedOps)
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op); linalgOp && linalgOp->getParentOp() == forall)
-      if (llvm::any_of(op->getUsers(), [](Operation *u) { return isa<tensor::ParallelInsertSliceOp>(u); }))
-        root = linalgOp;
+  for (auto linalgOp : forall.getBody()->getOps<linalg::LinalgOp>())
+    if (llvm::any_of(linalgOp->getUsers(), [](Operation *u) { return isa<tensor::ParallelInsertSliceOp>(u); }))
+      root = linalgOp;
   if (!contraction || !root || contraction.hasDynamicShape())
     return forall.emitError("internal error: the block tile of a staged contraction");
   bool rootIsContraction = root == contraction;
@@ -529,31 +390,7 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
                            elementTile(cast<TilingInterface>(root.getOperation())), /*fuse=*/true)))
     return failure();
 
-  // The block-level ops the thread loops now compute themselves, readers first.
-  for (bool erased = true; erased;) {
-    erased = false;
-    forall.getBody()->walk([&](Operation *op) {
-      if (isOpTriviallyDead(op)) {
-        rewriter.eraseOp(op);
-        erased = true;
-      }
-    });
-  }
-  // Every op left in a block is inside a thread loop, or computes views and indices.
-  Operation *stray = nullptr;
-  forall.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto inner = dyn_cast<scf::ForallOp>(op); inner && inner != forall)
-      return WalkResult::skip();
-    if (isa<linalg::LinalgOp>(op)) {
-      stray = op;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (stray)
-    return stray->emitError("internal error: an op of a staged kernel outside its thread loops");
-  fn->setAttr(kCudaStagedAttrName, rewriter.getUnitAttr());
-  return success();
+  return finishBlocks(rewriter, fn, forall);
 }
 
 struct StageContractionsPass : public mlir::hexir::impl::StageContractionsBase<StageContractionsPass> {
