@@ -157,6 +157,31 @@ def global_pools():
     return model(nodes, {"x": x}, {"y1": r1, "y2": r2}), {"x": x}, {"y1": r1, "y2": r2}
 
 
+@case
+def large_reductions():
+    """Few outputs, each reducing many values: the CUDA target shares each output among a
+    block's threads (hexir-cuda-split-reductions): pools over 40x40 pixels of 8 channels, sums
+    along a contiguous axis of 1000, a max along a strided axis of 300, a mean over an awkward
+    3000 pixels of 3 channels, a matrix times a vector (weights and bias constant) and a
+    reduction over a prime 131 values (not split)."""
+    x, r, m, p, v, q = rnd(1, 8, 40, 40), rnd(3, 1000), rnd(2, 300, 7), rnd(2, 50, 60, 3), rnd(1, 640), rnd(4, 131)
+    w, b = rnd(640, 300), rnd(300)
+    outs = {"gap": x.mean(axis=(2, 3), keepdims=True), "gmp": x.max(axis=(2, 3), keepdims=True),
+            "rsum": r.sum(axis=-1, keepdims=True), "rmax": m.max(axis=1, keepdims=True),
+            "mean": p.mean(axis=(1, 2)),
+            "gemv": (v.astype(np.float64) @ w.astype(np.float64) + b).astype(np.float32),
+            "prime": q.sum(axis=-1, keepdims=True)}
+    nodes = [helper.make_node("GlobalAveragePool", ["x"], ["gap"]), helper.make_node("GlobalMaxPool", ["x"], ["gmp"]),
+             helper.make_node("ReduceSum", ["r", "last"], ["rsum"]),
+             helper.make_node("ReduceMax", ["m"], ["rmax"], axes=[1]),
+             helper.make_node("ReduceMean", ["p"], ["mean"], axes=[1, 2], keepdims=0),
+             helper.make_node("Gemm", ["v", "w", "b"], ["gemv"]),
+             helper.make_node("ReduceSum", ["q", "last"], ["prime"])]
+    inputs = {"x": x, "r": r, "m": m, "p": p, "v": v, "q": q}
+    inits = {"last": np.array([-1], np.int64), "w": w, "b": b}
+    return model(nodes, inputs, outs, inits), inputs, outs
+
+
 # --- Gemm / MatMul ---------------------------------------------------------------------
 
 @case

@@ -19,6 +19,10 @@ void mlir::hexir::buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipeli
   pm.addPass(createStageContractions(stage));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Reductions with too few outputs to fill the GPU: each output's values shared by a block's threads.
+  pm.addPass(createSplitReductions());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   // One thread per output element (or row), producers fused: one loop nest per kernel.
   pm.addPass(createTileToThreads());
   pm.addPass(createCanonicalizerPass());

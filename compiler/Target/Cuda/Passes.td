@@ -44,6 +44,34 @@ def StageContractions : Pass<"hexir-cuda-stage-contractions", "mlir::ModuleOp"> 
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def SplitReductions : Pass<"hexir-cuda-split-reductions", "mlir::ModuleOp"> {
+  let summary = "Shares each output of a reduction kernel with too few outputs among the threads of a block";
+  let description = [{
+    Runs on kernels on tensors, after StageContractions and before TileToThreads. A kernel of
+    one reduction (an associative, commutative combiner: a sum, a product, a max or min, a
+    bitwise op) with an elementwise initializer and epilogue, whose outputs are fewer than
+    65,536 and each reduces at least 128 values over inputs indexed by loops alone (a pool, a
+    mean, a matrix times a vector), is split: S threads share each output (S a divisor, at
+    least 4, of the longest reduction loop d, as many as fill 65,536 threads, at most 256 and
+    at most d / 4). The reduction becomes a partial op over [outputs][S], its inputs expanded
+    along d as [d / S][S] so thread s reduces steps s, s + S, ... from the combiner's neutral
+    element, and a final op combining each output's S partials with its initial value. The
+    result is tiled to blocks of P outputs (P * S <= 256); in a block the partials live in
+    shared memory, one thread loop fills and reduces them (S threads of an output adjacent
+    where d is an input's innermost dimension, else the outputs adjacent), and after its
+    barrier one thread per output combines them and runs the epilogue. The kernel is marked
+    `hexir.cuda_staged`, as StageContractions marks its own.
+
+    Before: `linalg.generic` summing `tensor<1x56x56x16xf32>` over (h, w) into `tensor<1x16xf32>`.
+    After: 4 blocks of 4 channels x 56 threads; thread s of channel c sums rows s of each
+    expanded `tensor<1x1x56x56x16xf32>` into a `tensor<56x1x4xf32>` of partials in shared
+    memory; one thread per channel adds its 56 partials to 0.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::linalg::LinalgDialect", "mlir::gpu::GPUDialect",
+                           "mlir::tensor::TensorDialect", "mlir::arith::ArithDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
 def TileToThreads : Pass<"hexir-cuda-tile-to-threads", "mlir::ModuleOp"> {
   let summary = "Tiles each kernel's result to one GPU thread per element and fuses its producers";
   let description = [{
