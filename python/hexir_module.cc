@@ -6,7 +6,7 @@
 // is bound without a copy; any other is converted once (numpy.ascontiguousarray with the
 // declared dtype). Outputs are new arrays, or the caller's arrays when they have exactly the
 // declared dtype and shape and are C-contiguous and writable. The GIL is released while
-// compiling and running.
+// compiling and running; runs of one session from several threads take turns.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,9 @@ struct PySession {
   std::shared_ptr<const hexir::Module> module;
   std::unique_ptr<hexir::Session> session;
   std::vector<bool> last_copied;  // per input of the last run: converted (true) or read in place
+  // Runs from several Python threads take turns: a session has one arena (Session::Run refuses
+  // a concurrent run; Python users share objects, so they wait instead).
+  std::shared_ptr<std::mutex> run_lock = std::make_shared<std::mutex>();
 };
 
 PyModule Load(const std::string& path, const std::string& device, int threads, bool copy) {
@@ -99,7 +103,7 @@ PySession NewSession(const PyModule& m, const std::string& function, uint64_t me
   options.memory_limit_bytes = memory_limit;
   auto session = hexir::Session::Create(m.module, options);
   if (!session.ok()) Throw(session.status());
-  return PySession{m.runtime, m.module, std::move(*session), {}};
+  return PySession{m.runtime, m.module, std::move(*session), {}, std::make_shared<std::mutex>()};
 }
 
 // Runs with `inputs` (in signature order); `outputs[i]` is a caller array or None.
@@ -114,13 +118,13 @@ py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vec
   std::vector<hexir::MutableTensorView> out_views;
   std::vector<std::vector<int64_t>> shapes;
   shapes.reserve(in_info.size() + out_info.size());
-  s.last_copied.assign(inputs.size(), false);
+  std::vector<bool> copied(inputs.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) {
     py::dtype dtype = DtypeOf(in_info[i].element_type);
     // Bound in place when C-contiguous, of the declared dtype and aligned; else one conversion.
     py::array a = py::array::ensure(inputs[i], py::array::c_style | py::array::forcecast);
     if (!a || !a.dtype().is(dtype)) a = py::array(py::module_::import("numpy").attr("ascontiguousarray")(inputs[i], dtype));
-    s.last_copied[i] = a.ptr() != inputs[i].ptr();
+    copied[i] = a.ptr() != inputs[i].ptr();
     shapes.emplace_back(a.shape(), a.shape() + a.ndim());
     in_views.push_back({a.data(), in_info[i].element_type, hexir::Span<const int64_t>(shapes.back())});
     keep_in.push_back(std::move(a));
@@ -147,10 +151,13 @@ py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vec
   }
   hexir::Status status;
   {
+    // The GIL first, then the session's turn: a thread waiting for its turn holds no GIL.
     py::gil_scoped_release release;
+    std::lock_guard<std::mutex> turn(*s.run_lock);
     status = s.session->Run(hexir::Span<const hexir::TensorView>(in_views.data(), in_views.size()),
                             hexir::Span<const hexir::MutableTensorView>(out_views.data(), out_views.size()));
   }
+  s.last_copied = std::move(copied);
   if (!status.ok()) Throw(status);
   py::list result;
   for (py::array& a : keep_out) result.append(a);

@@ -210,6 +210,14 @@ Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableT
 }
 
 Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  if (running_.exchange(true, std::memory_order_acquire))
+    return FailedPreconditionError(
+        "Session::Run was called while another thread runs the same session; a session runs one request at a time "
+        "(make one session per thread, or share a pool of sessions)");
+  struct Done {
+    std::atomic<bool>& running;
+    ~Done() { running.store(false, std::memory_order_release); }
+  } done{running_};
   HEXIR_RETURN_IF_ERROR(CheckBindings(inputs, outputs));
   last_device_ms_.reset();
   Status issued = Issue(inputs, outputs);

@@ -6,6 +6,7 @@
 // Thread safety: thread-compatible.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ class Session {
   std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
   // Its own queue (a CUDA stream): concurrent sessions do not wait for each other.
   std::unique_ptr<hal::CommandQueue> queue_;
+  // Set while a Run is under way: a second thread's Run on the same session is refused at
+  // once instead of sharing the arena (one atomic exchange per Run, no lock).
+  std::atomic<bool> running_{false};
   bool time_device_ = false;
   std::optional<double> last_device_ms_;
   // SessionOptions::profile: per command, its summed time (sized at Create), and the runs.

@@ -12,13 +12,14 @@ message; a model the compiler refuses raises hexir.CompileError with its diagnos
 import collections
 import json
 import os
+import queue
 import tempfile
 
 import numpy as np
 
 from . import _hexir
 
-__all__ = ["compile", "load", "Module", "Session", "TensorSpec", "Error", "CompileError", "InvalidArgumentError",
+__all__ = ["compile", "load", "Module", "Session", "SessionPool", "TensorSpec", "Error", "CompileError", "InvalidArgumentError",
            "NotFoundError", "DataLossError", "FailedPreconditionError", "ResourceExhaustedError",
            "UnimplementedError", "InternalError"]
 
@@ -168,13 +169,19 @@ class Module:
         return json.loads(_call(self._impl.plan_json, function))
 
     def session(self, function="main", *, memory_limit=0):
-        """A session of `function` (one per thread); `memory_limit`: the most device memory it may
-        hold (0: what the device has free)."""
+        """A session of `function`; `memory_limit`: the most device memory it may hold (0: what
+        the device has free)."""
         return Session(self, _call(_hexir.session, self._impl, function, int(memory_limit)), function)
+
+    def session_pool(self, size, function="main", *, memory_limit=0):
+        """`size` sessions of `function` that threads share, runs in parallel (SessionPool)."""
+        return SessionPool(self, size, function, memory_limit=memory_limit)
 
 
 class Session:
-    """Runs one function; use one per thread. Holds its module (and runtime) alive."""
+    """Runs one function on one arena. Holds its module (and runtime) alive. Threads may share
+    a session: their runs take turns (each waits for the one before); for runs in parallel,
+    give each thread its own session, or share a SessionPool."""
 
     def __init__(self, module, impl, function):
         self._module = module
@@ -221,3 +228,28 @@ class Session:
     def last_run_copied_inputs(self):
         """Per input of the last run: whether it was converted (False: read in place)."""
         return list(self._impl.last_copied)
+
+
+class SessionPool:
+    """`size` sessions of one function, shared by threads: run() takes a free session (waiting
+    while all are busy), runs on it and gives it back, so up to `size` runs go in parallel.
+    Each session holds an arena: memory grows with `size`."""
+
+    def __init__(self, module, size, function="main", *, memory_limit=0):
+        if int(size) < 1:
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"a session pool needs at least one session, got {size}")
+        self._free = queue.SimpleQueue()
+        self.size = int(size)
+        for _ in range(self.size):
+            self._free.put(module.session(function, memory_limit=memory_limit))
+        first = self._free.get()
+        self.inputs, self.outputs = first.inputs, first.outputs
+        self._free.put(first)
+
+    def run(self, inputs, outputs=None):
+        """Session.run on a free session of the pool."""
+        session = self._free.get()
+        try:
+            return session.run(inputs, outputs)
+        finally:
+            self._free.put(session)

@@ -132,6 +132,57 @@ def test_threads_run_sessions_concurrently(module):
             assert np.array_equal(results[t][i], expected[i])  # the same bits
 
 
+def _threads_run(run, xs, threads=8, rounds=30):
+    """Each of `threads` threads runs every x `rounds` times through `run`; returns their results."""
+    results = [[None] * len(xs) for _ in range(threads)]
+    errors = []
+
+    def work(t):
+        try:
+            for _ in range(rounds):
+                for i, x in enumerate(xs):
+                    results[t][i] = run({"x": x})["y"]
+        except Exception as e:  # reported below, on the test's thread
+            errors.append(e)
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not errors
+    return results
+
+
+def test_one_session_shared_by_threads_takes_turns():
+    # One session run from 8 threads at once: each run waits for the one before (a session has
+    # one arena), none crashes, every output is right. With one worker thread per dispatch too.
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal((4, 8)).astype(np.float32) for _ in range(16)]
+    for threads in (0, 1):
+        shared_module = hexir.load(hexir.compile(MLIR), threads=threads)
+        session = shared_module.session()
+        expected = [session.run({"x": x})["y"] for x in xs]
+        for per_thread in _threads_run(session.run, xs):
+            for i in range(len(xs)):
+                assert np.array_equal(per_thread[i], expected[i])
+        for i, x in enumerate(xs):
+            np.testing.assert_allclose(expected[i], reference(x), rtol=1e-5, atol=1e-6)
+
+
+def test_session_pool_runs_in_parallel(module):
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal((4, 8)).astype(np.float32) for _ in range(16)]
+    pool = module.session_pool(3)
+    assert pool.size == 3 and [t.name for t in pool.inputs] == ["x"]
+    expected = [module.session().run({"x": x})["y"] for x in xs]
+    for per_thread in _threads_run(pool.run, xs):
+        for i in range(len(xs)):
+            assert np.array_equal(per_thread[i], expected[i])
+    with pytest.raises(hexir.InvalidArgumentError, match="at least one session"):
+        module.session_pool(0)
+
+
 def _rss_kib():
     with open("/proc/self/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
