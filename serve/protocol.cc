@@ -1,5 +1,6 @@
 #include "serve/protocol.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,15 +22,77 @@ json Describe(const TensorInfo& t) {
   return json{{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", ShapeJson(t.shape)}};
 }
 
-// Flattens nested arrays of `data` into `flat` (the protocol allows both forms).
-bool Flatten(const json& data, std::vector<const json*>& flat, size_t limit) {
-  if (!data.is_array()) {
-    flat.push_back(&data);
-    return flat.size() <= limit;
+// The most levels of arrays and objects a request may nest: a tensor of rank 8 in `data` is 11
+// deep in the request. Deeper bodies are refused before parsing (a parser that recursed 90,000
+// levels overflowed the server's stack).
+constexpr size_t kMaxNesting = 64;
+
+// Whether `text` nests arrays and objects (outside strings) more than `limit` deep; counts
+// in one pass, without recursion. Malformed text is left to the parser.
+bool NestsDeeper(const std::string& text, size_t limit) {
+  size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
   }
-  for (const json& item : data)
-    if (!Flatten(item, flat, limit)) return false;
-  return true;
+  return false;
+}
+
+// The values of `data` in row-major order: a flat array of all of them, or arrays nested as
+// the tensor's shape (every level as long as its dimension: a ragged [[400 values], [384
+// values]] is no [1, 784] tensor). Iterative, so no nesting reaches the stack.
+Status FlattenData(const json& data, const std::string& name, const std::vector<int64_t>& shape, uint64_t elements,
+                   std::vector<const json*>& flat) {
+  if (!data.is_array()) return InvalidArgumentError("input '", name, "' has \"data\" that is not an array");
+  bool nested = std::any_of(data.begin(), data.end(), [](const json& v) { return v.is_array(); });
+  if (!nested) {
+    if (data.size() != elements)
+      return InvalidArgumentError("input '", name, "' needs ", elements, " values, got ", data.size());
+    for (const json& v : data) flat.push_back(&v);
+    return Status::Ok();
+  }
+  flat.reserve(elements);
+  struct Level {
+    const json* array;
+    size_t next;
+  };
+  std::vector<Level> stack{{&data, 0}};
+  if (shape.empty() || data.size() != static_cast<uint64_t>(shape[0]))
+    return InvalidArgumentError("input '", name, "' has nested \"data\" that does not match its shape ",
+                                ShapeJson(shape).dump(), " at level 0");
+  while (!stack.empty()) {
+    Level& top = stack.back();
+    if (top.next == top.array->size()) {
+      stack.pop_back();
+      continue;
+    }
+    const json& item = (*top.array)[top.next++];
+    size_t level = stack.size();  // the item's level: 1 for data's items
+    if (level < shape.size()) {
+      if (!item.is_array() || item.size() != static_cast<uint64_t>(shape[level]))
+        return InvalidArgumentError("input '", name, "' has nested \"data\" that does not match its shape ",
+                                    ShapeJson(shape).dump(), " at level ", level);
+      stack.push_back({&item, 0});
+    } else {
+      if (item.is_array())
+        return InvalidArgumentError("input '", name, "' has nested \"data\" deeper than its shape ",
+                                    ShapeJson(shape).dump());
+      flat.push_back(&item);
+    }
+  }
+  return Status::Ok();
 }
 
 template <typename T>
@@ -55,7 +118,9 @@ bool Store(ElementType type, const json& v, unsigned char* out) {
   switch (type) {
     case ElementType::kF32: {
       if (!v.is_number()) return false;
+      // A value beyond FP32's range (1e39) would become infinity: not an FP32 value.
       float f = static_cast<float>(v.get<double>());
+      if (!std::isfinite(f)) return false;
       std::memcpy(out, &f, 4);
       return true;
     }
@@ -120,6 +185,9 @@ json ModelMetadata(const ModelPool& model) {
 
 Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelPool& model,
                          InferRequest* request) {
+  if (NestsDeeper(header, kMaxNesting))
+    return InvalidArgumentError("the request nests arrays and objects more than ", kMaxNesting,
+                                " levels deep; send a tensor's \"data\" flat or nested as its shape");
   json doc = json::parse(header, nullptr, /*allow_exceptions=*/false);
   size_t binary_used = 0;
   bool all_binary_outputs = false;
@@ -175,16 +243,14 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
     }
     if (!in.contains("data")) return InvalidArgumentError("input '", name, "' has no \"data\"");
     std::vector<const json*> flat;
-    if (!Flatten(in["data"], flat, elements) || flat.size() != elements)
-      return InvalidArgumentError("input '", name, "' needs ", elements, " values, got ",
-                                  flat.size() > elements ? "more" : std::to_string(flat.size()));
+    HEXIR_RETURN_IF_ERROR(FlattenData(in["data"], name, t.shape, elements, flat));
     std::vector<unsigned char>& bytes = request->inputs[k];
     bytes.assign(t.byte_size, 0);
     uint64_t size = ElementTypeSize(t.element_type);
     for (uint64_t i = 0; i < elements; ++i)
       if (!Store(t.element_type, *flat[i], bytes.data() + i * size))
         return InvalidArgumentError("input '", name, "' value ", i, " (", flat[i]->dump(), ") is not a ",
-                                    DatatypeName(t.element_type));
+                                    DatatypeName(t.element_type), " value (of that type and within its range)");
   }
   for (size_t k = 0; k < declared.size(); ++k)
     if (!seen[k]) return InvalidArgumentError("input '", declared[k].name, "' is missing");
