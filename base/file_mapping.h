@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hexir/span.h"
 #include "hexir/status.h"
@@ -32,11 +34,20 @@ class FileMapping {
   size_t size_;
 };
 
+// Every path read here must be a regular file: a FIFO, a device (/dev/zero), a directory is
+// INVALID_ARGUMENT naming what it is, before any read (nothing waits for a writer, nothing reads
+// without end); a file is read to the size it had when opened.
+//
 // Reads a whole file into memory (tools and tests; the runtime maps instead).
 StatusOr<std::string> ReadFileToString(const std::string& path);
-// Writes `size` bytes to `path` via a temporary file and rename, so a failed write leaves no
-// partial file behind.
+// Writes `size` bytes to `path`. A regular file (or a new one; through a symbolic link, the file
+// it names) is replaced via a temporary file and rename, so a failed write leaves no partial
+// file behind; an existing character device or FIFO (/dev/null, a pipe) is written in place,
+// never replaced (a FIFO nobody reads is an error, not a wait); anything else is refused.
 Status WriteFileAtomically(const std::string& path, const void* data, size_t size);
+// The same for several files (path, bytes): the regular files are all written to temporaries
+// before any is replaced, so a failure leaves none changed; devices and FIFOs are written last.
+Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files);
 // The temporary file WriteFileAtomically writes `path` through (next to it, named by the pid).
 std::string TemporaryPathFor(const std::string& path);
 // Writes `size` bytes to `path` (created or truncated); INVALID_ARGUMENT names the path on failure.

@@ -83,7 +83,7 @@ struct PySession {
   std::shared_ptr<std::mutex> run_lock = std::make_shared<std::mutex>();
 };
 
-PyModule Load(const std::string& path, const std::string& device, int threads, bool copy) {
+PyModule Load(const std::string& path, const std::string& device, int threads, bool copy, bool verify_weights) {
   hexir::RuntimeOptions options;
   options.device = device;
   options.threads = threads;
@@ -92,6 +92,7 @@ PyModule Load(const std::string& path, const std::string& device, int threads, b
   std::shared_ptr<hexir::Runtime> shared(std::move(*runtime));
   hexir::ModuleOptions module_options;
   module_options.load_mode = copy ? hexir::LoadMode::kCopy : hexir::LoadMode::kMap;
+  module_options.verify_weights = verify_weights;
   auto module = hexir::Module::Load(*shared, path, module_options);
   if (!module.ok()) Throw(module.status());
   return PyModule{shared, *module};
@@ -234,6 +235,7 @@ PYBIND11_MODULE(_hexir, m) {
       .def_property_readonly("arena_bytes", [](const PySession& s) { return s.session->arena_bytes(); })
       .def_property_readonly("last_copied", [](const PySession& s) { return s.last_copied; })
       .def_property_readonly("runtime_live_buffers", [](const PySession& s) { return s.runtime->live_buffers(); });
-  m.def("load", &Load, py::arg("path"), py::arg("device"), py::arg("threads"), py::arg("copy"));
+  m.def("load", &Load, py::arg("path"), py::arg("device"), py::arg("threads"), py::arg("copy"),
+        py::arg("verify_weights"));
   m.def("session", &NewSession, py::arg("module"), py::arg("function"), py::arg("memory_limit"));
 }

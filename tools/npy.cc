@@ -159,27 +159,9 @@ Status Write(const std::string& path, const Array& array) {
 }
 
 Status WriteAll(const std::vector<std::pair<std::string, const Array*>>& files) {
-  std::vector<std::string> temporaries;
-  auto discard = [&] {
-    for (const std::string& t : temporaries) std::remove(t.c_str());
-  };
-  for (const auto& [path, array] : files) {
-    std::string bytes = Serialize(*array);
-    temporaries.push_back(TemporaryPathFor(path));
-    Status written = WriteFile(temporaries.back(), bytes.data(), bytes.size());
-    if (!written.ok()) {
-      discard();
-      return InvalidArgumentError("cannot write '", path, "' (no output written): ", written.message());
-    }
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (std::rename(temporaries[i].c_str(), files[i].first.c_str()) != 0) {
-      temporaries.erase(temporaries.begin(), temporaries.begin() + static_cast<std::ptrdiff_t>(i));
-      discard();
-      return InvalidArgumentError("cannot write '", files[i].first, "': ", std::strerror(errno));
-    }
-  }
-  return Status::Ok();
+  std::vector<std::pair<std::string, std::string>> bytes;
+  for (const auto& [path, array] : files) bytes.emplace_back(path, Serialize(*array));
+  return WriteFilesAtomically(bytes);
 }
 
 }  // namespace hexir::npy

@@ -176,6 +176,13 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
 
 static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_t> &bytes,
                                llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput) {
+  // The input is read once, checked to be a regular file first (a FIFO would block the open,
+  // /dev/zero would be read until memory runs out) and to the size it had when opened.
+  StatusOr<std::string> source = ReadFileToString(options.inputPath);
+  if (!source.ok()) {
+    diagnostics << "error: " << source.status().message() << "\n";
+    return false;
+  }
   DialectRegistry registry;
   mlir::hexir::registerCompilerDialects(registry);
   MLIRContext context(registry);
@@ -217,6 +224,7 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     });
     onnx_import::OnnxImportOptions importOptions;
     importOptions.path = options.inputPath;
+    importOptions.contents = &*source;
     importOptions.entry = options.entry;
     importOptions.inputShapes = options.inputShapes;
     OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(context, importOptions);
@@ -229,13 +237,7 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
                 << "' is an MLIR graph, whose shapes are in its types\n";
     return false;
   }
-  std::string error;
-  auto file = openInputFile(options.inputPath, &error);
-  if (!file) {
-    diagnostics << "error: cannot read '" << options.inputPath << "': " << error << "\n";
-    return false;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(*source, options.inputPath), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return false;

@@ -1,6 +1,8 @@
 //===- Machine.cpp - machine descriptions: memory spaces and processors ---===//
 #include "Target/Machine.h"
 
+#include "base/file_mapping.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -182,12 +184,13 @@ FailureOr<MachineDescription> mlir::hexir::loadMachine(llvm::StringRef nameOrPat
             "; or give a path to a machine file)";
     return failure();
   }
-  auto buffer = llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
-  if (!buffer) {
-    error = "cannot read machine file '" + nameOrPath.str() + "': " + buffer.getError().message();
+  // A regular file only (a FIFO or a device would block or never end).
+  ::hexir::StatusOr<std::string> text = ::hexir::ReadFileToString(nameOrPath.str());
+  if (!text.ok()) {
+    error = "cannot read machine file: " + text.status().message();
     return failure();
   }
-  return parseMachine((*buffer)->getBuffer(), nameOrPath, error);
+  return parseMachine(*text, nameOrPath, error);
 }
 
 namespace {

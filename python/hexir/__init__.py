@@ -118,17 +118,19 @@ def compile(model, *, output=None, input_shapes=None, entry="main", target="host
         return executable
 
 
-def load(executable, *, device="host", threads=0):
+def load(executable, *, device="host", threads=0, verify_weights=False):
     """Loads an executable (bytes from compile(), or a path) on `device` ("host", "cuda") with
-    `threads` worker threads per dispatch (0: every core)."""
+    `threads` worker threads per dispatch (0: every core). `verify_weights` also checksums the
+    constant pool (reads every weight once; a flipped bit raises DataLossError), as hexir-run
+    --verify-weights; the executable's code and metadata are always checked."""
     if isinstance(executable, (bytes, bytearray, memoryview)):
         # Loaded as a private copy, so the temporary file can go at once.
         with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
             path = os.path.join(tmp, "model.hxb")
             with open(path, "wb") as f:
                 f.write(bytes(executable))
-            return Module(_call(_hexir.load, path, device, int(threads), True))
-    return Module(_call(_hexir.load, os.fspath(executable), device, int(threads), False))
+            return Module(_call(_hexir.load, path, device, int(threads), True, bool(verify_weights)))
+    return Module(_call(_hexir.load, os.fspath(executable), device, int(threads), False, bool(verify_weights)))
 
 
 class Module:

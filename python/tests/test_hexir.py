@@ -5,6 +5,7 @@ import gc
 import json
 import os
 import re
+import stat
 import sys
 import threading
 
@@ -130,6 +131,41 @@ def test_threads_run_sessions_concurrently(module):
     for t in range(4):
         for i in range(len(xs)):
             assert np.array_equal(results[t][i], expected[i])  # the same bits
+
+
+def test_special_files_are_refused_and_devices_kept(tmp_path):
+    # A FIFO is refused at once, named, as a model and as a graph (it waited for a writer);
+    # an output to /dev/null is written in place, and /dev/null stays a device.
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    with pytest.raises(hexir.InvalidArgumentError, match="is a FIFO, not a regular file"):
+        hexir.load(fifo)
+    with pytest.raises(hexir.CompileError, match="is a FIFO, not a regular file"):
+        hexir.compile(fifo)
+    with pytest.raises(hexir.CompileError, match="'/dev/zero' is a character device"):
+        hexir.compile("/dev/zero")
+    hexir.compile(MLIR, output="/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    with pytest.raises(hexir.InvalidArgumentError, match="it is a directory"):
+        hexir.compile(MLIR, output=str(tmp_path))
+
+
+def test_verify_weights_catches_a_flipped_weight(tmp_path):
+    graph = ("func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {\n"
+             "  %w = arith.constant dense<[" + ", ".join(f"{i}.5" for i in range(64)) + "]> : tensor<64xf32>\n"
+             "  %y = tosa.add %x, %w : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>\n"
+             "  return %y : tensor<64xf32>\n}\n")
+    path = tmp_path / "w.hxb"
+    hexir.compile(graph, output=str(path))
+    data = bytearray(path.read_bytes())
+    weights = np.arange(64, dtype=np.float32) + np.float32(0.5)
+    at = bytes(data).find(weights.tobytes())
+    assert at > 0
+    data[at + 17] ^= 0x04
+    path.write_bytes(bytes(data))
+    hexir.load(str(path))  # not read at load: loads
+    with pytest.raises(hexir.DataLossError, match="checksum"):
+        hexir.load(str(path), verify_weights=True)
 
 
 def _threads_run(run, xs, threads=8, rounds=30):

@@ -5,6 +5,7 @@ code 1, no crash and no partial output file. Usage: cli_errors.py --bin BUILD/to
 import argparse
 import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,8 @@ FAILURES = []
 
 
 def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
+    # A tool that hangs (a FIFO waited for) fails the test instead of stopping it.
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 def expect_failure(what, cmd, message, no_file=None):
@@ -86,7 +88,7 @@ def main():
                 f.write(text)
             expect_failure(f"hexir-compile: {what}", [compile_, "graph.mlir", "-o", out], message, no_file=out)
         expect_failure("hexir-compile: missing file", [compile_, "nope.mlir", "-o", out],
-                       "cannot read 'nope.mlir'", no_file=out)
+                       "cannot open 'nope.mlir': No such file or directory", no_file=out)
 
         # Bad command lines.
         r = run([compile_, "graph.mlir"])
@@ -288,6 +290,32 @@ def main():
         expect_failure("hexir-run: unknown function", [run_, exe, "--function", "f", "--input", "x=x.npy"],
                        "no function 'f' in the module (it has: main)")
         expect_failure("hexir-run: bad flag", [run_, exe, "--frobnicate"], "unknown option '--frobnicate'")
+
+        # Special files: whatever is read (a model, a graph, an input, a machine file) must be a
+        # regular file, refused at once and named otherwise (a FIFO waited for a writer forever,
+        # /dev/zero was read until memory ran out); outputs into a device are written in place
+        # and the device stays one (-o /dev/full replaced the device node with a file).
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        for what, cmd in [("hexir-run: a FIFO as the model", [run_, fifo]),
+                          ("hexir-dump: a FIFO as the model", [dump, fifo]),
+                          ("hexir-compile: a FIFO as the graph", [compile_, fifo, "-o", out]),
+                          ("hexir-compile: a FIFO as the machine file",
+                           [compile_, "softmax.mlir", "--machine", fifo, "-o", out]),
+                          ("hexir-run: a FIFO as an input", [run_, exe, "--input", "x=" + fifo])]:
+            expect_failure(what, cmd, f"'{fifo}' is a FIFO, not a regular file")
+        expect_failure("hexir-run: /dev/zero as an input", [run_, exe, "--input", "x=/dev/zero"],
+                       "'/dev/zero' is a character device, not a regular file")
+        expect_failure("hexir-compile: /dev/zero as the graph", [compile_, "/dev/zero", "-o", out],
+                       "'/dev/zero' is a character device, not a regular file")
+        expect_success("hexir-compile -o /dev/null", [compile_, "softmax.mlir", "-o", "/dev/null"])
+        expect_success("hexir-run --output into /dev/null", [run_, exe, "--input", "x=x.npy", "--output",
+                                                             "probs=/dev/null"])
+        if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+            FAILURES.append("/dev/null replaced")
+            print("FAIL /dev/null is no longer a character device")
+        expect_failure("hexir-compile -o a folder", [compile_, "softmax.mlir", "-o", tmp],
+                       f"cannot write '{tmp}': it is a directory")
 
         # Corrupted executables are refused by hexir-run and hexir-dump.
         data = open(exe, "rb").read()
