@@ -8,7 +8,7 @@ packages=(
   python3 python3-numpy binutils libclang-rt-22-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-torch python3-torchvision python3-sklearn
-  python3-dev pybind11-dev python3-pytest libcpp-httplib-dev nlohmann-json3-dev curl wrk
+  python3-dev pybind11-dev python3-pytest nlohmann-json3-dev curl wrk
 )
 missing=()
 for p in "${packages[@]}"; do

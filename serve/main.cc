@@ -1,8 +1,10 @@
 // hexir-serve: serves Hexir executables over the Open Inference Protocol (KServe v2 REST).
 //   hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]
 //               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
+//               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
+//               [--shutdown-grace S]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
-// or SIGINT stop accepting, answer what was accepted, and exit 0.
+// or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -20,9 +22,16 @@ namespace {
 constexpr const char* kUsage =
     "usage: hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]\n"
     "                   [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]\n"
+    "                   [--max-connections N] [--header-timeout S] [--body-timeout S]\n"
+    "                   [--idle-timeout S] [--shutdown-grace S]\n"
     "Serves the models over the Open Inference Protocol (KServe v2 REST) and /metrics.\n"
-    "--port 0 picks a free port (printed). --sessions: sessions per model (default 2);\n"
-    "--max-queue: requests that may wait for a session (default 16; more are refused with 503).\n";
+    "--port 0 picks a free port (printed). --threads: workers answering complete requests\n"
+    "(default 4; a client that sends or reads slowly holds none). --sessions: sessions per model\n"
+    "(default 2); --max-queue: requests that may wait for a session (default 16; more: 503).\n"
+    "--max-connections (default 1024; at the limit the connection idle the longest is closed).\n"
+    "A request's headers must arrive within --header-timeout (default 10 s) of its first byte,\n"
+    "all of it within --body-timeout (60 s): 408 otherwise; idle connections close after\n"
+    "--idle-timeout (30 s). SIGTERM: requests begun may finish within --shutdown-grace (10 s).\n";
 
 int g_stop_pipe[2] = {-1, -1};
 
@@ -73,6 +82,19 @@ int main(int argc, char** argv) {
       ++i;
     } else if (arg == "--device" && value) {
       runtime_options.device = argv[++i];
+    } else if (arg == "--max-connections" && hexir::tools::ParseInteger(value, 1, 1000000, &n)) {
+      options.max_connections = static_cast<int>(n);
+      ++i;
+    } else if ((arg == "--header-timeout" || arg == "--body-timeout" || arg == "--idle-timeout" ||
+                arg == "--shutdown-grace") && value) {
+      double seconds = 0;
+      if (!hexir::tools::ParseSeconds(value, 86400, &seconds) || seconds < 0.001)
+        return Fail(arg + " needs seconds from 0.001 to 86400, got '" + value + "'");
+      (arg == "--header-timeout" ? options.header_timeout_s
+       : arg == "--body-timeout" ? options.body_timeout_s
+       : arg == "--idle-timeout" ? options.idle_timeout_s
+                                 : options.shutdown_grace_s) = seconds;
+      ++i;
     } else {
       return Fail("bad or incomplete option '" + arg + "'\n" + kUsage);
     }
@@ -93,9 +115,8 @@ int main(int argc, char** argv) {
     if (::pipe(g_stop_pipe) != 0) return Fail("cannot make the signal pipe");
     std::signal(SIGTERM, OnSignal);
     std::signal(SIGINT, OnSignal);
-    // A client that leaves before its answer is written makes send() fail with EPIPE, and
-    // cpp-httplib sends without MSG_NOSIGNAL: its Server ignores SIGPIPE, and so does this
-    // program, whatever the library version does.
+    // Sockets are written with MSG_NOSIGNAL; a write to a closed pipe elsewhere is no reason
+    // to die either.
     std::signal(SIGPIPE, SIG_IGN);
     std::thread stopper([&server] {
       char c;

@@ -1,11 +1,9 @@
 #include "serve/server.h"
 
-#include <httplib.h>
-
-#include <sys/socket.h>
-
 #include <chrono>
+#include <cstdio>
 
+#include "serve/http_server.h"
 #include "serve/protocol.h"
 
 namespace hexir::serve {
@@ -13,11 +11,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-void Error(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(json{{"error", message}}.dump(), "application/json");
-}
 
 // A JSON request of a model's inputs takes at most this many bytes per element (a float with
 // 17 digits, exponent, sign and separator), plus room for names and shapes.
@@ -27,167 +20,184 @@ uint64_t BodyLimit(const ModelPool& model) {
   return elements * 32 + 65536;
 }
 
+// The body of any other request (health, metadata: none).
+constexpr uint64_t kOtherBodyLimit = 65536;
+
 }  // namespace
 
 struct Server::Impl {
   std::map<std::string, std::unique_ptr<ModelPool>> models;
   ServerOptions options;
   Metrics metrics;
-  httplib::Server http;
-  socket_t listen_socket = -1;  // cpp-httplib's socket type (global)
+  std::unique_ptr<HttpServer> http;
+
+  HttpResponse Handle(const HttpRequest& req);
+  HttpResponse Infer(ModelPool& model, const HttpRequest& req);
 };
+
+namespace {
+
+HttpResponse ErrorReply(int status, const std::string& message) {
+  HttpResponse res;
+  res.status = status;
+  res.body = json{{"error", message}}.dump();
+  return res;
+}
+
+HttpResponse JsonReply(const json& body, const std::string& content_type = "application/json") {
+  HttpResponse res;
+  res.content_type = content_type;
+  res.body = body.dump();
+  return res;
+}
+
+// "/v2/models/NAME/SUFFIX" -> NAME and SUFFIX ("" for "/v2/models/NAME"); false for other paths.
+bool ModelPath(const std::string& path, std::string* name, std::string* suffix) {
+  static const std::string kPrefix = "/v2/models/";
+  if (path.compare(0, kPrefix.size(), kPrefix) != 0) return false;
+  std::string rest = path.substr(kPrefix.size());
+  size_t slash = rest.find('/');
+  *name = rest.substr(0, slash);
+  *suffix = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  return !name->empty();
+}
+
+}  // namespace
+
+HttpResponse Server::Impl::Handle(const HttpRequest& req) {
+  std::string path = req.target.substr(0, req.target.find('?'));
+  bool get = req.method == "GET", post = req.method == "POST";
+  if (get && path == "/v2/health/live") return JsonReply(json{{"live", true}});
+  if (get && path == "/v2/health/ready") return JsonReply(json{{"ready", true}});
+  if (get && path == "/v2")
+    return JsonReply(json{{"name", "hexir-serve"}, {"version", "0.1.0"}, {"extensions", json::array()}});
+  if (get && path == "/metrics") {
+    HttpResponse res;
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = metrics.Text(models);
+    return res;
+  }
+  std::string name, suffix;
+  if (ModelPath(path, &name, &suffix) && ((get && (suffix.empty() || suffix == "ready")) || (post && suffix == "infer"))) {
+    auto it = models.find(name);
+    if (it == models.end()) return ErrorReply(404, "no model '" + name + "'");
+    if (suffix.empty()) return JsonReply(ModelMetadata(*it->second));
+    if (suffix == "ready") return JsonReply(json{{"name", it->first}, {"ready", true}});
+    return Infer(*it->second, req);
+  }
+  return ErrorReply(404, "not found");
+}
+
+HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
+  Clock::time_point start = Clock::now();
+  auto finish = [&](bool ok) {
+    metrics.Observe(model.name(), std::chrono::duration<double>(Clock::now() - start).count(), ok);
+  };
+  // Admitted before parsing: the tensors of at most sessions + max_queue requests exist at
+  // once, however many clients are connected.
+  ModelPool::Ticket ticket = model.Admit();
+  if (!ticket) {
+    metrics.For(model.name()).rejected.fetch_add(1);
+    finish(false);
+    return ErrorReply(503, "model '" + model.name() + "' is busy: every session is working and the queue is full");
+  }
+  // The binary tensor data extension: the JSON is the first Inference-Header-Content-Length
+  // bytes, binary tensor data follows.
+  std::string header = req.body, binary;
+  if (req.HasHeader("inference-header-content-length")) {
+    const std::string& text = req.Header("inference-header-content-length");
+    bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
+    uint64_t length = digits ? std::stoull(text) : 0;
+    if (!digits || length > req.body.size()) {
+      finish(false);
+      return ErrorReply(400, "Inference-Header-Content-Length '" + text + "' is not a length within the " +
+                                 std::to_string(req.body.size()) + "-byte body");
+    }
+    header = req.body.substr(0, length);
+    binary = req.body.substr(length);
+  }
+  InferRequest request;
+  Status parsed = ParseInferRequest(header, binary, model, &request);
+  if (!parsed.ok()) {
+    finish(false);
+    return ErrorReply(400, parsed.message());
+  }
+  ModelPool::Lease session = model.Acquire(ticket);
+  std::vector<std::vector<unsigned char>> outputs;
+  std::vector<TensorView> ins;
+  std::vector<MutableTensorView> outs;
+  for (size_t k = 0; k < model.inputs().size(); ++k)
+    ins.push_back({request.inputs[k].data(), model.inputs()[k].element_type,
+                   Span<const int64_t>(model.inputs()[k].shape)});
+  outputs.resize(model.outputs().size());
+  for (size_t k = 0; k < model.outputs().size(); ++k) {
+    outputs[k].assign(model.outputs()[k].byte_size, 0);
+    outs.push_back({outputs[k].data(), model.outputs()[k].element_type,
+                    Span<const int64_t>(model.outputs()[k].shape)});
+  }
+  Status ran = session->Run(Span<const TensorView>(ins.data(), ins.size()),
+                            Span<const MutableTensorView>(outs.data(), outs.size()));
+  if (!ran.ok()) {
+    finish(false);
+    return ErrorReply(500, ran.message());
+  }
+  InferReply reply = InferResponse(model, request, outputs);
+  HttpResponse res;
+  if (reply.binary.empty()) {
+    res.body = std::move(reply.json);
+  } else {
+    res.content_type = "application/octet-stream";
+    res.headers.push_back({"Inference-Header-Content-Length", std::to_string(reply.json.size())});
+    res.body = reply.json + reply.binary;
+  }
+  finish(true);
+  return res;
+}
 
 Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->models = std::move(models);
   impl_->options = options;
   Impl& s = *impl_;
-  uint64_t limit = 65536;
-  for (const auto& [name, pool] : s.models) {
-    s.metrics.For(name);
-    limit = std::max(limit, BodyLimit(*pool));
-  }
-  s.http.set_payload_max_length(limit);
-  // cpp-httplib closes a connection after 5 requests and listens with a backlog of 5: under
-  // load, 32 clients reconnecting every 5 requests overflowed the accept queue and saw
-  // connections reset. Keep connections for 1000 requests (nginx's default) and, once bound,
-  // listen with the system's backlog (listen() on a listening socket updates it).
-  s.http.set_keep_alive_max_count(1000);
-  s.http.set_socket_options([&s](socket_t sock) {
-    int yes = 1;  // what cpp-httplib's default options set
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    s.listen_socket = sock;
-  });
-  int threads = std::max(1, options.threads);
-  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-
-  s.http.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(json{{"live", true}}.dump(), "application/json");
-  });
-  s.http.Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(json{{"ready", true}}.dump(), "application/json");
-  });
-  s.http.Get("/v2", [&s](const httplib::Request&, httplib::Response& res) {
-    res.set_content(json{{"name", "hexir-serve"}, {"version", "0.1.0"}, {"extensions", json::array()}}.dump(),
-                    "application/json");
-  });
-  s.http.Get(R"(/v2/models/([^/]+))", [&s](const httplib::Request& req, httplib::Response& res) {
-    auto it = s.models.find(req.matches[1]);
-    if (it == s.models.end()) return Error(res, 404, "no model '" + std::string(req.matches[1]) + "'");
-    res.set_content(ModelMetadata(*it->second).dump(), "application/json");
-  });
-  s.http.Get(R"(/v2/models/([^/]+)/ready)", [&s](const httplib::Request& req, httplib::Response& res) {
-    auto it = s.models.find(req.matches[1]);
-    if (it == s.models.end()) return Error(res, 404, "no model '" + std::string(req.matches[1]) + "'");
-    res.set_content(json{{"name", it->first}, {"ready", true}}.dump(), "application/json");
-  });
-  s.http.Post(R"(/v2/models/([^/]+)/infer)", [&s](const httplib::Request& req, httplib::Response& res) {
-    auto it = s.models.find(req.matches[1]);
-    if (it == s.models.end()) return Error(res, 404, "no model '" + std::string(req.matches[1]) + "'");
-    ModelPool& model = *it->second;
-    Clock::time_point start = Clock::now();
-    auto finish = [&](bool ok) {
-      s.metrics.Observe(model.name(), std::chrono::duration<double>(Clock::now() - start).count(), ok);
-    };
-    if (req.body.size() > BodyLimit(model)) {
-      finish(false);
-      return Error(res, 413, "the request body of " + std::to_string(req.body.size()) + " bytes is over the " +
-                                 std::to_string(BodyLimit(model)) + " bytes a request of model '" + model.name() +
-                                 "' can need");
-    }
-    // Admitted before parsing: the tensors of at most sessions + max_queue requests exist at
-    // once, however many clients are connected.
-    ModelPool::Ticket ticket = model.Admit();
-    if (!ticket) {
-      s.metrics.For(model.name()).rejected.fetch_add(1);
-      finish(false);
-      return Error(res, 503, "model '" + model.name() + "' is busy: every session is working and the queue is full");
-    }
-    // The binary tensor data extension: the JSON is the first Inference-Header-Content-Length
-    // bytes, binary tensor data follows.
-    std::string header = req.body, binary;
-    if (req.has_header("Inference-Header-Content-Length")) {
-      const std::string text = req.get_header_value("Inference-Header-Content-Length");
-      bool digits = !text.empty() && text.size() <= 18 &&
-                    text.find_first_not_of("0123456789") == std::string::npos;
-      uint64_t length = digits ? std::stoull(text) : 0;
-      if (!digits || length > req.body.size()) {
-        finish(false);
-        return Error(res, 400, "Inference-Header-Content-Length '" + text + "' is not a length within the " +
-                                   std::to_string(req.body.size()) + "-byte body");
-      }
-      header = req.body.substr(0, length);
-      binary = req.body.substr(length);
-    }
-    InferRequest request;
-    Status parsed = ParseInferRequest(header, binary, model, &request);
-    if (!parsed.ok()) {
-      finish(false);
-      return Error(res, 400, parsed.message());
-    }
-    ModelPool::Lease session = model.Acquire(ticket);
-    std::vector<std::vector<unsigned char>> outputs;
-    std::vector<TensorView> ins;
-    std::vector<MutableTensorView> outs;
-    for (size_t k = 0; k < model.inputs().size(); ++k)
-      ins.push_back({request.inputs[k].data(), model.inputs()[k].element_type,
-                     Span<const int64_t>(model.inputs()[k].shape)});
-    outputs.resize(model.outputs().size());
-    for (size_t k = 0; k < model.outputs().size(); ++k) {
-      outputs[k].assign(model.outputs()[k].byte_size, 0);
-      outs.push_back({outputs[k].data(), model.outputs()[k].element_type,
-                      Span<const int64_t>(model.outputs()[k].shape)});
-    }
-    Status ran = session->Run(Span<const TensorView>(ins.data(), ins.size()),
-                              Span<const MutableTensorView>(outs.data(), outs.size()));
-    if (!ran.ok()) {
-      finish(false);
-      return Error(res, 500, ran.message());
-    }
-    InferReply reply = InferResponse(model, request, outputs);
-    if (reply.binary.empty()) {
-      res.set_content(reply.json, "application/json");
-    } else {
-      res.set_header("Inference-Header-Content-Length", std::to_string(reply.json.size()));
-      res.set_content(reply.json + reply.binary, "application/octet-stream");
-    }
-    finish(true);
-  });
-  s.http.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
-    res.set_content(s.metrics.Text(s.models), "text/plain; version=0.0.4");
-  });
-  // Anything else, or a body the library refuses (over the limit), in the protocol's form.
-  // (cpp-httplib parses an application/x-www-form-urlencoded body itself, up to 8 KiB: curl's
-  // and urllib's default content type. Infer requests are JSON.)
-  s.http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 413)
-      return Error(res, 413, req.get_header_value("Content-Type") == "application/x-www-form-urlencoded"
-                                 ? "the request body is too large for a form-encoded request: send it as "
-                                   "Content-Type: application/json"
-                                 : "the request body is too large");
-    Error(res, res.status, res.status == 404 ? "not found" : "bad request");
-  });
+  for (const auto& [name, pool] : s.models) s.metrics.For(name);
+  HttpServerOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.workers = std::max(1, options.threads);
+  http.max_connections = options.max_connections;
+  http.header_timeout_s = options.header_timeout_s;
+  http.body_timeout_s = options.body_timeout_s;
+  http.idle_timeout_s = options.idle_timeout_s;
+  http.shutdown_grace_s = options.shutdown_grace_s;
+  // A request's body may be as large as its model's inputs can need in JSON; anything else
+  // needs no body to speak of.
+  auto limit = [&s](const HttpRequest& req) {
+    std::string name, suffix;
+    std::string path = req.target.substr(0, req.target.find('?'));
+    if (req.method == "POST" && ModelPath(path, &name, &suffix) && suffix == "infer")
+      if (auto it = s.models.find(name); it != s.models.end())
+        return HttpRequestReader::BodyLimit{BodyLimit(*it->second), "the " + std::to_string(BodyLimit(*it->second)) +
+                                                                        " bytes a request of model '" + name +
+                                                                        "' can need"};
+    return HttpRequestReader::BodyLimit{kOtherBodyLimit,
+                                        "the " + std::to_string(kOtherBodyLimit) + " bytes a request may have here"};
+  };
+  s.http = std::make_unique<HttpServer>(http, [&s](const HttpRequest& req) { return s.Handle(req); }, limit,
+                                        ErrorReply);
 }
 
 Server::~Server() = default;
 
 bool Server::Serve() {
   Impl& s = *impl_;
-  int port = s.options.port;
-  if (port == 0) {
-    port = s.http.bind_to_any_port(s.options.host);
-    if (port < 0) return false;
-  } else if (!s.http.bind_to_port(s.options.host, port)) {
-    return false;
-  }
-  if (s.listen_socket >= 0) ::listen(s.listen_socket, SOMAXCONN);
-  bound_port_ = port;
-  std::printf("hexir-serve: listening on %s:%d\n", s.options.host.c_str(), port);
+  if (!s.http->Bind()) return false;
+  bound_port_ = s.http->port();
+  std::printf("hexir-serve: listening on %s:%d\n", s.options.host.c_str(), bound_port_);
   std::fflush(stdout);
-  return s.http.listen_after_bind();
+  s.http->Run();
+  return true;
 }
 
-void Server::Stop() { impl_->http.stop(); }
+void Server::Stop() { impl_->http->Stop(); }
 
 }  // namespace hexir::serve

@@ -1,5 +1,6 @@
 // The hexir-serve HTTP server: the Open Inference Protocol's REST endpoints over the model
-// pools (cpp-httplib from Debian), GET /metrics, bounded queues, graceful shutdown.
+// pools (on HttpServer: slow or idle clients hold no worker), GET /metrics, bounded queues,
+// graceful shutdown.
 //
 //   GET  /v2/health/live, /v2/health/ready, /v2, /v2/models/{name}, /v2/models/{name}/ready
 //   POST /v2/models/{name}/infer   (JSON tensors)
@@ -21,7 +22,12 @@ namespace hexir::serve {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;
-  int threads = 4;  // HTTP workers
+  int threads = 4;  // workers answering complete requests
+  int max_connections = 1024;
+  double header_timeout_s = 10;  // a request's headers must arrive within this of its first byte
+  double body_timeout_s = 60;    // the whole request within this
+  double idle_timeout_s = 30;    // an idle keep-alive connection is closed after this
+  double shutdown_grace_s = 10;  // after Stop(), requests begun may finish within this
 };
 
 class Server {
@@ -30,7 +36,7 @@ class Server {
   ~Server();
   // Listens and serves until Stop(); false when the port cannot be bound.
   bool Serve();
-  // Stops accepting; requests already accepted are answered first.
+  // Stops accepting; requests already received are answered first (within the grace).
   void Stop();
   int bound_port() const { return bound_port_; }
 
