@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Hexir needs, only those that are missing.
+# Installs the Debian packages Hexir needs, only those that are missing: to build and run it, or
+# (--tests) also to test it.
 set -euo pipefail
+# What the compiler, the runtime, the Python package and the server need to build, and the
+# bundled example to run (README command one).
 packages=(
   cmake ninja-build make g++ pkg-config
-  llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 llvm-22-tools clang-22
+  llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 llvm-22-tools
   flatbuffers-compiler libflatbuffers-dev catch2 libxxhash-dev
-  python3 python3-numpy binutils libclang-rt-22-dev libopenblas-dev
+  python3 python3-numpy binutils
   libonnx-dev libprotobuf-dev protobuf-compiler
-  python3-onnx python3-torch python3-torchvision python3-sklearn
-  python3-dev pybind11-dev python3-pytest nlohmann-json3-dev curl wrk
+  python3-dev pybind11-dev nlohmann-json3-dev
 )
+# --tests: what the test suite adds (README command two): PyTorch and ONNX for the test models
+# and references, clang for the fuzzers, OpenBLAS and wrk for the benchmarks' baselines.
+if [ "${1:-}" = --tests ]; then
+  packages+=(
+    clang-22 libclang-rt-22-dev libopenblas-dev
+    python3-onnx python3-torch python3-torchvision python3-sklearn python3-pytest curl wrk
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

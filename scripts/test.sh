@@ -2,28 +2,54 @@
 # README command two: installs what is missing, builds, and runs the whole test suite:
 #   1. unit, FileCheck, end-to-end and differential tests (ctest, the normal build);
 #   2. the runtime and planner under ASan + UBSan + LSan, the concurrency tests under TSan;
-#   3. bounded libFuzzer runs of the executable loader and hexir-plan's CSV reader;
+#   3. bounded libFuzzer runs of the parsers of outside bytes (scripts/fuzz.sh);
 #   4. the GPU check's two halves on this machine (scripts/device-check.sh: the portable
 #      runtime-only build and its folder, then its run, where the CUDA part says "skipped");
-#   5. a build with CMake's default generator (Unix Makefiles), which users run without -G.
+#   5. CMake's default generator (Unix Makefiles), which users run without -G: configured, the
+#      generated headers (TableGen, flatc) and the runtime tools built with it, and its hexir-run
+#      running an executable the first build compiled (not the whole compiler a second time).
+# Each stage's time is printed at the end (also when one fails).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/install-deps.sh"
+build="${HEXIR_BUILD_DIR:-$root/build}"
+stages=()
+stage_start=$SECONDS
+stage() {  # stage NAME: ends the stage before and starts NAME
+  local now=$SECONDS
+  if [ -n "${current:-}" ]; then stages+=("$(printf '%-22s %4d s' "$current" $((now - stage_start)))"); fi
+  current="$1"
+  stage_start=$now
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
+report() {
+  stage ""
+  echo "== stage times (total $SECONDS s)"
+  printf '   %s\n' "${stages[@]}"
+}
+trap report EXIT
+stage "install"
+"$root/scripts/install-deps.sh" --tests
+stage "build"
 "$root/scripts/build.sh"
-ctest --test-dir "${HEXIR_BUILD_DIR:-$root/build}" --output-on-failure -j 2
-echo "== sanitizers"
+stage "ctest"
+ctest --test-dir "$build" --output-on-failure -j 2
+stage "sanitizers"
 "$root/scripts/sanitize.sh"
-echo "== fuzzing"
+stage "fuzzing"
 "$root/scripts/fuzz.sh"
-echo "== device check (here: the CUDA part skips)"
+stage "device check"
 devcheck="$(mktemp -d)"
 "$root/scripts/device-check.sh" --prepare "$devcheck/dir" >/dev/null
 PYTHON=/usr/bin/python3 "$root/scripts/device-check.sh" --run "$devcheck/dir"
 rm -rf "$devcheck"
-echo "== default CMake generator"
+stage "default generator"
 makefiles="$(mktemp -d)"
-trap 'rm -rf "$makefiles"' EXIT
 cmake -S "$root" -B "$makefiles" -DCMAKE_BUILD_TYPE=Release -DHEXIR_BUILD_TESTS=OFF \
   -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
-make -C "$makefiles" -j 2 hexir-compile hexir-run >/dev/null
-"$makefiles/tools/hexir-compile" --version
+make -C "$makefiles" -j 2 HexirOpsIncGen HexirPassesIncGen HexirHostPassesIncGen HexirCudaPassesIncGen \
+  hexir_fbs_gen hexir-run hexir-dump >/dev/null
+"$build/tools/hexir-compile" "$root/tests/graphs/matmul_tanh.mlir" -o "$makefiles/graph.hxb"
+"$makefiles/tools/hexir-run" "$makefiles/graph.hxb" | head -3
+"$makefiles/tools/hexir-dump" "$makefiles/graph.hxb" >/dev/null
+rm -rf "$makefiles"

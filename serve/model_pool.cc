@@ -5,11 +5,11 @@ namespace hexir::serve {
 StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, const std::string& name,
                                                        const std::string& path, int sessions, int max_queue) {
   std::unique_ptr<ModelPool> pool(new ModelPool());
-  pool->name_ = name;
+  pool->signature_.model_name = name;
   pool->max_queue_ = max_queue;
   HEXIR_ASSIGN_OR_RETURN(pool->module_, Module::Load(runtime, path));
-  HEXIR_ASSIGN_OR_RETURN(pool->inputs_, pool->module_->inputs("main"));
-  HEXIR_ASSIGN_OR_RETURN(pool->outputs_, pool->module_->outputs("main"));
+  HEXIR_ASSIGN_OR_RETURN(pool->signature_.input_info, pool->module_->inputs("main"));
+  HEXIR_ASSIGN_OR_RETURN(pool->signature_.output_info, pool->module_->outputs("main"));
   for (int i = 0; i < sessions; ++i) {
     HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(pool->module_));
     pool->arena_bytes_ = session->arena_bytes();

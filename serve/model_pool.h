@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hexir/hexir.h"
+#include "serve/protocol.h"
 
 namespace hexir::serve {
 
@@ -60,10 +61,11 @@ class ModelPool {
   // are at most max_queue such waiters: admission bounds them).
   Lease Acquire(const Ticket& ticket);
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return signature_.model_name; }
   const Module& module() const { return *module_; }
-  const std::vector<TensorInfo>& inputs() const { return inputs_; }
-  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  const ModelSignature& signature() const { return signature_; }
+  const std::vector<TensorInfo>& inputs() const { return signature_.input_info; }
+  const std::vector<TensorInfo>& outputs() const { return signature_.output_info; }
   uint64_t arena_bytes() const { return arena_bytes_; }
   int waiting() const;
 
@@ -71,10 +73,9 @@ class ModelPool {
   ModelPool() = default;
   void Release(Session* session);
 
-  std::string name_;
+  ModelSignature signature_;
   std::shared_ptr<const Module> module_;
   std::vector<std::unique_ptr<Session>> sessions_;
-  std::vector<TensorInfo> inputs_, outputs_;
   uint64_t arena_bytes_ = 0;
   int max_queue_ = 0;
   int in_flight_ = 0;

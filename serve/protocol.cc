@@ -5,7 +5,6 @@
 #include <cstring>
 #include <limits>
 
-#include "serve/model_pool.h"
 
 namespace hexir::serve {
 namespace {
@@ -175,7 +174,7 @@ const char* DatatypeName(ElementType type) {
   return "UNKNOWN";
 }
 
-json ModelMetadata(const ModelPool& model) {
+json ModelMetadata(const ModelSignature& model) {
   json inputs = json::array(), outputs = json::array();
   for (const TensorInfo& t : model.inputs()) inputs.push_back(Describe(t));
   for (const TensorInfo& t : model.outputs()) outputs.push_back(Describe(t));
@@ -183,7 +182,7 @@ json ModelMetadata(const ModelPool& model) {
               {"inputs", inputs}, {"outputs", outputs}};
 }
 
-Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelPool& model,
+Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelSignature& model,
                          InferRequest* request) {
   if (NestsDeeper(header, kMaxNesting))
     return InvalidArgumentError("the request nests arrays and objects more than ", kMaxNesting,
@@ -281,7 +280,7 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
   return Status::Ok();
 }
 
-InferReply InferResponse(const ModelPool& model, const InferRequest& request,
+InferReply InferResponse(const ModelSignature& model, const InferRequest& request,
                          const std::vector<std::vector<unsigned char>>& outputs) {
   InferReply reply;
   json result = json::array();

@@ -14,13 +14,20 @@
 
 namespace hexir::serve {
 
-class ModelPool;
+// What the protocol needs of a model: its name and its signature (a ModelPool has one).
+struct ModelSignature {
+  std::string model_name;
+  std::vector<TensorInfo> input_info, output_info;
+  const std::string& name() const { return model_name; }
+  const std::vector<TensorInfo>& inputs() const { return input_info; }
+  const std::vector<TensorInfo>& outputs() const { return output_info; }
+};
 
 // "FP32", "INT64", ...: the protocol's name of an element type.
 const char* DatatypeName(ElementType type);
 
 // GET /v2/models/{name}: name, platform, versions, inputs and outputs.
-nlohmann::json ModelMetadata(const ModelPool& model);
+nlohmann::json ModelMetadata(const ModelSignature& model);
 
 struct InferRequest {
   std::string id;                              // echoed in the response when given
@@ -32,7 +39,7 @@ struct InferRequest {
 // Parses and checks a request against the model's signature: `header` is the JSON, `binary`
 // the bytes after it (the binary tensor data extension: inputs with a
 // "parameters": {"binary_data_size": N} take their bytes from it, in order).
-Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelPool& model,
+Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelSignature& model,
                          InferRequest* request);
 
 // The response for `request`, with `outputs` (one buffer per declared output): the JSON, and
@@ -42,7 +49,7 @@ struct InferReply {
   std::string json;
   std::string binary;
 };
-InferReply InferResponse(const ModelPool& model, const InferRequest& request,
+InferReply InferResponse(const ModelSignature& model, const InferRequest& request,
                          const std::vector<std::vector<unsigned char>>& outputs);
 
 }  // namespace hexir::serve

@@ -81,7 +81,7 @@ HttpResponse Server::Impl::Handle(const HttpRequest& req) {
   if (ModelPath(path, &name, &suffix) && ((get && (suffix.empty() || suffix == "ready")) || (post && suffix == "infer"))) {
     auto it = models.find(name);
     if (it == models.end()) return ErrorReply(404, "no model '" + name + "'");
-    if (suffix.empty()) return JsonReply(ModelMetadata(*it->second));
+    if (suffix.empty()) return JsonReply(ModelMetadata(it->second->signature()));
     if (suffix == "ready") return JsonReply(json{{"name", it->first}, {"ready", true}});
     return Infer(*it->second, req);
   }
@@ -117,7 +117,7 @@ HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
     binary = req.body.substr(length);
   }
   InferRequest request;
-  Status parsed = ParseInferRequest(header, binary, model, &request);
+  Status parsed = ParseInferRequest(header, binary, model.signature(), &request);
   if (!parsed.ok()) {
     finish(false);
     return ErrorReply(400, parsed.message());
@@ -141,7 +141,7 @@ HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
     finish(false);
     return ErrorReply(500, ran.message());
   }
-  InferReply reply = InferResponse(model, request, outputs);
+  InferReply reply = InferResponse(model.signature(), request, outputs);
   HttpResponse res;
   if (reply.binary.empty()) {
     res.body = std::move(reply.json);

@@ -78,7 +78,10 @@ StatusOr<Array> Parse(const std::string& bytes, const std::string& what) {
     return InvalidArgumentError(what, ": malformed .npy header: ", header);
   if (fortran != "False")
     return InvalidArgumentError(what, ": Fortran-order arrays are not supported; save with np.ascontiguousarray");
-  if (descr.size() < 2) return InvalidArgumentError(what, ": malformed dtype ", descr);
+  if (descr.size() < 2 || (descr.front() != '\'' && descr.front() != '"') || descr.back() != descr.front())
+    return InvalidArgumentError(what, ": malformed dtype ", descr);
+  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')')
+    return InvalidArgumentError(what, ": malformed shape '", shape_text, "' (a tuple such as (2, 3) is expected)");
   descr = descr.substr(1, descr.size() - 2);
   Array array;
   bool known = false;
@@ -124,7 +127,7 @@ StatusOr<Array> Parse(const std::string& bytes, const std::string& what) {
     return InvalidArgumentError(what, ": holds ", bytes.size() - data_start, " data bytes, its header says ",
                                 bytes_needed);
   array.Resize(bytes_needed);
-  std::memcpy(array.data(), bytes.data() + data_start, bytes_needed);
+  if (bytes_needed > 0) std::memcpy(array.data(), bytes.data() + data_start, bytes_needed);  // (an empty array has no storage)
   return array;
 }
 
@@ -149,7 +152,7 @@ std::string Serialize(const Array& array) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>(header.size() >> 8);
   out += header;
-  out.append(static_cast<const char*>(array.data()), array.byte_size);
+  if (array.byte_size > 0) out.append(static_cast<const char*>(array.data()), array.byte_size);
   return out;
 }
 

@@ -78,6 +78,11 @@ TEST_CASE("npy shapes are parsed strictly and sized without wrapping", "[npy]") 
         "t: malformed shape (99999999999999999999999,)");
   CHECK(Parse(WithShape("(2**3,)"), "t").status().message() == "t: malformed shape (2**3,)");
   CHECK(Parse(WithShape("(-6,)"), "t").status().message() == "t: malformed shape (-6,)");
+  // No tuple at all (a header with "'shape': ," aborted hexir-run with an uncaught exception).
+  for (const char* shape : {"", " ", "6", "(6", "6)"}) {
+    CAPTURE(shape);
+    CHECK(Parse(WithShape(shape), "t").status().message().find("t: malformed") == 0);
+  }
   auto six = Parse(WithShape("( 6 ,)"), "t");
   REQUIRE(six.ok());
   CHECK(six->shape == std::vector<int64_t>{6});
