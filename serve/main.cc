@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "serve/server.h"
-#include "tools/cli_args.h"
+#include "base/cli_args.h"
 
 namespace {
 
@@ -66,29 +66,29 @@ int main(int argc, char** argv) {
         return Fail("--model needs NAME=model.hxb, got '" + text + "'");
       if (!models.emplace(text.substr(0, eq), text.substr(eq + 1)).second)
         return Fail("model '" + text.substr(0, eq) + "' given twice");
-    } else if (arg == "--port" && hexir::tools::ParseInteger(value, 0, 65535, &n)) {
+    } else if (arg == "--port" && hexir::cli::ParseInteger(value, 0, 65535, &n)) {
       options.port = static_cast<int>(n);
       ++i;
     } else if (arg == "--host" && value) {
       options.host = argv[++i];
-    } else if (arg == "--threads" && hexir::tools::ParseInteger(value, 1, 256, &n)) {
+    } else if (arg == "--threads" && hexir::cli::ParseInteger(value, 1, 256, &n)) {
       options.threads = static_cast<int>(n);
       ++i;
-    } else if (arg == "--sessions" && hexir::tools::ParseInteger(value, 1, 256, &n)) {
+    } else if (arg == "--sessions" && hexir::cli::ParseInteger(value, 1, 256, &n)) {
       sessions = n;
       ++i;
-    } else if (arg == "--max-queue" && hexir::tools::ParseInteger(value, 0, 1000000, &n)) {
+    } else if (arg == "--max-queue" && hexir::cli::ParseInteger(value, 0, 1000000, &n)) {
       max_queue = n;
       ++i;
     } else if (arg == "--device" && value) {
       runtime_options.device = argv[++i];
-    } else if (arg == "--max-connections" && hexir::tools::ParseInteger(value, 1, 1000000, &n)) {
+    } else if (arg == "--max-connections" && hexir::cli::ParseInteger(value, 1, 1000000, &n)) {
       options.max_connections = static_cast<int>(n);
       ++i;
     } else if ((arg == "--header-timeout" || arg == "--body-timeout" || arg == "--idle-timeout" ||
                 arg == "--shutdown-grace") && value) {
       double seconds = 0;
-      if (!hexir::tools::ParseSeconds(value, 86400, &seconds) || seconds < 0.001)
+      if (!hexir::cli::ParseSeconds(value, 86400, &seconds) || seconds < 0.001)
         return Fail(arg + " needs seconds from 0.001 to 86400, got '" + value + "'");
       (arg == "--header-timeout" ? options.header_timeout_s
        : arg == "--body-timeout" ? options.body_timeout_s

@@ -11,7 +11,7 @@
 #include "planner/csv.h"
 #include "planner/solver.h"
 #include "planner/verifier.h"
-#include "tools/cli_args.h"
+#include "base/cli_args.h"
 
 namespace {
 
@@ -44,15 +44,15 @@ int main(int argc, char** argv) {
       output = argv[++i];
     } else if (arg == "--capacity" && has_value) {
       int64_t v = 0;
-      if (!hexir::tools::ParseInteger(argv[++i], 1, INT64_MAX, &v))
+      if (!hexir::cli::ParseInteger(argv[++i], 1, INT64_MAX, &v))
         return Fail(std::string("bad --capacity '") + argv[i] + "': a number of bytes from 1 to 2^63 - 1");
       capacity = static_cast<uint64_t>(v);
     } else if (arg == "--time-limit" && has_value) {
-      if (!hexir::tools::ParseSeconds(argv[++i], 86400, &options.time_limit_seconds))
+      if (!hexir::cli::ParseSeconds(argv[++i], 86400, &options.time_limit_seconds))
         return Fail(std::string("bad --time-limit '") + argv[i] + "': seconds from 0 to 86400");
     } else if (arg == "--threads" && has_value) {
       int64_t v = 0;
-      if (!hexir::tools::ParseInteger(argv[++i], 1, 4, &v)) return Fail("--threads must be 1 to 4");
+      if (!hexir::cli::ParseInteger(argv[++i], 1, 4, &v)) return Fail("--threads must be 1 to 4");
       options.search_threads = static_cast<int>(v);
     } else if (arg == "--best-fit-only") {
       options.exact_search = false;

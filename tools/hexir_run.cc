@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hexir/hexir.h"
-#include "tools/cli_args.h"
+#include "base/cli_args.h"
 #include "tools/npy.h"
 #include "tools/run_benchmark.h"
 
@@ -104,12 +104,12 @@ int main(int argc, char** argv) {
       module_options.verify_weights = true;
     } else if (arg == "--threads") {
       int64_t n;
-      if (!hexir::tools::ParseInteger(value, 0, 1024, &n)) return Fail("--threads needs a count from 0 to 1024");
+      if (!hexir::cli::ParseInteger(value, 0, 1024, &n)) return Fail("--threads needs a count from 0 to 1024");
       runtime_options.threads = static_cast<int>(n);
       ++i;
     } else if (arg == "--memory-limit") {
       int64_t n;
-      if (!hexir::tools::ParseInteger(value, 1, INT64_MAX, &n))
+      if (!hexir::cli::ParseInteger(value, 1, INT64_MAX, &n))
         return Fail("--memory-limit needs a number of bytes from 1 to 2^63 - 1");
       session_options.memory_limit_bytes = static_cast<uint64_t>(n);
       ++i;
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
       if (!value) return Fail("--in-place needs an output name");
       in_place.push_back(argv[++i]);
     } else if (arg == "--benchmark") {
-      if (!hexir::tools::ParseInteger(value, 1, 1000000, &benchmark_runs))
+      if (!hexir::cli::ParseInteger(value, 1, 1000000, &benchmark_runs))
         return Fail("--benchmark needs a number of runs from 1 to 1000000");
       ++i;
     } else if (!arg.empty() && arg[0] == '-') {

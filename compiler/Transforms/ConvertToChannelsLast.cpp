@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Dialect/Functions.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -419,9 +420,7 @@ struct ConvertToChannelsLastPass
     : public mlir::hexir::impl::ConvertToChannelsLastBase<ConvertToChannelsLastPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
-        continue;
+    for (func::FuncOp fn : mlir::hexir::graphFunctions(getOperation())) {
       convertWindowOps(fn);
       RewritePatternSet patterns(ctx);
       patterns.add<ComposeTransposes, TransposeProducer, TransposeOutOfConcat, ReadThroughTranspose,

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Dialect/Functions.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -112,9 +113,7 @@ struct ComputeWithoutUnitViews : OpRewritePattern<linalg::GenericOp> {
 
 struct FuseElementwisePass : public mlir::hexir::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
-        continue;
+    for (func::FuncOp fn : mlir::hexir::graphFunctions(getOperation())) {
       RewritePatternSet patterns(&getContext());
       patterns.add<FuseIntoReader, ComputeWithoutUnitViews>(&getContext());
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))

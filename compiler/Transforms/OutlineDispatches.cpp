@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Dialect/Functions.h"
 #include "Transforms/KernelStrategy.h"
 #include "Transforms/RowKernel.h"
 
@@ -57,7 +58,10 @@ bool isInitBroadcast(Operation *op) {
          yield.getOperand(0) == body.getArgument(0);
 }
 
-bool isInitializer(Operation *op) { return isInitFill(op) || isInitBroadcast(op); }
+// An initializer cheap enough to recompute in each kernel that reads it (a constant fill, a
+// broadcast into tensor.empty), instead of a dispatch of its own. (KernelStrategy's
+// isInitializer is another question: any op that writes a kernel's accumulator first.)
+bool isRecomputedInit(Operation *op) { return isInitFill(op) || isInitBroadcast(op); }
 
 // The interior of a padded tensor, read instead of the unpadded tensor (padsShareProducers):
 // each kernel that reads it takes the padded tensor and slices it; never a kernel of its own.
@@ -69,7 +73,7 @@ bool isInteriorView(Operation *op) {
 
 // Ops cloned into the kernels that use them rather than passed as operands.
 bool isCloneable(Operation *op) {
-  return op && (isa<tensor::EmptyOp>(op) || isScalarConstant(op) || isInitializer(op) || isInteriorView(op));
+  return op && (isa<tensor::EmptyOp>(op) || isScalarConstant(op) || isRecomputedInit(op) || isInteriorView(op));
 }
 
 // Ops that compute a tensor and so run as a kernel.
@@ -84,7 +88,7 @@ bool isComputeOp(Operation *op) {
 bool isAnchor(Operation *op) {
   if (!isComputeOp(op) || isInteriorView(op))
     return false;
-  if (!isInitializer(op))
+  if (!isRecomputedInit(op))
     return true;
   return !llvm::all_of(op->getUses(), [&](OpOperand &use) {
     auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
@@ -97,7 +101,7 @@ bool allParallel(linalg::LinalgOp op) { return op.getNumParallelLoops() == op.ge
 // Whether `op`'s accumulator starts from tensor.empty, directly or through an initializer.
 bool startsEmpty(linalg::LinalgOp op) {
   Value init = op.getDpsInits()[0];
-  if (Operation *def = init.getDefiningOp(); def && isInitializer(def))
+  if (Operation *def = init.getDefiningOp(); def && isRecomputedInit(def))
     init = cast<DestinationStyleOpInterface>(def).getDpsInits()[0];
   return static_cast<bool>(init.getDefiningOp<tensor::EmptyOp>());
 }
@@ -424,7 +428,7 @@ SmallVector<Operation *> rowGroup(Operation *anchor, const llvm::SmallPtrSetImpl
   // into the kernel, where it would be one more full-size value the row kernel has no place for.
   for (linalg::GenericOp op : group)
     for (Value in : op.getDpsInputs())
-      if (isInitializer(in.getDefiningOp()))
+      if (isRecomputedInit(in.getDefiningOp()))
         return {};
   SmallVector<Operation *> members;
   for (linalg::GenericOp op : group)
@@ -460,10 +464,7 @@ struct OutlineDispatchesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<func::FuncOp> graphs;
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (!fn->hasAttr(kKernelAttrName) && !fn.isDeclaration())
-        graphs.push_back(fn);
+    SmallVector<func::FuncOp> graphs = graphFunctions(module);
     for (func::FuncOp graph : graphs)
       if (failed(outline(graph, symbols)))
         return signalPassFailure();

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/PackedLayout.h"
+#include "Dialect/Functions.h"
 #include "Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -179,9 +180,7 @@ struct PackConvFiltersPass : public mlir::hexir::impl::PackConvFiltersBase<PackC
   using PackConvFiltersBase::PackConvFiltersBase;
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
-        continue;
+    for (func::FuncOp fn : mlir::hexir::graphFunctions(getOperation())) {
       SmallVector<linalg::Conv2DNhwcHwcfOp> ops;
       fn.walk([&](linalg::Conv2DNhwcHwcfOp op) { ops.push_back(op); });
       for (linalg::Conv2DNhwcHwcfOp op : ops)

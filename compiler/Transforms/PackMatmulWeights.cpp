@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Dialect/Functions.h"
 #include "Transforms/PackedLayout.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -254,9 +255,7 @@ struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<P
   using PackMatmulWeightsBase::PackMatmulWeightsBase;
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
-        continue;
+    for (func::FuncOp fn : mlir::hexir::graphFunctions(getOperation())) {
       SmallVector<linalg::GenericOp> ops;
       fn.walk([&](linalg::GenericOp op) { ops.push_back(op); });
       for (linalg::GenericOp op : ops)

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
+#include "Dialect/Functions.h"
 #include "Transforms/KernelStrategy.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -59,9 +60,7 @@ struct SinkPackedViewsPass : public mlir::hexir::impl::SinkPackedViewsBase<SinkP
   using SinkPackedViewsBase::SinkPackedViewsBase;
 
   void runOnOperation() override {
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isDeclaration() || fn->hasAttr(mlir::hexir::kKernelAttrName))
-        continue;
+    for (func::FuncOp fn : mlir::hexir::graphFunctions(getOperation())) {
       RewritePatternSet patterns(&getContext());
       linalg::populateFoldReshapeOpsByExpansionPatterns(
           patterns, [this](OpOperand *operand) { return sinkThrough(operand, windowBorders); });

@@ -1,5 +1,6 @@
 //===- CudaKernels.cpp - the kernels of a graph as outlined CUDA kernels --===//
 #include "Target/Cuda/CudaKernels.h"
+#include "Dialect/Functions.h"
 #include "Target/TargetBackend.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -19,9 +20,7 @@ FailureOr<OutlinedCudaKernels> mlir::hexir::outlineCudaKernels(ModuleOp module, 
   OutlinedCudaKernels result;
   result.module = ModuleOp::create(b, module.getLoc());
   b.setInsertionPointToEnd(result.module->getBody());
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    if (!fn->hasAttr(kKernelAttrName))
-      continue;
+  for (func::FuncOp fn : kernelFunctions(module)) {
     b.clone(*fn);
     FunctionType type = fn.getFunctionType();
     kernels.push_back({fn.getSymName().str(), type.getNumInputs() + type.getNumResults(), kernelBindingBytes(type)});

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Cuda/Passes.h"
+#include "Dialect/Functions.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -386,10 +387,7 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
-    SmallVector<func::FuncOp> kernels;
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (fn->hasAttr(kKernelAttrName) && !fn.isDeclaration())
-        kernels.push_back(fn);
+    SmallVector<func::FuncOp> kernels = kernelFunctions(module);
     if (kernels.empty())
       return;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), rewriter.getUnitAttr());

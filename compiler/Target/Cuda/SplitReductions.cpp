@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Cuda/BlockTiling.h"
+#include "Dialect/Functions.h"
 #include "Target/Cuda/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -349,8 +350,8 @@ LogicalResult splitKernel(func::FuncOp fn, ReductionKernel k, const Combiner &co
 struct SplitReductionsPass : public mlir::hexir::impl::SplitReductionsBase<SplitReductionsPass> {
   void runOnOperation() override {
     SmallVector<func::FuncOp> kernels;
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn->hasAttr(kKernelAttrName) && !fn.isDeclaration() && !fn->hasAttr(kCudaStagedAttrName))
+    for (func::FuncOp fn : kernelFunctions(getOperation()))
+      if (!fn->hasAttr(kCudaStagedAttrName))
         kernels.push_back(fn);
     for (func::FuncOp fn : kernels) {
       auto analyze = [](func::FuncOp f) -> std::optional<std::tuple<ReductionKernel, Combiner, Split>> {

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Cuda/Passes.h"
+#include "Dialect/Functions.h"
 #include "Target/Cuda/BlockTiling.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -398,10 +399,7 @@ struct StageContractionsPass : public mlir::hexir::impl::StageContractionsBase<S
 
   void runOnOperation() override {
     int64_t sharedCapacity = capacity ? std::min<int64_t>(kMaxSharedBytes, capacity) : kMaxSharedBytes;
-    SmallVector<func::FuncOp> kernels;
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn->hasAttr(kKernelAttrName) && !fn.isDeclaration())
-        kernels.push_back(fn);
+    SmallVector<func::FuncOp> kernels = kernelFunctions(getOperation());
     for (func::FuncOp fn : kernels) {
       // An epilogue reading the contraction twice (a GELU's x * (1 + erf(x))) reads it once.
       RewritePatternSet patterns(&getContext());

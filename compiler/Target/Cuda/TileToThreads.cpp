@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Cuda/Passes.h"
+#include "Dialect/Functions.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -212,8 +213,8 @@ LogicalResult tileKernel(func::FuncOp fn) {
 
 struct TileToThreadsPass : public mlir::hexir::impl::TileToThreadsBase<TileToThreadsPass> {
   void runOnOperation() override {
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn->hasAttr(kKernelAttrName) && !fn->hasAttr(kCudaStagedAttrName) && failed(tileKernel(fn)))
+    for (func::FuncOp fn : kernelFunctions(getOperation()))
+      if (!fn->hasAttr(kCudaStagedAttrName) && failed(tileKernel(fn)))
         return signalPassFailure();
   }
 };

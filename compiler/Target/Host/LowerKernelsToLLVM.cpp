@@ -1,5 +1,6 @@
 //===- LowerKernelsToLLVM.cpp - kernel functions to the LLVM dialect ------===//
 #include "Target/Host/HostCodegen.h"
+#include "Dialect/Functions.h"
 
 #include "Dialect/HexirDialect.h"
 #include "Target/Host/Passes.h"
@@ -16,9 +17,7 @@ mlir::hexir::lowerKernelsToLLVMDialect(ModuleOp module, SmallVectorImpl<KernelIn
   OpBuilder b(module.getContext());
   OwningOpRef<ModuleOp> kernelModule = ModuleOp::create(b, module.getLoc());
   b.setInsertionPointToEnd(kernelModule->getBody());
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    if (!fn->hasAttr(kKernelAttrName))
-      continue;
+  for (func::FuncOp fn : kernelFunctions(module)) {
     auto clone = cast<func::FuncOp>(b.clone(*fn));
     clone->removeAttr(kKernelAttrName);
     clone.setPublic();

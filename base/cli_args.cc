@@ -1,10 +1,10 @@
-#include "tools/cli_args.h"
+#include "base/cli_args.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
-namespace hexir::tools {
+namespace hexir::cli {
 
 bool ParseInteger(const char* text, int64_t min, int64_t max, int64_t* out) {
   // (strtoll would also take leading spaces and a '+'.)
@@ -27,4 +27,4 @@ bool ParseSeconds(const char* text, double max, double* out) {
   return true;
 }
 
-}  // namespace hexir::tools
+}  // namespace hexir::cli
