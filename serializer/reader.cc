@@ -71,6 +71,7 @@ class FunctionChecker {
                              "; the executable has ", exe_.memory_spaces()->size());
     }
     arena_end_.assign(fn_.arenas()->size(), 0);
+    alloc_at_.assign(fn_.arenas()->size(), -1);
     for (const auto* sig : *fn_.inputs()) {
       HEXIR_ASSIGN_OR_RETURN(uint64_t bytes, CheckedTensorBytes(*sig, "input"));
       input_bytes_.push_back(bytes);
@@ -89,10 +90,17 @@ class FunctionChecker {
     }
     uint32_t i = 0;
     for (const fb::Command* cmd : *fn_.commands()) {
+      command_ = i;
       Status s = CheckCommand(*cmd);
       if (!s.ok()) return DataLossError("function '", name, "' command ", i, ": ", s.message());
       ++i;
     }
+    // ALLOC says where each arena's life begins: every arena a slot is in has exactly one,
+    // before its first use (CheckSlot), and one that nothing uses has none of its own bytes.
+    for (uint32_t a = 0; a < fn_.arenas()->size(); ++a)
+      if (alloc_at_[a] < 0 && fn_.arenas()->Get(a)->bytes() > 0)
+        return DataLossError("function '", name, "': arena ", a, " of ", fn_.arenas()->Get(a)->bytes(),
+                             " bytes has no ALLOC command");
     // An arena holds nothing but the slots placed in it: a larger size is corruption (and
     // would make a session allocate memory no command uses).
     for (uint32_t a = 0; a < fn_.arenas()->size(); ++a) {
@@ -113,6 +121,8 @@ class FunctionChecker {
         if (s.index() >= fn_.arenas()->size())
           return DataLossError("arena ", s.index(), " out of range (", fn_.arenas()->size(), " arenas)");
         limit = fn_.arenas()->Get(s.index())->bytes();
+        if (alloc_at_[s.index()] < 0)
+          return DataLossError("uses arena ", s.index(), " before its ALLOC command");
         break;
       case fb::SlotKind::Constant:
         if (written) return DataLossError("writes into the constant pool");
@@ -153,6 +163,9 @@ class FunctionChecker {
         const auto* a = cmd.op_as_AllocCommand();
         if (a->arena() >= fn_.arenas()->size())
           return DataLossError("ALLOC of arena ", a->arena(), " out of range (", fn_.arenas()->size(), " arenas)");
+        if (alloc_at_[a->arena()] >= 0)
+          return DataLossError("ALLOC of arena ", a->arena(), " again (first at command ", alloc_at_[a->arena()], ")");
+        alloc_at_[a->arena()] = command_;
         return Status::Ok();
       }
       case fb::CommandOp::FillCommand: {
@@ -235,6 +248,8 @@ class FunctionChecker {
   uint64_t constant_bytes_;
   std::vector<uint64_t> input_bytes_, output_bytes_;
   std::vector<uint64_t> arena_end_;  // per arena: where its last slot ends
+  std::vector<int64_t> alloc_at_;    // per arena: the command that ALLOCs it, or -1
+  uint32_t command_ = 0;             // the command being checked
 };
 
 }  // namespace

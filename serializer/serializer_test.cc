@@ -136,6 +136,20 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
     std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].index = 1;
     CHECK(OpenSpec(spec).message().find("arena 1 out of range (1 arenas)") != std::string::npos);
   }
+  SECTION("ALLOC commands match the arenas: one each, before any use") {
+    ExecutableSpec spec = SampleSpec();
+    auto& commands = spec.functions[0].commands;
+    commands.push_back(AllocCommand{0});
+    CHECK(OpenSpec(spec).message() == "function 'main' command 4: ALLOC of arena 0 again (first at command 0)");
+    commands.pop_back();
+    std::swap(commands[0], commands[1]);  // the first dispatch writes arena 0 before its ALLOC
+    CHECK(OpenSpec(spec).message() == "function 'main' command 0: uses arena 0 before its ALLOC command");
+    commands.erase(commands.begin() + 1);
+    commands.erase(commands.begin());
+    commands.erase(commands.begin());
+    commands.pop_back();  // no command uses or ALLOCs arena 0 now, but it has 64 bytes
+    CHECK(OpenSpec(spec).message() == "function 'main': arena 0 of 64 bytes has no ALLOC command");
+  }
   SECTION("an ALLOC of an arena the function does not have") {
     ExecutableSpec spec = SampleSpec();
     std::get<AllocCommand>(spec.functions[0].commands[0]).arena = 2;
@@ -150,9 +164,11 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
     ExecutableSpec spec = SampleSpec();
     spec.memory_spaces.push_back({"device", false});
     spec.functions[0].arenas.push_back({1, 128, 64});  // no slot in it: larger than its slots
+    auto& commands = spec.functions[0].commands;
+    commands.insert(commands.begin() + 1, AllocCommand{1});
     CHECK(OpenSpec(spec).message().find("arena 1 of 128 bytes, but its slots end at 0") != std::string::npos);
-    std::get<DispatchCommand>(spec.functions[0].commands[1]).bindings[2].index = 1;
-    std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[0].index = 1;
+    std::get<DispatchCommand>(spec.functions[0].commands[2]).bindings[2].index = 1;
+    std::get<DispatchCommand>(spec.functions[0].commands[3]).bindings[0].index = 1;
     spec.functions[0].arenas[1].bytes = 64;
     CHECK(OpenSpec(spec).ok());  // arena 0 still holds the fill at [32, 64)
   }

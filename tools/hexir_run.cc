@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
     "                 [--benchmark RUNS] [--in-place OUTPUT]... [--device NAME]\n"
-    "                 [--memory-limit BYTES] [--profile]\n"
+    "                 [--memory-limit BYTES] [--profile] [--poison]\n"
     "Runs the function (default 'main') on --device (default 'host'; 'cuda' or 'cuda:N' for a\n"
     "GPU, with a model compiled for it). Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
@@ -35,7 +35,9 @@ constexpr const char* kUsage =
     "instead of mapping it (later changes of the file cannot affect the run). --memory-limit:\n"
     "the most device memory the session may hold (default: what the device has free).\n"
     "--profile times every command (each waited for before the next) and prints them, slowest\n"
-    "first, with their share of the run (over the --benchmark runs and their warm-up when given).\n";
+    "first, with their share of the run (over the --benchmark runs and their warm-up when given).\n"
+    "--poison fills every arena with signalling NaNs at its ALLOC (each run): a kernel reading\n"
+    "a buffer before anything wrote it then computes NaNs (a debugging aid).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
@@ -100,6 +102,8 @@ int main(int argc, char** argv) {
       module_options.load_mode = hexir::LoadMode::kCopy;
     } else if (arg == "--profile") {
       session_options.profile = true;
+    } else if (arg == "--poison") {
+      session_options.poison = true;
     } else if (arg == "--verify-weights") {
       module_options.verify_weights = true;
     } else if (arg == "--threads") {

@@ -30,7 +30,7 @@ size_t MaxDispatchArity(const fb::Function& function) {
 }
 
 Status Execute(const Module& module, const fb::Function& function, const SpaceBases& bases,
-               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms) {
+               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms, bool poison) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start;
   // Work issued before (a GPU's input copies) is not the first command's.
@@ -38,8 +38,19 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
   for (const fb::Command* cmd : *function.commands()) {
     if (command_ms) start = Clock::now();
     switch (cmd->op_type()) {
-      case fb::CommandOp::AllocCommand:
-        break;  // the Session allocated its arenas when it was created
+      case fb::CommandOp::AllocCommand: {
+        // The Session allocated its arenas when it was created; here their contents begin.
+        if (!poison) break;
+        const auto* a = cmd->op_as_AllocCommand();
+        uint64_t bytes = function.arenas()->Get(a->arena())->bytes();
+        if (bytes == 0) break;
+        // A signalling NaN in every f32; a byte pattern where the arena is no multiple of 4.
+        if (bytes % 4 == 0)
+          HEXIR_RETURN_IF_ERROR(queue.Fill(bases.arenas[a->arena()], bytes, 0x7fa00000u, 4));
+        else
+          HEXIR_RETURN_IF_ERROR(queue.Fill(bases.arenas[a->arena()], bytes, 0xa5, 1));
+        break;
+      }
       case fb::CommandOp::FillCommand: {
         const auto* f = cmd->op_as_FillCommand();
         HEXIR_RETURN_IF_ERROR(queue.Fill(Resolve(*f->target(), bases), f->target()->length(),

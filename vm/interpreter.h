@@ -24,8 +24,10 @@ struct SpaceBases {
 // `bindings` must hold at least as many entries as the largest dispatch arity. With
 // `command_ms` (one entry per command), each command is waited for and its wall time added to
 // its entry: a profile, which serializes the queue.
+// With `poison`, each ALLOC fills its arena with a signalling-NaN pattern (SessionOptions::poison).
 Status Execute(const Module& module, const serializer::fb::Function& function, const SpaceBases& bases,
-               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms = nullptr);
+               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms = nullptr,
+               bool poison = false);
 
 // The largest dispatch arity in `function`.
 size_t MaxDispatchArity(const serializer::fb::Function& function);

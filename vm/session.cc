@@ -98,6 +98,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   session->bindings_.resize(MaxDispatchArity(fn));
   HEXIR_ASSIGN_OR_RETURN(session->queue_, device.CreateQueue());
   session->time_device_ = options.time_device;
+  session->poison_ = options.poison;
   if (options.profile) session->command_ms_.assign(fn.commands()->size(), 0.0);
   return session;
 }
@@ -270,7 +271,8 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
   // A run that fails part-way still counts (its commands' times were added).
   if (!command_ms_.empty()) ++profiled_runs_;
   HEXIR_RETURN_IF_ERROR(
-      Execute(module_, *info_->function, bases, bindings_, *queue_, command_ms_.empty() ? nullptr : command_ms_.data()));
+      Execute(module_, *info_->function, bases, bindings_, *queue_, command_ms_.empty() ? nullptr : command_ms_.data(),
+              poison_));
   if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming());
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)

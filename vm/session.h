@@ -58,6 +58,7 @@ class Session {
   // once instead of sharing the arena (one atomic exchange per Run, no lock).
   std::atomic<bool> running_{false};
   bool time_device_ = false;
+  bool poison_ = false;  // SessionOptions::poison
   std::optional<double> last_device_ms_;
   // SessionOptions::profile: per command, its summed time (sized at Create), and the runs.
   std::vector<double> command_ms_;

@@ -1,6 +1,7 @@
 // Module and Session over executables written by the serializer with hand-written kernels
 // (hal/host/test_kernels.c), so the VM is tested without the compiler.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <unistd.h>
 
@@ -62,6 +63,40 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
   module->reset();
   CHECK((*runtime)->live_buffers() == 0);
   CHECK((*runtime)->live_bytes() == 0);
+  std::remove(path.c_str());
+}
+
+// SessionOptions::poison: a correct function computes the same; one whose kernel reads an arena
+// slot nothing wrote computes NaNs.
+TEST_CASE("a poisoned session exposes a read before a write", "[vm]") {
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
+  SessionOptions poisoned;
+  poisoned.poison = true;
+  std::string path = WriteTestExecutable("poison");
+  auto module = Module::Load(**runtime, path);
+  REQUIRE(module.ok());
+  auto session = Session::Create(*module, poisoned);
+  REQUIRE(session.ok());
+  TestIo io;
+  REQUIRE(io.Run(**session).ok());
+  for (int i = 0; i < 8; ++i) CHECK(io.y[i] == std::max(io.x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
+  std::remove(path.c_str());
+
+  serializer::ExecutableSpec spec = testing::TestExecutableSpec(HEXIR_TEST_KERNELS_PATH);
+  // Without the FILL of arena [32, 64), the accumulation reads it before anything wrote it.
+  auto& commands = spec.functions[0].commands;
+  REQUIRE(std::holds_alternative<serializer::FillCommand>(commands[3]));
+  commands.erase(commands.begin() + 3);
+  std::vector<uint8_t> bytes = serializer::WriteExecutable(spec);
+  path = "/tmp/hexir_vm_test_unwritten." + std::to_string(::getpid()) + ".hxb";
+  REQUIRE(WriteFileAtomically(path, bytes.data(), bytes.size()).ok());
+  auto broken = Module::Load(**runtime, path);
+  REQUIRE(broken.ok());
+  auto broken_session = Session::Create(*broken, poisoned);
+  REQUIRE(broken_session.ok());
+  REQUIRE(io.Run(**broken_session).ok());
+  for (int i = 0; i < 8; ++i) CHECK(std::isnan(io.y[i]));
   std::remove(path.c_str());
 }
 

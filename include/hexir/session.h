@@ -34,6 +34,11 @@ struct SessionOptions {
   // Time every command of every Run (Session::profile()): each command is waited for before
   // the next starts, which serializes a GPU's queue. Off by default.
   bool profile = false;
+  // A debugging aid: at each ALLOC command (every run) fill the arena with a signalling-NaN
+  // pattern (0x7fa00000 in every 4 bytes), so a kernel that reads a buffer before anything
+  // wrote it computes NaNs (or garbage integers) instead of whatever was left there. Off by
+  // default: it writes every arena byte once per run.
+  bool poison = false;
 };
 
 // One command of a session's function, timed over the runs of a profiling session.

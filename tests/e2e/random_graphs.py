@@ -143,6 +143,7 @@ def main():
     p.add_argument("--count", type=int, default=50)
     p.add_argument("--rtol", type=float, default=1e-5)
     p.add_argument("--target", default="host", help="hexir-compile --target")
+    p.add_argument("--poison", action="store_true", help="hexir-run --poison (arenas start as signalling NaNs)")
     args = p.parse_args()
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="hexir-random-") as tmp:
@@ -156,7 +157,7 @@ def main():
                 subprocess.run([os.path.join(args.bin, "hexir-compile"), src, "-o", exe, "--target", args.target],
                                check=True,
                                capture_output=True, text=True)
-                cmd = [os.path.join(args.bin, "hexir-run"), exe]
+                cmd = [os.path.join(args.bin, "hexir-run"), exe] + (["--poison"] if args.poison else [])
                 for name, data in inputs.items():
                     np.save(os.path.join(tmp, name + ".npy"), data)
                     cmd += ["--input", f"{name}={os.path.join(tmp, name + '.npy')}"]

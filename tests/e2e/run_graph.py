@@ -63,6 +63,8 @@ def main():
     p.add_argument("--rtol", type=float, default=1e-5)
     p.add_argument("--target", default="host",
                    help="hexir-compile --target; cuda-emulator runs the CUDA kernels on this CPU")
+    p.add_argument("--poison", action="store_true",
+                   help="hexir-run --poison: arenas start as signalling NaNs (a read before a write shows)")
     args = p.parse_args()
 
     rng = np.random.default_rng(args.seed)
@@ -78,7 +80,7 @@ def main():
         with open(plan_path) as f:
             plan = json.load(f)
         ok = check_plan(args.name, plan, os.path.getsize(exe), g.expect)
-        cmd = [os.path.join(args.bin, "hexir-run"), exe]
+        cmd = [os.path.join(args.bin, "hexir-run"), exe] + (["--poison"] if args.poison else [])
         for name, value in g.inputs.items():
             path = os.path.join(tmp, f"in_{name}.npy")
             np.save(path, value)
