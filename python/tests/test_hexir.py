@@ -88,6 +88,37 @@ def test_inputs_in_place_or_converted_once(module):
         session.run({"x": x}, outputs={"y": np.empty((4, 16), np.float64)})
 
 
+def test_every_documented_refusal(module):
+    # Each refusal docs/python.md names, each with an argument wrong in that one way only (an
+    # output of the right dtype and shape that is read-only, strided, ...): a test that would
+    # fail if that one check were deleted.
+    session = module.session()
+    x = np.ones((4, 8), np.float32)
+    readonly = np.empty((4, 16), np.float32)
+    readonly.setflags(write=False)
+    strided = np.empty((4, 32), np.float32)[:, ::2]
+    assert strided.shape == (4, 16) and strided.dtype == np.float32
+    fortran = np.asfortranarray(np.empty((4, 16), np.float32))
+    refusals = [
+        ({"x": x}, {"y": readonly}, "must be a writable C-contiguous array of 4x16 f32"),
+        ({"x": x}, {"y": strided}, "must be a writable C-contiguous array of 4x16 f32"),
+        ({"x": x}, {"y": fortran}, "must be a writable C-contiguous array of 4x16 f32"),
+        ({"x": x}, {"y": np.empty((16, 4), np.float32)}, "must be a writable C-contiguous array of 4x16 f32"),
+        ({"x": x}, {"y": [[0.0] * 16] * 4}, "must be a writable C-contiguous array of 4x16 f32"),
+        ({"x": x}, {"z": np.empty((4, 16), np.float32)}, "unknown output 'z'"),
+        ({"x": x, "w": x}, None, r"unknown input\(s\) \['w'\]"),
+        ({}, None, r"missing input\(s\) \['x'\]"),
+        ({"x": np.ones((4, 9), np.float32)}, None, r"input 'x' expects shape \(4, 8\), got \(4, 9\)"),
+    ]
+    for inputs, outputs, message in refusals:
+        with pytest.raises(hexir.InvalidArgumentError, match=message):
+            session.run(inputs, outputs)
+    # Nothing refused was written: the read-only array is as it was, and a right one works.
+    good = np.empty((4, 16), np.float32)
+    assert session.run({"x": x}, {"y": good})["y"] is good
+    np.testing.assert_allclose(good, reference(x), rtol=1e-5, atol=1e-6)
+
+
 def test_errors_carry_status_codes(tmp_path):
     with pytest.raises(hexir.CompileError, match="use of undeclared SSA value"):
         hexir.compile("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n return %y : tensor<4xf32>\n}\n")
