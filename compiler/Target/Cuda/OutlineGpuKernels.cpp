@@ -312,13 +312,17 @@ LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
   }
   SmallVector<linalg::LinalgOp> ops;
   fn.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-  auto width = fn->getAttrOfType<IntegerAttr>(kCudaVectorWidthAttrName);
+  auto widthAttr = fn->getAttrOfType<IntegerAttr>(kCudaVectorWidthAttrName);
+  // A staged kernel's copies into shared memory tiled to 4 elements a thread (StageContractions
+  // tiles them so only where every 4 start 16 bytes aligned) move as one vector too.
+  bool staged = fn->hasAttr(kCudaStagedAttrName);
+  int64_t width = widthAttr ? widthAttr.getInt() : staged ? 4 : 0;
   bool vectorized = false;
   for (linalg::LinalgOp op : ops) {
     rewriter.setInsertionPoint(op);
     // A thread's elements of an elementwise kernel (TileToThreads chose them): vector ops.
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (width && !ranges.empty() && ranges.back() == width.getInt() &&
+    if (width && (!staged || isa<linalg::CopyOp>(op)) && !ranges.empty() && ranges.back() == width &&
         llvm::all_of(ArrayRef<int64_t>(ranges).drop_back(), [](int64_t r) { return r == 1; })) {
       FailureOr<linalg::VectorizationResult> vector = linalg::vectorize(rewriter, op);
       if (failed(vector))
@@ -350,9 +354,9 @@ LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
   for (RewritePatternSet *stage : {&rank, &transfers, &casts})
     if (failed(applyPatternsGreedily(fn, std::move(*stage), bounded)))
       return fn.emitError("cannot lower the vector accesses of this kernel");
-  uint64_t bytes = static_cast<uint64_t>(width.getInt()) * 4;
+  uint64_t bytes = static_cast<uint64_t>(width) * 4;
   auto align = [&](Operation *op, VectorType type) {
-    if (type.getRank() == 1 && type.getNumElements() == width.getInt())
+    if (type.getRank() == 1 && type.getNumElements() == width)
       op->setAttr("alignment", rewriter.getI64IntegerAttr(static_cast<int64_t>(bytes)));
   };
   fn.walk([&](vector::LoadOp op) { align(op, op.getVectorType()); });
@@ -502,13 +506,13 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
       Operation *clone = rewriter.clone(*nest, map);
       gpu::ReturnOp::create(rewriter, fn.getLoc());
       if (auto blocks = dyn_cast<scf::ForallOp>(clone); blocks && isMappedTo<gpu::GPUBlockMappingAttr>(blocks)) {
+        gfn->setAttr(kCudaStagedAttrName, rewriter.getUnitAttr());
         FailureOr<StagedLaunch> launch = mapStagedNest(rewriter, gfn, blocks, blockSize);
         if (failed(launch) || failed(lowerThreadBody(rewriter, gfn)) || failed(checkLocalMemory(gfn)))
           return failure();
         gfn.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({static_cast<int32_t>(launch->threads), 1, 1}));
         gfn->setAttr(kCudaWorkgroupsAttrName, rewriter.getI64IntegerAttr(launch->blocks));
         gfn->setAttr(kCudaWorkgroupSizeAttrName, rewriter.getI64IntegerAttr(launch->threads));
-        gfn->setAttr(kCudaStagedAttrName, rewriter.getUnitAttr());
         continue;
       }
       FailureOr<int64_t> iterations = mapToThreads(rewriter, clone, blockSize);

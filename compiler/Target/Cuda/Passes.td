@@ -117,7 +117,7 @@ def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
                            "mlir::linalg::LinalgDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"];
 }
 
 def CheckSharedMemory : Pass<"hexir-cuda-check-shared-memory", "mlir::ModuleOp"> {

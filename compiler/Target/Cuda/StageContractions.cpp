@@ -31,6 +31,10 @@
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+
+#include <numeric>
+
 namespace mlir::hexir {
 #define GEN_PASS_DEF_STAGECONTRACTIONS
 #include "Target/Cuda/Passes.h.inc"
@@ -282,6 +286,82 @@ SmallVector<int64_t> accumulatorTile(linalg::LinalgOp op) {
   return sizes;
 }
 
+// Elements of a vector copy: 4 x 32 bits, one ld.global.v4 / st.shared.v4 (OutlineGpuKernels
+// vectorizes the copies a staged kernel tiled so).
+constexpr int64_t kCopyVector = 4;
+
+// What `v` is known to be a multiple of (an index computed from constants, loop induction
+// variables and affine maps of them); 1 when nothing is known.
+int64_t knownDivisor(Value v, int depth = 0) {
+  if (depth > 8)
+    return 1;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c == 0 ? int64_t{1} << 30 : std::abs(*c);
+  auto gcdOf = [](int64_t a, int64_t b) { return std::gcd(a, b); };
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto loop = dyn_cast<scf::ForOp>(owner); loop && arg == loop.getInductionVar())
+      return gcdOf(knownDivisor(loop.getLowerBound(), depth + 1), knownDivisor(loop.getStep(), depth + 1));
+    if (auto loop = dyn_cast<scf::ForallOp>(owner); loop && arg.getArgNumber() < loop.getRank()) {
+      unsigned d = arg.getArgNumber();
+      auto of = [&](OpFoldResult r) {
+        if (std::optional<int64_t> c = getConstantIntValue(r))
+          return *c == 0 ? int64_t{1} << 30 : std::abs(*c);
+        return knownDivisor(cast<Value>(r), depth + 1);
+      };
+      return gcdOf(of(loop.getMixedLowerBound()[d]), of(loop.getMixedStep()[d]));
+    }
+    return 1;
+  }
+  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>()) {
+    std::function<int64_t(AffineExpr)> expr = [&](AffineExpr e) -> int64_t {
+      if (auto c = dyn_cast<AffineConstantExpr>(e))
+        return c.getValue() == 0 ? int64_t{1} << 30 : std::abs(c.getValue());
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        return knownDivisor(apply.getMapOperands()[d.getPosition()], depth + 1);
+      if (auto sym = dyn_cast<AffineSymbolExpr>(e))
+        return knownDivisor(apply.getMapOperands()[apply.getAffineMap().getNumDims() + sym.getPosition()], depth + 1);
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      if (e.getKind() == AffineExprKind::Add)
+        return gcdOf(expr(bin.getLHS()), expr(bin.getRHS()));
+      if (e.getKind() == AffineExprKind::Mul)
+        return std::min<int64_t>(expr(bin.getLHS()) * expr(bin.getRHS()), int64_t{1} << 30);
+      return 1;
+    };
+    return apply.getAffineMap().getNumResults() == 1 ? expr(apply.getAffineMap().getResult(0)) : 1;
+  }
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return std::min<int64_t>(knownDivisor(mul.getLhs(), depth + 1) * knownDivisor(mul.getRhs(), depth + 1),
+                             int64_t{1} << 30);
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return gcdOf(knownDivisor(add.getLhs(), depth + 1), knownDivisor(add.getRhs(), depth + 1));
+  return 1;
+}
+
+// Whether a step's copy into shared memory can move 4 elements a thread as one 16-byte vector:
+// 32-bit elements, its innermost extent a multiple of 4, and its source a slice of a binding
+// whose innermost dimension is a multiple of 4 long (every row starts 16 bytes aligned:
+// bindings do, serializer::kCudaBindingAlignment) at an innermost offset that is a multiple of
+// 4, through every slice between them. The emulator checks every such access.
+bool copiesVectors(linalg::CopyOp copy) {
+  auto type = dyn_cast<RankedTensorType>(copy.getInputs()[0].getType());
+  if (!type || type.getRank() == 0 || !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() != 32 || type.getShape().back() % kCopyVector != 0)
+    return false;
+  Value v = copy.getInputs()[0];
+  while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    OpFoldResult offset = slice.getMixedOffsets().back(), stride = slice.getMixedStrides().back();
+    std::optional<int64_t> unit = getConstantIntValue(stride);
+    int64_t divisor = getConstantIntValue(offset) ? std::max<int64_t>(std::abs(*getConstantIntValue(offset)), 0)
+                                                  : knownDivisor(cast<Value>(offset));
+    if (!unit || *unit != 1 || (divisor != 0 && divisor % kCopyVector != 0))
+      return false;
+    v = slice.getSource();
+  }
+  auto binding = dyn_cast<RankedTensorType>(v.getType());
+  return isa<BlockArgument>(v) && binding && binding.getShape().back() % kCopyVector == 0;
+}
+
 LogicalResult stage(func::FuncOp fn, Staging s) {
   MLIRContext *ctx = fn.getContext();
   IRRewriter rewriter(ctx);
@@ -381,10 +461,14 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
   if (failed(tileToThreads(rewriter, cast<TilingInterface>(init.getOperation()),
                            elementTile(cast<TilingInterface>(init.getOperation())), /*fuse=*/true)))
     return failure();
-  for (linalg::CopyOp copy : copies)
-    if (failed(tileToThreads(rewriter, cast<TilingInterface>(copy.getOperation()),
-                             elementTile(cast<TilingInterface>(copy.getOperation())), /*fuse=*/false)))
+  for (linalg::CopyOp copy : copies) {
+    SmallVector<int64_t> sizes = elementTile(cast<TilingInterface>(copy.getOperation()));
+    // 4 elements a thread where every 4 start 16 bytes into their binding: one 128-bit load.
+    if (copiesVectors(copy))
+      sizes.back() = kCopyVector;
+    if (failed(tileToThreads(rewriter, cast<TilingInterface>(copy.getOperation()), sizes, /*fuse=*/false)))
       return failure();
+  }
   if (failed(tileToThreads(rewriter, cast<TilingInterface>(step.getOperation()), accumulatorTile(step), /*fuse=*/false)))
     return failure();
   if (failed(tileToThreads(rewriter, cast<TilingInterface>(root.getOperation()),

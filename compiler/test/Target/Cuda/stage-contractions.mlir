@@ -4,7 +4,9 @@
 // A matmul with its bias and ReLU: 128 x 96 outputs make 48 blocks of 16x16 (a block's share
 // of 128 multiprocessors is under 256 outputs: the squarest tile of 256 reuses each input
 // element 16 times), K in steps of 16. The bias initializes the accumulator in shared memory;
-// each step copies a 16x16 tile of A and of B to shared memory; 256 threads accumulate one
+// each step copies a 16x16 tile of A and of B to shared memory, 4 elements a thread (every
+// row of A and B is a multiple of 4 floats long and the tiles start at multiples of 16, so
+// each 4 are one 16-byte load: copiesVectors); 256 threads accumulate one
 // output each; the ReLU reads the accumulator and writes the output, one element an iteration.
 // CHECK-LABEL: func.func @epilogue
 // CHECK-SAME: hexir.cuda_staged
@@ -15,9 +17,11 @@
 // CHECK: mapping = [#gpu.thread<linear_dim_0>, #gpu.thread<linear_dim_1>]
 // CHECK: %[[STEPS:.*]] = scf.for {{.*}} to %c64 step %c16 iter_args(%[[A:.*]] = %[[INIT]])
 // CHECK: bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x16xf32>
-// CHECK: linalg.copy ins(%{{.*}} : tensor<1x1xf32>)
+// CHECK: scf.forall ({{.*}}) = (0, 0) to (16, 16) step (1, 4)
+// CHECK: linalg.copy ins(%{{.*}} : tensor<1x4xf32>)
 // CHECK: bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x16xf32>
-// CHECK: linalg.copy ins(%{{.*}} : tensor<1x1xf32>)
+// CHECK: scf.forall ({{.*}}) = (0, 0) to (16, 16) step (1, 4)
+// CHECK: linalg.copy ins(%{{.*}} : tensor<1x4xf32>)
 // CHECK: scf.forall {{.*}} in (16, 16) shared_outs({{.*}} = %[[A]])
 // CHECK: linalg.matmul ins({{.*}} : tensor<1x16xf32>, tensor<16x1xf32>) outs({{.*}} : tensor<1x1xf32>)
 // CHECK: scf.forall {{.*}} in (16, 16)

@@ -17,11 +17,16 @@
 // OUTLINE: memref.store %{{.*}}, %{{.*}} : memref<1x1xf32, {{.*}}#gpu.address_space<workgroup>>
 // OUTLINE: } {hexir.cuda_thread_loop}
 // OUTLINE-NEXT: gpu.barrier
+// Each step's two tile copies move 4 floats a thread (64 iterations), as one 16-byte aligned
+// vector load from the binding and one store to shared memory.
 // OUTLINE: scf.for %{{.*}} = %c0 to %c32 step %c16 {
-// OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: scf.for %{{.*}} = %[[T]] to %c64 step %c256 {
+// OUTLINE: vector.load %{{.*}} {alignment = 16 : i64} : memref<4xf32, {{.*}}>, vector<4xf32>
+// OUTLINE: vector.store %{{.*}} {alignment = 16 : i64} : memref<4xf32, {{.*}}#gpu.address_space<workgroup>>, vector<4xf32>
 // OUTLINE: } {hexir.cuda_thread_loop}
 // OUTLINE-NEXT: gpu.barrier
-// OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: scf.for %{{.*}} = %[[T]] to %c64 step %c256 {
+// OUTLINE: vector.load
 // OUTLINE: } {hexir.cuda_thread_loop}
 // OUTLINE-NEXT: gpu.barrier
 // OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
@@ -43,8 +48,8 @@
 // EMULATE: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
 // EMULATE: scf.for %{{.*}} = %c0 to %c32 step %c16 {
-// EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
-// EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
+// EMULATE: scf.for %{{.*}} = %c0 to %c64 step %c1 {
+// EMULATE: scf.for %{{.*}} = %c0 to %c64 step %c1 {
 // EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
 // EMULATE-NOT: gpu.
 // EMULATE-NOT: #gpu.address_space
@@ -61,6 +66,8 @@
 // PTX: .shared .align 16 .b8 __wg_staged_1[1024];
 // PTX: .shared .align 16 .b8 __wg_staged_2[1024];
 // PTX-NOT: .extern
+// PTX: ld.global.v4.b32
+// PTX: st.shared.v4.b32
 // PTX: bar.sync \090;
 // The accumulation's multiply-adds contract into fma (as cuBLAS does for f32): no explicitly
 // rounded mul.rn / add.rn pair, which ptxas would have to keep apart.
