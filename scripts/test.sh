@@ -50,6 +50,19 @@ cmake -S "$root" -B "$makefiles" -DCMAKE_BUILD_TYPE=Release -DHEXIR_BUILD_TESTS=
 make -C "$makefiles" -j 2 HexirOpsIncGen HexirPassesIncGen HexirHostPassesIncGen HexirCudaPassesIncGen \
   hexir_fbs_gen hexir-run hexir-dump >/dev/null
 "$build/tools/hexir-compile" "$root/tests/graphs/matmul_tanh.mlir" -o "$makefiles/graph.hxb"
-"$makefiles/tools/hexir-run" "$makefiles/graph.hxb" | head -3
+# y = tanh(x @ w + 1), w 0.125 everywhere: the Makefiles-built hexir-run against NumPy.
+/usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8))' \
+  "$makefiles/x.npy"
+"$makefiles/tools/hexir-run" "$makefiles/graph.hxb" --input x="$makefiles/x.npy" --output y="$makefiles/y.npy"
+/usr/bin/python3 - "$makefiles" <<'PY'
+import sys
+import numpy as np
+x = np.load(f"{sys.argv[1]}/x.npy")
+want = np.tanh(x @ np.full((8, 16), 0.125, np.float32) + 1)
+got = np.load(f"{sys.argv[1]}/y.npy")
+err = float(np.abs(got - want).max())
+print(f"default generator: hexir-run built with Unix Makefiles, max abs diff {err:.1e} vs NumPy")
+sys.exit(0 if err < 1e-5 else 1)
+PY
 "$makefiles/tools/hexir-dump" "$makefiles/graph.hxb" >/dev/null
 rm -rf "$makefiles"
