@@ -43,13 +43,15 @@ class CommandQueue {
   virtual Status Copy(CopyDirection direction, void* target, const void* source, uint64_t length) = 0;
   virtual Status Synchronize() = 0;
 
-  // Device time: the commands issued between BeginTiming() and EndTiming() as the device's own
-  // clock measured them, readable after Synchronize(). A device whose work runs on the
-  // calling thread (the host) keeps no clock of its own: nullopt, and the caller's wall time
-  // is the time.
-  virtual Status BeginTiming() { return Status::Ok(); }
-  virtual Status EndTiming() { return Status::Ok(); }
-  virtual StatusOr<std::optional<double>> TimedMilliseconds() { return std::optional<double>(); }
+  // Device time: the commands issued between BeginTiming(clock) and EndTiming(clock) as the
+  // device's own clock measured them, readable after Synchronize(). Two clocks run apart, so a
+  // profile can time each command (kCommand) inside a run that is timed whole (kRun). A device
+  // whose work runs on the calling thread (the host) keeps no clock of its own: nullopt, and
+  // the caller's wall time is the time.
+  enum class TimingClock { kRun = 0, kCommand = 1 };
+  virtual Status BeginTiming(TimingClock) { return Status::Ok(); }
+  virtual Status EndTiming(TimingClock) { return Status::Ok(); }
+  virtual StatusOr<std::optional<double>> TimedMilliseconds(TimingClock) { return std::optional<double>(); }
 };
 
 }  // namespace hexir::hal

@@ -48,6 +48,7 @@ struct DispatchCommand {
   std::vector<Slot> bindings;  // inputs, then outputs
   uint32_t num_inputs = 0;
   std::vector<int32_t> aliases;  // per output: the input written in place, or -1
+  std::vector<std::string> sources;  // the source ops it computes (for profiles)
 };
 struct CopyCommand {
   Slot source;

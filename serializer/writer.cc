@@ -34,7 +34,9 @@ flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b,
     auto wg = b.CreateVector(d->workgroups.data(), d->workgroups.size());
     auto bind = b.CreateVectorOfStructs(bindings);
     auto aliases = b.CreateVector(d->aliases);
-    auto op = fb::CreateDispatchCommand(b, d->library, d->entry, wg, bind, d->num_inputs, aliases);
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources;
+    if (!d->sources.empty()) sources = b.CreateVectorOfStrings(d->sources);
+    auto op = fb::CreateDispatchCommand(b, d->library, d->entry, wg, bind, d->num_inputs, aliases, sources);
     return fb::CreateCommand(b, fb::CommandOp::DispatchCommand, op.Union());
   }
   const auto& cp = std::get<CopyCommand>(c);

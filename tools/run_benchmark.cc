@@ -1,5 +1,7 @@
 #include "tools/run_benchmark.h"
 
+#include <string>
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -69,13 +71,21 @@ void PrintProfile(const std::vector<CommandProfile>& profile, FILE* out) {
   std::stable_sort(order.begin(), order.end(),
                    [](const CommandProfile* a, const CommandProfile* b) { return a->total_ms > b->total_ms; });
   uint64_t runs = profile.empty() ? 0 : profile.front().runs;
-  std::fprintf(out, "profile: %zu commands, %.4f ms per run (%llu runs, each command waited for)\n", profile.size(),
-               runs ? total / static_cast<double>(runs) : 0.0, static_cast<unsigned long long>(runs));
-  std::fprintf(out, "  %5s %-8s %10s %6s %6s  %s\n", "#", "kind", "ms/run", "share", "wgs", "entry");
-  for (const CommandProfile* p : order)
-    std::fprintf(out, "  %5u %-8s %10.4f %5.1f%% %6llu  %s\n", p->index, p->kind.c_str(),
+  bool device_clock = !profile.empty() && profile.front().device_clock;
+  std::fprintf(out, "profile: %zu commands, %.4f ms per run (%llu runs, each command waited for; %s)\n",
+               profile.size(), runs ? total / static_cast<double>(runs) : 0.0, static_cast<unsigned long long>(runs),
+               device_clock ? "device time, CUDA events" : "host wall time");
+  std::fprintf(out, "  %5s %-8s %10s %6s %6s  %s\n", "#", "kind", "ms/run", "share", "wgs", "entry  [source ops]");
+  for (const CommandProfile* p : order) {
+    // The source ops (ONNX node names) the dispatch computes: the first few, then how many more.
+    std::string sources;
+    for (size_t i = 0; i < p->sources.size() && i < 4; ++i) sources += (i ? ", " : "") + p->sources[i];
+    if (p->sources.size() > 4) sources += ", +" + std::to_string(p->sources.size() - 4) + " more";
+    std::fprintf(out, "  %5u %-8s %10.4f %5.1f%% %6llu  %s%s%s%s\n", p->index, p->kind.c_str(),
                  runs ? p->total_ms / static_cast<double>(runs) : 0.0, total > 0 ? 100.0 * p->total_ms / total : 0.0,
-                 static_cast<unsigned long long>(p->workgroups), p->name.c_str());
+                 static_cast<unsigned long long>(p->workgroups), p->name.c_str(), sources.empty() ? "" : "  [",
+                 sources.c_str(), sources.empty() ? "" : "]");
+  }
 }
 
 }  // namespace hexir::tools

@@ -30,13 +30,18 @@ size_t MaxDispatchArity(const fb::Function& function) {
 }
 
 Status Execute(const Module& module, const fb::Function& function, const SpaceBases& bases,
-               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms, bool poison) {
+               std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms, bool poison,
+               bool* device_clock) {
+  using TimingClock = hal::CommandQueue::TimingClock;
   using Clock = std::chrono::steady_clock;
   Clock::time_point start;
   // Work issued before (a GPU's input copies) is not the first command's.
   if (command_ms) HEXIR_RETURN_IF_ERROR(queue.Synchronize());
   for (const fb::Command* cmd : *function.commands()) {
-    if (command_ms) start = Clock::now();
+    if (command_ms) {
+      start = Clock::now();
+      HEXIR_RETURN_IF_ERROR(queue.BeginTiming(TimingClock::kCommand));
+    }
     switch (cmd->op_type()) {
       case fb::CommandOp::AllocCommand: {
         // The Session allocated its arenas when it was created; here their contents begin.
@@ -78,8 +83,12 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
         return InternalError("unverified command type reached the interpreter");
     }
     if (command_ms) {
+      HEXIR_RETURN_IF_ERROR(queue.EndTiming(TimingClock::kCommand));
       HEXIR_RETURN_IF_ERROR(queue.Synchronize());
-      *command_ms++ += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      HEXIR_ASSIGN_OR_RETURN(std::optional<double> device_ms, queue.TimedMilliseconds(TimingClock::kCommand));
+      *command_ms++ += device_ms ? *device_ms : wall_ms;
+      if (device_clock) *device_clock = device_ms.has_value();
     }
   }
   return Status::Ok();

@@ -22,12 +22,14 @@ struct SpaceBases {
 
 // Issues the function's commands on `queue` (the session's); the caller synchronizes.
 // `bindings` must hold at least as many entries as the largest dispatch arity. With
-// `command_ms` (one entry per command), each command is waited for and its wall time added to
-// its entry: a profile, which serializes the queue.
+// `command_ms` (one entry per command), each command is waited for and its time added to its
+// entry: a profile, which serializes the queue. The time is the device's own clock where the
+// queue keeps one (CUDA events around the command, launch overhead excluded), else the wall
+// time; `*device_clock` (when given) says which.
 // With `poison`, each ALLOC fills its arena with a signalling-NaN pattern (SessionOptions::poison).
 Status Execute(const Module& module, const serializer::fb::Function& function, const SpaceBases& bases,
                std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms = nullptr,
-               bool poison = false);
+               bool poison = false, bool* device_clock = nullptr);
 
 // The largest dispatch arity in `function`.
 size_t MaxDispatchArity(const serializer::fb::Function& function);

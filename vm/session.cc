@@ -122,6 +122,7 @@ std::vector<CommandProfile> Session::profile() const {
     p.index = index;
     p.total_ms = command_ms_[index++];
     p.runs = profiled_runs_;
+    p.device_clock = profile_device_clock_;
     switch (cmd->op_type()) {
       case fb::CommandOp::DispatchCommand: {
         const auto* d = cmd->op_as_DispatchCommand();
@@ -129,6 +130,8 @@ std::vector<CommandProfile> Session::profile() const {
         p.name = libraries->Get(d->library())->entries()->Get(d->entry())->name()->str();
         p.workgroups = 1;
         for (uint32_t w : *d->workgroups()) p.workgroups *= w;
+        if (d->sources() != nullptr)
+          for (const auto* s : *d->sources()) p.sources.push_back(s->str());
         break;
       }
       case fb::CommandOp::CopyCommand: p.kind = "copy"; break;
@@ -232,13 +235,13 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
     if (outputs[i].location == MemoryLocation::kHost)
       module_.device().CompleteHostOutput(outputs[i].data, info_->outputs[i].byte_size, output_pinned_[i].get());
   if (time_device_) {
-    HEXIR_ASSIGN_OR_RETURN(last_device_ms_, queue_->TimedMilliseconds());
+    HEXIR_ASSIGN_OR_RETURN(last_device_ms_, queue_->TimedMilliseconds(hal::CommandQueue::TimingClock::kRun));
   }
   return Status::Ok();
 }
 
 Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
-  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->BeginTiming());
+  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->BeginTiming(hal::CommandQueue::TimingClock::kRun));
   // The device decides how a caller's buffer reaches kernels (the host binds it in place when
   // aligned to its element size, else copies it into the staging made at Create()).
   hal::Device& device = module_.device();
@@ -272,8 +275,8 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
   if (!command_ms_.empty()) ++profiled_runs_;
   HEXIR_RETURN_IF_ERROR(
       Execute(module_, *info_->function, bases, bindings_, *queue_, command_ms_.empty() ? nullptr : command_ms_.data(),
-              poison_));
-  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming());
+              poison_, &profile_device_clock_));
+  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming(hal::CommandQueue::TimingClock::kRun));
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)
       HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,

@@ -63,6 +63,7 @@ class Session {
   // SessionOptions::profile: per command, its summed time (sized at Create), and the runs.
   std::vector<double> command_ms_;
   uint64_t profiled_runs_ = 0;
+  bool profile_device_clock_ = false;  // the profile's times are the device's clock
 };
 
 }  // namespace hexir::vm

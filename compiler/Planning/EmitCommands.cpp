@@ -94,6 +94,8 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     cmd.bindings.insert(cmd.bindings.end(), results.begin(), results.end());
     cmd.num_inputs = d.getInputs().size();
     cmd.aliases.assign(aliases.begin(), aliases.end());
+    for (const std::string &name : sourceNames(d))
+      cmd.sources.push_back(name);
     fn.commands.push_back(cmd);
     for (const KernelLocation &part : it->second.parts) {
       cmd.library = part.library;

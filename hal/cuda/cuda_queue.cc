@@ -16,37 +16,43 @@ StatusOr<std::unique_ptr<CudaQueue>> CudaQueue::Create(const CudaContext& contex
   HEXIR_RETURN_IF_ERROR(
       context.api->Check(context.api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
   std::unique_ptr<CudaQueue> queue(new CudaQueue(context, stream));
-  HEXIR_RETURN_IF_ERROR(context.api->Check(context.api->cuEventCreate(&queue->start_, CU_EVENT_DEFAULT), "cuEventCreate"));
-  HEXIR_RETURN_IF_ERROR(context.api->Check(context.api->cuEventCreate(&queue->end_, CU_EVENT_DEFAULT), "cuEventCreate"));
+  for (Clock& clock : queue->clocks_)
+    for (CUevent* event : {&clock.start, &clock.end})
+      HEXIR_RETURN_IF_ERROR(context.api->Check(context.api->cuEventCreate(event, CU_EVENT_DEFAULT), "cuEventCreate"));
   return queue;
 }
 
 CudaQueue::~CudaQueue() {
   Status s = context_.MakeCurrent();
-  for (CUevent event : {start_, end_})
-    if (s.ok() && event != nullptr) s = context_.api->Check(context_.api->cuEventDestroy(event), "cuEventDestroy");
+  for (const Clock& clock : clocks_)
+    for (CUevent event : {clock.start, clock.end})
+      if (s.ok() && event != nullptr) s = context_.api->Check(context_.api->cuEventDestroy(event), "cuEventDestroy");
   if (s.ok()) s = context_.api->Check(context_.api->cuStreamDestroy(stream_), "cuStreamDestroy");
   if (!s.ok()) Log(LogSeverity::kError, s.message());
 }
 
-Status CudaQueue::BeginTiming() {
+Status CudaQueue::BeginTiming(TimingClock which) {
   HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
-  timed_ = false;
-  return context_.api->Check(context_.api->cuEventRecord(start_, stream_), "cuEventRecord");
+  Clock& clock = clocks_[static_cast<int>(which)];
+  clock.timed = false;
+  return context_.api->Check(context_.api->cuEventRecord(clock.start, stream_), "cuEventRecord");
 }
 
-Status CudaQueue::EndTiming() {
+Status CudaQueue::EndTiming(TimingClock which) {
   HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
-  HEXIR_RETURN_IF_ERROR(context_.api->Check(context_.api->cuEventRecord(end_, stream_), "cuEventRecord"));
-  timed_ = true;
+  Clock& clock = clocks_[static_cast<int>(which)];
+  HEXIR_RETURN_IF_ERROR(context_.api->Check(context_.api->cuEventRecord(clock.end, stream_), "cuEventRecord"));
+  clock.timed = true;
   return Status::Ok();
 }
 
-StatusOr<std::optional<double>> CudaQueue::TimedMilliseconds() {
-  if (!timed_) return std::optional<double>();
+StatusOr<std::optional<double>> CudaQueue::TimedMilliseconds(TimingClock which) {
+  const Clock& clock = clocks_[static_cast<int>(which)];
+  if (!clock.timed) return std::optional<double>();
   HEXIR_RETURN_IF_ERROR(context_.MakeCurrent());
   float ms = 0;
-  HEXIR_RETURN_IF_ERROR(context_.api->Check(context_.api->cuEventElapsedTime(&ms, start_, end_), "cuEventElapsedTime"));
+  HEXIR_RETURN_IF_ERROR(
+      context_.api->Check(context_.api->cuEventElapsedTime(&ms, clock.start, clock.end), "cuEventElapsedTime"));
   return std::optional<double>(ms);
 }
 

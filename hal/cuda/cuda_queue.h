@@ -19,17 +19,20 @@ class CudaQueue final : public CommandQueue {
   Status Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) override;
   Status Copy(CopyDirection direction, void* target, const void* source, uint64_t length) override;
   Status Synchronize() override;
-  Status BeginTiming() override;
-  Status EndTiming() override;
-  StatusOr<std::optional<double>> TimedMilliseconds() override;
+  Status BeginTiming(TimingClock clock) override;
+  Status EndTiming(TimingClock clock) override;
+  StatusOr<std::optional<double>> TimedMilliseconds(TimingClock clock) override;
 
  private:
   CudaQueue(const CudaContext& context, CUstream stream) : context_(context), stream_(stream) {}
   const CudaContext& context_;
   CUstream stream_;
-  // Made with the queue, so that timing a run allocates nothing.
-  CUevent start_ = nullptr, end_ = nullptr;
-  bool timed_ = false;
+  // One start and end event per clock, made with the queue, so that timing allocates nothing.
+  struct Clock {
+    CUevent start = nullptr, end = nullptr;
+    bool timed = false;
+  };
+  Clock clocks_[2];
 };
 
 }  // namespace hexir::hal::cuda

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hexir/module.h"
 #include "hexir/span.h"
@@ -32,7 +33,8 @@ struct SessionOptions {
   // Session::last_device_ms(). Off by default: timing adds two events per run.
   bool time_device = false;
   // Time every command of every Run (Session::profile()): each command is waited for before
-  // the next starts, which serializes a GPU's queue. Off by default.
+  // the next starts, which serializes a GPU's queue; a GPU's commands are timed by its own
+  // clock (CUDA events), the host's by the wall clock. Off by default.
   bool profile = false;
   // A debugging aid: at each ALLOC command (every run) fill the arena with a signalling-NaN
   // pattern (0x7fa00000 in every 4 bytes), so a kernel that reads a buffer before anything
@@ -46,8 +48,10 @@ struct CommandProfile {
   uint32_t index = 0;       // its position in the function's commands
   std::string kind;         // "dispatch", "copy", "fill" or "alloc"
   std::string name;         // a dispatch's kernel entry point; empty for other commands
+  std::vector<std::string> sources;  // a dispatch's source ops (ONNX node names), when recorded
   uint64_t workgroups = 0;  // a dispatch's workgroups (x * y * z); 0 for other commands
-  double total_ms = 0;      // wall time summed over `runs`
+  double total_ms = 0;      // time summed over `runs`: the device's clock or the wall (device_clock)
+  bool device_clock = false;  // timed by the device's own clock (CUDA events), not the host's wall
   uint64_t runs = 0;
 };
 

@@ -46,6 +46,31 @@ def expect_success(what, cmd, message=""):
     return r
 
 
+# A matmul and its tanh, exp epilogue, each op named by its location (as the ONNX importer names
+# ops by their nodes).
+NAMED_GRAPH = """\
+#id = affine_map<(i, j) -> (i, j)>
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %w = arith.constant dense<0.125> : tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %a = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32> loc("mm")
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %t = math.tanh %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32> loc("tanh")
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32> loc("exp")
+  return %c : tensor<4x16xf32>
+}
+"""
+
+
 BAD_GRAPHS = {
     "tensor over 1 TiB": ("func.func @main(%x: tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294967296xf32> {\n"
                           "  return %x : tensor<4294967296x4294967296xf32>\n}\n",
@@ -284,6 +309,19 @@ def main():
         if sorted(int(r[0]) for r in rows) != list(range(len(rows))) or not dumped or profiled_dispatches != dumped:
             FAILURES.append("hexir-run: --profile rows")
             print(f"FAIL hexir-run: --profile rows {rows} against hexir-dump's dispatches {dumped}")
+        # --profile names each dispatch's source ops (ONNX node names; here the graph's name
+        # locations): a matmul with its fused tanh and exp epilogue is one dispatch of all three.
+        with open("named.mlir", "w") as f:
+            f.write(NAMED_GRAPH)
+        named = os.path.join(tmp, "named.hxb")
+        expect_success("hexir-compile named ops", [compile_, "named.mlir", "-o", named])
+        np.save("named_x.npy", np.ones((4, 8), np.float32))
+        profiled = expect_success("hexir-run: --profile names source ops",
+                                  [run_, named, "--input", "input0=named_x.npy", "--profile"], "host wall time")
+        sources = re.findall(r"^\s+\d+ dispatch .*\[(.*)\]$", profiled.stdout, re.M)
+        if [sorted(s.split(", ")) for s in sources] != [["exp", "mm", "tanh"]]:
+            FAILURES.append("hexir-run: --profile source ops")
+            print(f"FAIL hexir-run: --profile source ops: {sources} in\n{profiled.stdout}")
         expect_failure("hexir-run: --in-place on an untied output", [run_, exe, "--input", "x=x.npy",
                                                                      "--in-place", "probs"],
                        "output 'probs' is not tied to a donated input")
