@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """hexir-serve end to end, on 127.0.0.1 only: every endpoint through urllib and curl, infer
-results against hexir-run on the same input, 25 malformed requests (each its status and
-message, the server serving correctly afterwards), concurrent clients, a full queue answering
+results against hexir-run on the same input, malformed JSON, form and binary-data requests
+(each its status and message, the server serving correctly afterwards), concurrent clients, a full queue answering
 503, clients that disconnect, and SIGTERM under load (every request answered or refused, exit 0).
 Usage: serve_test.py --bin BUILD/tools"""
 import argparse
