@@ -5,18 +5,19 @@ set -euo pipefail
 # What the compiler, the runtime, the Python package and the server need to build, and the
 # bundled example to run (README command one).
 packages=(
-  cmake ninja-build make g++ pkg-config
-  llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 llvm-22-tools
+  cmake ninja-build make g++ clang-22 pkg-config
+  llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 liblld-22-dev llvm-22-tools
   flatbuffers-compiler libflatbuffers-dev catch2 libxxhash-dev
   python3 python3-numpy binutils
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-dev pybind11-dev nlohmann-json3-dev
 )
 # --tests: what the test suite adds (README command two): PyTorch and ONNX for the test models
-# and references, clang for the fuzzers, OpenBLAS and wrk for the benchmarks' baselines.
+# and references, clang's sanitizer and fuzzer runtimes, OpenBLAS and wrk for the benchmarks'
+# baselines.
 if [ "${1:-}" = --tests ]; then
   packages+=(
-    clang-22 libclang-rt-22-dev libopenblas-dev
+    libclang-rt-22-dev libopenblas-dev
     python3-onnx python3-torch python3-torchvision python3-sklearn python3-pytest curl wrk
   )
 fi

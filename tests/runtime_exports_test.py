@@ -21,7 +21,9 @@ bad, counts = [], {"public API": 0, "standard library (weak)": 0}
 for (_, kind, _), name in zip(rows, demangled):
     if public.match(name):
         counts["public API"] += 1
-    elif kind in "WVu" and re.match(r"^(typeinfo for |typeinfo name for |vtable for |void |bool )?(std|__gnu_cxx)::", name):
+    # A template instantiation's demangled name starts with its return type ("void*& std::vector<...>
+    # ::emplace_back", as clang names it): the function's scope follows a space, * or &.
+    elif kind in "WVu" and re.match(r"^(typeinfo for |typeinfo name for |vtable for )?([^:]*?[ *&])?(std|__gnu_cxx)::", name):
         counts["standard library (weak)"] += 1
     else:
         bad.append(f"{kind} {name}")
