@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
                                cl::desc("Put the intermediates or the constants in a memory space of the machine, "
                                         "intermediates=SPACE or constants=SPACE (default: the compiler's choice)"),
                                cl::value_desc("what=space"), cl::cat(category));
-  cl::opt<std::string> linker("linker", cl::desc("ld.lld to link host kernels with"), cl::cat(category));
+  cl::opt<std::string> linker("linker", cl::desc("an ld.lld program to link host kernels with (default: lld inside this process)"), cl::cat(category));
   cl::opt<bool> verifyPlan("verify-plan", cl::desc("Verify the memory plan independently"),
                            cl::init(true), cl::cat(category));
   cl::opt<bool> printIR("print-ir-after-all", cl::desc("Print the IR after every pass"),

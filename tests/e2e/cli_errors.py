@@ -4,6 +4,7 @@ code 1, no crash and no partial output file. Usage: cli_errors.py --bin BUILD/to
 """
 import argparse
 import os
+import shutil
 import re
 import stat
 import subprocess
@@ -315,6 +316,16 @@ def main():
             f.write(NAMED_GRAPH)
         named = os.path.join(tmp, "named.hxb")
         expect_success("hexir-compile named ops", [compile_, "named.mlir", "-o", named])
+        # Host kernels are linked by lld inside hexir-compile; --linker runs an ld.lld program
+        # instead: the same bytes either way, and a missing program is named.
+        lld = shutil.which("ld.lld-22") or "/usr/lib/llvm-22/bin/ld.lld"
+        external = os.path.join(tmp, "named_external.hxb")
+        expect_success("hexir-compile --linker ld.lld", [compile_, "named.mlir", "-o", external, "--linker", lld])
+        if open(external, "rb").read() != open(named, "rb").read():
+            FAILURES.append("hexir-compile --linker: other bytes than the in-process link")
+            print("FAIL hexir-compile --linker: other bytes than the in-process link")
+        expect_failure("hexir-compile --linker missing", [compile_, "named.mlir", "-o", external, "--linker",
+                                                          "/nonexistent/ld.lld"], "linker '/nonexistent/ld.lld' not found")
         np.save("named_x.npy", np.ones((4, 8), np.float32))
         profiled = expect_success("hexir-run: --profile names source ops",
                                   [run_, named, "--input", "input0=named_x.npy", "--profile"], "host wall time")

@@ -36,6 +36,10 @@ struct KernelInfo {
 struct HostTargetOptions {
   std::string cpu = "host";  // an LLVM CPU name, or "host" for this machine's CPU and features
   std::string linkerPath;    // ld.lld
+  // Link with the lld library inside this process (when the build has it) instead of running
+  // `linkerPath`: no process to start, which is most of a small graph's compile time. Off
+  // when the user names a linker.
+  bool inProcessLinker = false;
 };
 
 // The host code generator's options from the command line's (the default linker if none).

@@ -48,6 +48,7 @@ HostTargetOptions mlir::hexir::hostTargetOptions(const TargetOptions &options) {
   HostTargetOptions host;
   host.cpu = options.cpu;
   host.linkerPath = options.linkerPath.empty() ? HEXIR_DEFAULT_LINKER : options.linkerPath;
+  host.inProcessLinker = options.linkerPath.empty();
   return host;
 }
 
