@@ -6,7 +6,7 @@ Each case is a small graph built with onnx.helper that exercises one op and its 
 check that what Hexir cannot compile is refused with a message naming the node and op.
 Kernel-shape cases run the vectorized matmul, convolution and pooling kernels at sizes no tile
 divides. --target-cpu compiles everything for another CPU level (x86-64 to AVX-512).
-Usage: op_cases.py --bin BUILD/tools [--only NAME] [--target-cpu CPU] [--target TARGET]
+Usage: op_cases.py --bin BUILD/tools [--python BUILD/python] [--only NAME] [--target-cpu CPU] [--target TARGET]
 """
 import argparse
 import os
@@ -815,6 +815,22 @@ def run_tool(cmd):
 
 
 TARGET_ARGS = []  # --target-cpu for every compilation
+# --python DIR: the cases compile and run through the hexir Python package, in this process
+# (the same compiler and runtime as the tools, without starting hexir-compile, which costs about
+# 0.1 s of CPU a case, for its libraries' symbols; ctest runs the op cases six times). Error
+# cases, --list-ops and the models with command-line-only options still use the tools.
+HEXIR = None
+TARGET = {"target": "host", "target_cpu": "host"}
+
+
+def run_in_process(path, ins, outs):
+    """Compiles and runs in this process; (outputs, None) or (None, error text)."""
+    try:
+        exe = HEXIR.compile(path, **TARGET)
+        session = HEXIR.load(exe).session()
+        return session.run(dict(ins)), None
+    except HEXIR.Error as e:
+        return None, str(e)
 
 
 def compile_model(bin_dir, path, hxb, extra):
@@ -833,11 +849,26 @@ def check_case(name, bin_dir, tmp):
         extra = []
     else:
         onnx.save(m, path)
+    results = None
+    if HEXIR is not None and not extra:
+        results, error = run_in_process(path, ins, outs)
+        if results is None:
+            print(f"{name}: failed in process\n{error}")
+            return False
+    else:
+        results = run_with_tools(name, bin_dir, tmp, path, extra, ins, outs)
+        if results is None:
+            return False
+    return check_outputs(name, outs, results)
+
+
+def run_with_tools(name, bin_dir, tmp, path, extra, ins, outs):
+    """hexir-compile, then hexir-run with .npy files; the outputs, or None (reported)."""
     hxb = os.path.join(tmp, name + ".hxb")
     r = compile_model(bin_dir, path, hxb, extra)
     if r.returncode != 0:
         print(f"{name}: hexir-compile failed\n{r.stderr}")
-        return False
+        return None
     cmd = [os.path.join(bin_dir, "hexir-run"), hxb]
     for k, v in ins.items():
         np.save(os.path.join(tmp, f"{name}.in.{k}.npy"), v)
@@ -847,10 +878,14 @@ def check_case(name, bin_dir, tmp):
     r = run_tool(cmd)
     if r.returncode != 0:
         print(f"{name}: hexir-run failed\n{r.stderr}")
-        return False
+        return None
+    return {k: np.load(os.path.join(tmp, f"{name}.out.{k}.npy")) for k in outs}
+
+
+def check_outputs(name, outs, results):
     ok = True
     for k, ref in outs.items():
-        got = np.load(os.path.join(tmp, f"{name}.out.{k}.npy"))
+        got = np.asarray(results[k])
         ref = np.asarray(ref)
         want_dtype = ref.dtype if ref.dtype != np.float64 else np.float32
         if got.shape != ref.shape or got.dtype != want_dtype:
@@ -902,12 +937,20 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--only", help="run only the cases whose names start with this")
     p.add_argument("--target-cpu", help="compile every case for this CPU (e.g. x86-64-v2)")
+    p.add_argument("--python", help="the hexir Python package's folder (build/python): compile and run in process")
     p.add_argument("--target", help="compile every case for this target (cuda-emulator: the CUDA kernels on this CPU)")
     args = p.parse_args()
     if args.target_cpu:
         TARGET_ARGS.append("--target-cpu=" + args.target_cpu)
+        TARGET["target_cpu"] = args.target_cpu
     if args.target:
         TARGET_ARGS.append("--target=" + args.target)
+        TARGET["target"] = args.target
+    if args.python:
+        global HEXIR
+        sys.path.insert(0, args.python)
+        import hexir
+        HEXIR = hexir
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
         runs = [(name, name, check_case) for name in CASES] + \
