@@ -69,8 +69,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     machine = std::move(*loaded);
   }
   mlir::hexir::TargetOptions targetOptions;
-  if (machine)
-    targetOptions.sharedMemoryBytes = mlir::hexir::kernelScratchBytes(*machine, "cuda");
+  targetOptions.machine = machine ? &*machine : nullptr;
   targetOptions.name = options.target;
   targetOptions.cpu = options.targetCpu;
   targetOptions.linkerPath = options.linkerPath;
@@ -85,9 +84,13 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     context.disableMultithreading();
     pm.enableIRPrinting();
   }
-  mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise,
-                                  (*target)->description().padProducersInKernel,
-                                  (*target)->description().maxPanel, (*target)->description().packsInKernel);
+  mlir::hexir::GraphTargetRules rules;
+  rules.padsInPlace = (*target)->description().padProducersInKernel;
+  rules.maxPanel = (*target)->description().maxPanel;
+  rules.maxRowsPackedInKernel = (*target)->description().maxRowsPackedInKernel;
+  const mlir::hexir::TargetBackend *backend = target->get();
+  rules.fusesIntoKernel = [backend](mlir::linalg::LinalgOp op) { return backend->fusesIntoKernel(op); };
+  mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise, rules);
   if (failed(pm.run(module)))
     return false;
   if (options.printDispatches && planOutput)

@@ -1,9 +1,10 @@
 //===- TargetBackend.h - what the compiler needs to know of a target -*- C++ -*-===//
 //
-// A target is a kind of processor Hexir generates kernels for (the host CPU today, CUDA GPUs
-// next). Everything target-specific sits behind this interface, one folder per target
-// (Target/Host/): its description (the format of its kernels, the memory spaces its buffers
-// can live in), its kernel pipeline on tensors, and the serialization of its kernels into a
+// A target is a kind of processor Hexir generates kernels for (the host CPU, CUDA GPUs).
+// Everything target-specific sits behind this interface, one folder per target (Target/Host/,
+// Target/Cuda/): its description (the format of its kernels, the memory spaces its buffers can
+// live in, its panel and packing rules), which ops root kernels it fuses into, its kernel
+// pipeline on tensors with its own tile rules, and the serialization of its kernels into a
 // kernel library of the executable. The graph passes, dispatch formation and memory planning
 // are shared; they ask the target, never test its name.
 //
@@ -20,6 +21,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "Transforms/KernelClassification.h"
 #include "serializer/executable_spec.h"
 
 #include <string>
@@ -62,9 +64,10 @@ struct TargetDescription {
   // pads with clamped indices keeps them apart.
   bool padProducersInKernel = true;
   // Whether its kernels pack a run-time matmul B into panels themselves, block by block where
-  // they read it (dispatch formation then puts the packing into the matmul's kernel); others
-  // run it as a kernel of its own.
-  bool packsInKernel = true;
+  // they read it (dispatch formation then puts the packing into the matmul's kernel): for
+  // readers of at most this many rows (more rows would each pack B again); 0: never, the
+  // packing runs as a kernel of its own.
+  int64_t maxRowsPackedInKernel = 0;
   // The widest panel (floats) constant weights are packed into: the kernels' register tile of
   // two vectors, so each reduction step reads whole cache lines of one panel (a 32-wide panel
   // under a 16-wide AVX2 tile doubled the L1 footprint of a cache block).
@@ -107,6 +110,11 @@ public:
   virtual ~TargetBackend() = default;
 
   virtual const TargetDescription &description() const = 0;
+
+  // Whether its kernel generator compiles a kernel rooted at `op` with other ops fused in
+  // (an epilogue, a producer computed into a pad or a slice): dispatch formation asks before
+  // fusing. By default, an op of a kind every target's kernels handle (classifyKernel).
+  virtual bool fusesIntoKernel(linalg::LinalgOp op) const { return classifyKernel(op).has_value(); }
 
   // The kernel pipeline: kernel functions on tensors (func.func marked hexir.kernel, as
   // dispatch formation made them) down to the target's lowest dialect.

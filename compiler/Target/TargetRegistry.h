@@ -7,6 +7,7 @@
 #ifndef HEXIR_COMPILER_TARGET_TARGETREGISTRY_H
 #define HEXIR_COMPILER_TARGET_TARGETREGISTRY_H
 
+#include "Target/Machine.h"
 #include "Target/TargetBackend.h"
 
 #include <memory>
@@ -19,7 +20,9 @@ struct TargetOptions {
   std::string cpu = "host";  // host: an LLVM CPU name, or "host" for this machine's CPU
   std::string linkerPath;    // host: the ld.lld that links kernel libraries
   std::string cudaArch = "sm_90";  // cuda: the GPU architecture (--cuda-arch)
-  uint64_t sharedMemoryBytes = 0;  // cuda: shared memory per block (the machine file's); 0: unknown
+  // The machine file (--machine), when given: each target reads what concerns its processors
+  // (cuda: the shared memory a block may use).
+  const MachineDescription *machine = nullptr;
 };
 
 // The target named by `options.name`, or an error at `loc` listing the known targets (also

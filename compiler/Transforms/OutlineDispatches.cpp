@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 #include "Dialect/Functions.h"
-#include "Transforms/KernelStrategy.h"
+#include "Transforms/KernelClassification.h"
 #include "Transforms/RowKernel.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -29,6 +29,9 @@ using namespace mlir;
 using namespace mlir::hexir;
 
 namespace {
+
+// Whether the target fuses other ops into a kernel rooted at an op (GraphTargetRules).
+using FusesIntoKernel = std::function<bool(linalg::LinalgOp)>;
 
 bool isScalarConstant(Operation *op) {
   auto c = dyn_cast_or_null<arith::ConstantOp>(op);
@@ -59,7 +62,7 @@ bool isInitBroadcast(Operation *op) {
 }
 
 // An initializer cheap enough to recompute in each kernel that reads it (a constant fill, a
-// broadcast into tensor.empty), instead of a dispatch of its own. (KernelStrategy's
+// broadcast into tensor.empty), instead of a dispatch of its own. (KernelClassification's
 // isInitializer is another question: any op that writes a kernel's accumulator first.)
 bool isRecomputedInit(Operation *op) { return isInitFill(op) || isInitBroadcast(op); }
 
@@ -111,17 +114,17 @@ bool startsEmpty(linalg::LinalgOp op) {
 // compute op the kernel generator vectorizes, not elementwise itself, read only by `anchor`,
 // element for element. The kernel updates the root's result in place (TileAndVectorize), so no
 // intermediate tensor exists.
-Operation *epilogueRoot(Operation *anchor) {
+Operation *epilogueRoot(Operation *anchor, const FusesIntoKernel &fuses) {
   auto epilogue = dyn_cast<linalg::GenericOp>(anchor);
   if (!epilogue || epilogue->getNumResults() != 1 || epilogue.getNumDpsInits() != 1 ||
       !epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || !allParallel(epilogue) ||
-      !hasVectorStrategy(epilogue))
+      !fuses(epilogue))
     return nullptr;
   for (OpOperand *in : epilogue.getDpsInputOperands()) {
     auto root = in->get().getDefiningOp<linalg::LinalgOp>();
     if (!root || root->getNumResults() != 1 || root.getNumDpsInits() != 1 || allParallel(root) ||
         !root.hasPureTensorSemantics() || in->get().getType() != epilogue->getResult(0).getType() ||
-        !startsEmpty(root) || !hasVectorStrategy(root))
+        !startsEmpty(root) || !fuses(root))
       continue;
     if (llvm::all_of(root->getUses(), [&](OpOperand &use) {
           return use.getOwner() == anchor && epilogue.isDpsInput(&use) &&
@@ -135,17 +138,17 @@ Operation *epilogueRoot(Operation *anchor) {
 // The op computing `v` that a reader's kernel can compute into a part of its result: a compute
 // op the kernel generator vectorizes, with one result, whose accumulator starts from
 // tensor.empty; null otherwise.
-linalg::LinalgOp partProducer(Value v) {
+linalg::LinalgOp partProducer(Value v, const FusesIntoKernel &fuses) {
   auto producer = v.getDefiningOp<linalg::LinalgOp>();
   if (!producer || producer->getNumResults() != 1 || producer.getNumDpsInits() != 1 ||
-      !producer.hasPureTensorSemantics() || !hasVectorStrategy(producer) || !startsEmpty(producer))
+      !producer.hasPureTensorSemantics() || !fuses(producer) || !startsEmpty(producer))
     return nullptr;
   return producer;
 }
 
 // The same, computing `v` for one reader alone.
-Operation *soleProducer(Value v) {
-  linalg::LinalgOp producer = partProducer(v);
+Operation *soleProducer(Value v, const FusesIntoKernel &fuses) {
+  linalg::LinalgOp producer = partProducer(v, fuses);
   return producer && producer->hasOneUse() ? producer.getOperation() : nullptr;
 }
 
@@ -159,22 +162,22 @@ bool isStaticConstantPad(tensor::PadOp pad) {
 // kernel generator vectorizes, read only by the pad (a constant pad value, static shapes),
 // whose accumulator starts from tensor.empty. The kernel then writes the result straight into
 // the interior of the padded tensor: no unpadded tensor, no copy (hexir-tile-and-vectorize).
-Operation *padProducer(Operation *anchor) {
+Operation *padProducer(Operation *anchor, const FusesIntoKernel &fuses) {
   auto pad = dyn_cast<tensor::PadOp>(anchor);
   if (!pad || !isStaticConstantPad(pad))
     return nullptr;
-  return soleProducer(pad.getSource());
+  return soleProducer(pad.getSource(), fuses);
 }
 
 // The producer computed inside the kernel of a tensor.insert_slice that writes it into a larger
 // tensor (a concatenation's slice, see concatsInPlace), if any: the same conditions as a pad's
 // producer, a static slice of unit strides and no rank change. The kernel writes the result
 // straight into the slice of the destination (hexir-tile-and-vectorize).
-Operation *insertProducer(Operation *anchor) {
+Operation *insertProducer(Operation *anchor, const FusesIntoKernel &fuses) {
   auto insert = dyn_cast<tensor::InsertSliceOp>(anchor);
   if (!insert || !isStaticSliceWrite(insert) || insert.getSource() == insert.getDest())
     return nullptr;
-  return soleProducer(insert.getSource());
+  return soleProducer(insert.getSource(), fuses);
 }
 
 // A concatenation whose every operand is computed by its own producer for it alone (a
@@ -185,7 +188,7 @@ Operation *insertProducer(Operation *anchor) {
 // Operands that are channel panels viewed as channels (collapse_shape of [..., c/w, w], the
 // packed result of a convolution) are concatenated as panels, so each producer writes whole
 // panels, as it computes them.
-void concatsInPlace(func::FuncOp graph) {
+void concatsInPlace(func::FuncOp graph, const FusesIntoKernel &fuses) {
   SmallVector<tensor::ConcatOp> concats;
   graph.walk([&](tensor::ConcatOp op) {
     if (op->getParentOp() == graph)
@@ -219,7 +222,7 @@ void concatsInPlace(func::FuncOp graph) {
     if (!panels)
       sources.assign(concat.getInputs().begin(), concat.getInputs().end());
     // Every source computed for this concatenation alone by a producer its kernel can take.
-    if (llvm::any_of(sources, [](Value v) { return !soleProducer(v); }))
+    if (llvm::any_of(sources, [&](Value v) { return !soleProducer(v, fuses); }))
       continue;
     OpBuilder b(concat);
     Location loc = concat.getLoc();
@@ -282,7 +285,7 @@ bool readsInterior(OpOperand &use) {
 // readers through another reshape (a max pool's result viewed as panels by a residual add): in
 // resnet18 that made the pool's padded result live beside its 3.2 MB input, the arena's peak
 // (4,014,080 -> 4,072,448 bytes).
-void padsShareProducers(func::FuncOp graph) {
+void padsShareProducers(func::FuncOp graph, const FusesIntoKernel &fuses) {
   SmallVector<tensor::PadOp> pads;
   graph.walk([&](tensor::PadOp pad) {
     if (pad->getParentOp() == graph)
@@ -299,7 +302,7 @@ void padsShareProducers(func::FuncOp graph) {
         continue;
     auto view = pad.getSource().getDefiningOp<tensor::CollapseShapeOp>();
     Value source = view ? view.getSrc() : pad.getSource();
-    linalg::LinalgOp producer = partProducer(source);
+    linalg::LinalgOp producer = partProducer(source, fuses);
     if (!producer)
       continue;
     auto sourceType = cast<RankedTensorType>(source.getType());
@@ -457,6 +460,16 @@ std::string sanitize(StringRef name) {
 struct OutlineDispatchesPass
     : public mlir::hexir::impl::OutlineDispatchesBase<OutlineDispatchesPass> {
   using OutlineDispatchesBase::OutlineDispatchesBase;
+  OutlineDispatchesPass(const OutlineDispatchesOptions &options, FusesIntoKernel fusesIntoKernel)
+      : OutlineDispatchesBase(options) {
+    if (fusesIntoKernel)
+      fuses = std::move(fusesIntoKernel);
+  }
+
+  // The target's answer whether a kernel rooted at an op takes fused ops (the target's
+  // TargetBackend::fusesIntoKernel); without a target (hexir-opt), the kinds every target's
+  // kernels handle.
+  FusesIntoKernel fuses = [](linalg::LinalgOp op) { return classifyKernel(op).has_value(); };
 
   // Producers computed inside their reader's kernel (see padProducer).
   llvm::SmallPtrSet<Operation *, 16> fused;
@@ -472,8 +485,8 @@ struct OutlineDispatchesPass
 
   LogicalResult outline(func::FuncOp graph, SymbolTable &symbols) {
     if (fuseProducers && padsInPlace) {
-      concatsInPlace(graph);
-      padsShareProducers(graph);
+      concatsInPlace(graph, fuses);
+      padsShareProducers(graph, fuses);
     }
     SmallVector<Operation *> anchors;
     graph.walk([&](Operation *op) {
@@ -485,7 +498,7 @@ struct OutlineDispatchesPass
     fused.clear();
     if (fuseProducers) {
       for (Operation *anchor : anchors)
-        if (Operation *root = epilogueRoot(anchor))
+        if (Operation *root = epilogueRoot(anchor, fuses))
           fused.insert(root);
       // A depthwise convolution or pooling computes its border itself from the unpadded
       // tensor: its pad joins its kernel (no padded tensor, no copy; see borderPad).
@@ -498,21 +511,21 @@ struct OutlineDispatchesPass
       fused.insert(borderPads.begin(), borderPads.end());
       // The run-time packing of a matmul's B into panels joins every kernel that reads the
       // panels (each packs a block where it uses it: B is read once, never written packed).
-      if (packsInKernel)
+      if (packInKernelMaxRows > 0)
         for (Operation *anchor : anchors)
-          if (packsPanelsInKernel(anchor))
+          if (packsPanelsInKernel(anchor, packInKernelMaxRows))
             fused.insert(anchor);
       if (padsInPlace)
         for (Operation *anchor : anchors) {
-          if (Operation *producer = padProducer(anchor); producer && !borderPads.contains(anchor))
+          if (Operation *producer = padProducer(anchor, fuses); producer && !borderPads.contains(anchor))
             fused.insert(producer);
-          if (Operation *producer = insertProducer(anchor))
+          if (Operation *producer = insertProducer(anchor, fuses))
             fused.insert(producer);
         }
       // Row kernels: neither their members nor their last op may have taken another op in.
       llvm::SmallPtrSet<Operation *, 16> taken(fused.begin(), fused.end());
       for (Operation *anchor : anchors)
-        if (epilogueRoot(anchor) || (padsInPlace && (padProducer(anchor) || insertProducer(anchor))))
+        if (epilogueRoot(anchor, fuses) || (padsInPlace && (padProducer(anchor, fuses) || insertProducer(anchor, fuses))))
           taken.insert(anchor);
       for (Operation *anchor : llvm::reverse(anchors)) {
         if (taken.contains(anchor))
@@ -613,3 +626,8 @@ struct OutlineDispatchesPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass> mlir::hexir::createOutlineDispatches(const OutlineDispatchesOptions &options,
+                                                          std::function<bool(linalg::LinalgOp)> fusesIntoKernel) {
+  return std::make_unique<OutlineDispatchesPass>(options, std::move(fusesIntoKernel));
+}

@@ -17,6 +17,9 @@
 
 #include "Dialect/HexirDialect.h"
 
+#include <functional>
+#include <memory>
+
 namespace mlir::hexir {
 
 #define GEN_PASS_DECL
@@ -27,13 +30,26 @@ namespace mlir::hexir {
 
 // tosa -> linalg/tensor/arith on tensors, then canonicalize (nested on func.func).
 void buildLowerTosaPipeline(OpPassManager &pm);
+// What the graph pipeline asks of the target it compiles for (its TargetDescription and
+// TargetBackend::fusesIntoKernel); the defaults are the passes' own.
+struct GraphTargetRules {
+  // Whether its kernels write a pad's producer into the padded tensor (padProducersInKernel).
+  bool padsInPlace = true;
+  // The widest panel constant weights are packed into.
+  int64_t maxPanel = 32;
+  // Readers of at most this many rows pack a run-time matmul B themselves (0: never).
+  int64_t maxRowsPackedInKernel = 128;
+  // Whether it fuses other ops into a kernel rooted at an op; empty: classifyKernel's kinds.
+  std::function<bool(linalg::LinalgOp)> fusesIntoKernel;
+};
 // The graph pipeline: verify input, lower TOSA, channels-last, fuse elementwise chains (unless
-// `fuseElementwise` is false), form dispatches.
-// `padsInPlace`: whether the target's kernels write a pad's producer into the padded tensor
-// (TargetDescription::padProducersInKernel); `packsInKernel`: whether its kernels pack a
-// run-time matmul B block by block (TargetDescription::packsInKernel).
+// `fuseElementwise` is false), form dispatches by the target's rules.
 void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true,
-                        bool padsInPlace = true, int64_t maxPanel = 32, bool packsInKernel = true);
+                        const GraphTargetRules &rules = {});
+// Dispatch formation asking `fusesIntoKernel` (see GraphTargetRules) before it fuses an
+// epilogue or a producer into a kernel.
+std::unique_ptr<Pass> createOutlineDispatches(const OutlineDispatchesOptions &options,
+                                              std::function<bool(linalg::LinalgOp)> fusesIntoKernel);
 // Kernel functions on tensors -> on buffers, for every target: one-shot bufferization with
 // read-only arguments and identity layouts, results as trailing out-parameters.
 void buildBufferizeKernelsPipeline(OpPassManager &pm);

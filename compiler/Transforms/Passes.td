@@ -128,7 +128,7 @@ def SinkPackedViews : Pass<"hexir-sink-packed-views", "mlir::ModuleOp"> {
 
     A pad of such a view becomes a view of the pad, except (with `window-borders`) a pad that
     a depthwise convolution or pooling reads and can do without (it computes its border
-    itself, see borderPad in KernelStrategy.h).
+    itself, see borderPad in KernelClassification.h).
   }];
   let options = [
     Option<"windowBorders", "window-borders", "bool", /*default=*/"true",
@@ -165,7 +165,8 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
     A tensor.pad whose source is produced by a compute op read by nothing else (an activation
     before a convolution) takes that op into its kernel, which writes the result straight into
     the interior of the padded tensor (hexir-tile-and-vectorize): the unpadded tensor and the
-    copy disappear. With packs-in-kernel, the run-time packing of a matmul's B into panels
+    copy disappear. With pack-in-kernel-max-rows N > 0, the run-time packing of a matmul's B
+    into panels whose readers each have at most N rows
     (hexir-pack-matmul-weights) goes into each kernel that reads the panels, which packs each
     block of B where it uses it: B is read once and never written packed.
     `fuse-producers=false` (hexir-compile --no-fusion) keeps them apart.
@@ -175,8 +176,8 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
            "Compute epilogues, row kernels and (with pads-in-place) the producer of a pad in one kernel">,
     Option<"padsInPlace", "pads-in-place", "bool", /*default=*/"true",
            "Compute the producer of a pad inside the pad's kernel (targets whose kernels write the interior)">,
-    Option<"packsInKernel", "packs-in-kernel", "bool", /*default=*/"true",
-           "Pack a run-time matmul B into panels inside each kernel that reads them (targets whose kernels pack blocks)">,
+    Option<"packInKernelMaxRows", "pack-in-kernel-max-rows", "int64_t", /*default=*/"128",
+           "Pack a run-time matmul B into panels inside each kernel that reads them, where each has at most this many rows (0: never; the target's maxRowsPackedInKernel)">,
   ];
   let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::func::FuncDialect",
                            "mlir::bufferization::BufferizationDialect", "mlir::tensor::TensorDialect"];

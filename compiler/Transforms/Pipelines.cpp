@@ -19,7 +19,9 @@ void mlir::hexir::buildLowerTosaPipeline(OpPassManager &pm) {
 }
 
 void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise,
-                                     bool padsInPlace, int64_t maxPanel, bool packsInKernel) {
+                                     const GraphTargetRules &rules) {
+  bool padsInPlace = rules.padsInPlace;
+  int64_t maxPanel = rules.maxPanel;
   // Reject what we cannot compile while locations still point at the user's ops.
   VerifyInputOptions verify;
   verify.entry = entry.str();
@@ -55,8 +57,8 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, b
   OutlineDispatchesOptions outline;
   outline.fuseProducers = fuseElementwise;
   outline.padsInPlace = padsInPlace;
-  outline.packsInKernel = packsInKernel;
-  pm.addPass(createOutlineDispatches(outline));
+  outline.packInKernelMaxRows = rules.maxRowsPackedInKernel;
+  pm.addPass(createOutlineDispatches(outline, rules.fusesIntoKernel));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -3,8 +3,9 @@
 // A row kernel computes a chain of ops over the rows of its result's innermost dimension:
 // reductions along that dimension (a row's max or sum) and elementwise ops that read the row
 // and its reductions (softmax, layer normalization, log-softmax, RMS normalization). Dispatch
-// formation groups such a chain into one kernel (OutlineDispatches); TileAndVectorize splits it
-// into workgroups of rows, each running the whole chain on its rows.
+// formation groups such a chain into one kernel (OutlineDispatches); the host's tiling
+// (Target/Host/RowKernelTiling.cpp) splits it into workgroups of rows, each running the whole
+// chain on its rows.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HEXIR_COMPILER_TRANSFORMS_ROWKERNEL_H
@@ -38,26 +39,16 @@ struct RowKernel {
 // formation grows a group op by op).
 std::optional<RowKernel> matchRowKernel(ArrayRef<linalg::GenericOp> ops, bool requireReduction = true);
 
-// A tile of a row kernel's op, with the register tile sizes it gets (0: not tiled) before it
-// is vectorized.
-struct RowTile {
-  Operation *op;
-  SmallVector<int64_t> registers;
-};
-
-// Splits the row kernel `k` into workgroups: one loop over workgroups [begin, end), each a
-// chunk of rows of its longest row dimension on which every op runs in program order. Full-shape
-// ops write the output's chunk in place; per-row values go to stack buffers of the chunk's rows;
-// reductions become partial sums up to four vectors wide (the fixed order of a row's sum does
-// not depend on the thread count) and their combination. Appends the tiles left to register-tile
-// and vectorize; returns the number of workgroups.
-FailureOr<int64_t> tileRowKernel(RewriterBase &rewriter, RowKernel &k, Value begin, Value end, int64_t lanes,
-                                 int64_t minWork, int64_t maxWorkgroups, SmallVectorImpl<RowTile> &tiles);
-
-// `op` (elementwise, its accumulator unused) rewritten in destination-passing style on `value`:
-// what it read of `value` it reads from its accumulator, which is `value`, so it updates it in
-// place. `value` must have the type of op's result and be read element for element.
-linalg::GenericOp inPlaceOn(RewriterBase &rewriter, linalg::GenericOp op, Value value);
+// Bytes of per-row stack buffers a row kernel may use for one chunk of rows, and the widest
+// partial sum of a reduction (four vectors of 16 lanes): the stack a kernel's tiling needs.
+constexpr int64_t kRowStackBytes = 32 * 1024;
+constexpr int64_t kMaxRowPartial = 64;
+// Stack bytes of one row's temporaries: a value per row op and reduction, and a reduction's
+// partial sums.
+int64_t rowTemporaryBytes(const RowKernel &k);
+// The op combining a reduction's accumulator with the value it reduces, when it has a neutral
+// element (which starts partial sums); null otherwise.
+Operation *rowCombiner(linalg::GenericOp op);
 
 } // namespace mlir::hexir
 

@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 #include "Dialect/Functions.h"
-#include "Transforms/KernelStrategy.h"
+#include "Transforms/KernelClassification.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -9,7 +9,7 @@
 #ifndef HEXIR_COMPILER_TARGET_CUDA_BLOCKTILING_H
 #define HEXIR_COMPILER_TARGET_CUDA_BLOCKTILING_H
 
-#include "Transforms/KernelStrategy.h"  // largestDivisorAtMost
+#include "Transforms/Divisors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

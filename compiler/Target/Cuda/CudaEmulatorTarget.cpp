@@ -25,7 +25,7 @@ public:
     description_.kernelFormat = ser::KernelFormat::HostElf;
     description_.memorySpaces.push_back({"host", 0, 64, true, true});
     description_.padProducersInKernel = false;  // as the cuda target
-    description_.packsInKernel = false;
+    description_.maxRowsPackedInKernel = 0;
   }
 
   const TargetDescription &description() const override { return description_; }

@@ -52,11 +52,14 @@ uint32_t computeCapability(llvm::StringRef chip) {
   return cc;
 }
 
+// What machine files call the processors this target's kernels run on.
+constexpr const char *kProcessorKind = "cuda";
+
 class CudaTarget final : public TargetBackend {
 public:
   explicit CudaTarget(CudaPipelineOptions pipeline) : pipeline_(std::move(pipeline)) {
     description_.name = "cuda";
-    description_.processorKind = "cuda";
+    description_.processorKind = kProcessorKind;
     description_.kernelFormat = ser::KernelFormat::CudaPtx;
     // Global memory: 256-byte alignment is what cuMemAlloc guarantees and what 128-bit
     // vector loads of any tensor need. The host does not address it (hostVisible = false).
@@ -64,7 +67,7 @@ public:
     // Kernels read a pad's source with clamped indices; no producer writes into a padded
     // tensor's interior.
     description_.padProducersInKernel = false;
-    description_.packsInKernel = false;
+    description_.maxRowsPackedInKernel = 0;
   }
 
   const TargetDescription &description() const override { return description_; }
@@ -118,7 +121,8 @@ private:
 FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaTarget(const TargetOptions &options, Location loc) {
   CudaPipelineOptions pipeline;
   pipeline.chip = options.cudaArch;
-  pipeline.sharedMemoryBytes = options.sharedMemoryBytes;
+  if (options.machine)
+    pipeline.sharedMemoryBytes = kernelScratchBytes(*options.machine, kProcessorKind);
   if (!knownChip(pipeline.chip))
     return emitError(loc) << "unknown CUDA architecture '" << pipeline.chip
                           << "' (--cuda-arch takes names such as sm_80 or sm_90)";

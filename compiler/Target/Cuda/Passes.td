@@ -143,9 +143,11 @@ def EmulateGpuKernels : Pass<"hexir-cuda-emulate-on-host", "mlir::ModuleOp"> {
     `gpu.module @hexir_kernels` becomes a `func.func` of the host kernel ABI: its workgroups
     are the CUDA blocks (`hexir.workgroup_range`, so the host thread pool runs blocks in
     parallel as a GPU would), and each block runs its threads one after the other, with
-    `gpu.block_id x` and `gpu.thread_id x` replaced by the loop indices. The kernels use no
-    shared memory and no barriers, so running threads in sequence computes what the GPU
-    computes: the end-to-end tests check the CUDA target's tiling, fusion, launch shapes and
+    `gpu.block_id x` and `gpu.thread_id x` replaced by the loop indices. A staged kernel's
+    shared memory becomes one buffer per block and its barriers the ends of its thread loops:
+    each thread loop runs every thread before the next begins, and nothing a thread keeps
+    crosses a barrier outside shared memory, so running threads in sequence computes what the
+    GPU computes: the end-to-end tests check the CUDA target's tiling, fusion, launch shapes and
     multi-launch kernels against PyTorch on any machine. `reverse` runs the blocks of each
     workgroup range and the threads of each block in reverse order (the `cuda-emulator-reversed`
     target): a kernel whose threads depend on each other's writes (a race on a GPU) then gives

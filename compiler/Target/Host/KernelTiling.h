@@ -1,7 +1,7 @@
 //===- KernelTiling.h - the tiling steps of hexir-tile-and-vectorize -*- C++ -*-===//
 //
 // The rewrites TileAndVectorize.cpp strings together for one kernel (the choice of tiles is
-// Transforms/KernelStrategy.cpp's): tiling an op and replacing it, the workgroup loop that runs
+// TileStrategy.cpp's): tiling an op and replacing it, the workgroup loop that runs
 // a chunk's writers one after the other, a pad written in place around its producer's result,
 // a pad-only kernel split into rows, and a packed convolution's register tile as the named
 // convolution the vectorizer takes.
@@ -11,7 +11,8 @@
 #define HEXIR_COMPILER_TARGET_HOST_KERNELTILING_H
 
 #include "Dialect/HexirDialect.h"
-#include "Transforms/KernelStrategy.h"
+#include "Target/Host/TileStrategy.h"
+#include "Transforms/RowKernel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -31,6 +32,27 @@ FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter, Operation *op, Ar
 FailureOr<SmallVector<Operation *>> tileForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
                                                      ArrayRef<int64_t> registers, ArrayRef<int64_t> interchange,
                                                      int64_t lanes);
+
+// A tile of a row kernel's op, with the register tile sizes it gets (0: not tiled) before it
+// is vectorized.
+struct RowTile {
+  Operation *op;
+  SmallVector<int64_t> registers;
+};
+
+// Splits the row kernel `k` into workgroups: one loop over workgroups [begin, end), each a
+// chunk of rows of its longest row dimension on which every op runs in program order. Full-shape
+// ops write the output's chunk in place; per-row values go to stack buffers of the chunk's rows;
+// reductions become partial sums up to four vectors wide (the fixed order of a row's sum does
+// not depend on the thread count) and their combination. Appends the tiles left to register-tile
+// and vectorize; returns the number of workgroups (RowKernelTiling.cpp).
+FailureOr<int64_t> tileRowKernel(RewriterBase &rewriter, RowKernel &k, Value begin, Value end, int64_t lanes,
+                                 int64_t minWork, int64_t maxWorkgroups, SmallVectorImpl<RowTile> &tiles);
+
+// `op` (elementwise, its accumulator unused) rewritten in destination-passing style on `value`:
+// what it read of `value` it reads from its accumulator, which is `value`, so it updates it in
+// place. `value` must have the type of op's result and be read element for element.
+linalg::GenericOp inPlaceOn(RewriterBase &rewriter, linalg::GenericOp op, Value value);
 
 // A register tile of a packed convolution (one panel) as the named convolution it is.
 void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides,

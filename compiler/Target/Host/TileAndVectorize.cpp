@@ -22,12 +22,13 @@
 // packed in its kernel (dispatch formation fused the packing in) packs each cache block of
 // panels into a stack buffer where it reads it (packPanelsInPlace).
 //
-// The strategy (which tiles, which workgroups) is chosen in Transforms/KernelStrategy.cpp; the
-// tiling steps (workgroup loop, pad in place, pad-only kernels) are in KernelTiling.cpp.
+// The strategy (which tiles, which workgroups) is chosen in TileStrategy.cpp; the tiling steps
+// (workgroup loop, pad in place, pad-only kernels) are in KernelTiling.cpp, row kernels' in
+// RowKernelTiling.cpp.
 // Tile sizes divide the shapes exactly (the largest divisor up to the preferred size), so every
 // tile is static and vectorizes without masks; where a row extent's divisors give only small
 // register tiles (a prime number of tokens), the rows are peeled into whole best tiles and the
-// rest, in each cache block or for the whole kernel (KernelStrategy's splitRowTiles), never
+// rest, in each cache block or for the whole kernel (TileStrategy's splitRowTiles), never
 // scalar code. The reduction order of every output element is fixed at
 // compile time, independent of how workgroups are spread over threads, so results are
 // bit-identical for any thread count.
@@ -38,7 +39,7 @@
 //===----------------------------------------------------------------------===//
 #include "Target/Host/KernelTiling.h"
 #include "Target/Host/Passes.h"
-#include "Transforms/KernelStrategy.h"
+#include "Target/Host/TileStrategy.h"
 #include "Transforms/RowKernel.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"

@@ -1,6 +1,6 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches | FileCheck %s
 // RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches="fuse-producers=false" | FileCheck %s --check-prefix=NOFUSE
-// RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches="packs-in-kernel=false" | FileCheck %s --check-prefix=NOPACK
+// RUN: %hexir-opt %s -split-input-file -hexir-outline-dispatches="pack-in-kernel-max-rows=0" | FileCheck %s --check-prefix=NOPACK
 
 // A matmul with a zero-filled accumulator: the fill and tensor.empty are cloned into the
 // kernel, the weights constant stays in the graph and becomes an operand.

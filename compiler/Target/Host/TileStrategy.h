@@ -1,20 +1,23 @@
-//===- KernelStrategy.h - register, cache and workgroup tiles of a kernel -*- C++ -*-===//
+//===- TileStrategy.h - the host's register, cache and workgroup tiles -*- C++ -*-===//
 //
 // How a vectorizing target tiles the root op of a kernel, chosen from the op alone: the kinds
 // of compute op that carry nearly all of a network's work (contractions, channels-last
 // convolutions, depthwise convolutions and poolings, elementwise ops, reductions over outer
 // dimensions), their register tile for vectors of `lanes` elements, their cache blocks and the
-// split of the output into workgroups. Dispatch formation asks it which ops will vectorize (it
-// fuses an epilogue or a producer only into those); the host kernel pipeline
-// (Target/Host/TileAndVectorize.cpp) applies it.
+// split of the output into workgroups. The host target answers dispatch formation's question
+// which ops root a kernel that fuses (HostTarget::fusesIntoKernel) from it; the host kernel
+// pipeline (TileAndVectorize.cpp) applies it.
 //
 // Tile sizes divide the shapes exactly (the largest divisor up to the preferred size), so every
 // tile is static and vectorizes without masks; rows that only small tiles divide are peeled
 // into whole best tiles and the rest (splitRowTiles).
 //
 //===----------------------------------------------------------------------===//
-#ifndef HEXIR_COMPILER_TRANSFORMS_KERNELSTRATEGY_H
-#define HEXIR_COMPILER_TRANSFORMS_KERNELSTRATEGY_H
+#ifndef HEXIR_COMPILER_TARGET_HOST_TILESTRATEGY_H
+#define HEXIR_COMPILER_TARGET_HOST_TILESTRATEGY_H
+
+#include "Transforms/Divisors.h"
+#include "Transforms/KernelClassification.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -24,8 +27,6 @@
 #include <optional>
 
 namespace mlir::hexir {
-
-enum class KernelKind { Contraction, Conv, Depthwise, Pooling, Elementwise, Reduction };
 
 // f32 lanes of a vector register of `vectorBits` (SSE's 4 at least): what every tile size
 // below is counted in.
@@ -113,84 +114,28 @@ std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrate
 // must read them contiguously. Empty when they stay apart.
 SmallVector<int64_t> collapsibleRows(linalg::LinalgOp op, const KernelStrategy &s, int64_t lanes);
 
-// Whether `insert` writes a static box of its destination (static shapes and offsets, unit
-// strides, no rank change): a slice a kernel can compute its result into (dispatch formation
-// fuses the producer into the write, the host tiler computes it in the slice).
-inline bool isStaticSliceWrite(tensor::InsertSliceOp insert) {
-  return insert.getSourceType().hasStaticShape() && insert.getDestType().hasStaticShape() &&
-         insert.getSourceType().getRank() == insert.getDestType().getRank() && insert.hasUnitStride() &&
-         !ShapedType::isDynamicShape(insert.getStaticOffsets());
-}
-
 // The register tile of `op` for vectors of `lanes` elements; none for an op of another kind.
 std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes);
-// Whether a vectorizing target generates vector code for a kernel rooted at `op` (dispatch
-// formation fuses epilogues and producers into such kernels only).
-bool hasVectorStrategy(linalg::LinalgOp op);
 // Cache blocks of a contraction inside one workgroup tile of shape `ranges`.
 void chooseCacheTiles(KernelStrategy &s, ArrayRef<int64_t> ranges);
 // Workgroups over the output dimensions (indexed through `outMap`), at most about `wanted`.
 SmallVector<WorkgroupSplit> chooseSplits(linalg::LinalgOp root, const KernelStrategy &strategy, AffineMap outMap,
                                          int64_t wanted);
-// Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
-// init (a broadcast bias).
-bool isInitializer(Operation &op);
 // Where B is packed in the kernel, each cache block packs kPackedRowBytes of each of its rows
 // of B (a few panels side by side: 64 bytes of one panel per row packed no faster than a
 // packing kernel) into a stack buffer of at most kPackedBlockBytes, shared by all its blocks.
 constexpr int64_t kPackedRowBytes = 256, kPackedBlockBytes = 48 * 1024;
-// A run-time packing of a matmul's B into panels (PackMatmulWeights): a copy of three loops
-// through permutations into tensor.empty, read only by contractions over panels (two column
-// loops) as an input. Dispatch formation puts it into its readers' kernels.
-bool isPanelPack(Operation *op);
-// Whether dispatch formation puts the panel packing `op` into its readers' kernels: where each
-// reads the panels with at most 128 rows. Measured on a Zen 3 with B an input (GEMM, of the
-// FMA peak, packing kernel -> packed in the matmul's kernel): 32x3072x768 0.59 -> 0.67,
-// 64x768x768 0.77 -> 0.84, 64x3072x768 0.68 -> 0.72, 128x3072x768 0.73 -> 0.75, 128x768x3072
-// 0.80 -> 0.82; with more rows a packing kernel costs little against the matmul, and blocks of
-// rows would each pack B again (256x1024x1024 0.82 -> 0.73, 512^3 0.91 -> 0.80).
-bool packsPanelsInKernel(Operation *op);
-// The panel packing that the panels `op` (a contraction or a tile of one) reads come from
-// inside its kernel, through slices; null when they come from outside.
-linalg::GenericOp panelPackOf(linalg::LinalgOp op);
-// A tensor.empty, or a collapsed view of one (a kernel's collapsed rows, see collapsibleRows).
-bool isEmptyTensor(Value v);
-// A convolution with a packed filter (PackConvFilters), as convolution dimensions.
-std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op);
 // Register tiles of an op that only initializes its output: rows of the innermost dimension.
 SmallVector<int64_t> elementwiseRegisterTiles(ArrayRef<int64_t> ranges, int64_t lanes);
 // The register tile of a vectorized innermost dimension of `extent` elements: rows up to four
 // vectors of `lanes` long, a divisor of the extent.
 int64_t rowTile(int64_t extent, int64_t lanes);
-// The largest divisor of `n` that is at most `cap`; the smallest that is at least `atLeast`.
-int64_t largestDivisorAtMost(int64_t n, int64_t cap);
-int64_t divisorAtLeast(int64_t n, int64_t atLeast);
 // A lane-friendly tile for an extent `n`: the first of `preferred` dividing it.
 int64_t vectorTile(int64_t n, ArrayRef<int64_t> preferred);
-// Output positions [start, start + size) of one spatial dimension of a window op whose windows
-// all have the taps [tapStart, tapStart + taps) inside the unpadded input.
-struct WindowSegment {
-  int64_t start, size, tapStart, taps;
-};
-// The output positions [0, out) of a window of `window` taps (stride, dilation) over an input
-// of `in` positions padded by `low` in front, grouped into segments of equal taps in order: a
-// 3x3 window with padding 1 gives the first position (taps 1-2), the interior (all three) and
-// the last (taps 0-1). Empty when some window has no tap inside the input.
-SmallVector<WindowSegment> windowSegments(int64_t out, int64_t in, int64_t low, int64_t stride, int64_t dilation,
-                                          int64_t window);
-// The pad that a channels-last depthwise convolution or pooling `op` reads, if its kernel can
-// compute the border itself from the unpadded tensor (each border output over the taps inside
-// it; no padded tensor exists): a static pad of the spatial dimensions only, read only by `op`,
-// by the window's identity (zero for a depthwise convolution or a sum, -inf or the lowest
-// float for a max), every window keeping a tap inside, and `op` one that vectorizes.
-tensor::PadOp borderPad(linalg::LinalgOp op);
-// The strides and dilations of a named convolution or pooling (1 where it has none).
-SmallVector<int64_t> windowStrides(linalg::LinalgOp op);
-SmallVector<int64_t> windowDilations(linalg::LinalgOp op);
 
 // The row loop of a contraction's register tile (its longest m loop).
 std::optional<unsigned> rowLoop(const linalg::ContractionDimensions &dims, ArrayRef<int64_t> ranges);
 
 } // namespace mlir::hexir
 
-#endif // HEXIR_COMPILER_TRANSFORMS_KERNELSTRATEGY_H
+#endif // HEXIR_COMPILER_TARGET_HOST_TILESTRATEGY_H
