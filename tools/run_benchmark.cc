@@ -1,11 +1,10 @@
 #include "tools/run_benchmark.h"
 
-#include <string>
-
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 namespace hexir::tools {

@@ -4,7 +4,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;

@@ -823,7 +823,7 @@ HEXIR = None
 TARGET = {"target": "host", "target_cpu": "host"}
 
 
-def run_in_process(path, ins, outs):
+def run_in_process(path, ins):
     """Compiles and runs in this process; (outputs, None) or (None, error text)."""
     try:
         exe = HEXIR.compile(path, **TARGET)
@@ -851,7 +851,7 @@ def check_case(name, bin_dir, tmp):
         onnx.save(m, path)
     results = None
     if HEXIR is not None and not extra:
-        results, error = run_in_process(path, ins, outs)
+        results, error = run_in_process(path, ins)
         if results is None:
             print(f"{name}: failed in process\n{error}")
             return False

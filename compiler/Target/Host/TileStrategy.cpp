@@ -1,12 +1,7 @@
 //===- TileStrategy.cpp - the host's register, cache and workgroup tiles ---===//
 #include "Target/Host/TileStrategy.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Dialect/Linalg/Utils/Utils.h"
-#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
