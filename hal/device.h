@@ -22,6 +22,7 @@
 #include "hexir/status.h"
 #include "hal/allocator.h"
 #include "hal/buffer.h"
+#include "hal/command_graph.h"
 #include "hal/command_queue.h"
 #include "hal/executable.h"
 
@@ -57,6 +58,11 @@ class Device {
   // A queue of its own for a session: its commands are ordered among themselves and run
   // independently of other sessions' (a CUDA stream; the host's share one thread pool).
   virtual StatusOr<std::unique_ptr<CommandQueue>> CreateQueue() = 0;
+  // A graph for a session to record its runs into and replay (hal/command_graph.h), and
+  // whether launching one beats issuing its commands (a GPU: one launch instead of one per
+  // dispatch). A device without graphs of its own replays the recording.
+  virtual StatusOr<std::unique_ptr<CommandGraph>> CreateGraph() { return std::unique_ptr<CommandGraph>(new ReplayGraph); }
+  virtual bool PrefersGraphs() const { return false; }
 
   // INVALID_ARGUMENT for a format the device does not run, FAILED_PRECONDITION for unmet
   // requirements, DATA_LOSS for code it cannot load, NOT_FOUND for a missing entry.

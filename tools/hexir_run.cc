@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "usage: hexir-run MODEL.hxb [--function NAME] [--input NAME=FILE.npy]...\n"
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
     "                 [--benchmark RUNS] [--in-place OUTPUT]... [--device NAME]\n"
-    "                 [--memory-limit BYTES] [--profile] [--poison]\n"
+    "                 [--memory-limit BYTES] [--profile] [--poison] [--graphs auto|on|off]\n"
     "Runs the function (default 'main') on --device (default 'host'; 'cuda' or 'cuda:N' for a\n"
     "GPU, with a model compiled for it). Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
@@ -104,6 +104,13 @@ int main(int argc, char** argv) {
       session_options.profile = true;
     } else if (arg == "--poison") {
       session_options.poison = true;
+    } else if (arg == "--graphs") {
+      std::string mode = value ? value : "";
+      if (mode == "auto") session_options.graphs = hexir::SessionOptions::Graphs::kAuto;
+      else if (mode == "on") session_options.graphs = hexir::SessionOptions::Graphs::kOn;
+      else if (mode == "off") session_options.graphs = hexir::SessionOptions::Graphs::kOff;
+      else return Fail("--graphs needs auto, on or off");
+      ++i;
     } else if (arg == "--verify-weights") {
       module_options.verify_weights = true;
     } else if (arg == "--threads") {

@@ -42,6 +42,7 @@ Status RunBenchmark(Session& session, const Module& module, Span<const TensorVie
     report->device_min_ms = device_ms.front();
     report->device_median_ms = device_ms[device_ms.size() / 2];
   }
+  report->graphs = session.graph_stats();
   report->arena_bytes = session.arena_bytes();
   report->constant_bytes = module.constant_bytes();
   struct rusage usage;
@@ -60,6 +61,13 @@ void PrintBenchmark(const BenchmarkReport& r, int threads, FILE* out) {
   if (r.device_runs > 0)
     std::fprintf(out, "device time: median %.4f ms, min %.4f ms (%d runs, the device's clock)\n", r.device_median_ms,
                  r.device_min_ms, r.device_runs);
+  if (r.graphs.enabled)
+    std::fprintf(out, "graph: %llu launches, %llu recorded, %llu commands updated\n",
+                 static_cast<unsigned long long>(r.graphs.launches),
+                 static_cast<unsigned long long>(r.graphs.instantiations),
+                 static_cast<unsigned long long>(r.graphs.node_updates));
+  else
+    std::fprintf(out, "graph: off (each command issued)\n");
 }
 
 void PrintProfile(const std::vector<CommandProfile>& profile, FILE* out) {

@@ -20,6 +20,7 @@ struct BenchmarkReport {
   double device_median_ms = 0, device_min_ms = 0;
   int device_runs = 0;
   int runs = 0;
+  GraphStats graphs;  // the session's graph, over warm-up and timed runs
   uint64_t arena_bytes = 0, constant_bytes = 0;
   long peak_rss_kib = 0;
 };

@@ -91,5 +91,6 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->info().o
 uint64_t Session::arena_bytes() const { return impl_->arena_bytes(); }
 std::optional<double> Session::last_device_ms() const { return impl_->last_device_ms(); }
 std::vector<CommandProfile> Session::profile() const { return impl_->profile(); }
+GraphStats Session::graph_stats() const { return impl_->graph_stats(); }
 
 }  // namespace hexir

@@ -100,6 +100,11 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   session->time_device_ = options.time_device;
   session->poison_ = options.poison;
   if (options.profile) session->command_ms_.assign(fn.commands()->size(), 0.0);
+  bool graphs = options.graphs == SessionOptions::Graphs::kOn ||
+                (options.graphs == SessionOptions::Graphs::kAuto && device.PrefersGraphs());
+  if (graphs && !options.profile) {
+    HEXIR_ASSIGN_OR_RETURN(session->graph_, device.CreateGraph());
+  }
   return session;
 }
 
@@ -109,6 +114,16 @@ uint64_t Session::arena_bytes() const {
   uint64_t bytes = 0;
   for (const serializer::fb::Arena* arena : *info_->function->arenas()) bytes += arena->bytes();
   return bytes;
+}
+
+GraphStats Session::graph_stats() const {
+  GraphStats stats;
+  if (graph_ == nullptr) return stats;
+  stats.enabled = true;
+  stats.instantiations = graph_->stats().instantiations;
+  stats.node_updates = graph_->stats().node_updates;
+  stats.launches = graph_->stats().launches;
+  return stats;
 }
 
 std::vector<CommandProfile> Session::profile() const {
@@ -241,7 +256,29 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
 }
 
 Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
-  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->BeginTiming(hal::CommandQueue::TimingClock::kRun));
+  using TimingClock = hal::CommandQueue::TimingClock;
+  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->BeginTiming(TimingClock::kRun));
+  if (graph_ == nullptr) {
+    HEXIR_RETURN_IF_ERROR(IssueCommands(inputs, outputs, *queue_));
+  } else {
+    graph_->BeginPass();
+    Status recorded = IssueCommands(inputs, outputs, *graph_);
+    Status ended = graph_->EndPass();
+    HEXIR_RETURN_IF_ERROR(recorded);
+    HEXIR_RETURN_IF_ERROR(ended);
+    HEXIR_RETURN_IF_ERROR(graph_->Launch(*queue_));
+  }
+  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming(TimingClock::kRun));
+  hal::Device& device = module_.device();
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].location == MemoryLocation::kHost)
+      HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,
+                                                    output_staging_[i].get(), output_pinned_[i].get(), *queue_));
+  return Status::Ok();
+}
+
+Status Session::IssueCommands(Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+                              hal::CommandQueue& queue) {
   // The device decides how a caller's buffer reaches kernels (the host binds it in place when
   // aligned to its element size, else copies it into the staging made at Create()).
   hal::Device& device = module_.device();
@@ -255,7 +292,7 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
     HEXIR_ASSIGN_OR_RETURN(input_bases_[i], device.BindHostInput(inputs[i].data, in.byte_size,
                                                                  ElementTypeSize(in.element_type),
                                                                  input_staging_[i].get(), input_pinned_[i].get(),
-                                                                 *queue_));
+                                                                 queue));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].location == MemoryLocation::kDevice) {
@@ -273,15 +310,8 @@ Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorVie
   bases.outputs = output_bases_.data();
   // A run that fails part-way still counts (its commands' times were added).
   if (!command_ms_.empty()) ++profiled_runs_;
-  HEXIR_RETURN_IF_ERROR(
-      Execute(module_, *info_->function, bases, bindings_, *queue_, command_ms_.empty() ? nullptr : command_ms_.data(),
-              poison_, &profile_device_clock_));
-  if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming(hal::CommandQueue::TimingClock::kRun));
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (outputs[i].location == MemoryLocation::kHost)
-      HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,
-                                                    output_staging_[i].get(), output_pinned_[i].get(), *queue_));
-  return Status::Ok();
+  return Execute(module_, *info_->function, bases, bindings_, queue, command_ms_.empty() ? nullptr : command_ms_.data(),
+                 poison_, &profile_device_clock_);
 }
 
 }  // namespace hexir::vm

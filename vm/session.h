@@ -31,15 +31,19 @@ class Session {
   uint64_t arena_bytes() const;
   std::optional<double> last_device_ms() const { return last_device_ms_; }
   std::vector<CommandProfile> profile() const;
+  GraphStats graph_stats() const;
 
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
  private:
   Session(const Module& module, const FunctionInfo* info) : module_(module), info_(info) {}
   Status CheckBindings(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) const;
-  // Issues a run's commands on the session's queue (input copies, dispatches, output copies);
-  // Run synchronizes once, after them.
+  // Issues a run's commands on the session's queue (input copies, dispatches, output copies),
+  // the first two through the graph where the session has one; Run synchronizes once, after.
   Status Issue(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // Binds the caller's tensors and issues the function's commands on `queue`.
+  Status IssueCommands(Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+                       hal::CommandQueue& queue);
 
   const Module& module_;
   const FunctionInfo* info_;
@@ -54,6 +58,8 @@ class Session {
   std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
   // Its own queue (a CUDA stream): concurrent sessions do not wait for each other.
   std::unique_ptr<hal::CommandQueue> queue_;
+  // The run recorded as a graph (SessionOptions::graphs), launched on queue_; null without.
+  std::unique_ptr<hal::CommandGraph> graph_;
   // Set while a Run is under way: a second thread's Run on the same session is refused at
   // once instead of sharing the arena (one atomic exchange per Run, no lock).
   std::atomic<bool> running_{false};

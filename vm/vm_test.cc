@@ -240,6 +240,64 @@ TEST_CASE("device memory the caller holds is bound in place", "[vm]") {
   std::remove(path.c_str());
 }
 
+// SessionOptions::graphs on the host (the device replays the recording): the same outputs;
+// other caller buffers update the recorded commands in place; a staged input (a copy that was
+// not there) records the run again.
+TEST_CASE("a session runs through a graph and follows the caller's buffers", "[vm]") {
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::string path = WriteTestExecutable("graph");
+  auto module = Module::Load(**runtime, path);
+  REQUIRE(module.ok());
+  auto plain = Session::Create(*module);
+  REQUIRE(plain.ok());
+  CHECK(!(*plain)->graph_stats().enabled);  // the host gains nothing from graphs by default
+  SessionOptions options;
+  options.graphs = SessionOptions::Graphs::kOn;
+  auto session = Session::Create(*module, options);
+  REQUIRE(session.ok());
+  CHECK((*session)->graph_stats().enabled);
+
+  TestIo want, a, b;
+  for (int i = 0; i < 8; ++i) b.x[i] = a.x[i] * -3.0f + 0.25f;
+  TestIo want_b = b;
+  REQUIRE(want.Run(**plain).ok());
+  REQUIRE(want_b.Run(**plain).ok());
+  for (int run = 0; run < 2; ++run) {
+    std::memset(a.y, 0, sizeof(a.y));
+    std::memset(b.t, 0, sizeof(b.t));
+    REQUIRE(a.Run(**session).ok());
+    CHECK(std::memcmp(a.y, want.y, sizeof(a.y)) == 0);
+    CHECK(std::memcmp(a.t, want.t, sizeof(a.t)) == 0);
+    REQUIRE(b.Run(**session).ok());
+    CHECK(std::memcmp(b.y, want_b.y, sizeof(b.y)) == 0);
+    CHECK(std::memcmp(b.t, want_b.t, sizeof(b.t)) == 0);
+  }
+  GraphStats stats = (*session)->graph_stats();
+  CHECK(stats.instantiations == 1);
+  CHECK(stats.launches == 4);
+  // Three runs switched buffers; each updated the commands that touch x, y or t.
+  CHECK(stats.node_updates > 0);
+  CHECK(stats.node_updates % 3 == 0);
+  // An input at an odd address is staged: a copy enters the run, which is recorded again.
+  alignas(8) unsigned char raw[8 * sizeof(float) + 1];
+  std::memcpy(raw + 1, a.x, sizeof(a.x));
+  TestIo odd;
+  TensorView in{raw + 1, ElementType::kF32, Span<const int64_t>(odd.xs, 2)};
+  MutableTensorView outs[] = {{odd.y, ElementType::kF32, Span<const int64_t>(odd.xs, 2)},
+                              {odd.t, ElementType::kF32, Span<const int64_t>(odd.ts, 1)}};
+  REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+  CHECK(std::memcmp(odd.y, want.y, sizeof(odd.y)) == 0);
+  CHECK(std::memcmp(odd.t, want.t, sizeof(odd.t)) == 0);
+  CHECK((*session)->graph_stats().instantiations == 2);
+  // A profiling session times each command: no graph.
+  options.profile = true;
+  auto profiled = Session::Create(*module, options);
+  REQUIRE(profiled.ok());
+  CHECK(!(*profiled)->graph_stats().enabled);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("corrupt modules are refused at load", "[vm]") {
   auto runtime = Runtime::Create({});
   REQUIRE(runtime.ok());

@@ -4,6 +4,7 @@
 // are computed here from the pattern or the source bytes, never by the backend.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -375,6 +376,109 @@ TEST_CASE("a queue times its commands with the device's clock, or says it has no
       CHECK(**command <= **run);
       CHECK(**run < 1000.0);
     }
+  });
+}
+
+// Host memory a graph copies from: pinned where the device makes it (as sessions stage
+// through), else the caller's own.
+struct HostFloats {
+  HostStagingPtr pinned;
+  std::vector<float> own;
+  float* data() { return pinned ? static_cast<float*>(pinned->data()) : own.data(); }
+};
+HostFloats MakeHostFloats(Device& device, size_t count) {
+  HostFloats h;
+  auto pinned = device.AllocateHostStaging(count * sizeof(float));
+  REQUIRE(pinned.ok());
+  h.pinned = std::move(*pinned);
+  if (!h.pinned) h.own.resize(count);
+  return h;
+}
+
+TEST_CASE("a graph replays a recorded run, updates changed pointers in place, re-records changed commands", "[cts]") {
+  ForEachDevice([](Device& device) {
+    auto kernels = cts::TestKernelsFor(device.name());
+    REQUIRE(kernels.ok());
+    auto exe = device.LoadExecutable(Source(*kernels, {"test_add8", "test_relu8"}));
+    REQUIRE(exe.ok());
+    auto queue = device.CreateQueue();
+    REQUIRE(queue.ok());
+    auto graph = device.CreateGraph();
+    REQUIRE(graph.ok());
+    CommandGraph& g = **graph;
+    // Slots of 8 floats: a, b, sum, relu, other sum, other relu, a fill target.
+    auto buffer = device.allocator().Allocate(0, 7 * 8 * sizeof(float), 64);
+    REQUIRE(buffer.ok());
+    auto* slot = static_cast<float*>((*buffer)->data());
+    auto at = [&](int i) { return static_cast<DevicePtr>(slot + 8 * i); };
+    HostFloats first = MakeHostFloats(device, 16), second = MakeHostFloats(device, 16);
+    for (int i = 0; i < 16; ++i) {
+      first.data()[i] = static_cast<float>(i) - 7.5f;
+      second.data()[i] = 2.0f * static_cast<float>(i) - 20.0f;
+    }
+    // One pass: both inputs from `host`, a fill (8-byte pattern: two floats), then add and relu.
+    auto pass = [&](float* host, int sum, int relu, bool with_fill) {
+      g.BeginPass();
+      REQUIRE(g.Copy(CopyDirection::kHostToDevice, at(0), host, 16 * sizeof(float)).ok());
+      if (with_fill) {
+        uint64_t pattern = (uint64_t{0x40400000} << 32) | 0x3F800000;  // 1.0f, 3.0f
+        REQUIRE(g.Fill(at(6), 8 * sizeof(float), pattern, 8).ok());
+      }
+      DevicePtr add[3] = {at(0), at(1), at(sum)};
+      REQUIRE(g.Dispatch(**exe, 0, {}, Span<const DevicePtr>(add, 3)).ok());
+      DevicePtr r[2] = {at(sum), at(relu)};
+      REQUIRE(g.Dispatch(**exe, 1, {}, Span<const DevicePtr>(r, 2)).ok());
+      REQUIRE(g.EndPass().ok());
+      REQUIRE(g.Launch(**queue).ok());
+      REQUIRE((*queue)->Synchronize().ok());
+    };
+    auto check = [&](const float* host, int sum, int relu) {
+      std::vector<unsigned char> bytes = ReadBack(device, at(0), 7 * 8 * sizeof(float));
+      float got[56];
+      std::memcpy(got, bytes.data(), sizeof(got));
+      for (int i = 0; i < 8; ++i) {
+        float want = host[i] + host[8 + i];
+        CHECK(got[8 * sum + i] == want);
+        CHECK(got[8 * relu + i] == std::max(want, 0.0f));
+      }
+    };
+    // Nothing launches before a pass ended, and a graph issues nothing by itself.
+    CHECK(g.Launch(**queue).code() == StatusCode::kFailedPrecondition);
+    CHECK(g.Fill(at(6), 4, 0, 4).code() == StatusCode::kFailedPrecondition);
+    CHECK(g.Synchronize().code() == StatusCode::kFailedPrecondition);
+
+    pass(first.data(), 2, 3, true);
+    check(first.data(), 2, 3);
+    std::vector<unsigned char> filled = ReadBack(device, at(6), 8 * sizeof(float));
+    for (int i = 0; i < 8; ++i) {
+      float f;
+      std::memcpy(&f, filled.data() + 4 * i, 4);
+      CHECK(f == (i % 2 == 0 ? 1.0f : 3.0f));
+    }
+    CHECK(g.stats().instantiations == 1);
+    CHECK(g.stats().node_updates == 0);
+    // The same commands again: a launch, nothing updated.
+    REQUIRE(device.queue().Fill(at(2), 16 * sizeof(float), 0, 4).ok());
+    pass(first.data(), 2, 3, true);
+    check(first.data(), 2, 3);
+    CHECK(g.stats().instantiations == 1);
+    CHECK(g.stats().node_updates == 0);
+    // Other host memory and other device slots: the copy and both dispatches update in place.
+    pass(second.data(), 4, 5, true);
+    check(second.data(), 4, 5);
+    CHECK(g.stats().instantiations == 1);
+    CHECK(g.stats().node_updates == 3);
+    // Back again, so the instance really holds the updated pointers each time.
+    REQUIRE(device.queue().Fill(at(2), 16 * sizeof(float), 0, 4).ok());
+    pass(first.data(), 2, 3, true);
+    check(first.data(), 2, 3);
+    CHECK(g.stats().node_updates == 6);
+    // A command fewer (the fill): recorded again from there.
+    pass(second.data(), 2, 3, false);
+    check(second.data(), 2, 3);
+    CHECK(g.stats().instantiations == 2);
+    CHECK(g.stats().launches == 5);
+    CHECK(g.commands().size() == 3);
   });
 }
 

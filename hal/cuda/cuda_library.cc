@@ -27,6 +27,12 @@ StatusOr<const CudaLibrary*> CudaLibrary::Get(const char* path) {
   }
   HEXIR_CUDA_FUNCTIONS(HEXIR_CUDA_RESOLVE)
 #undef HEXIR_CUDA_RESOLVE
+  library->has_graphs = true;
+#define HEXIR_CUDA_RESOLVE_OPTIONAL(member, symbol, params)                        \
+  library->member = reinterpret_cast<CUresult(*) params>(::dlsym(handle, symbol)); \
+  library->has_graphs = library->has_graphs && library->member != nullptr;
+  HEXIR_CUDA_GRAPH_FUNCTIONS(HEXIR_CUDA_RESOLVE_OPTIONAL)
+#undef HEXIR_CUDA_RESOLVE_OPTIONAL
   CUresult init = library->cuInit(0);
   if (init != CUDA_SUCCESS) {
     Status s = library->Check(init, "cuInit");

@@ -17,7 +17,10 @@ namespace hexir::hal::cuda {
 struct CudaLibrary {
 #define HEXIR_CUDA_MEMBER(member, symbol, params) CUresult (*member) params = nullptr;
   HEXIR_CUDA_FUNCTIONS(HEXIR_CUDA_MEMBER)
+  HEXIR_CUDA_GRAPH_FUNCTIONS(HEXIR_CUDA_MEMBER)
 #undef HEXIR_CUDA_MEMBER
+  // Whether every function of HEXIR_CUDA_GRAPH_FUNCTIONS resolved.
+  bool has_graphs = false;
 
   // The process's library, loaded and initialized (cuInit) on first use. `path` overrides the
   // library's name (tests); the first successful load is kept.

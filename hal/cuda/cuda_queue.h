@@ -22,6 +22,7 @@ class CudaQueue final : public CommandQueue {
   Status BeginTiming(TimingClock clock) override;
   Status EndTiming(TimingClock clock) override;
   StatusOr<std::optional<double>> TimedMilliseconds(TimingClock clock) override;
+  CUstream stream() const { return stream_; }
 
  private:
   CudaQueue(const CudaContext& context, CUstream stream) : context_(context), stream_(stream) {}

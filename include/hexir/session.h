@@ -41,6 +41,23 @@ struct SessionOptions {
   // wrote it computes NaNs (or garbage integers) instead of whatever was left there. Off by
   // default: it writes every arena byte once per run.
   bool poison = false;
+  // Run as one recorded graph (CUDA graphs): the first Run records its commands and the device
+  // instantiates them; each later Run launches the graph with one call, updating in place only
+  // the commands whose pointers changed (the caller bound other device buffers). kAuto: where
+  // the device gains from it (a GPU whose driver has graphs); kOn: on any device (the host
+  // replays the recording; for tests); kOff: never. A profiling session times each command,
+  // so it never uses a graph.
+  enum class Graphs { kAuto, kOn, kOff };
+  Graphs graphs = Graphs::kAuto;
+};
+
+// What a session's graph did (SessionOptions::graphs): a run that records counts an
+// instantiation; one whose caller bound other buffers, the commands it updated.
+struct GraphStats {
+  bool enabled = false;          // the session runs through a graph
+  uint64_t instantiations = 0;   // recordings turned into a graph (the first Run, changed commands)
+  uint64_t node_updates = 0;     // commands updated in place for other buffers
+  uint64_t launches = 0;         // graph launches (one per Run)
 };
 
 // One command of a session's function, timed over the runs of a profiling session.
@@ -81,6 +98,7 @@ class HEXIR_API Session {
   // Per command, in order: its time summed over every Run since Create, when the session was
   // made with SessionOptions::profile; empty otherwise.
   std::vector<CommandProfile> profile() const;
+  GraphStats graph_stats() const;
 
  private:
   Session(std::shared_ptr<const Module> module, std::unique_ptr<vm::Session> impl);

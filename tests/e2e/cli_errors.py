@@ -297,6 +297,20 @@ def main():
         if not os.path.exists("/dev/nvidia0"):  # CI: no GPU, and the reason is named
             expect_failure("hexir-run: --device cuda without a GPU", [run_, exe, "--device", "cuda"], "no CUDA")
         expect_success("hexir-run: --device host", [run_, exe, "--device", "host", "--input", "x=x.npy"])
+        # --graphs on: the host replays the recorded run; the same outputs as commands issued one
+        # by one, one recording, and a launch per run (hexir-run binds the same buffers each run).
+        expect_success("hexir-run: --graphs off", [run_, exe, "--input", "x=x.npy", "--graphs", "off",
+                                                   "--output", "probs=graphs_off.npy"])
+        expect_success("hexir-run: --graphs on", [run_, exe, "--input", "x=x.npy", "--graphs", "on",
+                                                  "--output", "probs=graphs_on.npy"])
+        if os.path.exists("graphs_on.npy") and not np.array_equal(np.load("graphs_on.npy"), np.load("graphs_off.npy")):
+            FAILURES.append("hexir-run: --graphs on computes other outputs")
+            print("FAIL hexir-run: --graphs on computes other outputs")
+        expect_success("hexir-run: --graphs on --benchmark", [run_, exe, "--graphs", "on", "--benchmark", "3"],
+                       "graph: 4 launches, 1 recorded, 0 commands updated")
+        expect_success("hexir-run: --benchmark without graphs on the host", [run_, exe, "--benchmark", "3"],
+                       "graph: off (each command issued)")
+        expect_failure("hexir-run: --graphs bad", [run_, exe, "--graphs", "sometimes"], "--graphs needs auto, on or off")
         # --profile lists every command of the function once, the dispatches under the entry
         # names hexir-dump shows.
         profiled = expect_success("hexir-run: --profile", [run_, exe, "--profile", "--benchmark", "3"],
