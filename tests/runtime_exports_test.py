@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-PUBLIC = ("Runtime", "Module", "Session", "Status", "StatusCodeName", "ElementTypeSize", "ElementTypeName", "SetLogHandler",
+PUBLIC = ("Runtime", "Module", "Session", "DeviceBuffer", "Status", "StatusCodeName", "ElementTypeSize", "ElementTypeName", "SetLogHandler",
           "DescribeTensor")
 public = re.compile(r"^(typeinfo for |typeinfo name for |vtable for )?hexir::(%s)\b" % "|".join(PUBLIC))
 

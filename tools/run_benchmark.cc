@@ -70,6 +70,13 @@ void PrintBenchmark(const BenchmarkReport& r, int threads, FILE* out) {
     std::fprintf(out, "graph: off (each command issued)\n");
 }
 
+void PrintHostRoundTrip(const BenchmarkReport& resident, const BenchmarkReport& host, FILE* out) {
+  std::fprintf(out, "host round trip: median %.4f ms with host buffers (%+.4f ms over device-resident)",
+               host.median_ms, host.median_ms - resident.median_ms);
+  if (host.device_runs > 0) std::fprintf(out, "; device time %.4f ms", host.device_median_ms);
+  std::fprintf(out, "\n");
+}
+
 void PrintProfile(const std::vector<CommandProfile>& profile, FILE* out) {
   double total = 0;
   for (const CommandProfile& p : profile) total += p.total_ms;

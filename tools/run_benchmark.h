@@ -28,6 +28,9 @@ struct BenchmarkReport {
 Status RunBenchmark(Session& session, const Module& module, Span<const TensorView> inputs,
                     Span<const MutableTensorView> outputs, int runs, double load_ms, BenchmarkReport* report);
 void PrintBenchmark(const BenchmarkReport& report, int threads, FILE* out);
+// After a device-resident benchmark (`resident`): the same runs with the caller's host buffers
+// (`host`), whose inputs and outputs cross to the device and back each run.
+void PrintHostRoundTrip(const BenchmarkReport& resident, const BenchmarkReport& host, FILE* out);
 // A profiling session's commands (SessionOptions::profile), slowest first: time per run, share
 // of all commands' time, workgroups and kernel entry.
 void PrintProfile(const std::vector<CommandProfile>& profile, FILE* out);

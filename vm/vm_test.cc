@@ -298,6 +298,51 @@ TEST_CASE("a session runs through a graph and follows the caller's buffers", "[v
   std::remove(path.c_str());
 }
 
+// hexir::DeviceBuffer: the caller's device memory, copied to and from, bound in place; its
+// bytes count as the runtime's until it goes.
+TEST_CASE("device buffers hold a run's inputs and outputs", "[vm]") {
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::string path = WriteTestExecutable("device-buffer");
+  auto module = Module::Load(**runtime, path);
+  REQUIRE(module.ok());
+  auto session = Session::Create(*module);
+  REQUIRE(session.ok());
+  TestIo want;
+  REQUIRE(want.Run(**session).ok());
+  uint64_t before = (*runtime)->live_buffers();
+  auto x = DeviceBuffer::Allocate(**runtime, sizeof(want.x));
+  auto y = DeviceBuffer::Allocate(**runtime, sizeof(want.y));
+  auto t = DeviceBuffer::Allocate(**runtime, sizeof(want.t));
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  REQUIRE(t.ok());
+  CHECK((*runtime)->live_buffers() == before + 3);
+  CHECK((*x)->size() == sizeof(want.x));
+  CHECK(reinterpret_cast<uintptr_t>((*x)->data()) % 256 == 0);
+  REQUIRE((*x)->CopyFromHost(want.x, sizeof(want.x)).ok());
+  TensorView in{(*x)->data(), ElementType::kF32, Span<const int64_t>(want.xs, 2), MemoryLocation::kDevice};
+  MutableTensorView outs[] = {{(*y)->data(), ElementType::kF32, Span<const int64_t>(want.xs, 2), MemoryLocation::kDevice},
+                              {(*t)->data(), ElementType::kF32, Span<const int64_t>(want.ts, 1), MemoryLocation::kDevice}};
+  REQUIRE((*session)->Run(Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+  float got_y[8] = {}, got_t[8] = {};
+  REQUIRE((*y)->CopyToHost(got_y, sizeof(got_y)).ok());
+  REQUIRE((*t)->CopyToHost(got_t, 4 * sizeof(float), 4 * sizeof(float)).ok());  // the second half
+  CHECK(std::memcmp(got_y, want.y, sizeof(got_y)) == 0);
+  CHECK(std::memcmp(got_t, want.t + 4, 4 * sizeof(float)) == 0);
+  // Ranges outside the buffer are refused, also where offset + bytes would wrap around.
+  Status s = (*t)->CopyToHost(got_t, 8, sizeof(want.t) - 4);
+  CHECK(s.code() == StatusCode::kOutOfRange);
+  CHECK(s.message() == "a copy to the host of 8 bytes at offset 28 is outside the device buffer of 32 bytes");
+  CHECK((*x)->CopyFromHost(want.x, 4, UINT64_MAX).code() == StatusCode::kOutOfRange);
+  CHECK((*x)->CopyFromHost(want.x, UINT64_MAX, 4).code() == StatusCode::kOutOfRange);
+  x->reset();
+  y->reset();
+  t->reset();
+  CHECK((*runtime)->live_buffers() == before);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("corrupt modules are refused at load", "[vm]") {
   auto runtime = Runtime::Create({});
   REQUIRE(runtime.ok());

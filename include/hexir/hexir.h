@@ -14,6 +14,7 @@
 // See docs/embedding.md.
 #pragma once
 
+#include "hexir/device_buffer.h"
 #include "hexir/log.h"
 #include "hexir/module.h"
 #include "hexir/runtime.h"

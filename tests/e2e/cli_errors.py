@@ -310,6 +310,15 @@ def main():
                        "graph: 4 launches, 1 recorded, 0 commands updated")
         expect_success("hexir-run: --benchmark without graphs on the host", [run_, exe, "--benchmark", "3"],
                        "graph: off (each command issued)")
+        # --resident: inputs and outputs in device buffers (the host's memory here), the same
+        # outputs; a resident benchmark reports the host round trip on its own line.
+        expect_success("hexir-run: --resident", [run_, exe, "--input", "x=x.npy", "--resident",
+                                                 "--output", "probs=resident.npy"])
+        if os.path.exists("resident.npy") and not np.array_equal(np.load("resident.npy"), np.load("graphs_off.npy")):
+            FAILURES.append("hexir-run: --resident computes other outputs")
+            print("FAIL hexir-run: --resident computes other outputs")
+        expect_success("hexir-run: --resident --benchmark", [run_, exe, "--resident", "--benchmark", "3"],
+                       "host round trip: median")
         expect_failure("hexir-run: --graphs bad", [run_, exe, "--graphs", "sometimes"], "--graphs needs auto, on or off")
         # --profile lists every command of the function once, the dispatches under the entry
         # names hexir-dump shows.

@@ -99,18 +99,29 @@ def main():
             if a.tobytes() != b.tobytes():
                 print(f"{args.name}/{name}: one thread and two threads differ")
                 ok = False
+        # Inputs and outputs in device buffers (--resident), the run replayed from a recorded
+        # graph (--graphs on): the same bits.
+        subprocess.run(cmd + ["--threads", "2", "--resident", "--graphs", "on"], check=True)
+        for name in g.outputs:
+            a = np.load(os.path.join(tmp, f"out_{name}.npy"))
+            b = np.load(os.path.join(tmp, f"two_{name}.npy"))
+            if a.tobytes() != b.tobytes():
+                print(f"{args.name}/{name}: device-resident through a graph differs from the plain run")
+                ok = False
         # Donated inputs: outputs tied to them can be computed in place, with the same result.
         for out_name, in_name in g.expect.get("tied", {}).items():
             in_place_cmd = [c for c in cmd]
             in_place_cmd += ["--in-place", out_name]
-            subprocess.run(in_place_cmd, check=True)
-            got = np.load(os.path.join(tmp, f"out_{out_name}.npy"))
-            want = ref[out_name]
-            if not np.allclose(got, want, rtol=args.rtol, atol=args.rtol * max(1.0, float(np.abs(want).max()))):
-                print(f"{args.name}/{out_name}: wrong when computed in place over '{in_name}'")
-                ok = False
-            else:
-                print(f"{args.name}/{out_name}: computed in place over the donated '{in_name}' -> ok")
+            for extra in [[], ["--resident"]]:
+                subprocess.run(in_place_cmd + extra, check=True)
+                got = np.load(os.path.join(tmp, f"out_{out_name}.npy"))
+                want = ref[out_name]
+                how = " in device buffers" if extra else ""
+                if not np.allclose(got, want, rtol=args.rtol, atol=args.rtol * max(1.0, float(np.abs(want).max()))):
+                    print(f"{args.name}/{out_name}: wrong when computed in place over '{in_name}'{how}")
+                    ok = False
+                else:
+                    print(f"{args.name}/{out_name}: computed in place over the donated '{in_name}'{how} -> ok")
         for name in g.outputs:
             got = np.load(os.path.join(tmp, f"out_{name}.npy"))
             want = ref[name]
