@@ -174,7 +174,7 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
   options.inputShapes = shapes;
-  options.entry = entry;
+  if (!entry.empty()) options.entries.push_back(entry);
   options.target = target;
   options.targetCpu = target_cpu;
   options.machine = machine;

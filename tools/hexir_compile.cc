@@ -29,8 +29,10 @@ int main(int argc, char **argv) {
                          cl::cat(category));
   cl::opt<bool> listOps("list-ops", cl::desc("List the supported ONNX ops and opsets, then exit"),
                         cl::cat(category));
-  cl::opt<std::string> entry("entry", cl::desc("Function to compile (default: main)"),
-                             cl::init("main"), cl::cat(category));
+  cl::list<std::string> entry("entry",
+                              cl::desc("A function to compile (repeatable; default: every function of the input; "
+                                       "an ONNX model's graph is named 'main')"),
+                              cl::ZeroOrMore, cl::cat(category));
   cl::opt<std::string> target("target", cl::desc("Target to generate kernels for (default: host; see --list-targets)"),
                               cl::init("host"), cl::cat(category));
   cl::opt<bool> listTargets("list-targets", cl::desc("List the targets kernels can be generated for, then exit"),
@@ -125,7 +127,7 @@ int main(int argc, char **argv) {
   }
   options.inputPath = input;
   options.outputPath = output;
-  options.entry = entry;
+  options.entries.assign(entry.begin(), entry.end());
   options.target = target;
   options.machine = machine;
   options.targetCpu = cpu;

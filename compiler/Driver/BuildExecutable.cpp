@@ -52,7 +52,7 @@ FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned i
 } // namespace
 
 FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const TargetDescription &target,
-                                                    ser::ExecutableSpec &spec,
+                                                    ser::ExecutableSpec &spec, ConstantPool &pool,
                                                     const BuildExecutableOptions &options) {
   BuiltFunction built;
   ser::Function &fn = built.function;
@@ -86,7 +86,7 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   planOptions.timeLimit = options.planTimeLimit;
   planOptions.searchNodes = options.planSearchNodes;
   // Constants first: in a memory space that also holds the arena, they take part of its capacity.
-  auto constants = poolConstants(graph, spec, report);
+  auto constants = poolConstants(graph, pool, spec, report);
   if (failed(constants))
     return failure();
   // A full arena space with a larger one behind it: values move out and back (copy commands).

@@ -16,6 +16,7 @@
 #define HEXIR_COMPILER_DRIVER_BUILDEXECUTABLE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "Planning/ConstantPool.h"
 #include "Target/TargetBackend.h"
 
 #include "planner/report.h"
@@ -36,10 +37,10 @@ struct BuiltFunction {
   ::hexir::planner::PlanReport report;
 };
 
-// The kernels the graph calls must be in `spec.libraries`; constants are added to `spec` (its
-// pool and fills).
+// The kernels the graph calls must be in `spec.libraries`; constants go through `pool` (of
+// `spec`, shared by every function of the executable) into its pool and fills.
 FailureOr<BuiltFunction> buildFunction(func::FuncOp graph, const TargetDescription &target,
-                                       ::hexir::serializer::ExecutableSpec &spec,
+                                       ::hexir::serializer::ExecutableSpec &spec, ConstantPool &pool,
                                        const BuildExecutableOptions &options);
 
 } // namespace mlir::hexir

@@ -4,6 +4,7 @@
 #include "Driver/BuildExecutable.h"
 #include "Driver/DispatchReport.h"
 #include "Driver/Registration.h"
+#include "Dialect/Functions.h"
 #include "Import/Onnx/OnnxImporter.h"
 #include "Target/Machine.h"
 #include "Target/TargetRegistry.h"
@@ -90,12 +91,14 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   rules.maxRowsPackedInKernel = (*target)->description().maxRowsPackedInKernel;
   const mlir::hexir::TargetBackend *backend = target->get();
   rules.fusesIntoKernel = [backend](mlir::linalg::LinalgOp op) { return backend->fusesIntoKernel(op); };
-  mlir::hexir::buildGraphPipeline(pm, options.entry, options.fuseElementwise, rules);
+  mlir::hexir::buildGraphPipeline(pm, options.entries, options.fuseElementwise, rules);
   if (failed(pm.run(module)))
     return false;
+  // The executable's functions, in the input's order.
+  SmallVector<func::FuncOp> graphs = mlir::hexir::graphFunctions(module);
   if (options.printDispatches && planOutput)
-    if (auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry))
-      mlir::hexir::printDispatches(entryFn, *planOutput);
+    for (func::FuncOp graph : graphs)
+      mlir::hexir::printDispatches(graph, *planOutput);
   if (!options.dumpGraphPath.empty()) {
     std::string error;
     auto out = openOutputFile(options.dumpGraphPath, &error);
@@ -151,26 +154,39 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   // A graph of views and constants only launches nothing: no library to load.
   if (!library->entries.empty())
     spec.libraries.push_back(std::move(*library));
-  auto entryFn = module.lookupSymbol<func::FuncOp>(options.entry);
   mlir::hexir::BuildExecutableOptions buildOptions;
   buildOptions.verifyPlan = options.verifyPlan;
   buildOptions.planTimeLimit = options.planTimeLimit;
   buildOptions.planSearchNodes = options.planSearchNodes;
   buildOptions.schedule = options.schedule;
   buildOptions.inPlace = options.inPlace;
-  auto built = mlir::hexir::buildFunction(entryFn, description, spec, buildOptions);
-  if (failed(built))
+  if (graphs.size() > 1 && (!options.planJsonPath.empty() || !options.planSvgPath.empty())) {
+    std::string names;
+    for (func::FuncOp graph : graphs)
+      names += (names.empty() ? "" : ", ") + graph.getSymName().str();
+    module.emitError() << "--plan-json and --plan-svg write one function's plan; the executable has "
+                       << graphs.size() << " (" << names
+                       << "): pass --entry NAME for one (the executable holds every function's plan: hexir.Module.plan_json)";
     return false;
-  built->function.plan_json = planner::FormatPlanJson(built->report);
-  spec.functions.push_back(std::move(built->function));
-  if (options.printPlan && planOutput)
-    *planOutput << planner::FormatPlanTable(built->report);
-  if (!options.planJsonPath.empty() &&
-      !writeText(options.planJsonPath, planner::FormatPlanJson(built->report), module))
-    return false;
-  if (!options.planSvgPath.empty() &&
-      !writeText(options.planSvgPath, planner::FormatPlanSvg(built->report), module))
-    return false;
+  }
+  // One pool for every function: a constant they share (the same weights in every shape
+  // bucket) is stored and made resident once.
+  mlir::hexir::ConstantPool pool(spec);
+  for (func::FuncOp graph : graphs) {
+    auto built = mlir::hexir::buildFunction(graph, description, spec, pool, buildOptions);
+    if (failed(built))
+      return false;
+    built->function.plan_json = planner::FormatPlanJson(built->report);
+    spec.functions.push_back(std::move(built->function));
+    if (options.printPlan && planOutput)
+      *planOutput << planner::FormatPlanTable(built->report);
+    if (!options.planJsonPath.empty() &&
+        !writeText(options.planJsonPath, planner::FormatPlanJson(built->report), module))
+      return false;
+    if (!options.planSvgPath.empty() &&
+        !writeText(options.planSvgPath, planner::FormatPlanSvg(built->report), module))
+      return false;
+  }
   bytes = serializer::WriteExecutable(spec);
   return true;
 }
@@ -228,7 +244,11 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     onnx_import::OnnxImportOptions importOptions;
     importOptions.path = options.inputPath;
     importOptions.contents = &*source;
-    importOptions.entry = options.entry;
+    if (options.entries.size() > 1) {
+      diagnostics << options.inputPath << ": error: an ONNX model has one graph; --entry names it once\n";
+      return false;
+    }
+    importOptions.entry = options.entries.empty() ? "main" : options.entries.front();
     importOptions.inputShapes = options.inputShapes;
     OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(context, importOptions);
     if (!module)

@@ -24,7 +24,10 @@ struct CompileOptions {
   // ONNX inputs with symbolic or unknown dimensions: name -> shape (--input-shape).
   std::map<std::string, std::vector<int64_t>> inputShapes;
   std::string outputPath;  // the .hxb to write; nothing is written when compilation fails
-  std::string entry = "main";
+  // The functions to compile (--entry), each a function of the executable sharing its
+  // constants; empty: every function definition of the input (an ONNX model's graph is 'main',
+  // or the one name given).
+  std::vector<std::string> entries;
   std::string target = "host";     // a registered target (Target/TargetRegistry.h)
   std::string targetCpu = "host";
   std::string cudaArch = "sm_90";  // --cuda-arch: the GPU architecture of --target cuda

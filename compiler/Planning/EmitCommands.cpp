@@ -26,11 +26,10 @@ llvm::StringMap<KernelLocation> mlir::hexir::locateKernels(ArrayRef<ser::KernelL
   return kernels;
 }
 
-FailureOr<llvm::DenseMap<Value, ser::Slot>> mlir::hexir::poolConstants(func::FuncOp graph, ser::ExecutableSpec &spec,
+FailureOr<llvm::DenseMap<Value, ser::Slot>> mlir::hexir::poolConstants(func::FuncOp graph, ConstantPool &pool,
+                                                                     const ser::ExecutableSpec &spec,
                                                                      ::hexir::planner::PlanReport &report) {
-  ConstantPool pool(spec);
   llvm::DenseMap<Value, ser::Slot> constantSlot;
-  uint64_t storedBefore = spec.constants.size(), filledBefore = spec.filled_constants_bytes;
   for (Operation &op : graph.getBody().front()) {
     auto c = dyn_cast<arith::ConstantOp>(op);
     if (!c || !isa<RankedTensorType>(c.getType()) || c->use_empty())
@@ -40,8 +39,8 @@ FailureOr<llvm::DenseMap<Value, ser::Slot>> mlir::hexir::poolConstants(func::Fun
       return failure();
     constantSlot[c.getResult()] = *slot;
   }
-  report.constant_bytes = spec.constants.size() - storedBefore;
-  report.filled_constant_bytes = spec.filled_constants_bytes - filledBefore;
+  report.constant_bytes = spec.constants.size();
+  report.filled_constant_bytes = spec.filled_constants_bytes;
   return constantSlot;
 }
 

@@ -10,6 +10,7 @@
 #ifndef HEXIR_COMPILER_PLANNING_EMITCOMMANDS_H
 #define HEXIR_COMPILER_PLANNING_EMITCOMMANDS_H
 
+#include "Planning/ConstantPool.h"
 #include "Planning/InPlaceSharing.h"
 #include "Planning/PlanMemory.h"
 
@@ -29,9 +30,11 @@ struct KernelLocation {
 llvm::StringMap<KernelLocation> locateKernels(ArrayRef<::hexir::serializer::KernelLibrary> libraries);
 
 // The graph's constants in the executable's pool (stored, or filled at load): their slots.
-// Fills the report's constant bytes.
+// One pool serves every function of an executable, so a constant two functions share is
+// stored once. Fills the report's constant bytes: the whole pool's, all resident at load.
 FailureOr<llvm::DenseMap<Value, ::hexir::serializer::Slot>>
-poolConstants(func::FuncOp graph, ::hexir::serializer::ExecutableSpec &spec, ::hexir::planner::PlanReport &report);
+poolConstants(func::FuncOp graph, ConstantPool &pool, const ::hexir::serializer::ExecutableSpec &spec,
+              ::hexir::planner::PlanReport &report);
 
 // Adds the commands to `fn`.
 LogicalResult emitCommands(func::FuncOp graph, const BufferLiveness &live, const DonationTies &ties,

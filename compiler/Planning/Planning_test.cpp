@@ -88,7 +88,8 @@ struct Fixture {
     InPlaceCandidates candidates = findKernelCandidates(live, *module);
     shareDyingInputs(live, candidates);
     ties = tieDonatedInputs(live, candidates, fn);
-    auto constants = poolConstants(main, spec, report);
+    ConstantPool pool(spec);
+    auto constants = poolConstants(main, pool, spec, report);
     REQUIRE(succeeded(constants));
     moveValuesToFit(live, target, report.constant_bytes, PlanMemoryOptions(), report);
     auto planned = planMemory(main, live, target, PlanMemoryOptions(), report);

@@ -44,7 +44,7 @@ struct GraphTargetRules {
 };
 // The graph pipeline: verify input, lower TOSA, channels-last, fuse elementwise chains (unless
 // `fuseElementwise` is false), form dispatches by the target's rules.
-void buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise = true,
+void buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> entries, bool fuseElementwise = true,
                         const GraphTargetRules &rules = {});
 // Dispatch formation asking `fusesIntoKernel` (see GraphTargetRules) before it fuses an
 // epilogue or a producer into a kernel.

@@ -6,22 +6,24 @@
 include "mlir/Pass/PassBase.td"
 
 def VerifyInput : Pass<"hexir-verify-input", "mlir::ModuleOp"> {
-  let summary = "Checks that the entry function is a graph Hexir can compile";
+  let summary = "Selects the functions to compile and checks that each is a graph Hexir can compile";
   let description = [{
-    Runs first, on the user's graph. The entry function must take and return statically shaped
-    ranked f32 tensors, and contain only supported operations (the TOSA subset listed in
-    docs/architecture.md, linalg ops on tensors, tensor.empty/pad/expand_shape/collapse_shape/
-    extract_slice/insert_slice/concat and arith.constant); every value must have a static
-    shape. Anything else is an error at the offending location saying what is wrong and what
-    to do. Other functions are errors too: Hexir compiles one graph function.
+    Runs first, on the user's graph. The functions to compile are those `entries` names (the
+    others are dropped), or every function definition of the input; each becomes a function
+    of the executable, and they share its constant pool. Each must take and return statically
+    shaped ranked f32 tensors, and contain only supported operations (the TOSA subset listed
+    in docs/architecture.md, linalg ops on tensors, tensor.empty/pad/expand_shape/
+    collapse_shape/extract_slice/insert_slice/concat and arith.constant); every value must
+    have a static shape. Anything else is an error at the offending location saying what is
+    wrong and what to do.
 
     Before: `func.func @main(%x: tensor<?x4xf32>)` — after: error
     "argument 0 of @main has type 'tensor<?x4xf32>' with a dynamic dimension; Hexir compiles
     static shapes only: give every dimension a size".
   }];
   let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
-           "Name of the function to compile">,
+    ListOption<"entries", "entries", "std::string",
+               "Functions to compile (default: every function definition)">,
   ];
 }
 

@@ -18,13 +18,13 @@ void mlir::hexir::buildLowerTosaPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::hexir::buildGraphPipeline(OpPassManager &pm, llvm::StringRef entry, bool fuseElementwise,
+void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> entries, bool fuseElementwise,
                                      const GraphTargetRules &rules) {
   bool padsInPlace = rules.padsInPlace;
   int64_t maxPanel = rules.maxPanel;
   // Reject what we cannot compile while locations still point at the user's ops.
   VerifyInputOptions verify;
-  verify.entry = entry.str();
+  verify.entries = llvm::to_vector(entries);
   pm.addPass(createVerifyInput(verify));
   buildLowerTosaPipeline(pm);
   // Loops without iterations (reductions over empty axes) fold before any kernel sees them.

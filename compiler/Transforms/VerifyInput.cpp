@@ -85,40 +85,64 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    func::FuncOp entryFn = module.lookupSymbol<func::FuncOp>(entry);
-    if (!entryFn) {
-      std::string names;
-      for (auto fn : module.getOps<func::FuncOp>())
-        names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
-      module.emitError() << "no entry function @" << entry << " in the input"
-                         << (names.empty() ? "" : " (it has " + names + ")")
-                         << "; name the function to compile with --entry NAME";
-      return signalPassFailure();
-    }
     bool failed = false;
-    for (Operation &op : module.getBody()->getOperations()) {
-      auto fn = dyn_cast<func::FuncOp>(op);
-      if (!fn) {
+    for (Operation &op : module.getBody()->getOperations())
+      if (!isa<func::FuncOp>(op)) {
         op.emitError() << "unsupported top-level operation '" << op.getName()
                        << "'; a Hexir input module holds func.func ops only";
         failed = true;
-      } else if (fn != entryFn && !fn.isDeclaration()) {
-        fn.emitError() << "function @" << fn.getSymName() << " is not the entry @" << entry
-                       << "; Hexir compiles one function: pass --entry " << fn.getSymName()
-                       << " to compile it instead, or remove it";
-        failed = true;
+      }
+    if (failed)
+      return signalPassFailure();
+    std::string names;
+    for (auto fn : module.getOps<func::FuncOp>())
+      names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
+    // The functions to compile: those named (the others are dropped), else every definition.
+    SmallVector<func::FuncOp> compiled;
+    if (!entries.empty()) {
+      for (const std::string &entry : entries) {
+        auto fn = module.lookupSymbol<func::FuncOp>(entry);
+        if (!fn) {
+          module.emitError() << "no function @" << entry << " in the input"
+                             << (names.empty() ? "" : " (it has " + names + ")")
+                             << "; name the functions to compile with --entry NAME";
+          return signalPassFailure();
+        }
+        if (!llvm::is_contained(compiled, fn))
+          compiled.push_back(fn);
+      }
+      for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+        if (!llvm::is_contained(compiled, fn))
+          fn.erase();
+    } else {
+      for (auto fn : module.getOps<func::FuncOp>())
+        if (!fn.isDeclaration())
+          compiled.push_back(fn);
+      if (compiled.empty()) {
+        module.emitError() << "the input has no function to compile"
+                           << (names.empty() ? "" : " (only declarations: " + names + ")");
+        return signalPassFailure();
       }
     }
+    for (func::FuncOp fn : compiled)
+      failed |= !verifyFunction(fn);
+    if (failed)
+      signalPassFailure();
+  }
+
+  // One function Hexir compiles: a body of one block, tensors in and out, supported ops.
+  bool verifyFunction(func::FuncOp entryFn) {
+    std::string entry = entryFn.getSymName().str();
     if (entryFn.isDeclaration()) {
-      entryFn.emitError() << "entry function @" << entry << " has no body";
-      return signalPassFailure();
+      entryFn.emitError() << "function @" << entry << " has no body";
+      return false;
     }
     if (!entryFn.getBody().hasOneBlock()) {
-      entryFn.emitError() << "entry function @" << entry
+      entryFn.emitError() << "function @" << entry
                           << " has control flow (several blocks); Hexir compiles straight-line graphs";
-      return signalPassFailure();
+      return false;
     }
-
+    bool failed = false;
     FunctionType type = entryFn.getFunctionType();
     for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
       std::string why = isa<RankedTensorType, UnrankedTensorType>(argType)
@@ -145,8 +169,7 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
       if (!verifyTopLevelOp(op))
         failed = true;
     }
-    if (failed)
-      signalPassFailure();
+    return !failed;
   }
 
   bool verifyTopLevelOp(Operation &op) {
@@ -161,7 +184,7 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
                 "reshape, transpose, conv2d, max_pool2d, avg_pool2d, reduce_sum, reduce_max, "
                 "exp, reciprocal, sigmoid, tanh";
       else if (isa<func::CallOp>(op))
-        diag << "; Hexir compiles one function: inline the callee first";
+        diag << "; Hexir compiles each function on its own: inline the callee first";
       else
         diag << "; Hexir accepts TOSA, linalg-on-tensors and the tensor ops listed in "
                 "docs/architecture.md";

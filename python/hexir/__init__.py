@@ -81,7 +81,7 @@ def _call(fn, *args, **kwargs):
 TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
 
 
-def compile(model, *, output=None, input_shapes=None, entry="main", target="host", target_cpu="host",
+def compile(model, *, output=None, input_shapes=None, entry=None, target="host", target_cpu="host",
             machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None):
     """Compiles a graph into executable bytes (also written to `output` when given).
 
@@ -90,7 +90,9 @@ def compile(model, *, output=None, input_shapes=None, entry="main", target="host
     symbolic ONNX dimensions, `target`, `target_cpu`, `machine` (a preset or a machine file),
     `memory_budgets` {space: bytes}, `placements` {"intermediates" or "constants": space} (as
     --place), `fusion`, and the plan outputs `plan_json` and `plan_svg`
-    (file paths). Raises CompileError with the diagnostics.
+    (file paths). `entry`: the one function of an MLIR graph to compile (default: every
+    function, each a function of the executable sharing its constants). Raises CompileError
+    with the diagnostics.
     """
     with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
         if hasattr(model, "SerializeToString"):
@@ -109,7 +111,7 @@ def compile(model, *, output=None, input_shapes=None, entry="main", target="host
                 raise NotFoundError("NOT_FOUND", f"no such model '{path}'")
         shapes = {name: [int(d) for d in shape] for name, shape in (input_shapes or {}).items()}
         ok, executable, diagnostics = _call(
-            _hexir.compile, path, os.fspath(output) if output else "", shapes, entry, target, target_cpu,
+            _hexir.compile, path, os.fspath(output) if output else "", shapes, entry or "", target, target_cpu,
             machine or "", {k: int(v) for k, v in (memory_budgets or {}).items()},
             {str(k): str(v) for k, v in (placements or {}).items()}, bool(fusion),
             os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "")

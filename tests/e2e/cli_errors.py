@@ -47,6 +47,9 @@ def expect_success(what, cmd, message=""):
     return r
 
 
+# A graph whose one function is not called main.
+OTHER_GRAPH = "func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n"
+
 # A matmul and its tanh, exp epilogue, each op named by its location (as the ONNX importer names
 # ops by their nodes).
 NAMED_GRAPH = """\
@@ -88,9 +91,8 @@ BAD_GRAPHS = {
     "unsupported element type": ("func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {\n"
                                  "  return %x : tensor<4xf16>\n}\n",
                                  "element type f16, which is not supported yet; Hexir compiles f32, i64 and i32 tensors"),
-    "missing entry": ("func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                      "  return %x : tensor<4xf32>\n}\n",
-                      "no entry function @main in the input (it has @other); name the function to compile with --entry NAME"),
+    "nothing to compile": ("func.func private @other(%x: tensor<4xf32>) -> tensor<4xf32>\n",
+                           "the input has no function to compile (only declarations: @other)"),
     "syntax error": ("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y : tensor<4xf32>\n}\n",
                      "use of undeclared SSA value name"),
     "not a tensor": ("func.func @main(%x: f32) -> f32 {\n  return %x : f32\n}\n",
@@ -150,7 +152,7 @@ def main():
         # An unknown CPU name is refused with the list of valid ones (not LLVM's warnings and a
         # generic CPU); --version names Hexir.
         with open("graph.mlir", "w") as f:
-            f.write(BAD_GRAPHS["missing entry"][0])
+            f.write(OTHER_GRAPH)
         expect_failure("hexir-compile: unknown --target-cpu", [compile_, "graph.mlir", "--entry", "other", "-o", out,
                                                                "--target-cpu=pentium9"],
                        "unknown --target-cpu 'pentium9'; valid names: host, ", no_file=out)
@@ -205,7 +207,7 @@ def main():
 
         # --entry picks another function.
         with open("graph.mlir", "w") as f:
-            f.write(BAD_GRAPHS["missing entry"][0])
+            f.write(OTHER_GRAPH)
         expect_success("hexir-compile --entry other", [compile_, "graph.mlir", "--entry", "other", "-o", out])
         expect_success("hexir-dump of the --entry executable", [dump, out], "function other")
 

@@ -43,21 +43,21 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xi16> {
 
 // -----
 
-// expected-error @+1 {{no entry function @main in the input (it has @other); name the function to compile with --entry NAME}}
+// expected-error @+1 {{the input has no function to compile (only declarations: @other)}}
 module {
-  func.func @other(%x: tensor<2xf32>) -> tensor<2xf32> {
-    return %x : tensor<2xf32>
-  }
+  func.func private @other(%x: tensor<2xf32>) -> tensor<2xf32>
 }
 
 // -----
 
+// Every function definition is compiled, and each is checked.
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
-// expected-error @+1 {{function @helper is not the entry @main; Hexir compiles one function: pass --entry helper to compile it instead, or remove it}}
-func.func @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
-  return %x : tensor<4xf32>
+// expected-error @+2 {{argument 0 of @helper has type 'tensor<?xf32>' which has a dynamic dimension}}
+// expected-error @+1 {{result 0 of @helper has type 'tensor<?xf32>' which has a dynamic dimension}}
+func.func @helper(%x: tensor<?xf32>) -> tensor<?xf32> {
+  return %x : tensor<?xf32>
 }
 
 // -----
@@ -70,3 +70,4 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %z = linalg.fill ins(%c : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
   return %x : tensor<4xf32>
 }
+
