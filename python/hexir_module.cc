@@ -98,19 +98,30 @@ PyModule Load(const std::string& path, const std::string& device, int threads, b
   return PyModule{shared, *module};
 }
 
-PySession NewSession(const PyModule& m, const std::string& function, uint64_t memory_limit) {
+PySession NewSession(const PyModule& m, const std::string& function, uint64_t memory_limit,
+                     const std::vector<std::string>& functions) {
   hexir::SessionOptions options;
   options.function = function;
+  options.functions = functions;
   options.memory_limit_bytes = memory_limit;
   auto session = hexir::Session::Create(m.module, options);
   if (!session.ok()) Throw(session.status());
   return PySession{m.runtime, m.module, std::move(*session), {}, std::make_shared<std::mutex>()};
 }
 
-// Runs with `inputs` (in signature order); `outputs[i]` is a caller array or None.
-py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vector<py::object>& outputs) {
-  const std::vector<hexir::TensorInfo>& in_info = s.session->inputs();
-  const std::vector<hexir::TensorInfo>& out_info = s.session->outputs();
+// Runs `function` (empty: the session's default) with `inputs` (in signature order);
+// `outputs[i]` is a caller array or None.
+py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vector<py::object>& outputs,
+             const std::string& function) {
+  std::vector<hexir::TensorInfo> in_info = s.session->inputs(), out_info = s.session->outputs();
+  if (!function.empty()) {
+    auto ins = s.module->inputs(function);
+    auto outs = s.module->outputs(function);
+    if (!ins.ok()) Throw(ins.status());
+    if (!outs.ok()) Throw(outs.status());
+    in_info = std::move(*ins);
+    out_info = std::move(*outs);
+  }
   if (inputs.size() != in_info.size())
     throw StatusError{"INVALID_ARGUMENT", "the function takes " + std::to_string(in_info.size()) + " inputs, got " +
                                               std::to_string(inputs.size())};
@@ -155,8 +166,9 @@ py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vec
     // The GIL first, then the session's turn: a thread waiting for its turn holds no GIL.
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> turn(*s.run_lock);
-    status = s.session->Run(hexir::Span<const hexir::TensorView>(in_views.data(), in_views.size()),
-                            hexir::Span<const hexir::MutableTensorView>(out_views.data(), out_views.size()));
+    hexir::Span<const hexir::TensorView> in_span(in_views.data(), in_views.size());
+    hexir::Span<const hexir::MutableTensorView> out_span(out_views.data(), out_views.size());
+    status = function.empty() ? s.session->Run(in_span, out_span) : s.session->Run(function, in_span, out_span);
   }
   s.last_copied = std::move(copied);
   if (!status.ok()) Throw(status);
@@ -237,5 +249,6 @@ PYBIND11_MODULE(_hexir, m) {
       .def_property_readonly("runtime_live_buffers", [](const PySession& s) { return s.runtime->live_buffers(); });
   m.def("load", &Load, py::arg("path"), py::arg("device"), py::arg("threads"), py::arg("copy"),
         py::arg("verify_weights"));
-  m.def("session", &NewSession, py::arg("module"), py::arg("function"), py::arg("memory_limit"));
+  m.def("session", &NewSession, py::arg("module"), py::arg("function"), py::arg("memory_limit"),
+        py::arg("functions"));
 }

@@ -86,6 +86,10 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   return impl_->Run(inputs, outputs);
 }
 
+Status Session::Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  return impl_->Run(function, inputs, outputs);
+}
+
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->info().inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->info().outputs; }
 uint64_t Session::arena_bytes() const { return impl_->arena_bytes(); }

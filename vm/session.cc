@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "vm/interpreter.h"
 
@@ -9,102 +11,145 @@ namespace hexir::vm {
 
 namespace {
 
-// What a session of `fn` holds, per device memory space: its arenas, and the staging the
-// device asks for (in the space of the first arena, which its kernels use).
-struct SessionMemory {
-  std::vector<uint64_t> bytes;  // per device memory space
-  uint64_t arenas = 0, staging = 0;
-};
-
-SessionMemory MemoryOf(const Module& module, const FunctionInfo& info, uint32_t staging_space) {
-  hal::Device& device = module.device();
-  SessionMemory m;
-  m.bytes.assign(device.allocator().memory_spaces().size(), 0);
-  for (const serializer::fb::Arena* arena : *info.function->arenas()) {
-    m.bytes[module.device_memory_space(arena->memory_space())] += arena->bytes();
-    m.arenas += arena->bytes();
-  }
-  for (const TensorInfo& in : info.inputs)
-    if (device.NeedsInputStaging(ElementTypeSize(in.element_type))) m.staging += in.byte_size;
-  for (const TensorInfo& out : info.outputs)
-    if (device.NeedsOutputStaging()) m.staging += out.byte_size;
-  m.bytes[staging_space] += m.staging;
-  return m;
+// The name list of a session's functions, for messages: 'a' or 'a', 'b'.
+std::string FunctionNames(const std::vector<const FunctionInfo*>& infos) {
+  std::string names;
+  for (const FunctionInfo* info : infos) names += (names.empty() ? "'" : ", '") + info->function->name()->str() + "'";
+  return names;
 }
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const SessionOptions& options) {
-  HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(options.function));
-  std::unique_ptr<Session> session(new Session(module, info));
-  const serializer::fb::Function& fn = *info->function;
-  hal::Device& device = module.device();
-  // Staging lives where the function's first arena does (the memory its kernels use).
-  uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space()
-                                                                              : 0);
-  // Before allocating: the session's memory against its limit and against what the device
-  // has free, so a model that does not fit says so with the numbers.
-  SessionMemory memory = MemoryOf(module, *info, staging_space);
-  uint64_t total = memory.arenas + memory.staging;
-  if (options.memory_limit_bytes != 0 && total > options.memory_limit_bytes)
-    return ResourceExhaustedError("a session of function '", options.function, "' needs ", total,
-                                  " bytes of device memory (arenas ", memory.arenas, ", staging ", memory.staging,
-                                  "), over its limit of ", options.memory_limit_bytes,
-                                  " bytes (SessionOptions::memory_limit_bytes)");
-  for (uint32_t space = 0; space < memory.bytes.size(); ++space) {
-    if (memory.bytes[space] == 0) continue;
-    StatusOr<uint64_t> free_bytes = device.allocator().AvailableBytes(space);
-    if (free_bytes.ok() && memory.bytes[space] > *free_bytes)
-      return ResourceExhaustedError("a session of function '", options.function, "' needs ", memory.bytes[space],
-                                    " bytes in memory space '", device.allocator().memory_spaces()[space].name,
-                                    "' of device '", device.name(), "', which reports ", *free_bytes, " bytes free");
+  namespace fb = serializer::fb;
+  // The default function first, then the others named, each once.
+  std::vector<const FunctionInfo*> infos;
+  HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* first, module.FindFunction(options.function));
+  infos.push_back(first);
+  for (const std::string& name : options.functions) {
+    HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(name));
+    if (std::find(infos.begin(), infos.end(), info) == infos.end()) infos.push_back(info);
   }
-  // Every arena is in a memory space the module found on the device.
-  for (const serializer::fb::Arena* arena : *fn.arenas()) {
-    hal::BufferPtr buffer;
-    if (arena->bytes() > 0) {
-      HEXIR_ASSIGN_OR_RETURN(buffer, device.allocator().Allocate(module.device_memory_space(arena->memory_space()),
-                                                                 arena->bytes(), arena->alignment()));
+  std::unique_ptr<Session> session(new Session(module));
+  hal::Device& device = module.device();
+  // Every function's arenas share the session's: one buffer per arena position (the executable's
+  // memory space, and which of the function's arenas in that space), as large and as aligned
+  // as the largest function needs. (On the host several of the executable's spaces are one
+  // device space, so the device's space alone cannot be the key.)
+  struct Shared {
+    uint64_t bytes = 0, alignment = 1;
+    uint32_t device_space = 0;
+    size_t index = 0;  // into arenas_
+  };
+  std::map<std::pair<uint32_t, uint32_t>, Shared> shared;
+  auto positions = [](const fb::Function& fn) {
+    std::vector<std::pair<uint32_t, uint32_t>> keys;
+    std::map<uint32_t, uint32_t> seen;
+    for (const fb::Arena* arena : *fn.arenas()) keys.push_back({arena->memory_space(), seen[arena->memory_space()]++});
+    return keys;
+  };
+  for (const FunctionInfo* info : infos) {
+    std::vector<std::pair<uint32_t, uint32_t>> keys = positions(*info->function);
+    for (size_t a = 0; a < keys.size(); ++a) {
+      const fb::Arena* arena = info->function->arenas()->Get(static_cast<uint32_t>(a));
+      Shared& s = shared[keys[a]];
+      s.bytes = std::max<uint64_t>(s.bytes, arena->bytes());
+      s.alignment = std::max<uint64_t>(s.alignment, arena->alignment());
+      s.device_space = module.device_memory_space(arena->memory_space());
     }
-    session->arena_bases_.push_back(buffer ? buffer->data() : nullptr);
+  }
+  // Before allocating: the session's memory against its limit and against what the device
+  // has free, so a model that does not fit says so with the numbers. Staging lives where each
+  // function's first arena does (the memory its kernels use).
+  std::vector<uint64_t> space_bytes(device.allocator().memory_spaces().size(), 0);
+  uint64_t arena_total = 0, staging_total = 0;
+  for (const auto& [key, s] : shared) {
+    space_bytes[s.device_space] += s.bytes;
+    arena_total += s.bytes;
+  }
+  for (const FunctionInfo* info : infos) {
+    const fb::Function& fn = *info->function;
+    uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space() : 0);
+    uint64_t staging = 0;
+    for (const TensorInfo& in : info->inputs)
+      if (device.NeedsInputStaging(ElementTypeSize(in.element_type))) staging += in.byte_size;
+    for (const TensorInfo& out : info->outputs)
+      if (device.NeedsOutputStaging()) staging += out.byte_size;
+    space_bytes[staging_space] += staging;
+    staging_total += staging;
+  }
+  uint64_t total = arena_total + staging_total;
+  std::string what = infos.size() == 1 ? "a session of function " + FunctionNames(infos)
+                                       : "a session of functions " + FunctionNames(infos);
+  if (options.memory_limit_bytes != 0 && total > options.memory_limit_bytes)
+    return ResourceExhaustedError(what, " needs ", total, " bytes of device memory (arenas ", arena_total, ", staging ",
+                                  staging_total, "), over its limit of ", options.memory_limit_bytes,
+                                  " bytes (SessionOptions::memory_limit_bytes)");
+  for (uint32_t space = 0; space < space_bytes.size(); ++space) {
+    if (space_bytes[space] == 0) continue;
+    StatusOr<uint64_t> free_bytes = device.allocator().AvailableBytes(space);
+    if (free_bytes.ok() && space_bytes[space] > *free_bytes)
+      return ResourceExhaustedError(what, " needs ", space_bytes[space], " bytes in memory space '",
+                                    device.allocator().memory_spaces()[space].name, "' of device '", device.name(),
+                                    "', which reports ", *free_bytes, " bytes free");
+  }
+  for (auto& [key, s] : shared) {
+    hal::BufferPtr buffer;
+    if (s.bytes > 0) {
+      HEXIR_ASSIGN_OR_RETURN(buffer, device.allocator().Allocate(s.device_space, s.bytes, s.alignment));
+    }
+    s.index = session->arenas_.size();
     session->arenas_.push_back(std::move(buffer));
   }
-  for (const TensorInfo& in : info->inputs) {
-    hal::BufferPtr staging;
-    if (device.NeedsInputStaging(ElementTypeSize(in.element_type)) && in.byte_size > 0) {
-      HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, in.byte_size, 64));
+  size_t arity = 0;
+  bool graphs = options.graphs == SessionOptions::Graphs::kOn ||
+                (options.graphs == SessionOptions::Graphs::kAuto && device.PrefersGraphs());
+  for (const FunctionInfo* info : infos) {
+    const fb::Function& fn = *info->function;
+    FunctionState f;
+    f.info = info;
+    for (const auto& key : positions(fn)) {
+      const hal::BufferPtr& buffer = session->arenas_[shared[key].index];
+      f.arena_bases.push_back(buffer ? buffer->data() : nullptr);
     }
-    hal::HostStagingPtr pinned;
-    if (staging) {
-      HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(in.byte_size));
+    uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space() : 0);
+    for (const TensorInfo& in : info->inputs) {
+      hal::BufferPtr staging;
+      if (device.NeedsInputStaging(ElementTypeSize(in.element_type)) && in.byte_size > 0) {
+        HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, in.byte_size, 64));
+      }
+      hal::HostStagingPtr pinned;
+      if (staging) {
+        HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(in.byte_size));
+      }
+      f.input_staging.push_back(std::move(staging));
+      f.input_pinned.push_back(std::move(pinned));
     }
-    session->input_staging_.push_back(std::move(staging));
-    session->input_pinned_.push_back(std::move(pinned));
+    for (const TensorInfo& out : info->outputs) {
+      hal::BufferPtr staging;
+      if (device.NeedsOutputStaging() && out.byte_size > 0) {
+        HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, out.byte_size, 64));
+      }
+      hal::HostStagingPtr pinned;
+      if (staging) {
+        HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(out.byte_size));
+      }
+      f.output_staging.push_back(std::move(staging));
+      f.output_pinned.push_back(std::move(pinned));
+    }
+    f.input_bases.resize(info->inputs.size());
+    f.output_bases.resize(info->outputs.size());
+    arity = std::max(arity, MaxDispatchArity(fn));
+    if (options.profile) f.command_ms.assign(fn.commands()->size(), 0.0);
+    if (graphs && !options.profile) {
+      HEXIR_ASSIGN_OR_RETURN(f.graph, device.CreateGraph());
+    }
+    session->functions_.push_back(std::move(f));
   }
-  for (const TensorInfo& out : info->outputs) {
-    hal::BufferPtr staging;
-    if (device.NeedsOutputStaging() && out.byte_size > 0) {
-      HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, out.byte_size, 64));
-    }
-    hal::HostStagingPtr pinned;
-    if (staging) {
-      HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(out.byte_size));
-    }
-    session->output_staging_.push_back(std::move(staging));
-    session->output_pinned_.push_back(std::move(pinned));
-  }
-  session->input_bases_.resize(info->inputs.size());
-  session->output_bases_.resize(info->outputs.size());
-  session->bindings_.resize(MaxDispatchArity(fn));
+  session->bindings_.resize(arity);
   HEXIR_ASSIGN_OR_RETURN(session->queue_, device.CreateQueue());
   session->time_device_ = options.time_device;
   session->poison_ = options.poison;
-  if (options.profile) session->command_ms_.assign(fn.commands()->size(), 0.0);
-  bool graphs = options.graphs == SessionOptions::Graphs::kOn ||
-                (options.graphs == SessionOptions::Graphs::kAuto && device.PrefersGraphs());
-  if (graphs && !options.profile) {
-    HEXIR_ASSIGN_OR_RETURN(session->graph_, device.CreateGraph());
-  }
   return session;
 }
 
@@ -112,31 +157,35 @@ Session::~Session() = default;
 
 uint64_t Session::arena_bytes() const {
   uint64_t bytes = 0;
-  for (const serializer::fb::Arena* arena : *info_->function->arenas()) bytes += arena->bytes();
+  for (const hal::BufferPtr& arena : arenas_)
+    if (arena) bytes += arena->size();
   return bytes;
 }
 
 GraphStats Session::graph_stats() const {
   GraphStats stats;
-  if (graph_ == nullptr) return stats;
-  stats.enabled = true;
-  stats.instantiations = graph_->stats().instantiations;
-  stats.node_updates = graph_->stats().node_updates;
-  stats.launches = graph_->stats().launches;
+  for (const FunctionState& f : functions_) {
+    if (f.graph == nullptr) continue;
+    stats.enabled = true;
+    stats.instantiations += f.graph->stats().instantiations;
+    stats.node_updates += f.graph->stats().node_updates;
+    stats.launches += f.graph->stats().launches;
+  }
   return stats;
 }
 
 std::vector<CommandProfile> Session::profile() const {
   namespace fb = serializer::fb;
   std::vector<CommandProfile> result;
-  if (command_ms_.empty()) return result;
+  const FunctionState& f = functions_.front();
+  if (f.command_ms.empty()) return result;
   const auto* libraries = module_.view().executable().libraries();
   uint32_t index = 0;
-  for (const fb::Command* cmd : *info_->function->commands()) {
+  for (const fb::Command* cmd : *f.info->function->commands()) {
     CommandProfile p;
     p.index = index;
-    p.total_ms = command_ms_[index++];
-    p.runs = profiled_runs_;
+    p.total_ms = f.command_ms[index++];
+    p.runs = f.profiled_runs;
     p.device_clock = profile_device_clock_;
     switch (cmd->op_type()) {
       case fb::CommandOp::DispatchCommand: {
@@ -199,36 +248,51 @@ bool ViewsOverlap(const A& a, uint64_t a_len, const B& b, uint64_t b_len) {
 
 }  // namespace
 
-Status Session::CheckBindings(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) const {
-  const std::string& name = info_->function->name()->str();
-  if (inputs.size() != info_->inputs.size())
-    return InvalidArgumentError("function '", name, "' takes ", info_->inputs.size(), " inputs, got ",
+Status Session::CheckBindings(const FunctionState& f, Span<const TensorView> inputs,
+                              Span<const MutableTensorView> outputs) const {
+  const FunctionInfo* info = f.info;
+  const std::string& name = info->function->name()->str();
+  if (inputs.size() != info->inputs.size())
+    return InvalidArgumentError("function '", name, "' takes ", info->inputs.size(), " inputs, got ",
                                 inputs.size());
-  if (outputs.size() != info_->outputs.size())
-    return InvalidArgumentError("function '", name, "' returns ", info_->outputs.size(), " outputs, got ",
+  if (outputs.size() != info->outputs.size())
+    return InvalidArgumentError("function '", name, "' returns ", info->outputs.size(), " outputs, got ",
                                 outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
-    HEXIR_RETURN_IF_ERROR(CheckOne(info_->inputs[i], inputs[i], "input", i, module_.device()));
+    HEXIR_RETURN_IF_ERROR(CheckOne(info->inputs[i], inputs[i], "input", i, module_.device()));
   for (size_t i = 0; i < outputs.size(); ++i) {
-    HEXIR_RETURN_IF_ERROR(CheckOne(info_->outputs[i], outputs[i], "output", i, module_.device()));
+    HEXIR_RETURN_IF_ERROR(CheckOne(info->outputs[i], outputs[i], "output", i, module_.device()));
     // Kernels write outputs while they may still read inputs: they must not share memory,
     // except an output bound exactly onto the donated input it is tied to (in place).
     for (size_t j = 0; j < inputs.size(); ++j) {
-      if (!ViewsOverlap(outputs[i], info_->outputs[i].byte_size, inputs[j], info_->inputs[j].byte_size)) continue;
-      if (info_->outputs[i].tied_input == static_cast<int>(j) && outputs[i].data == inputs[j].data) continue;
-      return InvalidArgumentError("output ", i, " '", info_->outputs[i].name, "' overlaps input ", j, " '",
-                                  info_->inputs[j].name, "'; give outputs their own buffers",
-                                  info_->outputs[i].tied_input == static_cast<int>(j)
+      if (!ViewsOverlap(outputs[i], info->outputs[i].byte_size, inputs[j], info->inputs[j].byte_size)) continue;
+      if (info->outputs[i].tied_input == static_cast<int>(j) && outputs[i].data == inputs[j].data) continue;
+      return InvalidArgumentError("output ", i, " '", info->outputs[i].name, "' overlaps input ", j, " '",
+                                  info->inputs[j].name, "'; give outputs their own buffers",
+                                  info->outputs[i].tied_input == static_cast<int>(j)
                                       ? " or bind it exactly onto that input" : "");
     }
     for (size_t j = 0; j < i; ++j)
-      if (ViewsOverlap(outputs[i], info_->outputs[i].byte_size, outputs[j], info_->outputs[j].byte_size))
+      if (ViewsOverlap(outputs[i], info->outputs[i].byte_size, outputs[j], info->outputs[j].byte_size))
         return InvalidArgumentError("outputs ", j, " and ", i, " overlap");
   }
   return Status::Ok();
 }
 
 Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  return RunFunction(functions_.front(), inputs, outputs);
+}
+
+Status Session::Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  for (FunctionState& f : functions_)
+    if (f.info->function->name()->string_view() == function) return RunFunction(f, inputs, outputs);
+  std::string names;
+  for (const FunctionState& f : functions_) names += (names.empty() ? "" : ", ") + f.info->function->name()->str();
+  return NotFoundError("function '", function, "' is not one this session runs (it runs: ", names,
+                       "); name it in SessionOptions::functions");
+}
+
+Status Session::RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   if (running_.exchange(true, std::memory_order_acquire))
     return FailedPreconditionError(
         "Session::Run was called while another thread runs the same session; a session runs one request at a time "
@@ -237,9 +301,9 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
     std::atomic<bool>& running;
     ~Done() { running.store(false, std::memory_order_release); }
   } done{running_};
-  HEXIR_RETURN_IF_ERROR(CheckBindings(inputs, outputs));
+  HEXIR_RETURN_IF_ERROR(CheckBindings(f, inputs, outputs));
   last_device_ms_.reset();
-  Status issued = Issue(inputs, outputs);
+  Status issued = Issue(f, inputs, outputs);
   // One wait for everything issued, also after a failure: work already on the queue must not
   // outlive Run (it may write the caller's device memory).
   Status waited = queue_->Synchronize();
@@ -248,69 +312,70 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   // Outputs that came back through pinned staging reach the caller now.
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)
-      module_.device().CompleteHostOutput(outputs[i].data, info_->outputs[i].byte_size, output_pinned_[i].get());
+      module_.device().CompleteHostOutput(outputs[i].data, f.info->outputs[i].byte_size, f.output_pinned[i].get());
   if (time_device_) {
     HEXIR_ASSIGN_OR_RETURN(last_device_ms_, queue_->TimedMilliseconds(hal::CommandQueue::TimingClock::kRun));
   }
   return Status::Ok();
 }
 
-Status Session::Issue(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+Status Session::Issue(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   using TimingClock = hal::CommandQueue::TimingClock;
   if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->BeginTiming(TimingClock::kRun));
-  if (graph_ == nullptr) {
-    HEXIR_RETURN_IF_ERROR(IssueCommands(inputs, outputs, *queue_));
+  if (f.graph == nullptr) {
+    HEXIR_RETURN_IF_ERROR(IssueCommands(f, inputs, outputs, *queue_));
   } else {
-    graph_->BeginPass();
-    Status recorded = IssueCommands(inputs, outputs, *graph_);
-    Status ended = graph_->EndPass();
+    f.graph->BeginPass();
+    Status recorded = IssueCommands(f, inputs, outputs, *f.graph);
+    Status ended = f.graph->EndPass();
     HEXIR_RETURN_IF_ERROR(recorded);
     HEXIR_RETURN_IF_ERROR(ended);
-    HEXIR_RETURN_IF_ERROR(graph_->Launch(*queue_));
+    HEXIR_RETURN_IF_ERROR(f.graph->Launch(*queue_));
   }
   if (time_device_) HEXIR_RETURN_IF_ERROR(queue_->EndTiming(TimingClock::kRun));
   hal::Device& device = module_.device();
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].location == MemoryLocation::kHost)
-      HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, info_->outputs[i].byte_size,
-                                                    output_staging_[i].get(), output_pinned_[i].get(), *queue_));
+      HEXIR_RETURN_IF_ERROR(device.FinishHostOutput(outputs[i].data, f.info->outputs[i].byte_size,
+                                                    f.output_staging[i].get(), f.output_pinned[i].get(), *queue_));
   return Status::Ok();
 }
 
-Status Session::IssueCommands(Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+Status Session::IssueCommands(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
                               hal::CommandQueue& queue) {
+  const FunctionInfo* info = f.info;
   // The device decides how a caller's buffer reaches kernels (the host binds it in place when
   // aligned to its element size, else copies it into the staging made at Create()).
   hal::Device& device = module_.device();
   // Device memory the caller holds is bound as it is.
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorInfo& in = info_->inputs[i];
+    const TensorInfo& in = info->inputs[i];
     if (inputs[i].location == MemoryLocation::kDevice) {
-      input_bases_[i] = const_cast<void*>(inputs[i].data);
+      f.input_bases[i] = const_cast<void*>(inputs[i].data);
       continue;
     }
-    HEXIR_ASSIGN_OR_RETURN(input_bases_[i], device.BindHostInput(inputs[i].data, in.byte_size,
-                                                                 ElementTypeSize(in.element_type),
-                                                                 input_staging_[i].get(), input_pinned_[i].get(),
-                                                                 queue));
+    HEXIR_ASSIGN_OR_RETURN(f.input_bases[i], device.BindHostInput(inputs[i].data, in.byte_size,
+                                                                  ElementTypeSize(in.element_type),
+                                                                  f.input_staging[i].get(), f.input_pinned[i].get(),
+                                                                  queue));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].location == MemoryLocation::kDevice) {
-      output_bases_[i] = outputs[i].data;
+      f.output_bases[i] = outputs[i].data;
       continue;
     }
-    HEXIR_ASSIGN_OR_RETURN(output_bases_[i], device.BindHostOutput(outputs[i].data, info_->outputs[i].byte_size,
-                                                                   output_staging_[i].get()));
+    HEXIR_ASSIGN_OR_RETURN(f.output_bases[i], device.BindHostOutput(outputs[i].data, info->outputs[i].byte_size,
+                                                                    f.output_staging[i].get()));
   }
   SpaceBases bases;
-  bases.arenas = arena_bases_.data();
+  bases.arenas = f.arena_bases.data();
   bases.constants = module_.constants();
   bases.filled_constants = module_.filled_constants();
-  bases.inputs = input_bases_.data();
-  bases.outputs = output_bases_.data();
+  bases.inputs = f.input_bases.data();
+  bases.outputs = f.output_bases.data();
   // A run that fails part-way still counts (its commands' times were added).
-  if (!command_ms_.empty()) ++profiled_runs_;
-  return Execute(module_, *info_->function, bases, bindings_, queue, command_ms_.empty() ? nullptr : command_ms_.data(),
+  if (!f.command_ms.empty()) ++f.profiled_runs;
+  return Execute(module_, *info->function, bases, bindings_, queue, f.command_ms.empty() ? nullptr : f.command_ms.data(),
                  poison_, &profile_device_clock_);
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hexir/session.h"
@@ -26,49 +27,62 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  const FunctionInfo& info() const { return *info_; }
-  // The bytes of all its arenas.
+  // The default function's (SessionOptions::function).
+  const FunctionInfo& info() const { return *functions_.front().info; }
+  // The bytes of all its arenas (shared by its functions: the largest function's in each space).
   uint64_t arena_bytes() const;
   std::optional<double> last_device_ms() const { return last_device_ms_; }
   std::vector<CommandProfile> profile() const;
   GraphStats graph_stats() const;
 
+  // Runs the default function, or `function` (one of SessionOptions::functions).
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
  private:
-  Session(const Module& module, const FunctionInfo* info) : module_(module), info_(info) {}
-  Status CheckBindings(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) const;
+  // What a session keeps per function it runs; the arenas are the session's.
+  struct FunctionState {
+    const FunctionInfo* info = nullptr;
+    std::vector<hal::DevicePtr> arena_bases;  // per arena of the function: the session's buffer of its space
+    // Per input and output: staging where the device cannot bind the caller's memory (made at
+    // Create; nullptr where the device said none is needed), and the pinned host memory each
+    // staged tensor is copied through (a GPU's), or null.
+    std::vector<hal::BufferPtr> input_staging, output_staging;
+    std::vector<hal::HostStagingPtr> input_pinned, output_pinned;
+    // Scratch reused by every Run(): per-space base pointers.
+    std::vector<hal::DevicePtr> input_bases, output_bases;
+    // The run recorded as a graph (SessionOptions::graphs), launched on the queue; null without.
+    std::unique_ptr<hal::CommandGraph> graph;
+    // SessionOptions::profile: per command, its summed time (sized at Create), and the runs.
+    std::vector<double> command_ms;
+    uint64_t profiled_runs = 0;
+  };
+
+  explicit Session(const Module& module) : module_(module) {}
+  Status CheckBindings(const FunctionState& f, Span<const TensorView> inputs,
+                       Span<const MutableTensorView> outputs) const;
+  Status RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
   // Issues a run's commands on the session's queue (input copies, dispatches, output copies),
-  // the first two through the graph where the session has one; Run synchronizes once, after.
-  Status Issue(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // the first two through the function's graph where it has one; the caller synchronizes.
+  Status Issue(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
   // Binds the caller's tensors and issues the function's commands on `queue`.
-  Status IssueCommands(Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+  Status IssueCommands(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
                        hal::CommandQueue& queue);
 
   const Module& module_;
-  const FunctionInfo* info_;
-  std::vector<hal::BufferPtr> arenas_;    // per arena of the function (nullptr when empty)
-  std::vector<hal::DevicePtr> arena_bases_;
-  // Per input and output: staging where the device cannot bind the caller's memory (made at
-  // Create; nullptr where the device said none is needed).
-  std::vector<hal::BufferPtr> input_staging_, output_staging_;
-  // Pinned host memory each staged tensor is copied through (a GPU's), or null.
-  std::vector<hal::HostStagingPtr> input_pinned_, output_pinned_;
-  // Scratch reused by every Run(): per-space base pointers and a dispatch's bindings.
-  std::vector<hal::DevicePtr> input_bases_, output_bases_, bindings_;
+  // The default function first, then the others SessionOptions::functions names.
+  std::vector<FunctionState> functions_;
+  // Per device memory space, the one buffer every function's arena in that space uses.
+  std::vector<hal::BufferPtr> arenas_;
+  std::vector<hal::DevicePtr> bindings_;  // a dispatch's bindings (the largest arity of any function)
   // Its own queue (a CUDA stream): concurrent sessions do not wait for each other.
   std::unique_ptr<hal::CommandQueue> queue_;
-  // The run recorded as a graph (SessionOptions::graphs), launched on queue_; null without.
-  std::unique_ptr<hal::CommandGraph> graph_;
   // Set while a Run is under way: a second thread's Run on the same session is refused at
   // once instead of sharing the arena (one atomic exchange per Run, no lock).
   std::atomic<bool> running_{false};
   bool time_device_ = false;
   bool poison_ = false;  // SessionOptions::poison
   std::optional<double> last_device_ms_;
-  // SessionOptions::profile: per command, its summed time (sized at Create), and the runs.
-  std::vector<double> command_ms_;
-  uint64_t profiled_runs_ = 0;
   bool profile_device_clock_ = false;  // the profile's times are the device's clock
 };
 

@@ -343,6 +343,83 @@ TEST_CASE("device buffers hold a run's inputs and outputs", "[vm]") {
   std::remove(path.c_str());
 }
 
+// SessionOptions::functions: one session runs several functions of a module in one set of
+// arenas, as large as the largest function's. "wide" computes what "main" does in the upper
+// half of a 128-byte arena.
+TEST_CASE("a session runs several functions in shared arenas", "[vm]") {
+  serializer::ExecutableSpec spec = testing::TestExecutableSpec(HEXIR_TEST_KERNELS_PATH);
+  REQUIRE(spec.functions.size() == 1);
+  serializer::Function wide = spec.functions[0];
+  wide.name = "wide";
+  wide.arenas[0].bytes = 128;
+  auto shift = [](serializer::Slot& slot) {
+    if (slot.kind == serializer::SlotKind::Arena) slot.offset += 64;
+  };
+  for (serializer::Command& command : wide.commands) {
+    if (auto* d = std::get_if<serializer::DispatchCommand>(&command))
+      for (serializer::Slot& slot : d->bindings) shift(slot);
+    if (auto* f = std::get_if<serializer::FillCommand>(&command)) shift(f->target);
+  }
+  spec.functions.push_back(wide);
+  std::vector<uint8_t> bytes = serializer::WriteExecutable(spec);
+  std::string path = "/tmp/hexir_vm_test_functions." + std::to_string(::getpid()) + ".hxb";
+  REQUIRE(WriteFileAtomically(path, bytes.data(), bytes.size()).ok());
+  auto runtime = Runtime::Create({});
+  REQUIRE(runtime.ok());
+  auto module = Module::Load(**runtime, path);
+  REQUIRE(module.ok());
+  auto main_only = Session::Create(*module);
+  REQUIRE(main_only.ok());
+  CHECK((*main_only)->arena_bytes() == 64);
+  TestIo want;
+  REQUIRE(want.Run(**main_only).ok());
+
+  SessionOptions options;
+  options.functions = {"wide", "main", "wide"};  // the default named again, and twice: once each
+  options.poison = true;  // each function's ALLOC poisons the shared arena: nothing leaks between them
+  auto session = Session::Create(*module, options);
+  REQUIRE(session.ok());
+  CHECK((*session)->arena_bytes() == 128);  // the largest, not the sum
+  for (int run = 0; run < 2; ++run) {
+    for (const char* function : {"wide", "main"}) {
+      TestIo io;
+      TensorView in{io.x, ElementType::kF32, Span<const int64_t>(io.xs, 2)};
+      MutableTensorView outs[] = {{io.y, ElementType::kF32, Span<const int64_t>(io.xs, 2)},
+                                  {io.t, ElementType::kF32, Span<const int64_t>(io.ts, 1)}};
+      INFO("function " << function << ", run " << run);
+      REQUIRE((*session)->Run(function, Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2)).ok());
+      CHECK(std::memcmp(io.y, want.y, sizeof(io.y)) == 0);
+      CHECK(std::memcmp(io.t, want.t, sizeof(io.t)) == 0);
+    }
+  }
+  TestIo io;
+  TensorView in{io.x, ElementType::kF32, Span<const int64_t>(io.xs, 2)};
+  MutableTensorView outs[] = {{io.y, ElementType::kF32, Span<const int64_t>(io.xs, 2)},
+                              {io.t, ElementType::kF32, Span<const int64_t>(io.ts, 1)}};
+  Status s = (*main_only)->Run("wide", Span<const TensorView>(&in, 1), Span<const MutableTensorView>(outs, 2));
+  CHECK(s.code() == StatusCode::kNotFound);
+  CHECK(s.message() == "function 'wide' is not one this session runs (it runs: main); name it in "
+                       "SessionOptions::functions");
+  options.functions = {"narrow"};
+  auto unknown = Session::Create(*module, options);
+  REQUIRE(!unknown.ok());
+  CHECK(unknown.status().code() == StatusCode::kNotFound);
+  // The memory limit counts the shared arenas once (and each function's staging: the host stages an
+  // input that arrives misaligned).
+  options.functions = {"wide"};
+  options.memory_limit_bytes = 100;
+  auto limited = Session::Create(*module, options);
+  REQUIRE(!limited.ok());
+  INFO(limited.status().message());
+  CHECK(limited.status().message().find("a session of functions 'main', 'wide' needs 192 bytes of device memory "
+                                        "(arenas 128, staging 64)") != std::string::npos);
+  session->reset();
+  main_only->reset();
+  module->reset();
+  CHECK((*runtime)->live_buffers() == 0);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("corrupt modules are refused at load", "[vm]") {
   auto runtime = Runtime::Create({});
   REQUIRE(runtime.ok());

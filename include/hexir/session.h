@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hexir/module.h"
@@ -25,7 +26,12 @@ class Session;
 }  // namespace vm
 
 struct SessionOptions {
+  // The function Run(inputs, outputs) runs.
   std::string function = "main";
+  // Other functions of the module the session runs too (Run(name, inputs, outputs)): they take
+  // turns in the same arenas, sized for the largest of them, so a session for every shape bucket
+  // of a model holds one bucket's memory, not their sum. Each keeps its own staging.
+  std::vector<std::string> functions;
   // The most device memory the session may hold (its arenas and staging); 0: no limit but what
   // the device reports free.
   uint64_t memory_limit_bytes = 0;
@@ -86,17 +92,22 @@ class HEXIR_API Session {
   // `inputs` and `outputs` in signature order, each matching its declared element type and
   // shape exactly: INVALID_ARGUMENT names the tensor, the expected and the actual type.
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // Runs `function`, SessionOptions::function or one of SessionOptions::functions (NOT_FOUND
+  // otherwise, naming those it runs), with the same checks.
+  Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
 
+  // The signature of SessionOptions::function (Module::inputs/outputs give the others').
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
+  // The bytes of its arenas: shared by its functions, the largest function's in each space.
   uint64_t arena_bytes() const;
   // The device time of the last Run's commands (inputs staged, every dispatch), when the
   // session was made with SessionOptions::time_device on a device with a clock of its own (a
   // GPU); nullopt otherwise (the host runs commands on the caller's thread: wall time is the
   // time).
   std::optional<double> last_device_ms() const;
-  // Per command, in order: its time summed over every Run since Create, when the session was
-  // made with SessionOptions::profile; empty otherwise.
+  // Per command of SessionOptions::function, in order: its time summed over every Run since
+  // Create, when the session was made with SessionOptions::profile; empty otherwise.
   std::vector<CommandProfile> profile() const;
   GraphStats graph_stats() const;
 

@@ -172,10 +172,12 @@ class Module:
         (name, size, offset, first, last, alias_of), constants, solver and quality."""
         return json.loads(_call(self._impl.plan_json, function))
 
-    def session(self, function="main", *, memory_limit=0):
+    def session(self, function="main", *, memory_limit=0, functions=()):
         """A session of `function`; `memory_limit`: the most device memory it may hold (0: what
-        the device has free)."""
-        return Session(self, _call(_hexir.session, self._impl, function, int(memory_limit)), function)
+        the device has free). `functions`: others it runs too (run(..., function=NAME)), in the
+        same arenas, sized for the largest."""
+        impl = _call(_hexir.session, self._impl, function, int(memory_limit), [str(f) for f in functions])
+        return Session(self, impl, function)
 
     def session_pool(self, size, function="main", *, memory_limit=0):
         """`size` sessions of `function` that threads share, runs in parallel (SessionPool)."""
@@ -190,6 +192,7 @@ class Session:
     def __init__(self, module, impl, function):
         self._module = module
         self._impl = impl
+        self._function = function
         self.inputs = module.inputs_of(function)
         self.outputs = module.outputs_of(function)
 
@@ -197,36 +200,43 @@ class Session:
     def arena_bytes(self):
         return self._impl.arena_bytes
 
-    def run(self, inputs, outputs=None):
+    def run(self, inputs, outputs=None, *, function=None):
         """Runs on `inputs` (a dict name -> array, or arrays in signature order) and returns a dict
         name -> array. An input that is C-contiguous, of the declared dtype and aligned is read in
         place; any other is converted once (numpy.ascontiguousarray with the declared dtype).
         `outputs` (a dict name -> array) are written in place: each must be a writable
-        C-contiguous array of exactly the declared dtype and shape."""
+        C-contiguous array of exactly the declared dtype and shape. `function`: another function
+        the session runs (Module.session's `functions`)."""
+        in_specs, out_specs = self.inputs, self.outputs
+        if function is not None and function != self._function:
+            in_specs = self._module.inputs_of(function)
+            out_specs = self._module.outputs_of(function)
+        else:
+            function = None
         if isinstance(inputs, dict):
-            unknown = set(inputs) - {t.name for t in self.inputs}
+            unknown = set(inputs) - {t.name for t in in_specs}
             if unknown:
                 raise InvalidArgumentError("INVALID_ARGUMENT", f"unknown input(s) {sorted(unknown)}; the function takes "
-                                           f"{[t.name for t in self.inputs]}")
-            missing = [t.name for t in self.inputs if t.name not in inputs]
+                                           f"{[t.name for t in in_specs]}")
+            missing = [t.name for t in in_specs if t.name not in inputs]
             if missing:
                 raise InvalidArgumentError("INVALID_ARGUMENT", f"missing input(s) {missing}")
-            arrays = [inputs[t.name] for t in self.inputs]
+            arrays = [inputs[t.name] for t in in_specs]
         else:
             arrays = list(inputs)
-        for spec, a in zip(self.inputs, arrays):
+        for spec, a in zip(in_specs, arrays):
             shape = tuple(np.shape(a))
             if shape != spec.shape:
                 raise InvalidArgumentError("INVALID_ARGUMENT", f"input '{spec.name}' expects shape {spec.shape}, "
                                            f"got {shape}")
-        given = [None] * len(self.outputs)
+        given = [None] * len(out_specs)
         for name, array in (outputs or {}).items():
-            index = [i for i, t in enumerate(self.outputs) if t.name == name]
+            index = [i for i, t in enumerate(out_specs) if t.name == name]
             if not index:
                 raise InvalidArgumentError("INVALID_ARGUMENT", f"unknown output '{name}'")
             given[index[0]] = array
-        results = _call(self._impl.run, arrays, given)
-        return {t.name: r for t, r in zip(self.outputs, results)}
+        results = _call(self._impl.run, arrays, given, function or "")
+        return {t.name: r for t, r in zip(out_specs, results)}
 
     @property
     def last_run_copied_inputs(self):

@@ -45,6 +45,28 @@ def test_mlir_text_compiles_and_runs(module):
     np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-6)
 
 
+def test_several_functions_share_constants_and_one_session(module):
+    """An MLIR graph of two functions (the same layer at batch 4 and 16): one executable, the
+    weights stored once, one session running both in the arenas of the larger."""
+    batch16 = MLIR.replace("@main", "@batch16").replace("4x8xf32", "16x8xf32").replace("4x16xf32", "16x16xf32")
+    assert batch16 != MLIR
+    both = hexir.load(hexir.compile(MLIR + batch16))
+    assert both.functions == ["main", "batch16"]
+    session = both.session(functions=["batch16"])
+    alone = both.session("batch16")
+    assert session.arena_bytes == max(both.session().arena_bytes, alone.arena_bytes)
+    rng = np.random.default_rng(3)
+    for _ in range(2):
+        for function, n in [("main", 4), ("batch16", 16)]:
+            x = rng.standard_normal((n, 8)).astype(np.float32)
+            out = session.run({"x": x}, function=function)
+            np.testing.assert_allclose(out["y"], reference(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(hexir.NotFoundError, match="is not one this session runs"):
+        both.session().run({"x": np.zeros((16, 8), np.float32)}, function="batch16")
+    with pytest.raises(hexir.NotFoundError):
+        both.session(functions=["batch8"])
+
+
 def test_plan_is_data(module, tmp_path):
     plan = module.plan()
     assert plan["arena_bytes"] >= plan["lower_bound_bytes"] >= 0
