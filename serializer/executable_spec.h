@@ -70,6 +70,10 @@ struct Function {
   std::vector<Arena> arenas;
   std::vector<Command> commands;
   std::string plan_json;  // the memory plan report (planner::FormatPlanJson)
+  // A shape bucket of the model function `bucket_of` (empty: none): its symbolic dimensions'
+  // values, in the order --dim named them.
+  std::string bucket_of;
+  std::vector<std::pair<std::string, int64_t>> bucket_dims;
 };
 
 struct KernelEntry {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "base/alignment.h"
 #include "serializer/executable_spec.h"
@@ -260,6 +262,58 @@ uint64_t ExecutableView::TensorBytes(const fb::TensorSignature& sig) {
   return bytes;
 }
 
+namespace {
+
+// Shape buckets: the functions of one group (bucket_of) name the same dimensions in the same
+// order, each a positive value, no two the same; they take and return the same tensors (names
+// and ranks); a group's name is not also a function's.
+Status CheckBuckets(const fb::Executable& root) {
+  std::map<std::string, std::vector<const fb::Function*>> groups;
+  std::set<std::string> names;
+  for (const fb::Function* fn : *root.functions()) {
+    names.insert(fn->name()->str());
+    if (fn->bucket_of() == nullptr) continue;
+    if (fn->bucket_of()->size() == 0 || fn->bucket_dims() == nullptr || fn->bucket_dims()->size() == 0)
+      return DataLossError("function '", fn->name()->str(), "' is a shape bucket without a group or dimensions");
+    for (const fb::DimValue* d : *fn->bucket_dims())
+      if (d->value() < 1)
+        return DataLossError("function '", fn->name()->str(), "' fixes dimension '", d->name()->str(), "' to ",
+                             d->value());
+    groups[fn->bucket_of()->str()].push_back(fn);
+  }
+  for (const auto& [group, members] : groups) {
+    if (names.count(group))
+      return DataLossError("shape bucket group '", group, "' is also the name of a function");
+    const fb::Function* first = members.front();
+    auto same_tensors = [](const auto* a, const auto* b) {
+      if (a->size() != b->size()) return false;
+      for (uint32_t i = 0; i < a->size(); ++i)
+        if (a->Get(i)->name()->str() != b->Get(i)->name()->str() ||
+            a->Get(i)->shape()->size() != b->Get(i)->shape()->size())
+          return false;
+      return true;
+    };
+    std::set<std::vector<int64_t>> seen;
+    for (const fb::Function* fn : members) {
+      const auto* dims = fn->bucket_dims();
+      bool same_dims = dims->size() == first->bucket_dims()->size();
+      std::vector<int64_t> values;
+      for (uint32_t d = 0; same_dims && d < dims->size(); ++d) {
+        same_dims = dims->Get(d)->name()->str() == first->bucket_dims()->Get(d)->name()->str();
+        values.push_back(dims->Get(d)->value());
+      }
+      if (!same_dims || !same_tensors(fn->inputs(), first->inputs()) || !same_tensors(fn->outputs(), first->outputs()))
+        return DataLossError("shape buckets '", first->name()->str(), "' and '", fn->name()->str(), "' of '", group,
+                             "' differ in their dimensions or tensors");
+      if (!seen.insert(values).second)
+        return DataLossError("two shape buckets of '", group, "' fix the same dimensions ('", fn->name()->str(), "')");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& options) {
   if (file.size() < kHeaderSize)
     return DataLossError("file is ", file.size(), " bytes, shorter than the ", kHeaderSize,
@@ -358,6 +412,7 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
   uint64_t constant_bytes = view.constants().size();
   for (const fb::Function* fn : *root->functions())
     HEXIR_RETURN_IF_ERROR(FunctionChecker(*root, *fn, constant_bytes).Check());
+  HEXIR_RETURN_IF_ERROR(CheckBuckets(*root));
   return view;
 }
 

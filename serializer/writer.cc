@@ -88,7 +88,15 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
     for (const Arena& a : f.arenas) arenas.push_back(fb::CreateArena(b, a.memory_space, a.bytes, a.alignment));
     auto arenas_vec = b.CreateVector(arenas);
     auto plan = f.plan_json.empty() ? 0 : b.CreateString(f.plan_json);
-    funcs.push_back(fb::CreateFunction(b, name, ins, outs, arenas_vec, commands, plan));
+    flatbuffers::Offset<flatbuffers::String> bucket_of = 0;
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::DimValue>>> bucket_dims = 0;
+    if (!f.bucket_of.empty()) {
+      bucket_of = b.CreateString(f.bucket_of);
+      std::vector<flatbuffers::Offset<fb::DimValue>> dims;
+      for (const auto& [dim, value] : f.bucket_dims) dims.push_back(fb::CreateDimValue(b, b.CreateString(dim), value));
+      bucket_dims = b.CreateVector(dims);
+    }
+    funcs.push_back(fb::CreateFunction(b, name, ins, outs, arenas_vec, commands, plan, bucket_of, bucket_dims));
   }
   std::vector<fb::ConstantFill> fills;
   for (const ConstantFillSpec& f : spec.constant_fills)

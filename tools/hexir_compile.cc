@@ -20,6 +20,11 @@ int main(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<graph.mlir | model.onnx>"), cl::cat(category));
   cl::opt<std::string> output("o", cl::desc("Output executable (.hxb)"), cl::value_desc("file"),
                               cl::cat(category));
+  cl::list<std::string> dims("dim",
+                             cl::desc("NAME=V1,V2,...: compile an ONNX model once per value of its symbolic "
+                                      "dimension NAME (repeatable: every combination), as shape buckets a session "
+                                      "picks among"),
+                             cl::value_desc("name=sizes"), cl::ZeroOrMore, cl::cat(category));
   cl::list<std::string> inputShapes("input-shape",
                                     cl::desc("Static shape for an ONNX input with symbolic dimensions, "
                                              "NAME=1x3x224x224 (repeatable)"),
@@ -107,6 +112,13 @@ int main(int argc, char **argv) {
   for (const std::string &text : inputShapes) {
     std::string error;
     if (!hexir::compiler::parseInputShape(text, options.inputShapes, error)) {
+      llvm::errs() << "hexir-compile: " << error << "\n";
+      return 2;
+    }
+  }
+  for (const std::string &text : dims) {
+    std::string error;
+    if (!hexir::compiler::parseDim(text, options.dims, error)) {
       llvm::errs() << "hexir-compile: " << error << "\n";
       return 2;
     }

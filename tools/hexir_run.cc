@@ -203,12 +203,18 @@ int main(int argc, char** argv) {
   }
   std::vector<hexir::TensorView> input_views;
   for (const auto& a : inputs) input_views.push_back({a.data(), a.element_type, hexir::Span<const int64_t>(a.shape)});
+  // The outputs' shapes follow the inputs' (a model compiled with --dim picks a shape bucket).
+  auto output_shapes = (*session)->OutputShapes(hexir::Span<const hexir::TensorView>(input_views));
+  if (!output_shapes.ok()) return Fail(output_shapes.status().message());
   std::vector<hexir::npy::Array> outputs;
-  for (const hexir::TensorInfo& sig : (*session)->outputs()) {
+  for (size_t o = 0; o < (*session)->outputs().size(); ++o) {
+    const hexir::TensorInfo& sig = (*session)->outputs()[o];
     hexir::npy::Array out;
     out.element_type = sig.element_type;
-    out.shape = sig.shape;
-    out.Resize(sig.byte_size);
+    out.shape = (*output_shapes)[o];
+    uint64_t bytes = hexir::ElementTypeSize(sig.element_type);
+    for (int64_t d : out.shape) bytes *= static_cast<uint64_t>(d);
+    out.Resize(bytes);
     outputs.push_back(std::move(out));
   }
   std::vector<hexir::MutableTensorView> output_views;
@@ -231,7 +237,7 @@ int main(int argc, char** argv) {
   bool use_resident = resident.value_or(benchmark_runs > 0 && (*runtime)->device_name() != "host");
   std::unique_ptr<hexir::tools::ResidentIo> resident_io;
   if (use_resident) {
-    auto made = hexir::tools::ResidentIo::Create(**runtime, **session, in_span, out_span);
+    auto made = hexir::tools::ResidentIo::Create(**runtime, in_span, out_span);
     if (!made.ok()) return Fail(made.status().message());
     resident_io = std::move(*made);
   }

@@ -2,12 +2,19 @@
 
 namespace hexir::tools {
 
-StatusOr<std::unique_ptr<ResidentIo>> ResidentIo::Create(const Runtime& runtime, const Session& session,
+StatusOr<std::unique_ptr<ResidentIo>> ResidentIo::Create(const Runtime& runtime,
                                                          Span<const TensorView> inputs,
                                                          Span<const MutableTensorView> outputs) {
   auto io = std::make_unique<ResidentIo>();
+  // Sized as the caller's tensors are (a session of shape buckets takes other sizes than its
+  // signature's).
+  auto bytes_of = [](ElementType type, Span<const int64_t> shape) {
+    uint64_t bytes = ElementTypeSize(type);
+    for (int64_t d : shape) bytes *= static_cast<uint64_t>(d);
+    return bytes;
+  };
   for (size_t i = 0; i < inputs.size(); ++i) {
-    uint64_t bytes = session.inputs()[i].byte_size;
+    uint64_t bytes = bytes_of(inputs[i].element_type, inputs[i].shape);
     HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, DeviceBuffer::Allocate(runtime, bytes));
     HEXIR_RETURN_IF_ERROR(buffer->CopyFromHost(inputs[i].data, bytes));
     TensorView view = inputs[i];
@@ -25,11 +32,11 @@ StatusOr<std::unique_ptr<ResidentIo>> ResidentIo::Create(const Runtime& runtime,
     if (tied < inputs.size()) {
       view.data = io->buffers_[tied]->data();
     } else {
-      HEXIR_ASSIGN_OR_RETURN(buffer, DeviceBuffer::Allocate(runtime, session.outputs()[o].byte_size));
+      HEXIR_ASSIGN_OR_RETURN(buffer, DeviceBuffer::Allocate(runtime, bytes_of(view.element_type, view.shape)));
       view.data = buffer->data();
     }
     io->outputs_.push_back(view);
-    io->output_bytes_.push_back(session.outputs()[o].byte_size);
+    io->output_bytes_.push_back(bytes_of(view.element_type, view.shape));
     io->buffers_.push_back(std::move(buffer));
   }
   return io;

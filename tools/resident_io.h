@@ -17,7 +17,7 @@ class ResidentIo {
  public:
   // Device buffers for `inputs` (their bytes copied in) and `outputs`; an output bound onto an
   // input's host buffer (--in-place) is bound onto that input's device buffer.
-  static StatusOr<std::unique_ptr<ResidentIo>> Create(const Runtime& runtime, const Session& session,
+  static StatusOr<std::unique_ptr<ResidentIo>> Create(const Runtime& runtime,
                                                       Span<const TensorView> inputs,
                                                       Span<const MutableTensorView> outputs);
   Span<const TensorView> inputs() const { return Span<const TensorView>(inputs_); }

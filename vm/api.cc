@@ -86,6 +86,10 @@ Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView>
   return impl_->Run(inputs, outputs);
 }
 
+StatusOr<std::vector<std::vector<int64_t>>> Session::OutputShapes(Span<const TensorView> inputs) const {
+  return impl_->OutputShapes(inputs);
+}
+
 Status Session::Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   return impl_->Run(function, inputs, outputs);
 }

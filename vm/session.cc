@@ -24,8 +24,17 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   namespace fb = serializer::fb;
   // The default function first, then the others named, each once.
   std::vector<const FunctionInfo*> infos;
-  HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* first, module.FindFunction(options.function));
-  infos.push_back(first);
+  // A model function compiled as shape buckets (--dim) is no function itself: its buckets are
+  // the session's functions, smallest first.
+  std::optional<BucketGroup> buckets;
+  StatusOr<const FunctionInfo*> first = module.FindFunction(options.function);
+  if (first.ok()) {
+    infos.push_back(*first);
+  } else {
+    buckets = FindBucketGroup(module, options.function);
+    if (!buckets) return first.status();
+    for (const BucketGroup::Member& m : buckets->members) infos.push_back(m.info);
+  }
   for (const std::string& name : options.functions) {
     HEXIR_ASSIGN_OR_RETURN(const FunctionInfo* info, module.FindFunction(name));
     if (std::find(infos.begin(), infos.end(), info) == infos.end()) infos.push_back(info);
@@ -147,6 +156,27 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
     session->functions_.push_back(std::move(f));
   }
   session->bindings_.resize(arity);
+  if (buckets) {
+    Padding& pad = session->padding_;
+    const std::vector<TensorInfo>& ins = infos.front()->inputs;
+    const std::vector<TensorInfo>& outs = infos.front()->outputs;
+    pad.inputs.resize(ins.size());
+    pad.outputs.resize(outs.size());
+    size_t rank = 0;
+    for (const BucketGroup::Member& m : buckets->members) {
+      for (size_t i = 0; i < ins.size(); ++i)
+        pad.inputs[i].resize(std::max<size_t>(pad.inputs[i].size(), m.info->inputs[i].byte_size));
+      for (size_t o = 0; o < outs.size(); ++o) {
+        pad.outputs[o].resize(std::max<size_t>(pad.outputs[o].size(), m.info->outputs[o].byte_size));
+        rank = std::max(rank, m.info->outputs[o].shape.size());
+      }
+    }
+    pad.input_views.resize(ins.size());
+    pad.output_views.resize(outs.size());
+    pad.actual.reserve(buckets->dims.size());
+    pad.shape.reserve(rank);
+    session->buckets_ = std::move(buckets);
+  }
   HEXIR_ASSIGN_OR_RETURN(session->queue_, device.CreateQueue());
   session->time_device_ = options.time_device;
   session->poison_ = options.poison;
@@ -280,10 +310,12 @@ Status Session::CheckBindings(const FunctionState& f, Span<const TensorView> inp
 }
 
 Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  if (buckets_) return RunBuckets(inputs, outputs);
   return RunFunction(functions_.front(), inputs, outputs);
 }
 
 Status Session::Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  if (buckets_ && buckets_->name == function) return RunBuckets(inputs, outputs);
   for (FunctionState& f : functions_)
     if (f.info->function->name()->string_view() == function) return RunFunction(f, inputs, outputs);
   std::string names;
@@ -292,15 +324,115 @@ Status Session::Run(std::string_view function, Span<const TensorView> inputs, Sp
                        "); name it in SessionOptions::functions");
 }
 
-Status Session::RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
-  if (running_.exchange(true, std::memory_order_acquire))
+namespace {
+
+// Holds a session's one run at a time: a second thread's Run is refused at once.
+class RunTurn {
+ public:
+  explicit RunTurn(std::atomic<bool>& running)
+      : running_(running), held_(!running.exchange(true, std::memory_order_acquire)) {}
+  ~RunTurn() {
+    if (held_) running_.store(false, std::memory_order_release);
+  }
+  Status status() const {
+    if (held_) return Status::Ok();
     return FailedPreconditionError(
         "Session::Run was called while another thread runs the same session; a session runs one request at a time "
         "(make one session per thread, or share a pool of sessions)");
-  struct Done {
-    std::atomic<bool>& running;
-    ~Done() { running.store(false, std::memory_order_release); }
-  } done{running_};
+  }
+
+ private:
+  std::atomic<bool>& running_;
+  bool held_;
+};
+
+uint64_t ViewBytes(ElementType type, Span<const int64_t> shape) {
+  uint64_t bytes = ElementTypeSize(type);
+  for (int64_t d : shape) bytes *= static_cast<uint64_t>(d);
+  return bytes;
+}
+
+}  // namespace
+
+Status Session::RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  RunTurn turn(running_);
+  HEXIR_RETURN_IF_ERROR(turn.status());
+  return RunHeld(f, inputs, outputs);
+}
+
+Status Session::RunBuckets(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
+  RunTurn turn(running_);
+  HEXIR_RETURN_IF_ERROR(turn.status());
+  const BucketGroup& group = *buckets_;
+  HEXIR_ASSIGN_OR_RETURN(BucketChoice choice, ChooseBucket(group, inputs, padding_.actual));
+  FunctionState& f = functions_[choice.member];
+  if (choice.exact) return RunHeld(f, inputs, outputs);
+  // Padded: the caller's tensors are copied into and out of host memory of the bucket's shape.
+  const FunctionInfo& info = *f.info;
+  const std::string& bucket = info.function->name()->str();
+  if (outputs.size() != info.outputs.size())
+    return InvalidArgumentError("function '", group.name, "' returns ", info.outputs.size(), " outputs, got ",
+                                outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].element_type != info.inputs[i].element_type)
+      return InvalidArgumentError("input ", i, " '", info.inputs[i].name, "' expects ",
+                                  ElementTypeName(info.inputs[i].element_type), ", got ",
+                                  ElementTypeName(inputs[i].element_type));
+    if (inputs[i].location != MemoryLocation::kHost)
+      return InvalidArgumentError("input ", i, " '", info.inputs[i].name, "' is device memory whose shape no bucket of '",
+                                  group.name, "' has exactly: device memory is bound in place, so only an exact ",
+                                  "bucket takes it (the nearest is '", bucket, "'); pass host memory to be padded");
+    if (inputs[i].data == nullptr && info.inputs[i].byte_size != 0)
+      return InvalidArgumentError("input ", i, " '", info.inputs[i].name, "' has no data");
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    BucketOutputShape(group, choice.member, o, padding_.actual, padding_.shape);
+    bool same = outputs[o].shape.size() == padding_.shape.size() &&
+                std::equal(padding_.shape.begin(), padding_.shape.end(), outputs[o].shape.begin());
+    if (!same || outputs[o].element_type != info.outputs[o].element_type)
+      return InvalidArgumentError("output ", o, " '", info.outputs[o].name, "' expects ",
+                                  DescribeTensor(info.outputs[o].element_type, Span<const int64_t>(padding_.shape)),
+                                  " for these inputs, got ", DescribeTensor(outputs[o].element_type, outputs[o].shape));
+    if (outputs[o].location != MemoryLocation::kHost)
+      return InvalidArgumentError("output ", o, " '", info.outputs[o].name, "' is device memory, but the run pads to ",
+                                  "bucket '", bucket, "': only an exact bucket writes device memory in place");
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    unsigned char* scratch = padding_.inputs[i].data();
+    uint64_t bytes = ViewBytes(inputs[i].element_type, inputs[i].shape), full = info.inputs[i].byte_size;
+    // Padded along the leading axis only (vm/buckets.h): the caller's rows, then zero rows.
+    if (bytes > 0) std::memcpy(scratch, inputs[i].data, bytes);
+    std::memset(scratch + bytes, 0, full - bytes);
+    padding_.input_views[i] = {scratch, info.inputs[i].element_type, Span<const int64_t>(info.inputs[i].shape)};
+  }
+  for (size_t o = 0; o < outputs.size(); ++o)
+    padding_.output_views[o] = {padding_.outputs[o].data(), info.outputs[o].element_type,
+                                Span<const int64_t>(info.outputs[o].shape)};
+  HEXIR_RETURN_IF_ERROR(RunHeld(f, Span<const TensorView>(padding_.input_views),
+                                Span<const MutableTensorView>(padding_.output_views)));
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    uint64_t bytes = ViewBytes(outputs[o].element_type, outputs[o].shape);
+    if (bytes > 0) std::memcpy(outputs[o].data, padding_.outputs[o].data(), bytes);
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::vector<int64_t>>> Session::OutputShapes(Span<const TensorView> inputs) const {
+  std::vector<std::vector<int64_t>> shapes;
+  if (!buckets_) {
+    for (const TensorInfo& out : info().outputs) shapes.push_back(out.shape);
+    return shapes;
+  }
+  std::vector<int64_t> actual;
+  HEXIR_ASSIGN_OR_RETURN(BucketChoice choice, ChooseBucket(*buckets_, inputs, actual));
+  for (size_t o = 0; o < functions_[choice.member].info->outputs.size(); ++o) {
+    shapes.emplace_back();
+    BucketOutputShape(*buckets_, choice.member, o, actual, shapes.back());
+  }
+  return shapes;
+}
+
+Status Session::RunHeld(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
   HEXIR_RETURN_IF_ERROR(CheckBindings(f, inputs, outputs));
   last_device_ms_.reset();
   Status issued = Issue(f, inputs, outputs);

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "hexir/span.h"
 #include "hexir/status.h"
 #include "hexir/types.h"
+#include "vm/buckets.h"
 #include "vm/module.h"
 
 namespace hexir::vm {
@@ -35,9 +37,13 @@ class Session {
   std::vector<CommandProfile> profile() const;
   GraphStats graph_stats() const;
 
-  // Runs the default function, or `function` (one of SessionOptions::functions).
+  // Runs the default function, or `function` (one of SessionOptions::functions). A session of
+  // shape buckets (SessionOptions::function names a --dim model function) runs the bucket
+  // that fits the inputs (vm/buckets.h).
   Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
   Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // The outputs' shapes of a Run on `inputs`.
+  StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(Span<const TensorView> inputs) const;
 
  private:
   // What a session keeps per function it runs; the arenas are the session's.
@@ -62,6 +68,11 @@ class Session {
   Status CheckBindings(const FunctionState& f, Span<const TensorView> inputs,
                        Span<const MutableTensorView> outputs) const;
   Status RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // RunFunction's work, the run's turn already held.
+  Status RunHeld(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // A run of a session of shape buckets: the exact bucket, or the smallest holding the inputs
+  // run on zero-padded copies, its outputs' leading rows copied to the caller's.
+  Status RunBuckets(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
   // Issues a run's commands on the session's queue (input copies, dispatches, output copies),
   // the first two through the function's graph where it has one; the caller synchronizes.
   Status Issue(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
@@ -75,6 +86,17 @@ class Session {
   // Per device memory space, the one buffer every function's arena in that space uses.
   std::vector<hal::BufferPtr> arenas_;
   std::vector<hal::DevicePtr> bindings_;  // a dispatch's bindings (the largest arity of any function)
+  // Shape buckets: the group (members index functions_ in the same order: functions_[m]), and
+  // what a padded run uses, made at Create: per input and output, host memory of the largest
+  // bucket's size; the views onto it; each dimension's size in a run's inputs.
+  std::optional<BucketGroup> buckets_;
+  struct Padding {
+    std::vector<std::vector<unsigned char>> inputs, outputs;
+    std::vector<TensorView> input_views;
+    std::vector<MutableTensorView> output_views;
+    std::vector<int64_t> actual;
+    std::vector<int64_t> shape;  // an output's shape being checked
+  } padding_;
   // Its own queue (a CUDA stream): concurrent sessions do not wait for each other.
   std::unique_ptr<hal::CommandQueue> queue_;
   // Set while a Run is under way: a second thread's Run on the same session is refused at

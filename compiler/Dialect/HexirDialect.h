@@ -22,6 +22,12 @@ inline constexpr llvm::StringLiteral kNameAttrName = "hexir.name";
 // Unit attribute on an entry function's argument: the caller donates the buffer, which the
 // module may update in place (an output computed from it is then tied to it).
 inline constexpr llvm::StringLiteral kDonateAttrName = "hexir.donate";
+// On a graph function that is a shape bucket (hexir-compile --dim): the model function it is a
+// bucket of (string), and its symbolic dimensions' names (array of strings) and values
+// (dense i64 array), in the order --dim gave them.
+inline constexpr llvm::StringLiteral kBucketOfAttrName = "hexir.bucket_of";
+inline constexpr llvm::StringLiteral kBucketDimNamesAttrName = "hexir.bucket_dim_names";
+inline constexpr llvm::StringLiteral kBucketDimValuesAttrName = "hexir.bucket_dim_values";
 } // namespace mlir::hexir
 
 #endif // HEXIR_COMPILER_DIALECT_HEXIRDIALECT_H

@@ -58,6 +58,13 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   ser::Function &fn = built.function;
   ::hexir::planner::PlanReport &report = built.report;
   fn.name = graph.getSymName().str();
+  if (auto of = graph->getAttrOfType<StringAttr>(kBucketOfAttrName)) {
+    fn.bucket_of = of.str();
+    auto names = graph->getAttrOfType<ArrayAttr>(kBucketDimNamesAttrName);
+    auto values = graph->getAttrOfType<DenseI64ArrayAttr>(kBucketDimValuesAttrName);
+    for (auto [name, value] : llvm::zip(names.getAsValueRange<StringAttr>(), values.asArrayRef()))
+      fn.bucket_dims.push_back({name.str(), value});
+  }
   report.function = fn.name;
   FunctionType type = graph.getFunctionType();
   for (unsigned i = 0; i < type.getNumInputs(); ++i) {

@@ -250,10 +250,58 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     }
     importOptions.entry = options.entries.empty() ? "main" : options.entries.front();
     importOptions.inputShapes = options.inputShapes;
-    OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(context, importOptions);
-    if (!module)
-      return false;
+    if (options.dims.empty()) {
+      OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(context, importOptions);
+      if (!module)
+        return false;
+      return runCompilation(context, *module, options, bytes, planOutput);
+    }
+    // Shape buckets: the model imported once per combination of --dim values, each a function
+    // of one module.
+    OwningOpRef<ModuleOp> module;
+    std::vector<size_t> pick(options.dims.size(), 0);
+    while (true) {
+      importOptions.dims.clear();
+      std::string name = importOptions.entry;
+      SmallVector<Attribute> dimNames;
+      SmallVector<int64_t> dimValues;
+      for (size_t d = 0; d < options.dims.size(); ++d) {
+        int64_t value = options.dims[d].second[pick[d]];
+        importOptions.dims[options.dims[d].first] = value;
+        name += "_" + options.dims[d].first + std::to_string(value);
+        dimNames.push_back(StringAttr::get(&context, options.dims[d].first));
+        dimValues.push_back(value);
+      }
+      OwningOpRef<ModuleOp> bucket = onnx_import::importOnnxModel(context, importOptions);
+      if (!bucket)
+        return false;
+      auto fn = bucket->lookupSymbol<func::FuncOp>(importOptions.entry);
+      if (!fn) {
+        diagnostics << options.inputPath << ": error: internal error: the imported model has no @" << importOptions.entry
+                    << "\n";
+        return false;
+      }
+      fn.setSymName(name);
+      fn->setAttr(mlir::hexir::kBucketOfAttrName, StringAttr::get(&context, importOptions.entry));
+      fn->setAttr(mlir::hexir::kBucketDimNamesAttrName, ArrayAttr::get(&context, dimNames));
+      fn->setAttr(mlir::hexir::kBucketDimValuesAttrName, DenseI64ArrayAttr::get(&context, dimValues));
+      if (!module) {
+        module = std::move(bucket);
+      } else {
+        fn->moveBefore(module->getBody(), module->getBody()->end());
+      }
+      size_t d = 0;
+      while (d < pick.size() && ++pick[d] == options.dims[d].second.size())
+        pick[d++] = 0;
+      if (d == pick.size())
+        break;
+    }
     return runCompilation(context, *module, options, bytes, planOutput);
+  }
+  if (!options.dims.empty()) {
+    diagnostics << "error: --dim fixes an ONNX model's symbolic dimensions; '" << options.inputPath
+                << "' is an MLIR graph, whose shapes are in its types: write one function per shape\n";
+    return false;
   }
   if (!options.inputShapes.empty()) {
     diagnostics << "error: --input-shape applies to ONNX models; '" << options.inputPath
@@ -314,6 +362,39 @@ bool parsePlacement(const std::string &text, std::map<std::string, std::string> 
     error = "--place gives the " + what + " twice";
     return false;
   }
+  return true;
+}
+
+bool parseDim(const std::string &text, std::vector<std::pair<std::string, std::vector<int64_t>>> &dims,
+              std::string &error) {
+  size_t eq = text.find('=');
+  std::string name = eq == std::string::npos ? std::string() : text.substr(0, eq);
+  std::vector<int64_t> values;
+  bool ok = !name.empty() && eq + 1 < text.size();
+  for (size_t start = eq + 1; ok && start <= text.size();) {
+    size_t comma = text.find(',', start);
+    std::string digits = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    ok = !digits.empty() && digits.size() <= 10 && llvm::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+    if (ok) {
+      int64_t v = std::stoll(digits);
+      ok = v >= 1 && v <= INT32_MAX && !llvm::is_contained(values, v);
+      values.push_back(v);
+    }
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (!ok) {
+    error = "--dim '" + text + "' is not NAME=V1,V2,... (distinct sizes from 1 to 2^31 - 1, e.g. batch=1,4,16)";
+    return false;
+  }
+  for (const auto &[known, ignored] : dims)
+    if (known == name) {
+      error = "--dim gives dimension '" + name + "' twice";
+      return false;
+    }
+  std::sort(values.begin(), values.end());
+  dims.push_back({name, values});
   return true;
 }
 

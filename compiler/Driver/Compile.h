@@ -23,6 +23,10 @@ struct CompileOptions {
   std::string inputPath;   // a .mlir graph or an .onnx model
   // ONNX inputs with symbolic or unknown dimensions: name -> shape (--input-shape).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  // Shape buckets (--dim NAME=V1,V2,...): an ONNX model's symbolic dimensions and their values;
+  // one function per combination, named after the model's function and the values
+  // (main_batch4), sharing the constants; a session of the model's function picks among them.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> dims;
   std::string outputPath;  // the .hxb to write; nothing is written when compilation fails
   // The functions to compile (--entry), each a function of the executable sharing its
   // constants; empty: every function definition of the input (an ONNX model's graph is 'main',
@@ -64,6 +68,9 @@ bool parseMemoryBudget(const std::string &text, std::map<std::string, uint64_t> 
 // Parses --place text "intermediates=SPACE" / "constants=SPACE" into `placements`.
 bool parsePlacement(const std::string &text, std::map<std::string, std::string> &placements, std::string &error);
 // Parses --input-shape text "NAME=1x3x224x224" into `shapes`; false with `error` set.
+// Parses --dim text "NAME=V1,V2,..." (values 1 to 2^31 - 1, each once) into `dims`.
+bool parseDim(const std::string &text, std::vector<std::pair<std::string, std::vector<int64_t>>> &dims,
+              std::string &error);
 bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
                      std::string &error);
 

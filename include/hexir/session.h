@@ -26,7 +26,10 @@ class Session;
 }  // namespace vm
 
 struct SessionOptions {
-  // The function Run(inputs, outputs) runs.
+  // The function Run(inputs, outputs) runs. A model function compiled as shape buckets
+  // (hexir-compile --dim batch=1,4,16) names them all: each Run takes the bucket that fits its
+  // inputs (the exact one, else the smallest that holds them, padded with zeros along the
+  // leading axis and its outputs sliced back); inputs() and outputs() are the smallest's.
   std::string function = "main";
   // Other functions of the module the session runs too (Run(name, inputs, outputs)): they take
   // turns in the same arenas, sized for the largest of them, so a session for every shape bucket
@@ -95,6 +98,10 @@ class HEXIR_API Session {
   // Runs `function`, SessionOptions::function or one of SessionOptions::functions (NOT_FOUND
   // otherwise, naming those it runs), with the same checks.
   Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // The shapes Run gives the outputs for `inputs`: the signature's; for a session of shape
+  // buckets, those of the bucket the inputs pick, sized as the inputs are (INVALID_ARGUMENT, as
+  // Run, when no bucket takes them).
+  StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(Span<const TensorView> inputs) const;
 
   // The signature of SessionOptions::function (Module::inputs/outputs give the others').
   const std::vector<TensorInfo>& inputs() const;

@@ -112,6 +112,22 @@ private:
   LogicalResult fixInputShapes() {
     onnx::GraphProto *graph = model_.mutable_graph();
     std::vector<std::string> names;
+    // The inputs' symbolic dimensions: what --dim may name.
+    std::set<std::string> symbolic;
+    for (const auto &input : graph->input())
+      if (!isInitializer(input.name()) && input.type().has_tensor_type() && input.type().tensor_type().has_shape())
+        for (const auto &dim : input.type().tensor_type().shape().dim())
+          if (dim.has_dim_param() && !dim.has_dim_value())
+            symbolic.insert(dim.dim_param());
+    for (const auto &[dim, value] : options_.dims)
+      if (!symbolic.count(dim)) {
+        std::string list;
+        for (const auto &n : symbolic)
+          list += (list.empty() ? "'" : ", '") + n + "'";
+        return error() << "--dim names '" << dim << "', which is not a symbolic dimension of the model's inputs ("
+                       << (list.empty() ? std::string("it has none: every dimension is fixed") : "it has " + list)
+                       << ")";
+      }
     for (auto &input : *graph->mutable_input()) {
       if (isInitializer(input.name()))
         continue;
@@ -138,6 +154,15 @@ private:
           tensor->mutable_shape()->add_dim()->set_dim_value(d);
         continue;
       }
+      // --dim: every axis of a symbolic dimension it names takes its value.
+      for (int d = 0; tensor->has_shape() && d < tensor->shape().dim_size(); ++d) {
+        auto *dim = tensor->mutable_shape()->mutable_dim(d);
+        if (dim->has_dim_param()) {
+          auto value = options_.dims.find(dim->dim_param());
+          if (value != options_.dims.end())
+            dim->set_dim_value(value->second);
+        }
+      }
       if (!tensor->has_shape())
         return error() << "input '" << input.name() << "' has an unknown shape; give it with --input-shape "
                        << input.name() << "=DIMS (e.g. 1x3x224x224)";
@@ -148,7 +173,10 @@ private:
                          << (dim.has_dim_param() ? "symbolic dimension '" + dim.dim_param() + "'" : std::string("unknown dimension"))
                          << " at axis " << d << " (" << describeDims(tensor->shape())
                          << "); Hexir compiles static shapes: fix it with --input-shape " << input.name()
-                         << "=" << "DIMS (e.g. 1x3x224x224)";
+                         << "=" << "DIMS (e.g. 1x3x224x224)"
+                         << (dim.has_dim_param() ? ", or compile a function per size with --dim " + dim.dim_param() +
+                                                       "=1,4,16 (shape buckets)"
+                                                 : std::string());
       }
     }
     for (const auto &entry : options_.inputShapes)

@@ -34,6 +34,9 @@ struct OnnxImportOptions {
   std::string entry = "main";
   // Shapes for inputs with symbolic or unknown dimensions, by input name.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  // Symbolic dimensions (ONNX dim_param) of the inputs fixed to a value, by name (--dim); each
+  // must be one of the model's.
+  std::map<std::string, int64_t> dims;
 };
 
 // Builds the graph module; null after emitting diagnostics.

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Shape buckets through the tools: ONNX models with symbolic dimensions compiled with
+hexir-compile --dim into one function per size (constants stored once); hexir-run takes inputs
+of any size a bucket holds (the exact bucket, or the next larger one, padded along the batch
+axis and sliced back), against NumPy; sizes no bucket takes, and --dim misuse, are errors that
+name the buckets or the model's dimensions.
+Usage: buckets.py --bin BUILD/tools
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+FAILURES = []
+
+
+def check(what, ok, detail=""):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        FAILURES.append(what)
+        if detail:
+            print("     " + detail.strip().replace("\n", "\n     "))
+
+
+def dense_model(path, dims, w, b):
+    """y = relu(x @ w + b) with x of shape `dims` (names for symbolic ones) x K."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [*dims, w.shape[0]])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [*dims, w.shape[1]])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["a"]),
+             helper.make_node("Relu", ["a"], ["y"])]
+    graph = helper.make_graph(nodes, "dense", [x], [y],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    args = p.parse_args()
+    compile_, run_, dump = (os.path.join(args.bin, t) for t in ("hexir-compile", "hexir-run", "hexir-dump"))
+    rng = np.random.default_rng(11)
+    w, b = rng.standard_normal((16, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    with tempfile.TemporaryDirectory(prefix="hexir-buckets-") as tmp:
+        os.chdir(tmp)
+        dense_model("batch.onnx", ["batch"], w, b)
+        dense_model("seq.onnx", ["batch", "seq"], w, b)
+
+        def run(cmd):
+            return subprocess.run(cmd, capture_output=True, text=True)
+
+        r = run([compile_, "batch.onnx", "-o", "batch.hxb", "--dim", "batch=16,1,4"])
+        check("hexir-compile --dim batch=16,1,4", r.returncode == 0, r.stderr)
+        functions = re.findall(r"^function (\S+)", run([dump, "batch.hxb"]).stdout, re.M)
+        check("one function per size, smallest first", functions == ["main_batch1", "main_batch4", "main_batch16"],
+              f"{functions}")
+        run([compile_, "batch.onnx", "-o", "one.hxb", "--input-shape", "x=4x16"])
+
+        def constants(path, function):
+            m = re.search(r"constants: (\d+) bytes", run([run_, path, "--function", function, "--benchmark", "1"]).stdout)
+            return int(m.group(1)) if m else None
+
+        check("the buckets share their weights", constants("batch.hxb", "main_batch4") == constants("one.hxb", "main"))
+
+        def run_model(hxb, x, expect_error=None):
+            np.save("x.npy", x)
+            if os.path.exists("y.npy"):
+                os.remove("y.npy")
+            r = run([run_, hxb, "--input", "x=x.npy", "--output", "y=y.npy"])
+            shape = "x".join(map(str, x.shape))
+            if expect_error is not None:
+                check(f"{hxb} x={shape}: refused", r.returncode == 1 and expect_error in r.stderr
+                      and not os.path.exists("y.npy"), r.stderr)
+                return
+            if r.returncode != 0:
+                check(f"{hxb} x={shape}", False, r.stderr)
+                return
+            got = np.load("y.npy")
+            want = np.maximum(x.astype(np.float64) @ w + b, 0)
+            err = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
+            check(f"{hxb} x={shape}: y {got.shape} against NumPy (max err {err:.2g})", err < 1e-5)
+
+        for n in [1, 2, 3, 4, 5, 11, 16]:  # exact buckets and padded ones
+            run_model("batch.hxb", rng.standard_normal((n, 16)).astype(np.float32))
+        run_model("batch.hxb", np.zeros((17, 16), np.float32),
+                  "no shape bucket of 'main' takes x 17x16 f32: its buckets take x: batchx16 with batch in "
+                  "(1, 4, 16), smaller sizes padded")
+        run_model("batch.hxb", np.zeros((4, 15), np.float32), "no shape bucket of 'main' takes x 4x15 f32")
+        np.save("x.npy", np.zeros((3, 16), np.float32))
+        r = run([run_, "batch.hxb", "--input", "x=x.npy", "--resident"])
+        check("device memory needs an exact bucket", r.returncode == 1 and "only an exact bucket takes it (the nearest "
+              "is 'main_batch4')" in r.stderr, r.stderr)
+
+        # Two dimensions: the batch (leading axis) is padded, the sequence must match exactly.
+        r = run([compile_, "seq.onnx", "-o", "seq.hxb", "--dim", "batch=1,4", "--dim", "seq=8,4"])
+        check("hexir-compile --dim batch=1,4 --dim seq=8,4", r.returncode == 0, r.stderr)
+        functions = re.findall(r"^function (\S+)", run([dump, "seq.hxb"]).stdout, re.M)
+        check("a function per combination", sorted(functions) == sorted(
+            ["main_batch1_seq4", "main_batch1_seq8", "main_batch4_seq4", "main_batch4_seq8"]), f"{functions}")
+        for shape in [(1, 4), (4, 8), (3, 8), (2, 4)]:
+            run_model("seq.hxb", rng.standard_normal((*shape, 16)).astype(np.float32))
+        run_model("seq.hxb", np.zeros((2, 6, 16), np.float32),
+                  "its buckets take x: batchxseqx16 with batch in (1, 4), smaller sizes padded; seq in (4, 8), exactly")
+
+        # Misuse of --dim.
+        r = run([compile_, "batch.onnx", "-o", "bad.hxb", "--dim", "seq=1,2"])
+        check("--dim of a dimension the model lacks names the model's",
+              r.returncode != 0 and "--dim names 'seq', which is not a symbolic dimension of the model's inputs "
+              "(it has 'batch')" in r.stderr and not os.path.exists("bad.hxb"), r.stderr)
+        for text, message in [("batch=1,0", "--dim 'batch=1,0' is not NAME=V1,V2,..."),
+                              ("batch=2,2", "--dim 'batch=2,2' is not NAME=V1,V2,..."),
+                              ("batch", "--dim 'batch' is not NAME=V1,V2,...")]:
+            r = run([compile_, "batch.onnx", "-o", "bad.hxb", "--dim", text])
+            check(f"--dim {text} refused", r.returncode != 0 and message in r.stderr, r.stderr)
+        with open("g.mlir", "w") as f:
+            f.write("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n")
+        r = run([compile_, "g.mlir", "-o", "bad.hxb", "--dim", "batch=1,2"])
+        check("--dim on an MLIR graph refused", r.returncode != 0 and "--dim fixes an ONNX model's symbolic "
+              "dimensions" in r.stderr, r.stderr)
+    print(f"{len(FAILURES)} failures" if FAILURES else "all passed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
