@@ -141,6 +141,12 @@ py::list Run(PySession& s, const std::vector<py::object>& inputs, const std::vec
     in_views.push_back({a.data(), in_info[i].element_type, hexir::Span<const int64_t>(shapes.back())});
     keep_in.push_back(std::move(a));
   }
+  // The outputs' shapes follow the inputs' (a session of shape buckets takes several sizes).
+  if (function.empty()) {
+    auto shapes = s.session->OutputShapes(hexir::Span<const hexir::TensorView>(in_views.data(), in_views.size()));
+    if (!shapes.ok()) Throw(shapes.status());
+    for (size_t i = 0; i < out_info.size(); ++i) out_info[i].shape = (*shapes)[i];
+  }
   for (size_t i = 0; i < out_info.size(); ++i) {
     py::dtype dtype = DtypeOf(out_info[i].element_type);
     py::array a;
@@ -182,10 +188,14 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
                   const std::string& entry, const std::string& target, const std::string& target_cpu,
                   const std::string& machine, const std::map<std::string, uint64_t>& budgets,
                   const std::map<std::string, std::string>& placements, bool fusion,
-                  const std::string& plan_json, const std::string& plan_svg) {
+                  const std::string& plan_json, const std::string& plan_svg, const std::vector<std::string>& dims) {
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
   options.inputShapes = shapes;
+  for (const std::string& text : dims) {
+    std::string error;
+    if (!hexir::compiler::parseDim(text, options.dims, error)) return py::make_tuple(false, py::bytes(), error);
+  }
   if (!entry.empty()) options.entries.push_back(entry);
   options.target = target;
   options.targetCpu = target_cpu;
@@ -229,7 +239,7 @@ PYBIND11_MODULE(_hexir, m) {
   });
   m.def("compile", &Compile, py::arg("path"), py::arg("output"), py::arg("input_shapes"), py::arg("entry"),
         py::arg("target"), py::arg("target_cpu"), py::arg("machine"), py::arg("memory_budgets"), py::arg("placements"), py::arg("fusion"),
-        py::arg("plan_json"), py::arg("plan_svg"));
+        py::arg("plan_json"), py::arg("plan_svg"), py::arg("dims"));
   py::class_<PyModule>(m, "Module")
       .def("function_names", [](const PyModule& mod) { return mod.module->function_names(); })
       .def("inputs", [](const PyModule& mod, const std::string& fn) { return DescribeAll(mod.module->inputs(fn)); })

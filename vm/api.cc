@@ -43,13 +43,26 @@ std::vector<std::string> Module::function_names() const {
   return names;
 }
 
+namespace {
+
+// A function, or for a model compiled as shape buckets the smallest bucket.
+StatusOr<const vm::FunctionInfo*> FunctionOrBucket(const vm::Module& module, const std::string& function) {
+  StatusOr<const vm::FunctionInfo*> f = module.FindFunction(function);
+  if (f.ok()) return f;
+  std::optional<vm::BucketGroup> group = vm::FindBucketGroup(module, function);
+  if (!group) return f.status();
+  return group->members.front().info;
+}
+
+}  // namespace
+
 StatusOr<std::vector<TensorInfo>> Module::inputs(const std::string& function) const {
-  HEXIR_ASSIGN_OR_RETURN(const vm::FunctionInfo* f, impl_->FindFunction(function));
+  HEXIR_ASSIGN_OR_RETURN(const vm::FunctionInfo* f, FunctionOrBucket(*impl_, function));
   return f->inputs;
 }
 
 StatusOr<std::vector<TensorInfo>> Module::outputs(const std::string& function) const {
-  HEXIR_ASSIGN_OR_RETURN(const vm::FunctionInfo* f, impl_->FindFunction(function));
+  HEXIR_ASSIGN_OR_RETURN(const vm::FunctionInfo* f, FunctionOrBucket(*impl_, function));
   return f->outputs;
 }
 

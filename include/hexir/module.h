@@ -48,7 +48,8 @@ class HEXIR_API Module {
   ~Module();
 
   std::vector<std::string> function_names() const;
-  // The signature of `function`; NOT_FOUND names the functions there are.
+  // The signature of `function` (a model compiled as shape buckets: its smallest bucket's);
+  // NOT_FOUND names the functions there are.
   StatusOr<std::vector<TensorInfo>> inputs(const std::string& function = "main") const;
   StatusOr<std::vector<TensorInfo>> outputs(const std::string& function = "main") const;
   uint64_t file_bytes() const;

@@ -82,7 +82,8 @@ TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
 
 
 def compile(model, *, output=None, input_shapes=None, entry=None, target="host", target_cpu="host",
-            machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None):
+            machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None,
+            dims=None):
     """Compiles a graph into executable bytes (also written to `output` when given).
 
     `model`: a path to an .onnx model or an .mlir graph, ONNX model bytes, an onnx.ModelProto,
@@ -91,8 +92,9 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
     `memory_budgets` {space: bytes}, `placements` {"intermediates" or "constants": space} (as
     --place), `fusion`, and the plan outputs `plan_json` and `plan_svg`
     (file paths). `entry`: the one function of an MLIR graph to compile (default: every
-    function, each a function of the executable sharing its constants). Raises CompileError
-    with the diagnostics.
+    function, each a function of the executable sharing its constants). `dims` {name: sizes}
+    compiles an ONNX model as shape buckets (--dim): a session of "main" then takes any size a
+    bucket holds. Raises CompileError with the diagnostics.
     """
     with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
         if hasattr(model, "SerializeToString"):
@@ -114,7 +116,8 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
             _hexir.compile, path, os.fspath(output) if output else "", shapes, entry or "", target, target_cpu,
             machine or "", {k: int(v) for k, v in (memory_budgets or {}).items()},
             {str(k): str(v) for k, v in (placements or {}).items()}, bool(fusion),
-            os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "")
+            os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "",
+            [f"{name}={','.join(str(int(v)) for v in values)}" for name, values in (dims or {}).items()])
         if not ok:
             raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")
         return executable
@@ -193,6 +196,9 @@ class Session:
         self._module = module
         self._impl = impl
         self._function = function
+        # A model compiled as shape buckets: its signature is the smallest bucket's, and a run
+        # takes any size a bucket holds (the runtime checks it).
+        self._buckets = function not in module.functions
         self.inputs = module.inputs_of(function)
         self.outputs = module.outputs_of(function)
 
@@ -226,7 +232,7 @@ class Session:
             arrays = list(inputs)
         for spec, a in zip(in_specs, arrays):
             shape = tuple(np.shape(a))
-            if shape != spec.shape:
+            if shape != spec.shape and not (self._buckets and function is None):
                 raise InvalidArgumentError("INVALID_ARGUMENT", f"input '{spec.name}' expects shape {spec.shape}, "
                                            f"got {shape}")
         given = [None] * len(out_specs)

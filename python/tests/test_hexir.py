@@ -67,6 +67,31 @@ def test_several_functions_share_constants_and_one_session(module):
         both.session(functions=["batch8"])
 
 
+def test_shape_buckets_take_any_batch_they_hold(tmp_path):
+    """An ONNX model with a symbolic batch compiled with dims={"batch": [2, 8]}: one session of
+    "main" runs batch 1 to 8 (padded to the next bucket) against NumPy, and refuses 9."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(5)
+    w, b = rng.standard_normal((6, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m = hexir.load(hexir.compile(model, dims={"batch": [8, 2]}))
+    assert m.functions == ["main_batch2", "main_batch8"]
+    session = m.session()
+    for n in range(1, 9):
+        x = rng.standard_normal((n, 6)).astype(np.float32)
+        y = session.run({"x": x})["y"]
+        assert y.shape == (n, 3)
+        np.testing.assert_allclose(y, x.astype(np.float64) @ w + b, rtol=1e-5, atol=1e-5)
+    with pytest.raises(hexir.InvalidArgumentError, match="no shape bucket of 'main' takes x 9x6 f32"):
+        session.run({"x": np.zeros((9, 6), np.float32)})
+
+
 def test_plan_is_data(module, tmp_path):
     plan = module.plan()
     assert plan["arena_bytes"] >= plan["lower_bound_bytes"] >= 0
