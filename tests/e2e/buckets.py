@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Shape buckets through the tools: ONNX models with symbolic dimensions compiled with
+"""Shape buckets through the tools: ONNX models with symbolic dimensions (made here, and a
+torchvision model exported with a dynamic batch) compiled with
 hexir-compile --dim into one function per size (constants stored once); hexir-run takes inputs
 of any size a bucket holds (the exact bucket, or the next larger one, padded along the batch
 axis and sliced back), against NumPy; sizes no bucket takes, and --dim misuse, are errors that
@@ -37,6 +38,38 @@ def dense_model(path, dims, w, b):
     graph = helper.make_graph(nodes, "dense", [x], [y],
                               [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def torchvision_buckets(compile_, run_, run):
+    """A torchvision model exported as a user would, with a dynamic batch: buckets 1 and 4 run
+    batch 3 (padded) against PyTorch, and store the weights once."""
+    import torch
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.mobilenet_v3_small(num_classes=10).eval()
+    x = torch.randn(3, 3, 64, 64)
+    torch.onnx.export(model, x, "mobilenet.onnx", input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, opset_version=17)
+    r = run([compile_, "mobilenet.onnx", "-o", "mobilenet.hxb", "--dim", "batch=1,4"])
+    check("torchvision export with a dynamic batch: --dim batch=1,4", r.returncode == 0, r.stderr)
+    np.save("input.npy", x.numpy())
+    r = run([run_, "mobilenet.hxb", "--input", "input=input.npy", "--output", "logits=logits.npy"])
+    if r.returncode != 0:
+        check("mobilenet_v3_small batch 3", False, r.stderr)
+        return
+    with torch.no_grad():
+        want = model(x).numpy()
+    got = np.load("logits.npy")
+    err = float(np.abs(got - want).max() / np.abs(want).max()) if got.shape == want.shape else float("inf")
+    check(f"mobilenet_v3_small batch 3 over buckets 1 and 4 against PyTorch (max err / max|ref| {err:.2g})", err < 1e-4)
+    run([compile_, "mobilenet.onnx", "-o", "mobilenet1.hxb", "--input-shape", "input=1x3x64x64"])
+
+    def constants(path, function):
+        m = re.search(r"constants: (\d+) bytes", run([run_, path, "--function", function, "--benchmark", "1"]).stdout)
+        return int(m.group(1)) if m else None
+
+    one, both = constants("mobilenet1.hxb", "main"), constants("mobilenet.hxb", "main_batch4")
+    check(f"its weights stored once: {both} bytes with two buckets, {one} with one", one is not None and one == both)
 
 
 def main():
@@ -122,6 +155,7 @@ def main():
         r = run([compile_, "g.mlir", "-o", "bad.hxb", "--dim", "batch=1,2"])
         check("--dim on an MLIR graph refused", r.returncode != 0 and "--dim fixes an ONNX model's symbolic "
               "dimensions" in r.stderr, r.stderr)
+        torchvision_buckets(compile_, run_, run)
     print(f"{len(FAILURES)} failures" if FAILURES else "all passed")
     return 1 if FAILURES else 0
 
