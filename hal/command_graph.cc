@@ -111,11 +111,7 @@ Status CommandGraph::Dispatch(const Executable& executable, uint32_t entry, Work
 
 Status CommandGraph::Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) {
   if (!in_pass_) return FailedPreconditionError("a command issued on a CommandGraph outside BeginPass/EndPass");
-  if (pattern_length != 1 && pattern_length != 2 && pattern_length != 4 && pattern_length != 8)
-    return InvalidArgumentError("fill pattern length ", int{pattern_length}, " is not 1, 2, 4 or 8");
-  if (length % pattern_length != 0)
-    return InvalidArgumentError("fill of ", length, " bytes is not a multiple of its ", int{pattern_length},
-                                "-byte pattern");
+  HEXIR_RETURN_IF_ERROR(CheckFill(length, pattern_length));
   // Nothing to record: the same fill is empty in every pass.
   if (length == 0) return Status::Ok();
   RecordedCommand shape;

@@ -28,6 +28,16 @@ enum class CopyDirection {
   kDeviceToDevice,  // both device memory
 };
 
+// What every queue's Fill checks: a pattern of 1, 2, 4 or 8 bytes that tiles `length`.
+inline Status CheckFill(uint64_t length, uint8_t pattern_length) {
+  if (pattern_length != 1 && pattern_length != 2 && pattern_length != 4 && pattern_length != 8)
+    return InvalidArgumentError("fill pattern length ", int{pattern_length}, " is not 1, 2, 4 or 8");
+  if (length % pattern_length != 0)
+    return InvalidArgumentError("fill of ", length, " bytes is not a multiple of its ", int{pattern_length},
+                                "-byte pattern");
+  return Status::Ok();
+}
+
 class CommandQueue {
  public:
   virtual ~CommandQueue() = default;

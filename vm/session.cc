@@ -122,30 +122,25 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
       f.arena_bases.push_back(buffer ? buffer->data() : nullptr);
     }
     uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space() : 0);
-    for (const TensorInfo& in : info->inputs) {
+    // A tensor's device staging (where the device asks for it) and the pinned host memory its
+    // copies go through.
+    auto stage = [&](const TensorInfo& t, bool needed, std::vector<hal::BufferPtr>& staging_list,
+                     std::vector<hal::HostStagingPtr>& pinned_list) -> Status {
       hal::BufferPtr staging;
-      if (device.NeedsInputStaging(ElementTypeSize(in.element_type)) && in.byte_size > 0) {
-        HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, in.byte_size, 64));
-      }
       hal::HostStagingPtr pinned;
-      if (staging) {
-        HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(in.byte_size));
+      if (needed && t.byte_size > 0) {
+        HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, t.byte_size, 64));
+        HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(t.byte_size));
       }
-      f.input_staging.push_back(std::move(staging));
-      f.input_pinned.push_back(std::move(pinned));
-    }
-    for (const TensorInfo& out : info->outputs) {
-      hal::BufferPtr staging;
-      if (device.NeedsOutputStaging() && out.byte_size > 0) {
-        HEXIR_ASSIGN_OR_RETURN(staging, device.allocator().Allocate(staging_space, out.byte_size, 64));
-      }
-      hal::HostStagingPtr pinned;
-      if (staging) {
-        HEXIR_ASSIGN_OR_RETURN(pinned, device.AllocateHostStaging(out.byte_size));
-      }
-      f.output_staging.push_back(std::move(staging));
-      f.output_pinned.push_back(std::move(pinned));
-    }
+      staging_list.push_back(std::move(staging));
+      pinned_list.push_back(std::move(pinned));
+      return Status::Ok();
+    };
+    for (const TensorInfo& in : info->inputs)
+      HEXIR_RETURN_IF_ERROR(stage(in, device.NeedsInputStaging(ElementTypeSize(in.element_type)), f.input_staging,
+                                  f.input_pinned));
+    for (const TensorInfo& out : info->outputs)
+      HEXIR_RETURN_IF_ERROR(stage(out, device.NeedsOutputStaging(), f.output_staging, f.output_pinned));
     f.input_bases.resize(info->inputs.size());
     f.output_bases.resize(info->outputs.size());
     arity = std::max(arity, MaxDispatchArity(fn));

@@ -53,11 +53,7 @@ Status HostQueue::Dispatch(const Executable& executable, uint32_t entry, Workgro
 }
 
 Status HostQueue::Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) {
-  if (pattern_length != 1 && pattern_length != 2 && pattern_length != 4 && pattern_length != 8)
-    return InvalidArgumentError("fill pattern length ", int{pattern_length}, " is not 1, 2, 4 or 8");
-  if (length % pattern_length != 0)
-    return InvalidArgumentError("fill of ", length, " bytes is not a multiple of its ", int{pattern_length},
-                                "-byte pattern");
+  HEXIR_RETURN_IF_ERROR(CheckFill(length, pattern_length));
   auto* dst = static_cast<unsigned char*>(target);
   if (pattern_length == 1) {
     std::memset(dst, static_cast<int>(pattern & 0xff), length);

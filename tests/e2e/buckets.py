@@ -18,15 +18,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-FAILURES = []
-
-
-def check(what, ok, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
-    if not ok:
-        FAILURES.append(what)
-        if detail:
-            print("     " + detail.strip().replace("\n", "\n     "))
+from checks import check, constant_bytes, summary
 
 
 def dense_model(path, dims, w, b):
@@ -63,12 +55,7 @@ def torchvision_buckets(compile_, run_, run):
     err = float(np.abs(got - want).max() / np.abs(want).max()) if got.shape == want.shape else float("inf")
     check(f"mobilenet_v3_small batch 3 over buckets 1 and 4 against PyTorch (max err / max|ref| {err:.2g})", err < 1e-4)
     run([compile_, "mobilenet.onnx", "-o", "mobilenet1.hxb", "--input-shape", "input=1x3x64x64"])
-
-    def constants(path, function):
-        m = re.search(r"constants: (\d+) bytes", run([run_, path, "--function", function, "--benchmark", "1"]).stdout)
-        return int(m.group(1)) if m else None
-
-    one, both = constants("mobilenet1.hxb", "main"), constants("mobilenet.hxb", "main_batch4")
+    one, both = constant_bytes(run_, "mobilenet1.hxb", "main"), constant_bytes(run_, "mobilenet.hxb", "main_batch4")
     check(f"its weights stored once: {both} bytes with two buckets, {one} with one", one is not None and one == both)
 
 
@@ -94,11 +81,8 @@ def main():
               f"{functions}")
         run([compile_, "batch.onnx", "-o", "one.hxb", "--input-shape", "x=4x16"])
 
-        def constants(path, function):
-            m = re.search(r"constants: (\d+) bytes", run([run_, path, "--function", function, "--benchmark", "1"]).stdout)
-            return int(m.group(1)) if m else None
-
-        check("the buckets share their weights", constants("batch.hxb", "main_batch4") == constants("one.hxb", "main"))
+        check("the buckets share their weights",
+              constant_bytes(run_, "batch.hxb", "main_batch4") == constant_bytes(run_, "one.hxb", "main"))
 
         def run_model(hxb, x, expect_error=None):
             np.save("x.npy", x)
@@ -156,8 +140,7 @@ def main():
         check("--dim on an MLIR graph refused", r.returncode != 0 and "--dim fixes an ONNX model's symbolic "
               "dimensions" in r.stderr, r.stderr)
         torchvision_buckets(compile_, run_, run)
-    print(f"{len(FAILURES)} failures" if FAILURES else "all passed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":

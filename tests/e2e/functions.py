@@ -15,15 +15,7 @@ import tempfile
 
 import numpy as np
 
-FAILURES = []
-
-
-def check(what, ok, detail=""):
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
-    if not ok:
-        FAILURES.append(what)
-        if detail:
-            print("     " + detail.replace("\n", "\n     "))
+from checks import check, constant_bytes, summary
 
 
 def hexdense(a):
@@ -92,9 +84,7 @@ def main():
             check(f"hexir-run --function {name}: against NumPy (max err / max|ref| {err:.2g})", err < 1e-5)
 
         def constants(path, function):
-            r = subprocess.run([run_, path, "--function", function, "--benchmark", "1"], capture_output=True, text=True)
-            m = re.search(r"constants: (\d+) bytes", r.stdout)
-            return int(m.group(1)) if m else None
+            return constant_bytes(run_, path, function)
 
         # The batches share w and b: the pool holds them once, plus the head's own.
         compile_to("b4.hxb", "--entry", "b4")
@@ -120,8 +110,7 @@ def main():
         r = subprocess.run([run_, "all.hxb", "--function", "b8", "--input", "x=x_b4.npy"], capture_output=True, text=True)
         check("hexir-run --function of a missing function names them",
               r.returncode == 1 and "no function 'b8' in the module (it has: b4, b16, head)" in r.stderr, r.stderr)
-    print(f"{len(FAILURES)} failures" if FAILURES else "all passed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":
