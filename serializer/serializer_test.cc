@@ -224,6 +224,42 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
   }
 }
 
+// Shape buckets (hexir-compile --dim): a group's members name the same dimensions, take the
+// same tensors, fix distinct sizes, and the group is not also a function.
+TEST_CASE("shape bucket groups are checked", "[serializer]") {
+  auto buckets = [](std::vector<std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>> members) {
+    ExecutableSpec spec = SampleSpec();
+    Function base = spec.functions[0];
+    spec.functions.clear();
+    for (const auto& [name, dims] : members) {
+      Function fn = base;
+      fn.name = name;
+      fn.bucket_of = "model";
+      fn.bucket_dims = dims;
+      spec.functions.push_back(fn);
+    }
+    return spec;
+  };
+  ExecutableSpec good = buckets({{"model_batch1", {{"batch", 1}}}, {"model_batch4", {{"batch", 4}}}});
+  CHECK(OpenSpec(good).ok());
+  auto refused = [](const ExecutableSpec& spec, const std::string& text) {
+    Status s = OpenSpec(spec);
+    INFO(s.message());
+    CHECK(s.code() == StatusCode::kDataLoss);
+    CHECK(s.message().find(text) != std::string::npos);
+  };
+  refused(buckets({{"a", {{"batch", 1}}}, {"b", {{"seq", 4}}}}),
+          "shape buckets 'a' and 'b' of 'model' differ in their dimensions or tensors");
+  refused(buckets({{"a", {{"batch", 2}}}, {"b", {{"batch", 2}}}}), "two shape buckets of 'model' fix the same dimensions");
+  refused(buckets({{"a", {{"batch", 0}}}}), "function 'a' fixes dimension 'batch' to 0");
+  refused(buckets({{"a", {}}}), "function 'a' is a shape bucket without a group or dimensions");
+  ExecutableSpec named = buckets({{"model", {{"batch", 1}}}});
+  refused(named, "shape bucket group 'model' is also the name of a function");
+  ExecutableSpec other_tensors = good;
+  other_tensors.functions[1].inputs[0].name = "z";
+  refused(other_tensors, "differ in their dimensions or tensors");
+}
+
 TEST_CASE("truncated and corrupted files are refused and never crash", "[serializer]") {
   std::vector<uint8_t> bytes = WriteExecutable(SampleSpec());
   for (size_t len : {size_t{0}, size_t{10}, size_t{63}, size_t{64}, size_t{200}, bytes.size() - 1}) {

@@ -103,7 +103,15 @@ int main(int argc, char** argv) {
     if (ptx && printPtx) std::printf("  PTX (%zu bytes):\n%.*s\n", text.size(), static_cast<int>(text.size()), text.data());
   }
   for (const fb::Function* fn : *exe.functions()) {
-    std::printf("function %s\n", fn->name()->c_str());
+    std::printf("function %s", fn->name()->c_str());
+    // A shape bucket (hexir-compile --dim): which model function, at which sizes.
+    if (fn->bucket_of() != nullptr && fn->bucket_dims() != nullptr) {
+      std::printf(" (shape bucket of %s:", fn->bucket_of()->c_str());
+      for (const auto* d : *fn->bucket_dims())
+        std::printf(" %s=%lld", d->name()->c_str(), static_cast<long long>(d->value()));
+      std::printf(")");
+    }
+    std::printf("\n");
     for (const auto* sig : *fn->inputs()) std::printf("  input  %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
     for (const auto* sig : *fn->outputs()) std::printf("  output %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
     for (uint32_t a = 0; a < fn->arenas()->size(); ++a) {

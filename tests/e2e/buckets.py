@@ -76,9 +76,12 @@ def main():
 
         r = run([compile_, "batch.onnx", "-o", "batch.hxb", "--dim", "batch=16,1,4"])
         check("hexir-compile --dim batch=16,1,4", r.returncode == 0, r.stderr)
-        functions = re.findall(r"^function (\S+)", run([dump, "batch.hxb"]).stdout, re.M)
+        dumped = run([dump, "batch.hxb"]).stdout
+        functions = re.findall(r"^function (\S+)", dumped, re.M)
         check("one function per size, smallest first", functions == ["main_batch1", "main_batch4", "main_batch16"],
               f"{functions}")
+        check("hexir-dump names each bucket's sizes", "function main_batch4 (shape bucket of main: batch=4)" in dumped,
+              dumped[:2000])
         run([compile_, "batch.onnx", "-o", "one.hxb", "--input-shape", "x=4x16"])
 
         check("the buckets share their weights",
