@@ -209,4 +209,31 @@ std::string FormatPlanSvg(const PlanReport& r) {
   return os.str();
 }
 
+std::string FormatPlansJson(const std::vector<PlanReport>& reports) {
+  if (reports.size() == 1) return FormatPlanJson(reports.front());
+  std::string json = "{\"functions\": [\n";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    std::string plan = FormatPlanJson(reports[i]);
+    while (!plan.empty() && plan.back() == '\n') plan.pop_back();
+    json += plan + (i + 1 < reports.size() ? ",\n" : "\n");
+  }
+  return json + "]}\n";
+}
+
+std::string FormatPlansSvg(const std::vector<PlanReport>& reports) {
+  if (reports.size() == 1) return FormatPlanSvg(reports.front());
+  // Each function's drawing as a nested <svg> placed below the one before.
+  const int height = 540;
+  std::ostringstream os;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"" << height * reports.size() << "\">\n";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    std::string drawing = FormatPlanSvg(reports[i]);
+    // "<svg " -> "<svg y=..." on the drawing's root element.
+    drawing.insert(5, "y=\"" + std::to_string(height * i) + "\" ");
+    os << drawing;
+  }
+  os << "</svg>\n";
+  return os.str();
+}
+
 }  // namespace hexir::planner

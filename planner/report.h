@@ -63,5 +63,9 @@ std::string FormatPlanTable(const PlanReport& report);
 //  "offset", "first", "last", "alias_of"}]} plus the other summary fields.
 std::string FormatPlanJson(const PlanReport& report);
 std::string FormatPlanSvg(const PlanReport& report);
+// An executable's plans: one function's as above; several as {"functions": [plan, ...]} and
+// one drawing per function, one below the other.
+std::string FormatPlansJson(const std::vector<PlanReport>& reports);
+std::string FormatPlansSvg(const std::vector<PlanReport>& reports);
 
 }  // namespace hexir::planner

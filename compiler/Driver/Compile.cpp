@@ -160,18 +160,10 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   buildOptions.planSearchNodes = options.planSearchNodes;
   buildOptions.schedule = options.schedule;
   buildOptions.inPlace = options.inPlace;
-  if (graphs.size() > 1 && (!options.planJsonPath.empty() || !options.planSvgPath.empty())) {
-    std::string names;
-    for (func::FuncOp graph : graphs)
-      names += (names.empty() ? "" : ", ") + graph.getSymName().str();
-    module.emitError() << "--plan-json and --plan-svg write one function's plan; the executable has "
-                       << graphs.size() << " (" << names
-                       << "): pass --entry NAME for one (the executable holds every function's plan: hexir.Module.plan_json)";
-    return false;
-  }
   // One pool for every function: a constant they share (the same weights in every shape
   // bucket) is stored and made resident once.
   mlir::hexir::ConstantPool pool(spec);
+  std::vector<planner::PlanReport> reports;
   for (func::FuncOp graph : graphs) {
     auto built = mlir::hexir::buildFunction(graph, description, spec, pool, buildOptions);
     if (failed(built))
@@ -180,13 +172,13 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     spec.functions.push_back(std::move(built->function));
     if (options.printPlan && planOutput)
       *planOutput << planner::FormatPlanTable(built->report);
-    if (!options.planJsonPath.empty() &&
-        !writeText(options.planJsonPath, planner::FormatPlanJson(built->report), module))
-      return false;
-    if (!options.planSvgPath.empty() &&
-        !writeText(options.planSvgPath, planner::FormatPlanSvg(built->report), module))
-      return false;
+    reports.push_back(std::move(built->report));
   }
+  // Every function's plan: one function's as before, several together.
+  if (!options.planJsonPath.empty() && !writeText(options.planJsonPath, planner::FormatPlansJson(reports), module))
+    return false;
+  if (!options.planSvgPath.empty() && !writeText(options.planSvgPath, planner::FormatPlansSvg(reports), module))
+    return false;
   bytes = serializer::WriteExecutable(spec);
   return true;
 }

@@ -7,6 +7,7 @@ functions, and the errors name what exists.
 Usage: functions.py --bin BUILD/tools [--target host|cuda-emulator]
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -103,10 +104,17 @@ def main():
         check("--entry of a missing function names the functions there",
               r.returncode != 0 and "no function @b8 in the input (it has @b4, @b16, @head)" in r.stderr
               and not os.path.exists("none.hxb"), r.stderr)
-        r = compile_to("plans.hxb", "--plan-json", "plan.json")
-        check("--plan-json of several functions asks for one",
-              r.returncode != 0 and "--plan-json and --plan-svg write one function's plan; the executable has 3 "
-              "(b4, b16, head)" in r.stderr, r.stderr)
+        # The plans of every function: JSON, SVG and the table.
+        r = compile_to("plans.hxb", "--plan-json", "plan.json", "--plan-svg", "plan.svg", "--print-plan")
+        ok = r.returncode == 0 and os.path.exists("plan.json") and os.path.exists("plan.svg")
+        plans = json.load(open("plan.json"))["functions"] if ok else []
+        check("--plan-json of several functions gives each plan",
+              [p["function"] for p in plans] == list(layers) and all("lower_bound_bytes" in p for p in plans), r.stderr)
+        svg = open("plan.svg").read() if ok else ""
+        check("--plan-svg draws each function", all(f"@{name}: arena" in svg for name in layers) and
+              svg.count("<svg") == 4, svg[:500])
+        tables = re.findall(r"arena (\d+) bytes; lower bound", r.stdout)
+        check("--print-plan prints a table per function", len(tables) == 3, r.stdout[:1000])
         r = subprocess.run([run_, "all.hxb", "--function", "b8", "--input", "x=x_b4.npy"], capture_output=True, text=True)
         check("hexir-run --function of a missing function names them",
               r.returncode == 1 and "no function 'b8' in the module (it has: b4, b16, head)" in r.stderr, r.stderr)
