@@ -25,6 +25,10 @@ int main(int argc, char **argv) {
                                       "dimension NAME (repeatable: every combination), as shape buckets a session "
                                       "picks among"),
                              cl::value_desc("name=sizes"), cl::ZeroOrMore, cl::cat(category));
+  cl::list<std::string> donate("donate",
+                               cl::desc("NAME: an ONNX input the caller donates, which the module may update in "
+                                        "place (a KV cache; repeatable)"),
+                               cl::value_desc("input"), cl::ZeroOrMore, cl::cat(category));
   cl::list<std::string> inputShapes("input-shape",
                                     cl::desc("Static shape for an ONNX input with symbolic dimensions, "
                                              "NAME=1x3x224x224 (repeatable)"),
@@ -140,6 +144,7 @@ int main(int argc, char **argv) {
   options.inputPath = input;
   options.outputPath = output;
   options.entries.assign(entry.begin(), entry.end());
+  options.donated.assign(donate.begin(), donate.end());
   options.target = target;
   options.machine = machine;
   options.targetCpu = cpu;

@@ -242,6 +242,7 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     }
     importOptions.entry = options.entries.empty() ? "main" : options.entries.front();
     importOptions.inputShapes = options.inputShapes;
+    importOptions.donated = options.donated;
     if (options.dims.empty()) {
       OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(context, importOptions);
       if (!module)
@@ -289,6 +290,11 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
         break;
     }
     return runCompilation(context, *module, options, bytes, planOutput);
+  }
+  if (!options.donated.empty()) {
+    diagnostics << "error: --donate marks an ONNX model's inputs; '" << options.inputPath
+                << "' is an MLIR graph: mark the argument {hexir.donate}\n";
+    return false;
   }
   if (!options.dims.empty()) {
     diagnostics << "error: --dim fixes an ONNX model's symbolic dimensions; '" << options.inputPath

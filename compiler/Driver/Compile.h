@@ -27,6 +27,9 @@ struct CompileOptions {
   // one function per combination, named after the model's function and the values
   // (main_batch4), sharing the constants; a session of the model's function picks among them.
   std::vector<std::pair<std::string, std::vector<int64_t>>> dims;
+  // ONNX inputs the caller donates (--donate NAME): updated in place where an output is
+  // computed from one (a KV cache); hexir-run --in-place binds such an output onto its input.
+  std::vector<std::string> donated;
   std::string outputPath;  // the .hxb to write; nothing is written when compilation fails
   // The functions to compile (--entry), each a function of the executable sharing its
   // constants; empty: every function definition of the input (an ONNX model's graph is 'main',

@@ -240,8 +240,18 @@ private:
     }
     auto fn = func::FuncOp::create(b, fileLoc_, options_.entry, b.getFunctionType(argTypes, {}));
     Block *body = fn.addEntryBlock();
+    for (const std::string &name : options_.donated)
+      if (llvm::none_of(args, [&](const auto &arg) { return arg.first == name; })) {
+        std::string list;
+        for (const auto &arg : args)
+          list += (list.empty() ? "" : ", ") + arg.first;
+        return error() << "--donate names '" << name << "', which is not an input of the model (inputs: " << list
+                       << ")";
+      }
     for (auto [i, arg] : llvm::enumerate(args)) {
       fn.setArgAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(arg.first));
+      if (llvm::is_contained(options_.donated, arg.first))
+        fn.setArgAttr(i, mlir::hexir::kDonateAttrName, b.getUnitAttr());
       auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
       // An input without elements carries no data: the graph reads it as a known, empty value.
       values_[arg.first] = llvm::is_contained(shape, 0)

@@ -37,6 +37,9 @@ struct OnnxImportOptions {
   // Symbolic dimensions (ONNX dim_param) of the inputs fixed to a value, by name (--dim); each
   // must be one of the model's.
   std::map<std::string, int64_t> dims;
+  // Inputs the caller donates (--donate): the module may update them in place, as a KV cache
+  // (hexir.donate; an output computed from one as its last use is tied to it).
+  std::vector<std::string> donated;
 };
 
 // Builds the graph module; null after emitting diagnostics.
