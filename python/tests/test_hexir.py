@@ -92,6 +92,40 @@ def test_shape_buckets_take_any_batch_they_hold(tmp_path):
         session.run({"x": np.zeros((9, 6), np.float32)})
 
 
+def test_prefill_and_decode_buckets_decode_as_pytorch(tmp_path):
+    """A decoder with a static KV cache (models.GptKvCache) exported with a symbolic sequence
+    and compiled with dims={"seq": [1, 8]}: one executable, weights once, whose 8-token bucket
+    is the prefill and 1-token bucket the decode step. 16 greedy tokens equal PyTorch's."""
+    torch = pytest.importorskip("torch")
+    import models
+    torch.manual_seed(0)
+    model = models.GptKvCache().eval()
+    prompt = torch.randint(0, 50, (1, 8))
+    path = str(tmp_path / "decoder.onnx")
+    torch.onnx.export(model, (prompt, torch.tensor([0]), model.empty_cache()), path,
+                      input_names=["tokens", "pos", "cache"], output_names=["logits", "cache_out"],
+                      dynamic_axes={"tokens": {1: "seq"}, "logits": {0: "seq"}}, opset_version=17)
+
+    def torch_step(tokens, pos, cache):
+        with torch.no_grad():
+            return model(torch.as_tensor(tokens), torch.as_tensor(pos), cache)
+
+    want = models.greedy_decode(torch_step, prompt, model.empty_cache(), 16)
+    decoder = hexir.load(hexir.compile(path, dims={"seq": [1, 8]}))
+    assert decoder.functions == ["main_seq1", "main_seq8"]
+    session = decoder.session()
+
+    def hexir_step(tokens, pos, cache):
+        out = session.run({"tokens": np.asarray(tokens, np.int64), "pos": np.asarray(pos, np.int64), "cache": cache})
+        return out["logits"], out["cache_out"]
+
+    got = models.greedy_decode(hexir_step, prompt.numpy(), model.empty_cache().numpy(), 16)
+    assert got == want
+    with pytest.raises(hexir.InvalidArgumentError, match="seq in \\(1, 8\\), exactly"):
+        session.run({"tokens": np.zeros((1, 3), np.int64), "pos": np.zeros(1, np.int64),
+                     "cache": model.empty_cache().numpy()})
+
+
 def test_plan_is_data(module, tmp_path):
     plan = module.plan()
     assert plan["arena_bytes"] >= plan["lower_bound_bytes"] >= 0

@@ -94,6 +94,62 @@ class GptLike(nn.Module):
         return self.head(self.ln(x))
 
 
+class GptKvCache(nn.Module):
+    """GptLike's decoder with a static KV cache, as transformers' static cache exports it:
+    forward(tokens [1, T], pos [1], cache [layers, 2, heads, max_seq, head_dim]) -> (logits [T,
+    vocab], the cache with the T new keys and values at positions pos .. pos + T - 1). Written
+    with comparisons, one-hot matmuls and where (no scatter), so one graph with a symbolic T is a
+    prefill (T = the prompt) and a decode step (T = 1)."""
+
+    def __init__(self, vocab=50, d=32, heads=2, layers=2, max_seq=32):
+        super().__init__()
+        self.d, self.heads, self.max_seq = d, heads, max_seq
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(max_seq, d)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "ln1": nn.LayerNorm(d), "qkv": nn.Linear(d, 3 * d), "proj": nn.Linear(d, d),
+                "ln2": nn.LayerNorm(d), "fc": nn.Linear(d, 4 * d), "out": nn.Linear(4 * d, d)}))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def empty_cache(self):
+        return torch.zeros(len(self.blocks), 2, self.heads, self.max_seq, self.d // self.heads)
+
+    def forward(self, tokens, pos, cache):
+        t, hd = tokens.shape[1], self.d // self.heads
+        positions = pos + torch.arange(t)
+        x = self.tok(tokens)[0] + self.pos(positions)
+        slots = torch.arange(self.max_seq)
+        place = (slots[:, None] == positions[None, :]).float()  # [max_seq, T]: where each new row goes
+        keep = 1.0 - place.sum(dim=1)
+        visible = slots[None, :] <= positions[:, None]          # [T, max_seq]: causal over the cache
+        caches = []
+        for i, blk in enumerate(self.blocks):
+            q, k, v = blk["qkv"](blk["ln1"](x)).split(self.d, dim=-1)
+            q, k, v = (y.reshape(t, self.heads, hd).transpose(0, 1) for y in (q, k, v))
+            kc = cache[i, 0] * keep[None, :, None] + place[None] @ k
+            vc = cache[i, 1] * keep[None, :, None] + place[None] @ v
+            caches.append(torch.stack([kc, vc]))
+            att = (q @ kc.transpose(1, 2) / math.sqrt(hd)).masked_fill(~visible[None], -1e9)
+            y = (torch.softmax(att, dim=-1) @ vc).transpose(0, 1).reshape(t, self.d)
+            x = x + blk["proj"](y)
+            x = x + blk["out"](nn.functional.gelu(blk["fc"](blk["ln2"](x))))
+        return self.head(self.ln(x)), torch.stack(caches)
+
+
+def greedy_decode(step, prompt, cache, tokens):
+    """`tokens` greedy tokens after `prompt` [1, T] with `step(tokens, pos, cache) -> (logits,
+    cache)`: the prompt in one step (prefill), then one token a step (decode)."""
+    logits, cache = step(prompt, [0], cache)
+    out = [int(logits[-1].argmax())]
+    while len(out) < tokens:
+        logits, cache = step([[out[-1]]], [prompt.shape[1] + len(out) - 1], cache)
+        out.append(int(logits[-1].argmax()))
+    return out
+
+
 # Full-size configurations for benchmarks/compare_ort.py (the tests use the defaults above).
 class EdgeCnn(nn.Module):
     """A small CNN for the `edge` machine (1 MiB of SRAM): three 24-channel 3x3 convolutions at
