@@ -55,6 +55,16 @@ class BertLike(nn.Module):
         return self.head(h[:, 0])
 
 
+def _decoder_blocks(d, layers):
+    """GPT-2's blocks: layer norms, the attention's qkv and output projections, the MLP."""
+    blocks = nn.ModuleList()
+    for _ in range(layers):
+        blocks.append(nn.ModuleDict({
+            "ln1": nn.LayerNorm(d), "qkv": nn.Linear(d, 3 * d), "proj": nn.Linear(d, d),
+            "ln2": nn.LayerNorm(d), "fc": nn.Linear(d, 4 * d), "out": nn.Linear(4 * d, d)}))
+    return blocks
+
+
 class GptLike(nn.Module):
     """A decoder-only transformer: causal self-attention written out, as GPT-2 does."""
 
@@ -64,11 +74,7 @@ class GptLike(nn.Module):
         self.d = d
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(seq, d)
-        self.blocks = nn.ModuleList()
-        for _ in range(layers):
-            self.blocks.append(nn.ModuleDict({
-                "ln1": nn.LayerNorm(d), "qkv": nn.Linear(d, 3 * d), "proj": nn.Linear(d, d),
-                "ln2": nn.LayerNorm(d), "fc": nn.Linear(d, 4 * d), "out": nn.Linear(4 * d, d)}))
+        self.blocks = _decoder_blocks(d, layers)
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=False)
         self.register_buffer("mask", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
@@ -106,11 +112,7 @@ class GptKvCache(nn.Module):
         self.d, self.heads, self.max_seq = d, heads, max_seq
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(max_seq, d)
-        self.blocks = nn.ModuleList()
-        for _ in range(layers):
-            self.blocks.append(nn.ModuleDict({
-                "ln1": nn.LayerNorm(d), "qkv": nn.Linear(d, 3 * d), "proj": nn.Linear(d, d),
-                "ln2": nn.LayerNorm(d), "fc": nn.Linear(d, 4 * d), "out": nn.Linear(4 * d, d)}))
+        self.blocks = _decoder_blocks(d, layers)
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab)
 
