@@ -87,72 +87,58 @@ void CommandGraph::Record(const RecordedCommand& command, Span<const DevicePtr> 
   commands_.push_back(recorded);
 }
 
-Status CommandGraph::Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
-                              Span<const DevicePtr> bindings) {
+Status CommandGraph::Issue(const RecordedCommand& command, Span<const DevicePtr> bindings) {
   if (!in_pass_) return FailedPreconditionError("a command issued on a CommandGraph outside BeginPass/EndPass");
-  RecordedCommand shape;
-  shape.kind = RecordedCommand::Kind::kDispatch;
-  shape.executable = &executable;
-  shape.entry = entry;
-  shape.workgroups = workgroups;
-  shape.binding_count = static_cast<uint32_t>(bindings.size());
-  if (RecordedCommand* same = Match(shape)) {
+  if (RecordedCommand* same = Match(command)) {
+    // The same command but for its pointers (and a fill's pattern): the recording takes them,
+    // and EndPass updates the instance.
     DevicePtr* held = bindings_.data() + same->first_binding;
-    if (!std::equal(bindings.begin(), bindings.end(), held)) {
+    if (same->target != command.target || same->source != command.source || same->pattern != command.pattern ||
+        !std::equal(bindings.begin(), bindings.end(), held)) {
+      same->target = command.target;
+      same->source = command.source;
+      same->pattern = command.pattern;
       std::copy(bindings.begin(), bindings.end(), held);
       changed_.push_back(static_cast<uint32_t>(cursor_));
     }
   } else {
-    Record(shape, bindings);
+    Record(command, bindings);
   }
   ++cursor_;
   return Status::Ok();
+}
+
+Status CommandGraph::Dispatch(const Executable& executable, uint32_t entry, Workgroups workgroups,
+                              Span<const DevicePtr> bindings) {
+  RecordedCommand command;
+  command.kind = RecordedCommand::Kind::kDispatch;
+  command.executable = &executable;
+  command.entry = entry;
+  command.workgroups = workgroups;
+  command.binding_count = static_cast<uint32_t>(bindings.size());
+  return Issue(command, bindings);
 }
 
 Status CommandGraph::Fill(DevicePtr target, uint64_t length, uint64_t pattern, uint8_t pattern_length) {
-  if (!in_pass_) return FailedPreconditionError("a command issued on a CommandGraph outside BeginPass/EndPass");
   HEXIR_RETURN_IF_ERROR(CheckFill(length, pattern_length));
+  RecordedCommand command;
+  command.kind = RecordedCommand::Kind::kFill;
+  command.target = target;
+  command.length = length;
+  command.pattern = pattern;
+  command.pattern_length = pattern_length;
   // Nothing to record: the same fill is empty in every pass.
-  if (length == 0) return Status::Ok();
-  RecordedCommand shape;
-  shape.kind = RecordedCommand::Kind::kFill;
-  shape.target = target;
-  shape.length = length;
-  shape.pattern = pattern;
-  shape.pattern_length = pattern_length;
-  if (RecordedCommand* same = Match(shape)) {
-    if (same->target != target || same->pattern != pattern) {
-      same->target = target;
-      same->pattern = pattern;
-      changed_.push_back(static_cast<uint32_t>(cursor_));
-    }
-  } else {
-    Record(shape, {});
-  }
-  ++cursor_;
-  return Status::Ok();
+  return length == 0 && in_pass_ ? Status::Ok() : Issue(command, {});
 }
 
 Status CommandGraph::Copy(CopyDirection direction, void* target, const void* source, uint64_t length) {
-  if (!in_pass_) return FailedPreconditionError("a command issued on a CommandGraph outside BeginPass/EndPass");
-  if (length == 0) return Status::Ok();
-  RecordedCommand shape;
-  shape.kind = RecordedCommand::Kind::kCopy;
-  shape.direction = direction;
-  shape.target = target;
-  shape.source = source;
-  shape.length = length;
-  if (RecordedCommand* same = Match(shape)) {
-    if (same->target != target || same->source != source) {
-      same->target = target;
-      same->source = source;
-      changed_.push_back(static_cast<uint32_t>(cursor_));
-    }
-  } else {
-    Record(shape, {});
-  }
-  ++cursor_;
-  return Status::Ok();
+  RecordedCommand command;
+  command.kind = RecordedCommand::Kind::kCopy;
+  command.direction = direction;
+  command.target = target;
+  command.source = source;
+  command.length = length;
+  return length == 0 && in_pass_ ? Status::Ok() : Issue(command, {});
 }
 
 Status CommandGraph::Synchronize() {

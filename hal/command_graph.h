@@ -83,6 +83,9 @@ class CommandGraph : public CommandQueue {
   virtual Status LaunchInstance(CommandQueue& queue) = 0;
 
  private:
+  // Records `command` with `bindings`, or matches it against the recording (Dispatch, Fill
+  // and Copy build the command).
+  Status Issue(const RecordedCommand& command, Span<const DevicePtr> bindings);
   // Where the pass stands against the recording: the next command's position, or, once a
   // command differed, recording from there on.
   RecordedCommand* Match(const RecordedCommand& shape);

@@ -183,6 +183,48 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   return true;
 }
 
+// The ONNX model as a module: imported once, or once per combination of the --dim sizes, each
+// a function named after its sizes (main_batch4) and marked a bucket of the model's function.
+OwningOpRef<ModuleOp> importShapeBuckets(MLIRContext &context, onnx_import::OnnxImportOptions importOptions,
+                                         const std::vector<std::pair<std::string, std::vector<int64_t>>> &dims) {
+  if (dims.empty())
+    return onnx_import::importOnnxModel(context, importOptions);
+  OwningOpRef<ModuleOp> module;
+  std::vector<size_t> pick(dims.size(), 0);
+  while (true) {
+    importOptions.dims.clear();
+    std::string name = importOptions.entry;
+    SmallVector<Attribute> dimNames;
+    SmallVector<int64_t> dimValues;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      int64_t value = dims[d].second[pick[d]];
+      importOptions.dims[dims[d].first] = value;
+      name += "_" + dims[d].first + std::to_string(value);
+      dimNames.push_back(StringAttr::get(&context, dims[d].first));
+      dimValues.push_back(value);
+    }
+    OwningOpRef<ModuleOp> bucket = onnx_import::importOnnxModel(context, importOptions);
+    if (!bucket)
+      return nullptr;
+    // The importer names the function as asked.
+    auto fn = bucket->lookupSymbol<func::FuncOp>(importOptions.entry);
+    fn.setSymName(name);
+    fn->setAttr(mlir::hexir::kBucketOfAttrName, StringAttr::get(&context, importOptions.entry));
+    fn->setAttr(mlir::hexir::kBucketDimNamesAttrName, ArrayAttr::get(&context, dimNames));
+    fn->setAttr(mlir::hexir::kBucketDimValuesAttrName, DenseI64ArrayAttr::get(&context, dimValues));
+    if (!module)
+      module = std::move(bucket);
+    else
+      fn->moveBefore(module->getBody(), module->getBody()->end());
+    // The next combination, the first dimension fastest.
+    size_t d = 0;
+    while (d < pick.size() && ++pick[d] == dims[d].second.size())
+      pick[d++] = 0;
+    if (d == pick.size())
+      return module;
+  }
+}
+
 } // namespace
 
 static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_t> &bytes,
@@ -243,52 +285,9 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     importOptions.entry = options.entries.empty() ? "main" : options.entries.front();
     importOptions.inputShapes = options.inputShapes;
     importOptions.donated = options.donated;
-    if (options.dims.empty()) {
-      OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(context, importOptions);
-      if (!module)
-        return false;
-      return runCompilation(context, *module, options, bytes, planOutput);
-    }
-    // Shape buckets: the model imported once per combination of --dim values, each a function
-    // of one module.
-    OwningOpRef<ModuleOp> module;
-    std::vector<size_t> pick(options.dims.size(), 0);
-    while (true) {
-      importOptions.dims.clear();
-      std::string name = importOptions.entry;
-      SmallVector<Attribute> dimNames;
-      SmallVector<int64_t> dimValues;
-      for (size_t d = 0; d < options.dims.size(); ++d) {
-        int64_t value = options.dims[d].second[pick[d]];
-        importOptions.dims[options.dims[d].first] = value;
-        name += "_" + options.dims[d].first + std::to_string(value);
-        dimNames.push_back(StringAttr::get(&context, options.dims[d].first));
-        dimValues.push_back(value);
-      }
-      OwningOpRef<ModuleOp> bucket = onnx_import::importOnnxModel(context, importOptions);
-      if (!bucket)
-        return false;
-      auto fn = bucket->lookupSymbol<func::FuncOp>(importOptions.entry);
-      if (!fn) {
-        diagnostics << options.inputPath << ": error: internal error: the imported model has no @" << importOptions.entry
-                    << "\n";
-        return false;
-      }
-      fn.setSymName(name);
-      fn->setAttr(mlir::hexir::kBucketOfAttrName, StringAttr::get(&context, importOptions.entry));
-      fn->setAttr(mlir::hexir::kBucketDimNamesAttrName, ArrayAttr::get(&context, dimNames));
-      fn->setAttr(mlir::hexir::kBucketDimValuesAttrName, DenseI64ArrayAttr::get(&context, dimValues));
-      if (!module) {
-        module = std::move(bucket);
-      } else {
-        fn->moveBefore(module->getBody(), module->getBody()->end());
-      }
-      size_t d = 0;
-      while (d < pick.size() && ++pick[d] == options.dims[d].second.size())
-        pick[d++] = 0;
-      if (d == pick.size())
-        break;
-    }
+    OwningOpRef<ModuleOp> module = importShapeBuckets(context, importOptions, options.dims);
+    if (!module)
+      return false;
     return runCompilation(context, *module, options, bytes, planOutput);
   }
   if (!options.donated.empty()) {
