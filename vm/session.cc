@@ -70,6 +70,9 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   // Before allocating: the session's memory against its limit and against what the device
   // has free, so a model that does not fit says so with the numbers. Staging lives where each
   // function's first arena does (the memory its kernels use).
+  auto staging_space_of = [&](const fb::Function& fn) {
+    return module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space() : 0);
+  };
   std::vector<uint64_t> space_bytes(device.allocator().memory_spaces().size(), 0);
   uint64_t arena_total = 0, staging_total = 0;
   for (const auto& [key, s] : shared) {
@@ -78,7 +81,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
   }
   for (const FunctionInfo* info : infos) {
     const fb::Function& fn = *info->function;
-    uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space() : 0);
+    uint32_t staging_space = staging_space_of(fn);
     uint64_t staging = 0;
     for (const TensorInfo& in : info->inputs)
       if (device.NeedsInputStaging(ElementTypeSize(in.element_type))) staging += in.byte_size;
@@ -121,7 +124,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
       const hal::BufferPtr& buffer = session->arenas_[shared[key].index];
       f.arena_bases.push_back(buffer ? buffer->data() : nullptr);
     }
-    uint32_t staging_space = module.device_memory_space(fn.arenas()->size() > 0 ? fn.arenas()->Get(0)->memory_space() : 0);
+    uint32_t staging_space = staging_space_of(fn);
     // A tensor's device staging (where the device asks for it) and the pinned host memory its
     // copies go through.
     auto stage = [&](const TensorInfo& t, bool needed, std::vector<hal::BufferPtr>& staging_list,
