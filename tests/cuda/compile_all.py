@@ -34,6 +34,18 @@ def ptxas_path():
     return "/usr/local/cuda/bin/ptxas" if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) else None
 
 
+def spills(report):
+    """Problems in `ptxas -v` output: a matmul or convolution kernel that spills registers to
+    local memory (its accumulators are meant to be registers: ThreadPrivate.h)."""
+    problems = []
+    for entry, stores, loads in re.findall(
+            r"Function properties for (\S+)\s*\n\s*\d+ bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads",
+            report):
+        if ("matmul" in entry or "conv" in entry) and (int(stores) or int(loads)):
+            problems.append(f"{entry} spills {stores} bytes of registers ({loads} loaded back)")
+    return problems
+
+
 def check(name, exe, bin_dir, chip, ptxas, tmp):
     """Returns a list of problems with the CUDA executable `exe`."""
     problems = []
@@ -61,9 +73,11 @@ def check(name, exe, bin_dir, chip, ptxas, tmp):
         path = os.path.join(tmp, name + ".ptx")
         with open(path, "w") as f:
             f.write(ptx)
-        r = subprocess.run([ptxas, "-arch=" + chip, path, "-o", path + ".cubin"], capture_output=True, text=True)
+        r = subprocess.run([ptxas, "-v", "-arch=" + chip, path, "-o", path + ".cubin"], capture_output=True, text=True)
         if r.returncode != 0:
             problems.append(f"ptxas refused the PTX: {r.stderr.strip()[:300]}")
+        else:
+            problems += spills(r.stderr)
     return problems, len(launched), len(ptx)
 
 

@@ -1,5 +1,6 @@
 //===- EmulateGpuKernels.cpp - CUDA kernels as host loops -----------------===//
 #include "Target/Cuda/Passes.h"
+#include "Target/Cuda/ThreadPrivate.h"
 #include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -172,6 +173,26 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
     return success();
   }
 
+  // Copies thread `thread`'s private tile between its place in `all` (threads x tile) and
+  // `frame` (the tile), element by element.
+  void copyTile(OpBuilder &b, Location loc, Value all, Value thread, Value frame, bool toFrame) {
+    auto type = cast<MemRefType>(frame.getType());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0), one = arith::ConstantIndexOp::create(b, loc, 1);
+    SmallVector<Value> indices;
+    OpBuilder::InsertionGuard guard(b);
+    for (int64_t extent : type.getShape()) {
+      auto loop = scf::ForOp::create(b, loc, zero, arith::ConstantIndexOp::create(b, loc, extent), one);
+      b.setInsertionPointToStart(loop.getBody());
+      indices.push_back(loop.getInductionVar());
+    }
+    SmallVector<Value> at{thread};
+    llvm::append_range(at, indices);
+    if (toFrame)
+      memref::StoreOp::create(b, loc, memref::LoadOp::create(b, loc, all, at), frame, indices);
+    else
+      memref::StoreOp::create(b, loc, memref::LoadOp::create(b, loc, frame, indices), all, at);
+  }
+
   // A staged kernel (StageContractions) runs its threads loop by loop: each thread loop (from
   // the thread index, in steps of the block size, a barrier after it) becomes one loop over
   // all of its iterations, run by the emulated block, and the code around the thread loops,
@@ -208,6 +229,17 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
       checks.buffers[alloca] = {kShared, static_cast<int64_t>(index), alignment};
     }
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    // A thread's private tile (ThreadPrivate.h) outlives a barrier: every thread's copy is kept
+    // here, and the one frame the emulated threads share is loaded and saved around each
+    // iteration of a thread loop that uses it.
+    SmallVector<std::pair<memref::AllocaOp, Value>> privateTiles;
+    for (auto alloca : body.getOps<memref::AllocaOp>())
+      if (alloca->hasAttr(kCudaThreadPrivateAttrName)) {
+        SmallVector<int64_t> shape{threads};
+        llvm::append_range(shape, alloca.getType().getShape());
+        privateTiles.emplace_back(
+            alloca, memref::AllocaOp::create(b, loc, MemRefType::get(shape, alloca.getType().getElementType())));
+      }
     Value blockId = beginBlockLoop(b, loc, body, map, checks);
     checks.block = blockId;
     // The GPU thread of an access: its thread loop's iteration modulo the block's threads.
@@ -239,6 +271,7 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
     });
     for (Operation *barrier : barriers)
       barrier->erase();
+    llvm::DenseMap<Operation *, Value> iterations;  // reversed: the iteration each loop runs
     for (scf::ForOp loop : threadLoops) {
       OpBuilder inner(loop);
       loop.getStepMutable().assign(arith::ConstantIndexOp::create(inner, loc, 1));
@@ -249,6 +282,25 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
       Value iv = loop.getInductionVar();
       Value index = ordered(inner, loc, iv, loop.getLowerBound(), loop.getUpperBound());
       iv.replaceAllUsesExcept(index, index.getDefiningOp());
+      iterations[loop] = index;
+    }
+    for (scf::ForOp loop : threadLoops) {
+      // The thread an iteration is (a private tile's loop has at most one iteration a thread).
+      Value thread = iterations.lookup(loop);
+      if (!thread)
+        thread = loop.getInductionVar();
+      for (auto [alloca, threadsCopies] : privateTiles) {
+        Value frame = map.lookup(alloca.getResult());
+        bool used = llvm::any_of(frame.getUsers(), [&](Operation *user) { return loop->isProperAncestor(user); });
+        if (!used)
+          continue;
+        OpBuilder inner(loop.getBody(), loop.getBody()->begin());
+        if (Operation *def = thread.getDefiningOp())
+          inner.setInsertionPointAfter(def);
+        copyTile(inner, loc, threadsCopies, thread, frame, /*toFrame=*/true);
+        inner.setInsertionPoint(loop.getBody()->getTerminator());
+        copyTile(inner, loc, threadsCopies, thread, frame, /*toFrame=*/false);
+      }
     }
     fn.walk([&](Operation *op) {
       for (Value v : op->getResults())

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Target/Cuda/Passes.h"
 #include "Dialect/Functions.h"
+#include "Target/Cuda/ThreadPrivate.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -219,19 +220,6 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
     if (copy.getSource() == copy.getTarget())
       rewriter.eraseOp(copy);
   });
-  SmallVector<memref::AllocOp> shared;
-  blocks.walk([&](memref::AllocOp alloc) {
-    if (gpu::GPUDialect::isWorkgroupMemoryAddressSpace(alloc.getType().getMemorySpace()))
-      shared.push_back(alloc);
-  });
-  for (memref::AllocOp alloc : shared) {
-    if (!alloc.getType().hasStaticShape())
-      return alloc.emitError("shared memory of dynamic size in a CUDA kernel");
-    BlockArgument buffer = gfn.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
-    gfn.setWorkgroupAttributionAttr(gfn.getNumWorkgroupAttributions() - 1, LLVM::LLVMDialect::getAlignAttrName(),
-                                    rewriter.getI64IntegerAttr(kCudaSharedAlignment));
-    rewriter.replaceOp(alloc, buffer);
-  }
   SmallVector<scf::ForallOp> threadLoops;
   blocks.walk([&](scf::ForallOp forall) {
     if (isMappedTo<gpu::GPUThreadMappingAttr>(forall))
@@ -245,6 +233,21 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
     most = std::max(most, *n);
   }
   int64_t threads = std::min<int64_t>(blockSize, std::max<int64_t>((most + 31) / 32 * 32, 32));
+  // Tiles each thread keeps to itself (a contraction's accumulator): registers, not shared memory.
+  privatizeThreadTiles(rewriter, gfn, blocks, threads);
+  SmallVector<memref::AllocOp> shared;
+  blocks.walk([&](memref::AllocOp alloc) {
+    if (gpu::GPUDialect::isWorkgroupMemoryAddressSpace(alloc.getType().getMemorySpace()))
+      shared.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : shared) {
+    if (!alloc.getType().hasStaticShape())
+      return alloc.emitError("shared memory of dynamic size in a CUDA kernel");
+    BlockArgument buffer = gfn.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+    gfn.setWorkgroupAttributionAttr(gfn.getNumWorkgroupAttributions() - 1, LLVM::LLVMDialect::getAlignAttrName(),
+                                    rewriter.getI64IntegerAttr(kCudaSharedAlignment));
+    rewriter.replaceOp(alloc, buffer);
+  }
   rewriter.setInsertionPointToStart(&gfn.getBody().front());
   Value thread = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
   Value stride = arith::ConstantIndexOp::create(rewriter, loc, threads);
@@ -271,7 +274,7 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
   // every thread (views, indices, the steps' loop). A buffer outside them would be each
   // thread's own on the GPU but one in the emulator: only shared memory crosses a barrier.
   WalkResult stray = gfn.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (op->hasAttr(kCudaThreadLoopAttrName))
+    if (op->hasAttr(kCudaThreadLoopAttrName) || op->hasAttr(kCudaThreadPrivateAttrName))
       return WalkResult::skip();
     if (isa<linalg::LinalgOp, memref::CopyOp, memref::StoreOp, memref::AllocOp, memref::AllocaOp>(op))
       return WalkResult::interrupt();
@@ -329,6 +332,11 @@ LogicalResult lowerThreadBody(IRRewriter &rewriter, gpu::GPUFuncOp fn) {
         return op->emitError("cannot vectorize this op of an elementwise kernel");
       rewriter.eraseOp(op);
       vectorized = true;
+      continue;
+    }
+    if (touchesThreadPrivate(op)) {
+      if (failed(lowerOverThreadPrivate(rewriter, op)))
+        return failure();
       continue;
     }
     if (failed(linalg::linalgOpToLoops(rewriter, op)))

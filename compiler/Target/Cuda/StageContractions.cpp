@@ -455,11 +455,23 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
     root = out;
   }
 
-  // 6. Threads: the initializer and the copies one element an iteration, the accumulation a
-  // sub-tile, the epilogue (with its producers) one element.
-  // With its producers (a broadcast bias scaled, or the initializer a copy reads).
-  if (failed(tileToThreads(rewriter, cast<TilingInterface>(init.getOperation()),
-                           elementTile(cast<TilingInterface>(init.getOperation())), /*fuse=*/true)))
+  // 6. Threads: the accumulation a sub-tile each; the initializer and the epilogue (with their
+  // producers: a broadcast bias scaled, the initializer a copy reads) the same sub-tile of the
+  // accumulator, so that each thread touches only its own (the outliner then keeps it in
+  // registers: ThreadPrivate.h); the copies one element (or one vector) an iteration.
+  SmallVector<int64_t> stepSubTile = accumulatorTile(step);
+  AffineMap accMap = step.getMatchingIndexingMap(step.getDpsInitOperand(0));
+  // Both are elementwise over the accumulator's shape, their result indexed by the identity
+  // (matchReductionKernel): their loops are the accumulator's dimensions.
+  auto accumulatorSubTile = [&](linalg::LinalgOp op) {
+    SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    for (unsigned r = 0; r < accMap.getNumResults() && r < outMap.getNumResults(); ++r)
+      sizes[outMap.getDimPosition(r)] = stepSubTile[accMap.getDimPosition(r)];
+    return sizes;
+  };
+  if (failed(tileToThreads(rewriter, cast<TilingInterface>(init.getOperation()), accumulatorSubTile(init),
+                           /*fuse=*/true)))
     return failure();
   for (linalg::CopyOp copy : copies) {
     SmallVector<int64_t> sizes = elementTile(cast<TilingInterface>(copy.getOperation()));
@@ -469,10 +481,10 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
     if (failed(tileToThreads(rewriter, cast<TilingInterface>(copy.getOperation()), sizes, /*fuse=*/false)))
       return failure();
   }
-  if (failed(tileToThreads(rewriter, cast<TilingInterface>(step.getOperation()), accumulatorTile(step), /*fuse=*/false)))
+  if (failed(tileToThreads(rewriter, cast<TilingInterface>(step.getOperation()), stepSubTile, /*fuse=*/false)))
     return failure();
-  if (failed(tileToThreads(rewriter, cast<TilingInterface>(root.getOperation()),
-                           elementTile(cast<TilingInterface>(root.getOperation())), /*fuse=*/true)))
+  if (failed(tileToThreads(rewriter, cast<TilingInterface>(root.getOperation()), accumulatorSubTile(root),
+                           /*fuse=*/true)))
     return failure();
 
   return finishBlocks(rewriter, fn, forall);

@@ -9,12 +9,12 @@
 // `--target cuda`: the kernels are PTX, intermediates and constants live in the device's
 // memory space. The concatenation is one kernel of two loop nests (one copy per operand),
 // launched as two dispatches with the same bindings; the matmul with its ReLU is one block
-// staging its tiles through shared memory (4 x 48 outputs, 4 KiB: the accumulator 768 B, a
-// 4x16 and a 16x48 tile of the inputs per step of K, copied 4 floats a thread; 192 threads,
-// one per output).
+// staging its tiles through shared memory (4 x 48 outputs; 3,328 bytes: a 4x16 and a 16x48
+// tile of the inputs per step of K, copied 4 floats a thread; 192 threads, one per output,
+// each accumulating in a register, not in shared memory or local memory).
 // CHECK: target: cuda; memory spaces: 0 device; constants in device
 // CHECK: kernel library 0 (CudaPtx, section #0): 3 entries; needs compute capability 9.0
-// CHECK-DAG: main_dispatch_{{[0-9]+}}_batch_matmul (arity 3, 1 workgroups of 192x1x1, shared memory 4096 bytes, local memory 0 bytes per thread)
+// CHECK-DAG: main_dispatch_{{[0-9]+}}_batch_matmul (arity 3, 1 workgroups of 192x1x1, shared memory 3328 bytes, local memory 0 bytes per thread)
 // CHECK-DAG: [[CONCAT:main_dispatch_[0-9]+_concat]] (arity 3, 1 workgroups of 96x1x1
 // CHECK-DAG: [[CONCAT]]__1 (arity 3, 1 workgroups of 32x1x1
 // CHECK: PTX (

@@ -4,17 +4,19 @@
 // RUN: %hexir-opt %s -hexir-cuda-lower-kernels | FileCheck %s --check-prefix=PTX
 
 // A staged matmul (StageContractions) after bufferization and outlining: 32x64 outputs in 8
-// blocks of 16x16, K = 32 in two steps of 16. Its shared tensors are workgroup attributions
-// (the accumulator and the two input tiles, 3 KiB); each thread forall is a loop from the
-// thread index in steps of the block size, a barrier after it; the block index gives the tile.
+// blocks of 16x16, K = 32 in two steps of 16. The two input tiles of a step are workgroup
+// attributions (2 KiB); the accumulator, of which each thread only touches its own element,
+// is the thread's private alloca (registers). Each thread forall is a loop from the thread
+// index in steps of the block size, a barrier after it; the block index gives the tile.
 // OUTLINE-LABEL: gpu.func @staged
-// OUTLINE-SAME: workgroup(%[[ACC:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[TA:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[TB:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// OUTLINE-SAME: workgroup(%[[TA:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[TB:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // OUTLINE-SAME: hexir.cuda_staged
 // OUTLINE-SAME: hexir.workgroup_size = 256 : i64, hexir.workgroups = 8 : i64
 // OUTLINE: %[[T:.*]] = gpu.thread_id x
+// OUTLINE: %[[ACC:.*]] = memref.alloca() {hexir.cuda_thread_private} : memref<1x1xf32>
 // OUTLINE: gpu.block_id x
 // OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
-// OUTLINE: memref.store %{{.*}}, %{{.*}} : memref<1x1xf32, {{.*}}#gpu.address_space<workgroup>>
+// OUTLINE: memref.store %{{.*}}, %[[ACC]][%c0, %c0] : memref<1x1xf32>
 // OUTLINE: } {hexir.cuda_thread_loop}
 // OUTLINE-NEXT: gpu.barrier
 // Each step's two tile copies move 4 floats a thread (64 iterations), as one 16-byte aligned
@@ -30,23 +32,35 @@
 // OUTLINE: } {hexir.cuda_thread_loop}
 // OUTLINE-NEXT: gpu.barrier
 // OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: memref.load %[[ACC]][%c0, %c0]
 // OUTLINE: arith.mulf
 // OUTLINE: arith.addf
+// OUTLINE: memref.store %{{.*}}, %[[ACC]][%c0, %c0]
 // OUTLINE: } {hexir.cuda_thread_loop}
 // OUTLINE-NEXT: gpu.barrier
 // OUTLINE: }
 // OUTLINE: scf.for %{{.*}} = %[[T]] to %c256 step %c256 {
+// OUTLINE: memref.load %[[ACC]][%c0, %c0]
 // OUTLINE: llvm.call_intrinsic "llvm.fma.f32"
 // OUTLINE: memref.store %{{.*}}, %{{.*}} : memref<1x1xf32, strided<[64, 1], offset: ?>>
 // OUTLINE: } {hexir.cuda_thread_loop}
 
-// On the host, a block's shared memory is three allocas of the call, aligned as on the GPU;
+// On the host, a block's shared memory is two allocas of the call, aligned as on the GPU;
 // each thread loop runs every iteration in turn (the barrier is the end of the loop), the
-// steps' loop around them.
+// steps' loop around them. The private accumulator is one frame every emulated thread
+// shares, loaded from and saved to that thread's place in an array of all 256 around each
+// iteration that uses it.
 // EMULATE-LABEL: func.func @staged
 // EMULATE-DAG: memref.alloca() {alignment = 16 : i64} : memref<16x16xf32>
+// EMULATE-DAG: %[[ALL:.*]] = memref.alloca() : memref<256x1x1xf32>
+// EMULATE-DAG: %[[FRAME:.*]] = memref.alloca() {hexir.cuda_thread_private} : memref<1x1xf32>
 // EMULATE: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %c1 {
-// EMULATE: scf.for %{{.*}} = %c0 to %c256 step %c1 {
+// EMULATE: scf.for %[[I:.*]] = %c0 to %c256 step %c1 {
+// EMULATE: memref.load %[[ALL]][%[[I]], %{{.*}}, %{{.*}}] : memref<256x1x1xf32>
+// EMULATE: memref.store %{{.*}}, %[[FRAME]]
+// EMULATE: memref.store %{{.*}}, %[[FRAME]][%c0, %c0]
+// EMULATE: memref.load %[[FRAME]]
+// EMULATE: memref.store %{{.*}}, %[[ALL]][%[[I]], %{{.*}}, %{{.*}}] : memref<256x1x1xf32>
 // EMULATE: scf.for %{{.*}} = %c0 to %c32 step %c16 {
 // EMULATE: scf.for %{{.*}} = %c0 to %c64 step %c1 {
 // EMULATE: scf.for %{{.*}} = %c0 to %c64 step %c1 {
@@ -60,12 +74,14 @@
 // REVERSE-NEXT: %[[LAST:.*]] = arith.subi %[[END]], %c1
 // REVERSE-NEXT: arith.subi %[[LAST]], %[[I]]
 
-// The PTX has three .shared arrays, each declared 16-byte aligned (LLVM vectorizes their
-// accesses by that), and a bar.sync after each thread loop; nothing imported.
+// The PTX has two .shared arrays, each declared 16-byte aligned (LLVM vectorizes their
+// accesses by that), and a bar.sync after each thread loop; nothing imported, nothing in
+// local memory (the accumulator is a register).
 // PTX: .shared .align 16 .b8 __wg_staged_0[1024];
 // PTX: .shared .align 16 .b8 __wg_staged_1[1024];
-// PTX: .shared .align 16 .b8 __wg_staged_2[1024];
+// PTX-NOT: .shared
 // PTX-NOT: .extern
+// PTX-NOT: .local
 // PTX: ld.global.v4.b32
 // PTX: st.shared.v4.b32
 // PTX: bar.sync \090;
