@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Target/Cuda/Passes.h"
 #include "Dialect/Functions.h"
+#include "Target/Cuda/ElideBarriers.h"
 #include "Target/Cuda/ThreadPrivate.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -282,6 +283,7 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
   });
   if (stray.wasInterrupted())
     return gfn.emitError("internal error: a write outside the thread loops of a staged kernel");
+  elideBarriers(gfn);
   return StagedLaunch{*blockCount, threads};
 }
 
