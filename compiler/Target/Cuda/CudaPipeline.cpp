@@ -34,6 +34,7 @@ void mlir::hexir::buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipeli
   OutlineGpuKernelsOptions outline;
   outline.chip = options.chip;
   outline.blockSize = options.blockSize;
+  outline.capacity = options.sharedMemoryBytes;
   pm.addPass(createOutlineGpuKernels(outline));
   CheckSharedMemoryOptions shared;
   shared.capacity = options.sharedMemoryBytes;
@@ -55,6 +56,8 @@ void mlir::hexir::buildCudaSerializationPipeline(OpPassManager &pm, const CudaPi
   // Simple math (fabs, floor, sqrt, fma) as LLVM intrinsics NVPTX has instructions for; the
   // NVVM conversion would call libdevice for them.
   kernels.addPass(createConvertMathToLLVMPass());
+  // cp.async copies (PipelineCopies.h) as NVVM.
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));

@@ -5,6 +5,8 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -122,6 +124,44 @@ struct AlignmentChecks {
     return success();
   }
 };
+
+// cp.async (PipelineCopies.h) as the copies it makes: the emulator runs a block's threads loop
+// by loop, so a copy done when issued is what waiting for it gives. A copy of several elements
+// is a vector access with the alignment cp.async needs of both addresses (AlignmentChecks
+// checks it); the groups and waits have nothing left to do.
+LogicalResult synchronousCopies(gpu::GPUFuncOp gfn) {
+  SmallVector<Operation *> ops;
+  gfn.walk([&](Operation *op) {
+    if (isa<nvgpu::DeviceAsyncCopyOp, NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op);
+    if (!copy) {
+      op->erase();
+      continue;
+    }
+    if (copy.getSrcElements() || !copy->use_empty())
+      return copy.emitError("the CUDA emulator models cp.async copies of whole vectors, outside token groups");
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    auto dstType = cast<MemRefType>(copy.getDst().getType());
+    int64_t elements = copy.getDstElements().getZExtValue();
+    if (elements == 1) {
+      Value v = memref::LoadOp::create(b, loc, copy.getSrc(), copy.getSrcIndices());
+      memref::StoreOp::create(b, loc, v, copy.getDst(), copy.getDstIndices());
+    } else {
+      auto vectorType = VectorType::get({elements}, dstType.getElementType());
+      int64_t bytes = elements * ((dstType.getElementTypeBitWidth() + 7) / 8);
+      auto load = vector::LoadOp::create(b, loc, vectorType, copy.getSrc(), copy.getSrcIndices());
+      load->setAttr("alignment", b.getI64IntegerAttr(bytes));
+      auto store = vector::StoreOp::create(b, loc, load, copy.getDst(), copy.getDstIndices());
+      store->setAttr("alignment", b.getI64IntegerAttr(bytes));
+    }
+    copy.erase();
+  }
+  return success();
+}
 
 struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<EmulateGpuKernelsPass> {
   using EmulateGpuKernelsBase::EmulateGpuKernelsBase;
@@ -327,6 +367,8 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
                                                     ArrayRef<Attribute>{b.getI64IntegerAttr(0)}),
                              /*constant=*/false, b.getI64IntegerAttr(8));
     for (auto gfn : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      if (failed(synchronousCopies(gfn)))
+        return signalPassFailure();
       auto blocks = gfn->getAttrOfType<IntegerAttr>(kCudaWorkgroupsAttrName);
       auto threads = gfn->getAttrOfType<IntegerAttr>(kCudaWorkgroupSizeAttrName);
       if (!blocks || !threads) {

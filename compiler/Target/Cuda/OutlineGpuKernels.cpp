@@ -10,10 +10,12 @@
 #include "Target/Cuda/Passes.h"
 #include "Dialect/Functions.h"
 #include "Target/Cuda/ElideBarriers.h"
+#include "Target/Cuda/PipelineCopies.h"
 #include "Target/Cuda/ThreadPrivate.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -36,6 +38,8 @@ namespace {
 
 bool isNest(Operation &op) { return isa<scf::ForallOp, linalg::LinalgOp>(op); }
 
+// The shared memory a block may declare statically (CheckSharedMemory checks it).
+constexpr uint64_t kStaticSharedBytes = 48 * 1024;
 // The most temporary bytes a kernel run by one thread may keep in its local memory.
 constexpr int64_t kMaxSerialTemporaryBytes = 256 * 1024;
 // The most local memory (stack frame) one CUDA thread may have.
@@ -441,6 +445,15 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
     });
   }
 
+  // The chip's compute capability x 10 (sm_90: 90); 0 for a name this does not read.
+  int64_t computeCapability() const {
+    int64_t value = 0;
+    StringRef digits = StringRef(chip).drop_front(3).take_while([](char c) { return llvm::isDigit(c); });
+    if (!StringRef(chip).starts_with("sm_") || digits.getAsInteger(10, value))
+      return 0;
+    return value;
+  }
+
   // A kernel whose nests pass a temporary buffer to each other (one TileToThreads could not
   // fuse, such as the reductions of a rank-1 softmax) runs whole on one thread, its
   // temporaries in that thread's local memory: correct for the small kernels this happens to,
@@ -518,7 +531,13 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
       if (auto blocks = dyn_cast<scf::ForallOp>(clone); blocks && isMappedTo<gpu::GPUBlockMappingAttr>(blocks)) {
         gfn->setAttr(kCudaStagedAttrName, rewriter.getUnitAttr());
         FailureOr<StagedLaunch> launch = mapStagedNest(rewriter, gfn, blocks, blockSize);
-        if (failed(launch) || failed(lowerThreadBody(rewriter, gfn)) || failed(checkLocalMemory(gfn)))
+        if (failed(launch))
+          return failure();
+        // cp.async: sm_80 and newer.
+        uint64_t limit = capacity > 0 ? std::min<uint64_t>(capacity, kStaticSharedBytes) : kStaticSharedBytes;
+        bool async = computeCapability() >= 80 && pipelineCopies(rewriter, gfn, static_cast<int64_t>(limit)) > 0;
+        if (failed(lowerThreadBody(rewriter, gfn)) || (async && failed(makeCopiesAsync(rewriter, gfn))) ||
+            failed(checkLocalMemory(gfn)))
           return failure();
         gfn.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({static_cast<int32_t>(launch->threads), 1, 1}));
         gfn->setAttr(kCudaWorkgroupsAttrName, rewriter.getI64IntegerAttr(launch->blocks));

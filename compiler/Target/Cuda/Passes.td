@@ -113,9 +113,12 @@ def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
            "The CUDA architecture the gpu.module targets">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block">,
+    Option<"capacity", "capacity", "uint64_t", /*default=*/"0",
+           "Shared memory of a block in bytes (0: the 48 KiB a block may declare statically): a "
+           "staged kernel's tiles are double-buffered only where both slots fit">,
   ];
-  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
-                           "mlir::linalg::LinalgDialect", "mlir::LLVM::LLVMDialect",
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::nvgpu::NVGPUDialect",
+                           "mlir::scf::SCFDialect", "mlir::linalg::LinalgDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"];
 }

@@ -1,6 +1,8 @@
 //===- ThreadPrivate.cpp - a block's shared tiles kept per thread ---------===//
 #include "Target/Cuda/ThreadPrivate.h"
 
+#include "Target/Cuda/ViewRetarget.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
@@ -102,26 +104,6 @@ std::optional<TileSignature> signatureOf(memref::SubViewOp view, ArrayRef<int64_
   return s;
 }
 
-// `view`'s uses given `replacement` (a buffer of the same shape, another layout); views of it
-// are made again on the replacement.
-void replaceView(RewriterBase &rewriter, Value view, Value replacement) {
-  for (OpOperand &use : llvm::make_early_inc_range(view.getUses())) {
-    Operation *user = use.getOwner();
-    if (auto sub = dyn_cast<memref::SubViewOp>(user)) {
-      rewriter.setInsertionPoint(sub);
-      auto type = memref::SubViewOp::inferRankReducedResultType(
-          sub.getType().getShape(), cast<MemRefType>(replacement.getType()), sub.getMixedOffsets(),
-          sub.getMixedSizes(), sub.getMixedStrides());
-      auto remade = memref::SubViewOp::create(rewriter, sub.getLoc(), cast<MemRefType>(type), replacement,
-                                              sub.getMixedOffsets(), sub.getMixedSizes(), sub.getMixedStrides());
-      replaceView(rewriter, sub.getResult(), remade.getResult());
-      rewriter.eraseOp(sub);
-      continue;
-    }
-    rewriter.modifyOpInPlace(user, [&] { use.set(replacement); });
-  }
-}
-
 // The private alloca `v` views, if any.
 bool isThreadPrivate(Value v) {
   while (auto sub = v.getDefiningOp<memref::SubViewOp>())
@@ -220,7 +202,7 @@ int64_t mlir::hexir::privatizeThreadTiles(RewriterBase &rewriter, gpu::GPUFuncOp
                                          MemRefType::get(common->shape, type.getElementType()));
     tile->setAttr(kCudaThreadPrivateAttrName, rewriter.getUnitAttr());
     for (memref::SubViewOp view : views) {
-      replaceView(rewriter, view.getResult(), tile.getResult());
+      retargetUses(rewriter, view.getResult(), tile.getResult());
       rewriter.eraseOp(view);
     }
     rewriter.eraseOp(alloc);

@@ -1,4 +1,4 @@
-// RUN: %hexir-opt %s -split-input-file -hexir-cuda-split-reductions -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-cuda-split-reductions -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels="chip=sm_75" -canonicalize -cse | FileCheck %s
 
 // The outliner keeps a barrier after a thread loop only where the next loop reads or writes
 // what it did from other threads (ElideBarriers.h). A split sum: the partials written to

@@ -1,4 +1,4 @@
-// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse | FileCheck %s
+// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels="chip=sm_75" -canonicalize -cse | FileCheck %s
 // RUN: %hexir-opt %s -hexir-cuda-lower-kernels | FileCheck %s --check-prefix=PTX
 
 // A staged matmul whose threads each accumulate a 4x4 sub-tile (64x64 outputs a block of 256
@@ -29,10 +29,11 @@
 // CHECK-COUNT-16: memref.load %[[ACC]][%c{{[0-3]}}, %c{{[0-3]}}] : memref<4x4xf32>
 // CHECK: } {hexir.cuda_thread_loop}
 
-// In the PTX the two input tiles are the only shared memory, nothing is in local memory
-// (no stack frame: the accumulators are registers), and the K loop is 16 fma.
-// PTX: .shared .align 16 .b8 __wg_register_tile_0[4096];
-// PTX: .shared .align 16 .b8 __wg_register_tile_1[4096];
+// In the PTX (sm_90) the two input tiles, each in two slots of 4 KiB (PipelineCopies.h), are
+// the only shared memory, nothing is in local memory (no stack frame: the accumulators are
+// registers), and the K loop is 16 fma.
+// PTX: .shared .align 16 .b8 __wg_register_tile_0[8192];
+// PTX: .shared .align 16 .b8 __wg_register_tile_1[8192];
 // PTX-NOT: .shared .align
 // PTX-NOT: .local
 // PTX-NOT: ld.local

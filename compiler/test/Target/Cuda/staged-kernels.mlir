@@ -1,6 +1,6 @@
-// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse | FileCheck %s --check-prefix=OUTLINE
-// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse -hexir-cuda-emulate-on-host -cse | FileCheck %s --check-prefix=EMULATE
-// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels -canonicalize -cse -hexir-cuda-emulate-on-host=reverse=true -cse | FileCheck %s --check-prefix=REVERSE
+// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels="chip=sm_75" -canonicalize -cse | FileCheck %s --check-prefix=OUTLINE
+// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels="chip=sm_75" -canonicalize -cse -hexir-cuda-emulate-on-host -cse | FileCheck %s --check-prefix=EMULATE
+// RUN: %hexir-opt %s -hexir-cuda-stage-contractions -canonicalize -cse -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -hexir-cuda-outline-kernels="chip=sm_75" -canonicalize -cse -hexir-cuda-emulate-on-host=reverse=true -cse | FileCheck %s --check-prefix=REVERSE
 // RUN: %hexir-opt %s -hexir-cuda-lower-kernels | FileCheck %s --check-prefix=PTX
 
 // A staged matmul (StageContractions) after bufferization and outlining: 32x64 outputs in 8
@@ -79,16 +79,18 @@
 // REVERSE-NEXT: %[[LAST:.*]] = arith.subi %[[END]], %c1
 // REVERSE-NEXT: arith.subi %[[LAST]], %[[I]]
 
-// The PTX has two .shared arrays, each declared 16-byte aligned (LLVM vectorizes their
-// accesses by that), and a bar.sync after each thread loop; nothing imported, nothing in
-// local memory (the accumulator is a register).
-// PTX: .shared .align 16 .b8 __wg_staged_0[1024];
-// PTX: .shared .align 16 .b8 __wg_staged_1[1024];
-// PTX-NOT: .shared
+// The PTX (sm_90) has two .shared arrays, each declared 16-byte aligned (LLVM vectorizes their
+// accesses by that) and double-buffered (PipelineCopies.h: two slots of 1 KiB); nothing
+// imported, nothing in local memory (the accumulator is a register). The tiles move 16 bytes
+// a copy, asynchronously, each step waiting for its own.
+// PTX: .shared .align 16 .b8 __wg_staged_0[2048];
+// PTX: .shared .align 16 .b8 __wg_staged_1[2048];
+// PTX-NOT: .shared .align
 // PTX-NOT: .extern
 // PTX-NOT: .local
-// PTX: ld.global.v4.b32
-// PTX: st.shared.v4.b32
+// PTX: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
+// PTX: cp.async.commit_group;
+// PTX: cp.async.wait_group \091;
 // PTX: bar.sync \090;
 // The accumulation's multiply-adds contract into fma (as cuBLAS does for f32): no explicitly
 // rounded mul.rn / add.rn pair, which ptxas would have to keep apart.
