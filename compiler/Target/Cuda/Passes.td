@@ -106,7 +106,10 @@ def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
     (`memref.alloca`), and transcendental math becomes polynomials (the PTX calls no library).
     A kernel whose nests pass a temporary buffer to each other (one thread tiling could not
     fuse) runs whole on a single thread with its temporaries in local memory (at most 256 KiB;
-    more is refused).
+    more is refused). A staged kernel's block is one CUDA block: its thread foralls become
+    loops from the thread index, with a barrier where the next loop needs one; a shared tile
+    each thread only touches its own part of (the accumulator) becomes registers; on sm_80 and
+    newer its tile copies are double-buffered cp.async where two slots fit `capacity`.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
