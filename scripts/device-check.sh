@@ -8,11 +8,14 @@
 #       suite and its test kernels (host ELF, CUDA PTX); host executables of small ONNX models
 #       (x86-64-v3); every end-to-end graph and five ONNX models compiled for --target cuda;
 #       benchmark graphs and TorchScript models (scripts/device_prepare.py); inputs and
-#       PyTorch/NumPy references.
-#   scripts/device-check.sh --run DIR       (there, under 8 minutes) runs the conformance suite
-#       on the CUDA device, every executable against its reference (host, then CUDA), the GPU
-#       benchmarks against PyTorch in the same run (scripts/device_cuda.py), and prints one
-#       summary table. Without a CUDA driver or device the CUDA rows say "skipped".
+#       PyTorch/NumPy references; full-size CNNs at 224x224 whose weights compress; and
+#       DIR.tar.xz, what travels (at most 64 MiB).
+#   scripts/device-check.sh --run DIR[.tar.xz]  (there, about 6 minutes) runs the conformance
+#       suite on the CUDA device, every executable against its reference (host, then CUDA),
+#       compute-sanitizer (memcheck on mobilenet_v2 at 224x224, racecheck and synccheck on the
+#       test-size one), the GPU benchmarks against PyTorch in the same run
+#       (scripts/device_cuda.py), and prints one summary table. Without a CUDA driver or device
+#       the CUDA rows say "skipped".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-}"
@@ -37,9 +40,22 @@ if [ "$mode" = --prepare ]; then
   /usr/bin/python3 "$root/scripts/device_prepare.py" --root "$root" --bin "$root/build/tools" --out "$dir"
   cp "$root/scripts/device_cuda.py" "$dir/share/"
   du -sh "$dir"
-  echo "prepared $dir: carry it to the GPU machine and run: scripts/device-check.sh --run DIR"
+  # What travels (at most 64 MiB): the full-size models' weights take 5 values per channel
+  # and compress.
+  tar -C "$(dirname "$dir")" -cf - "$(basename "$dir")" | xz -T2 -3 >"$dir.tar.xz"
+  du -sh "$dir.tar.xz"
+  echo "prepared $dir and $dir.tar.xz: carry the archive to the GPU machine and run:"
+  echo "  scripts/device-check.sh --run $(basename "$dir").tar.xz"
   exit 0
 fi
+
+# --run DIR.tar.xz: unpacked beside itself first.
+case "$dir" in
+  *.tar.xz)
+    tar -C "$(dirname "$dir")" -xJf "$dir"
+    dir="${dir%.tar.xz}"
+    ;;
+esac
 
 # --run: everything below needs only the carried folder, a shell, Python and NumPy.
 bin="$dir/bin"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The CUDA half of scripts/device-check.sh --run, on the GPU machine: every executable of
-DIR/cuda against its reference on the CUDA device, then the GPU benchmarks of issue 13 against
-PyTorch measured in the same run. Prints one `check|result|details` row per line for the
+DIR/cuda against its reference on the CUDA device, compute-sanitizer over three of those runs,
+then the GPU benchmarks against PyTorch measured in the same run. Prints one `check|result|details` row per line for the
 summary table; exit status 1 if a check failed. Needs NumPy; PyTorch for the baselines.
 
 Usage: device_cuda.py DIR   (DIR/bin/hexir-run, DIR/cuda, DIR/bench as device_prepare.py made)
@@ -9,6 +9,7 @@ Usage: device_cuda.py DIR   (DIR/bin/hexir-run, DIR/cuda, DIR/bench as device_pr
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,10 +143,11 @@ def benchmarks(dir_, rows):
                     f"with graphs); module load {load:.1f} ms")
     except Exception as e:  # noqa: BLE001
         rows.append(f"launch overhead|FAILED|{e}")
-    # Models, batch 1, against PyTorch eager on the same GPU.
-    for name in ["mobilenet_v2", "bert_like"]:
+    # Models, batch 1, against PyTorch eager and PyTorch's CUDA graph on the same GPU.
+    for name, label in [("mobilenet_v2", "mobilenet_v2 (test size)"), ("bert_like", "bert_like (test size)"),
+                        ("full_mobilenet_v2", "mobilenet_v2 224x224"), ("full_resnet18", "resnet18 224x224")]:
         try:
-            hxb = os.path.join(dir_, "cuda", "onnx_" + name + ".hxb")
+            hxb = os.path.join(dir_, "cuda", (name if name.startswith("full_") else "onnx_" + name) + ".hxb")
             wall, device, load = benchmark(dir_, hxb, 50, "on")
             plain_wall, _, _ = benchmark(dir_, hxb, 50, "off")
             detail = (f"{wall:.3f} ms wall with a CUDA graph, {plain_wall:.3f} ms without"
@@ -158,17 +160,72 @@ def benchmarks(dir_, rows):
                     graph = torch_graph_ms(model, x, 50)
                 detail += (f"; PyTorch eager {eager:.3f} ms, CUDA graph {graph:.3f} ms: "
                            f"{wall / graph:.2f}x the graph (target <= 1.0x)")
-            rows.append(f"{name} batch 1 (test size)|measured|{detail}")
+            rows.append(f"{label} batch 1|measured|{detail}")
         except Exception as e:  # noqa: BLE001
-            rows.append(f"{name} batch 1|FAILED|{e}")
+            rows.append(f"{label} batch 1|FAILED|{e}")
     if not have_torch:
         rows.append("PyTorch baselines|not measured|no PyTorch with CUDA here")
+
+
+def sanitizer_path():
+    for path in [shutil.which("compute-sanitizer"), "/usr/local/cuda/bin/compute-sanitizer"]:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def sanitizer_errors(text):
+    """(errors compute-sanitizer reported or None, its first error line) from its output:
+    memcheck and synccheck end with "ERROR SUMMARY: 0 errors", racecheck with "RACECHECK
+    SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" (warnings are not errors)."""
+    summary = (re.search(r"RACECHECK SUMMARY: [0-9]+ hazards? displayed \(([0-9]+) errors?", text)
+               or re.search(r"ERROR SUMMARY: ([0-9]+) errors?", text))
+    first = next((line.strip() for line in text.splitlines()
+                  if re.search(r"Invalid|Error:|Race reported|Barrier error", line)), "")
+    return (int(summary.group(1)) if summary else None), first
+
+
+def sanitize(dir_, rows):
+    """compute-sanitizer over runs of CUDA executables: memcheck on a full-size model (every
+    global and shared access in bounds and aligned), racecheck and synccheck on the test-size
+    mobilenet_v2 (its staged convolutions share tiles through shared memory, double-buffered
+    with cp.async: a missing barrier or wait is a hazard these report)."""
+    tool = sanitizer_path()
+    if not tool:
+        rows.append("compute-sanitizer|skipped|not found (PATH, /usr/local/cuda/bin)")
+        return
+    cuda = os.path.join(dir_, "cuda")
+    with open(os.path.join(cuda, "manifest.json")) as f:
+        cases = {c["hxb"]: c for c in json.load(f)}
+    for check, hxb, budget in [("memcheck", "full_mobilenet_v2.hxb", 240), ("racecheck", "onnx_mobilenet_v2.hxb", 120),
+                               ("synccheck", "onnx_mobilenet_v2.hxb", 120)]:
+        case = cases.get(hxb)
+        if not case:
+            rows.append(f"{check} {hxb}|FAILED|not in the manifest")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            args = [tool, "--tool", check, "--error-exitcode", "3", os.path.join(dir_, "bin", "hexir-run"),
+                    os.path.join(cuda, hxb), "--device", "cuda", "--graphs", "off"]
+            for name, path in case["inputs"].items():
+                args += ["--input", f"{name}={os.path.join(cuda, path)}"]
+            for name in case["outputs"]:
+                args += ["--output", f"{name}={os.path.join(tmp, name + '.npy')}"]
+            try:
+                r = subprocess.run(args, capture_output=True, text=True, timeout=budget)
+            except subprocess.TimeoutExpired:
+                rows.append(f"{check} {case['name']}|not measured|over {budget} s")
+                continue
+            count, first = sanitizer_errors(r.stdout + r.stderr)
+            ok = r.returncode == 0 and count == 0
+            rows.append(f"{check} {case['name']}|{'passed' if ok else 'FAILED'}|"
+                        f"{count if count is not None else '?'} errors (exit {r.returncode}) {first[:200]}")
 
 
 def main():
     dir_ = sys.argv[1]
     rows = []
     if correctness(dir_, rows):
+        sanitize(dir_, rows)
         benchmarks(dir_, rows)
     for row in rows:
         print(row)

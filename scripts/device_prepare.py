@@ -3,10 +3,11 @@
 compiler): compiled here, with their inputs and references.
 
   OUT/models/  host executables (x86-64-v3) of small ONNX test models, input, PyTorch output
-  OUT/cuda/    the same models and the end-to-end graphs compiled for --target cuda, inputs,
+  OUT/cuda/    the same models, full-size CNNs at 224x224 (weights of 5 values per channel:
+               they compress) and the end-to-end graphs compiled for --target cuda, inputs,
                references (PyTorch, or float64 NumPy for the graphs), one manifest.json
   OUT/bench/   benchmark graphs for the GPU (a 256 MiB elementwise chain, a 4096^3 matmul,
-               100 tiny dispatches) and TorchScript files of two models for PyTorch's baseline
+               100 tiny dispatches) and TorchScript files of the models PyTorch is timed on
 
 Usage: device_prepare.py --root SRC --bin BUILD/tools --out DIR
 """
@@ -18,10 +19,16 @@ import sys
 
 import numpy as np
 
-# A device call carries 64 MiB at most: no resnet18 (47 MB of weights).
+# A device call carries 64 MiB at most: no host resnet18 (47 MB of weights that do not compress).
 HOST_MODELS = ["mlp", "bert_like", "gpt_like"]
 CUDA_MODELS = ["mlp", "squeezenet1_1", "mobilenet_v2", "bert_like", "gpt_like"]
 TORCHSCRIPT_MODELS = ["mobilenet_v2", "bert_like"]
+FULL_MODELS = ["mobilenet_v2", "resnet18", "efficientnet_b0"]
+# Every model's weights take 5 values per output channel (models.low_entropy; the references
+# are computed from those weights): executables and TorchScripts compress about 10x in the
+# archive that travels.
+WEIGHT_LEVELS = 5
+FULL_TORCHSCRIPT_MODELS = ["mobilenet_v2", "resnet18"]
 
 
 def compile_(bin_dir, src, out, *flags):
@@ -80,7 +87,7 @@ def main():
     manifest = []
     for name in sorted(set(HOST_MODELS) | set(CUDA_MODELS)):
         onnx_path = os.path.join(args.out, name + ".onnx")
-        input_name, x, ref = models.export(name, onnx_path)
+        input_name, x, ref = models.export(name, onnx_path, weight_levels=WEIGHT_LEVELS)
         if name in HOST_MODELS:
             compile_(args.bin, onnx_path, os.path.join(host_dir, name + ".hxb"), "--target-cpu=x86-64-v3")
             np.save(os.path.join(host_dir, name + ".input.npy"), x)
@@ -97,11 +104,30 @@ def main():
         if name in TORCHSCRIPT_MODELS:
             # PyTorch's eager baseline on the GPU machine, which has no torchvision.
             model, example, _ = models.build(name)  # seeded: the weights export() used
-            model = models._perturb(model, 0).eval()
+            model = models.low_entropy(models._perturb(model, 0).eval(), WEIGHT_LEVELS)
             with torch.no_grad():
                 traced = torch.jit.trace(model, example)
             traced.save(os.path.join(bench_dir, name + ".pt"))
             np.save(os.path.join(bench_dir, name + ".input.npy"), x)
+        os.remove(onnx_path)
+    # Full-size CNNs at 224x224 (issue 43: mobilenet_v2 at that size read shared memory
+    # misaligned on an H200).
+    for name in FULL_MODELS:
+        onnx_path = os.path.join(args.out, name + "_224.onnx")
+        input_name, x, ref = models.export(name, onnx_path, full=True, weight_levels=WEIGHT_LEVELS)
+        base = "full_" + name
+        compile_(args.bin, onnx_path, os.path.join(cuda_dir, base + ".hxb"), "--target", "cuda")
+        np.save(os.path.join(cuda_dir, base + ".in0.npy"), x)
+        np.save(os.path.join(cuda_dir, base + ".ref0.npy"), ref)
+        manifest.append({"name": name + " 224x224", "hxb": base + ".hxb", "rtol": 1e-4,
+                         "inputs": {input_name: base + ".in0.npy"}, "outputs": {"output": base + ".ref0.npy"}})
+        if name in FULL_TORCHSCRIPT_MODELS:
+            model, example, _ = models.build(name, full=True)
+            model = models.low_entropy(models._perturb(model, 0).eval(), WEIGHT_LEVELS)
+            with torch.no_grad():
+                traced = torch.jit.trace(model, example)
+            traced.save(os.path.join(bench_dir, base + ".pt"))
+            np.save(os.path.join(bench_dir, base + ".input.npy"), x)
         os.remove(onnx_path)
     rng = np.random.default_rng(0)
     for gname in sorted(graphs.GRAPHS):

@@ -41,7 +41,8 @@ stage "fuzzing"
 stage "device check"
 devcheck="$(mktemp -d)"
 "$root/scripts/device-check.sh" --prepare "$devcheck/dir" >/dev/null
-PYTHON=/usr/bin/python3 "$root/scripts/device-check.sh" --run "$devcheck/dir"
+rm -rf "$devcheck/dir"  # what travels is the archive
+PYTHON=/usr/bin/python3 "$root/scripts/device-check.sh" --run "$devcheck/dir.tar.xz"
 rm -rf "$devcheck"
 stage "default generator"
 makefiles="$(mktemp -d)"

@@ -228,10 +228,29 @@ CI_MODELS = ["mlp", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezene
 LARGE_MODELS = ["resnet50", "densenet121", "inception_v3", "vgg11"]
 
 
-def export(name, onnx_path, seed=0, full=False):
-    """Writes `onnx_path`; returns (input name, input array, reference output array)."""
+def low_entropy(model, levels=5):
+    """Rounds every weight of `model` (in place) to one of `levels` values of its output
+    channel, evenly spaced over [-max|w|, max|w|] of the channel: the model computes as a
+    trained one does (every channel its own scale), and its weights compress ~10x, so a
+    full-size executable and its TorchScript travel to a GPU machine small (the device check)."""
+    half = (levels - 1) / 2
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() < 2:
+                continue
+            scale = p.abs().reshape(p.shape[0], -1).amax(dim=1).clamp_min(1e-12)
+            shape = (-1,) + (1,) * (p.dim() - 1)
+            p.copy_(torch.round(p / scale.reshape(shape) * half) / half * scale.reshape(shape))
+    return model
+
+
+def export(name, onnx_path, seed=0, full=False, weight_levels=None):
+    """Writes `onnx_path`; returns (input name, input array, reference output array).
+    `weight_levels`: round the weights to that many values per channel (low_entropy)."""
     model, x, opset = build(name, full)
     model = _perturb(model, seed).eval()
+    if weight_levels:
+        low_entropy(model, weight_levels)
     with torch.no_grad():
         ref = model(x)
     # Two models keep PyTorch's shape arithmetic (Shape -> Gather -> Concat -> Reshape, chunk
