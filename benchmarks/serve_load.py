@@ -7,6 +7,8 @@ connections against --max-queue 4: how many 503s, and the RSS again. Where `wrk`
 (Debian's), the 32 connections run once more from wrk, a client in C: the server's throughput
 and latency without Python's client-side JSON in the way.
   serve_load.py [--bin build/tools] [--seconds 20] [--smoke] [--check]
+Last, without --check: the model compiled with shape buckets, served without and with dynamic
+batching (--max-batch 8) at 1, 8 and 32 connections.
 (--smoke: 2 s, CI's bench.serve_load_smoke; --check: the checks of ctest serve.load, 20 s)"""
 import argparse
 import http.client
@@ -31,7 +33,7 @@ def rss_kib(pid):
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
 
 
-def run_load(port, pid, body, seconds, connections, expected):
+def run_load(port, pid, body, seconds, connections, expected, quiet=False):
     latencies, statuses, lock, errors = [], {}, threading.Lock(), []
     rss = []
     stop = time.monotonic() + seconds
@@ -88,6 +90,8 @@ def run_load(port, pid, body, seconds, connections, expected):
     quarters = [float(np.mean(w)) for w in windows]
     floor_before, floor_after = min(windows[1]), min(windows[3])
     ok = statuses.get(200, 0)
+    if quiet:
+        return statuses, wrong[0], ok / elapsed, np.percentile(lat, 50), np.percentile(lat, 99)
     print(f"  {connections} connections, {elapsed:.1f} s: {ok / elapsed:.0f} requests/s; latency p50 "
           f"{np.percentile(lat, 50):.2f} ms, p90 {np.percentile(lat, 90):.2f} ms, p99 {np.percentile(lat, 99):.2f} ms; "
           f"statuses {statuses}; wrong results {wrong[0]}; server RSS by quarter "
@@ -179,7 +183,37 @@ def main():
             # failed request below the queue's bound is: overload may refuse (503) or, rarely,
             # reset a connection (reported above).
             failed |= server.wait(timeout=60) != 0 or wrong > 0 or (connections == 32 and set(statuses) != {200})
+        if not args.check:
+            failed |= compare_batching(args, tmp, name, x, ref, body, seconds)
         return 1 if failed else 0
+
+
+def compare_batching(args, tmp, name, x, ref, body, seconds):
+    """The same model compiled with shape buckets (--dim batch=1,2,4,8), served without and with
+    dynamic batching (--max-batch 8), at 1, 8 and 32 connections: requests/s and p50/p99 in
+    alternating runs. Returns whether anything failed."""
+    import models
+    onnx_path = os.path.join(tmp, "cnn_batch.onnx")
+    models.export("squeezenet1_1", onnx_path, dynamic_batch=True)
+    hxb = os.path.join(tmp, "cnn_batch.hxb")
+    buckets = "batch=1,8" if args.smoke else "batch=1,2,4,8"
+    subprocess.run([os.path.join(args.bin, "hexir-compile"), onnx_path, "-o", hxb, "--dim", buckets], check=True)
+    print(f"dynamic batching: squeezenet1_1 64x64 compiled with --dim {buckets}; Python clients, "
+          f"{seconds:.0f} s a run")
+    print(f"  {'connections':>11} {'server':>24} {'requests/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
+    failed = False
+    for connections in ((1, 8) if args.smoke else (1, 8, 32)):
+        for label, extra in (("batch 1", []), ("--max-batch 8, 2 ms", ["--max-batch", "8", "--batch-delay-us", "2000"])):
+            server = subprocess.Popen([os.path.join(args.bin, "hexir-serve"), "--model", f"cnn={hxb}", "--port", "0",
+                                       "--sessions", "2", "--threads", str(max(4, connections)), "--max-queue", "64",
+                                       *extra], stdout=subprocess.PIPE, text=True)
+            port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
+            statuses, wrong, rate, p50, p99 = run_load(port, server.pid, body, seconds, connections,
+                                                       ref.reshape(-1), quiet=True)
+            print(f"  {connections:>11} {label:>24} {rate:>10.0f} {p50:>8.2f} {p99:>8.2f}")
+            server.terminate()
+            failed |= server.wait(timeout=60) != 0 or wrong > 0 or set(statuses) != {200}
+    return failed
 
 
 if __name__ == "__main__":

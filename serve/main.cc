@@ -2,7 +2,7 @@
 //   hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]
 //               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
-//               [--shutdown-grace S]
+//               [--shutdown-grace S] [--max-batch N] [--batch-delay-us U]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
 // or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
 #include <csignal>
@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "serve/batcher.h"
 #include "serve/server.h"
 #include "base/cli_args.h"
 
@@ -23,7 +24,7 @@ constexpr const char* kUsage =
     "usage: hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]\n"
     "                   [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]\n"
     "                   [--max-connections N] [--header-timeout S] [--body-timeout S]\n"
-    "                   [--idle-timeout S] [--shutdown-grace S]\n"
+    "                   [--idle-timeout S] [--shutdown-grace S] [--max-batch N] [--batch-delay-us U]\n"
     "Serves the models over the Open Inference Protocol (KServe v2 REST) and /metrics.\n"
     "--port 0 picks a free port (printed). --threads: workers answering complete requests\n"
     "(default 4; a client that sends or reads slowly holds none). --sessions: sessions per model\n"
@@ -31,7 +32,11 @@ constexpr const char* kUsage =
     "--max-connections (default 1024; at the limit the connection idle the longest is closed).\n"
     "A request's headers must arrive within --header-timeout (default 10 s) of its first byte,\n"
     "all of it within --body-timeout (60 s): 408 otherwise; idle connections close after\n"
-    "--idle-timeout (30 s). SIGTERM: requests begun may finish within --shutdown-grace (10 s).\n";
+    "--idle-timeout (30 s). SIGTERM: requests begun may finish within --shutdown-grace (10 s).\n"
+    "--max-batch N: dynamic batching of every model: concurrent requests (each 1 or more rows\n"
+    "along the leading axis) run together, up to N rows, once N rows wait or the oldest has waited\n"
+    "--batch-delay-us (default 1000); the model must take 1 to N rows (compiled with shape\n"
+    "buckets: hexir-compile --dim batch=1,4,16). Default 0: every request runs alone.\n";
 
 int g_stop_pipe[2] = {-1, -1};
 
@@ -52,6 +57,7 @@ int main(int argc, char** argv) {
   hexir::serve::ServerOptions options;
   hexir::RuntimeOptions runtime_options;
   int64_t sessions = 2, max_queue = 16;
+  hexir::serve::BatchOptions batch;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -76,6 +82,12 @@ int main(int argc, char** argv) {
       ++i;
     } else if (arg == "--sessions" && hexir::cli::ParseInteger(value, 1, 256, &n)) {
       sessions = n;
+      ++i;
+    } else if (arg == "--max-batch" && hexir::cli::ParseInteger(value, 0, 4096, &n)) {
+      batch.max_batch = static_cast<int>(n);
+      ++i;
+    } else if (arg == "--batch-delay-us" && hexir::cli::ParseInteger(value, 0, 10000000, &n)) {
+      batch.delay_us = n;
       ++i;
     } else if (arg == "--max-queue" && hexir::cli::ParseInteger(value, 0, 1000000, &n)) {
       max_queue = n;
@@ -105,7 +117,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::unique_ptr<hexir::serve::ModelPool>> pools;
   for (const auto& [name, path] : models) {
     auto pool = hexir::serve::ModelPool::Create(**runtime, name, path, static_cast<int>(sessions),
-                                                static_cast<int>(max_queue));
+                                                static_cast<int>(max_queue), batch);
     if (!pool.ok()) return Fail("model '" + name + "': " + pool.status().message());
     pools.emplace(name, std::move(*pool));
   }

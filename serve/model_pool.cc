@@ -1,9 +1,42 @@
 #include "serve/model_pool.h"
 
+#include <algorithm>
+
 namespace hexir::serve {
 
+namespace {
+
+// Whether `session` runs `rows` rows along the leading axis of every input, giving as many
+// rows of every output; the error says why not.
+Status TakesRows(const Session& session, const ModelSignature& signature, int64_t rows) {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<TensorView> views;
+  for (const TensorInfo& t : signature.inputs()) {
+    if (t.shape.empty()) return InvalidArgumentError("input '", t.name, "' is a scalar: no batch axis");
+    shapes.push_back(t.shape);
+    shapes.back()[0] = rows;
+  }
+  for (size_t k = 0; k < shapes.size(); ++k)
+    views.push_back({nullptr, signature.inputs()[k].element_type, Span<const int64_t>(shapes[k])});
+  HEXIR_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> outputs,
+                         session.OutputShapes(Span<const TensorView>(views.data(), views.size())));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    std::vector<int64_t> want = signature.outputs()[k].shape;
+    if (want.empty() || outputs[k].empty() || outputs[k][0] != rows ||
+        !std::equal(want.begin() + 1, want.end(), outputs[k].begin() + 1, outputs[k].end()))
+      return InvalidArgumentError("output '", signature.outputs()[k].name, "' does not have ", rows,
+                                  " rows for inputs of ", rows,
+                                  " rows: batching needs a model compiled with shape buckets along its leading "
+                                  "axis (hexir-compile --dim batch=1,4,16)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, const std::string& name,
-                                                       const std::string& path, int sessions, int max_queue) {
+                                                       const std::string& path, int sessions, int max_queue,
+                                                       const BatchOptions& batch) {
   std::unique_ptr<ModelPool> pool(new ModelPool());
   pool->signature_.model_name = name;
   pool->max_queue_ = max_queue;
@@ -16,7 +49,27 @@ StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, c
     pool->free_.push_back(session.get());
     pool->sessions_.push_back(std::move(session));
   }
+  if (batch.max_batch > 1) {
+    for (int64_t rows : {int64_t{1}, static_cast<int64_t>(batch.max_batch)}) {
+      Status takes = TakesRows(*pool->sessions_.front(), pool->signature_, rows);
+      if (!takes.ok())
+        return InvalidArgumentError("--max-batch ", batch.max_batch, ": the model cannot run ", rows, " rows: ",
+                                    takes.message());
+    }
+    pool->batch_ = batch;
+    pool->signature_.max_batch = batch.max_batch;
+  }
   return pool;
+}
+
+ModelPool::~ModelPool() { batcher_.reset(); }
+
+void ModelPool::StartBatching(Metrics::Model* stats) {
+  if (batch_.max_batch <= 1 || batcher_) return;
+  stats->batching = true;
+  std::vector<Session*> sessions;
+  for (const auto& session : sessions_) sessions.push_back(session.get());
+  batcher_ = std::make_unique<Batcher>(std::move(sessions), signature_.input_info, signature_.output_info, batch_, stats);
 }
 
 ModelPool::Lease::~Lease() {
@@ -58,6 +111,7 @@ void ModelPool::Release(Session* session) {
 }
 
 int ModelPool::waiting() const {
+  if (batcher_) return batcher_->waiting();
   std::lock_guard<std::mutex> lock(mu_);
   return waiting_;
 }

@@ -16,15 +16,26 @@
 #include <vector>
 
 #include "hexir/hexir.h"
+#include "serve/batcher.h"
+#include "serve/metrics.h"
 #include "serve/protocol.h"
 
 namespace hexir::serve {
 
 class ModelPool {
  public:
-  // Loads `path` on `runtime` and makes `sessions` sessions of its "main" function.
+  // Loads `path` on `runtime` and makes `sessions` sessions of its "main" function. With
+  // `batch.max_batch` > 1, requests are batched (Batcher) once StartBatching is called: the
+  // model must take any number of rows from 1 to max_batch along the leading axis of every
+  // input and output (shape buckets: hexir-compile --dim batch=1,4,16), else INVALID_ARGUMENT.
   static StatusOr<std::unique_ptr<ModelPool>> Create(const Runtime& runtime, const std::string& name,
-                                                     const std::string& path, int sessions, int max_queue);
+                                                     const std::string& path, int sessions, int max_queue,
+                                                     const BatchOptions& batch = {});
+  ~ModelPool();
+  // Starts the batching threads (one per session), their figures going to `stats`; a no-op
+  // without batching. Requests then go through batcher() instead of Acquire.
+  void StartBatching(Metrics::Model* stats);
+  Batcher* batcher() const { return batcher_.get(); }
 
   class Lease {
    public:
@@ -74,6 +85,7 @@ class ModelPool {
   void Release(Session* session);
 
   ModelSignature signature_;
+  BatchOptions batch_;
   std::shared_ptr<const Module> module_;
   std::vector<std::unique_ptr<Session>> sessions_;
   uint64_t arena_bytes_ = 0;
@@ -83,6 +95,7 @@ class ModelPool {
   std::condition_variable freed_;
   std::vector<Session*> free_;
   int waiting_ = 0;
+  std::unique_ptr<Batcher> batcher_;  // last: its threads use the sessions
 };
 
 }  // namespace hexir::serve

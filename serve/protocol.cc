@@ -17,8 +17,10 @@ json ShapeJson(const std::vector<int64_t>& shape) {
   return s;
 }
 
-json Describe(const TensorInfo& t) {
-  return json{{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", ShapeJson(t.shape)}};
+json Describe(const TensorInfo& t, bool batched) {
+  json shape = ShapeJson(t.shape);
+  if (batched && !shape.empty()) shape[0] = -1;  // any number of rows (KServe and Triton write -1)
+  return json{{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", shape}};
 }
 
 // The most levels of arrays and objects a request may nest: a tensor of rank 8 in `data` is 11
@@ -176,8 +178,8 @@ const char* DatatypeName(ElementType type) {
 
 json ModelMetadata(const ModelSignature& model) {
   json inputs = json::array(), outputs = json::array();
-  for (const TensorInfo& t : model.inputs()) inputs.push_back(Describe(t));
-  for (const TensorInfo& t : model.outputs()) outputs.push_back(Describe(t));
+  for (const TensorInfo& t : model.inputs()) inputs.push_back(Describe(t, model.max_batch > 0));
+  for (const TensorInfo& t : model.outputs()) outputs.push_back(Describe(t, model.max_batch > 0));
   return json{{"name", model.name()}, {"versions", json::array({"1"})}, {"platform", "hexir"},
               {"inputs", inputs}, {"outputs", outputs}};
 }
@@ -213,7 +215,7 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
     if (k == declared.size()) return InvalidArgumentError("model '", model.name(), "' has no input '", name, "'");
     if (seen[k]) return InvalidArgumentError("input '", name, "' is given twice");
     seen[k] = true;
-    const TensorInfo& t = declared[k];
+    TensorInfo t = declared[k];
     if (!in.contains("datatype") || !in["datatype"].is_string() || in["datatype"].get<std::string>() != DatatypeName(t.element_type))
       return InvalidArgumentError("input '", name, "' must have datatype ", DatatypeName(t.element_type));
     if (!in.contains("shape") || !in["shape"].is_array())
@@ -223,8 +225,20 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
       if (!d.is_number_integer()) return InvalidArgumentError("input '", name, "' has a shape that is not integers");
       shape.push_back(d.get<int64_t>());
     }
+    if (model.max_batch > 0 && !shape.empty() && shape.size() == t.shape.size() &&
+        std::equal(shape.begin() + 1, shape.end(), t.shape.begin() + 1)) {
+      // Batched: any rows from 1 to max_batch, the same for every input.
+      if (shape[0] < 1 || shape[0] > model.max_batch)
+        return InvalidArgumentError("input '", name, "' has ", shape[0], " rows; this model takes 1 to ",
+                                    model.max_batch, " (shape ", Describe(t, true)["shape"].dump(), ")");
+      if (request->rows != 0 && request->rows != shape[0])
+        return InvalidArgumentError("input '", name, "' has ", shape[0], " rows, another input ", request->rows);
+      request->rows = shape[0];
+      t = WithRows(t, shape[0]);
+    }
     if (shape != t.shape)
-      return InvalidArgumentError("input '", name, "' must have shape ", ShapeJson(t.shape).dump(), ", got ",
+      return InvalidArgumentError("input '", name, "' must have shape ",
+                                  Describe(t, model.max_batch > 0)["shape"].dump(), ", got ",
                                   ShapeJson(shape).dump());
     uint64_t elements = t.byte_size / ElementTypeSize(t.element_type);
     if (in.contains("parameters") && in["parameters"].is_object() && in["parameters"].contains("binary_data_size")) {
@@ -280,13 +294,21 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
   return Status::Ok();
 }
 
+TensorInfo WithRows(const TensorInfo& t, int64_t rows) {
+  if (rows <= 0 || t.shape.empty() || t.shape[0] <= 0) return t;
+  TensorInfo r = t;
+  r.byte_size = t.byte_size / static_cast<uint64_t>(t.shape[0]) * static_cast<uint64_t>(rows);
+  r.shape[0] = rows;
+  return r;
+}
+
 InferReply InferResponse(const ModelSignature& model, const InferRequest& request,
                          const std::vector<std::vector<unsigned char>>& outputs) {
   InferReply reply;
   json result = json::array();
   for (size_t r = 0; r < request.outputs.size(); ++r) {
     size_t k = request.outputs[r];
-    const TensorInfo& t = model.outputs()[k];
+    const TensorInfo t = WithRows(model.outputs()[k], request.rows);
     json entry = {{"name", t.name}, {"datatype", DatatypeName(t.element_type)}, {"shape", ShapeJson(t.shape)}};
     if (request.binary_outputs[r]) {
       entry["parameters"] = {{"binary_data_size", t.byte_size}};

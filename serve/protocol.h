@@ -18,6 +18,10 @@ namespace hexir::serve {
 struct ModelSignature {
   std::string model_name;
   std::vector<TensorInfo> input_info, output_info;
+  // Dynamic batching (Batcher): a request may have 1 to max_batch rows along the leading axis
+  // of every input (the same number for all), and gets as many rows of every output; the
+  // metadata shows that axis as -1. 0: every shape is exactly the signature's.
+  int64_t max_batch = 0;
   const std::string& name() const { return model_name; }
   const std::vector<TensorInfo>& inputs() const { return input_info; }
   const std::vector<TensorInfo>& outputs() const { return output_info; }
@@ -31,6 +35,7 @@ nlohmann::json ModelMetadata(const ModelSignature& model);
 
 struct InferRequest {
   std::string id;                              // echoed in the response when given
+  int64_t rows = 0;                            // with batching: its rows along the leading axis
   std::vector<std::vector<unsigned char>> inputs;  // per declared input, in signature order
   std::vector<size_t> outputs;                 // the requested outputs (all when none named)
   std::vector<bool> binary_outputs;            // per requested output: as binary data
@@ -41,6 +46,9 @@ struct InferRequest {
 // "parameters": {"binary_data_size": N} take their bytes from it, in order).
 Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelSignature& model,
                          InferRequest* request);
+
+// `t` with `rows` rows along its leading axis (a batched request's tensor), or `t` when rows is 0.
+TensorInfo WithRows(const TensorInfo& t, int64_t rows);
 
 // The response for `request`, with `outputs` (one buffer per declared output): the JSON, and
 // the binary data of the outputs asked for as binary (appended after the JSON, whose length

@@ -16,7 +16,11 @@ using Clock = std::chrono::steady_clock;
 // 17 digits, exponent, sign and separator), plus room for names and shapes.
 uint64_t BodyLimit(const ModelPool& model) {
   uint64_t elements = 0;
-  for (const TensorInfo& t : model.inputs()) elements += t.byte_size / std::max<uint64_t>(ElementTypeSize(t.element_type), 1);
+  for (const TensorInfo& t : model.inputs()) {
+    // With batching, max_batch rows of it.
+    TensorInfo most = WithRows(t, model.signature().max_batch);
+    elements += std::max(t.byte_size, most.byte_size) / std::max<uint64_t>(ElementTypeSize(t.element_type), 1);
+  }
   return elements * 32 + 65536;
 }
 
@@ -33,6 +37,10 @@ struct Server::Impl {
 
   HttpResponse Handle(const HttpRequest& req);
   HttpResponse Infer(ModelPool& model, const HttpRequest& req);
+  // The response of an infer request whose outputs are computed; `finish` records it.
+  template <typename Finish>
+  HttpResponse Reply(ModelPool& model, const InferRequest& request,
+                     const std::vector<std::vector<unsigned char>>& outputs, Finish& finish);
 };
 
 namespace {
@@ -122,8 +130,17 @@ HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
     finish(false);
     return ErrorReply(400, parsed.message());
   }
-  ModelPool::Lease session = model.Acquire(ticket);
   std::vector<std::vector<unsigned char>> outputs;
+  if (Batcher* batcher = model.batcher()) {
+    // With other requests' rows, in one run; `outputs` gets this request's rows.
+    Status ran = batcher->Run(request.rows, request.inputs, &outputs);
+    if (!ran.ok()) {
+      finish(false);
+      return ErrorReply(ran.code() == StatusCode::kInvalidArgument ? 400 : 500, ran.message());
+    }
+    return Reply(model, request, outputs, finish);
+  }
+  ModelPool::Lease session = model.Acquire(ticket);
   std::vector<TensorView> ins;
   std::vector<MutableTensorView> outs;
   for (size_t k = 0; k < model.inputs().size(); ++k)
@@ -141,6 +158,12 @@ HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
     finish(false);
     return ErrorReply(500, ran.message());
   }
+  return Reply(model, request, outputs, finish);
+}
+
+template <typename Finish>
+HttpResponse Server::Impl::Reply(ModelPool& model, const InferRequest& request,
+                                 const std::vector<std::vector<unsigned char>>& outputs, Finish& finish) {
   InferReply reply = InferResponse(model.signature(), request, outputs);
   HttpResponse res;
   if (reply.binary.empty()) {
@@ -159,7 +182,7 @@ Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerO
   impl_->models = std::move(models);
   impl_->options = options;
   Impl& s = *impl_;
-  for (const auto& [name, pool] : s.models) s.metrics.For(name);
+  for (const auto& [name, pool] : s.models) pool->StartBatching(&s.metrics.For(name));
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.port;

@@ -244,9 +244,10 @@ def low_entropy(model, levels=5):
     return model
 
 
-def export(name, onnx_path, seed=0, full=False, weight_levels=None):
+def export(name, onnx_path, seed=0, full=False, weight_levels=None, dynamic_batch=False):
     """Writes `onnx_path`; returns (input name, input array, reference output array).
-    `weight_levels`: round the weights to that many values per channel (low_entropy)."""
+    `weight_levels`: round the weights to that many values per channel (low_entropy).
+    `dynamic_batch`: the input's and output's leading dimension is the symbolic "batch"."""
     model, x, opset = build(name, full)
     model = _perturb(model, seed).eval()
     if weight_levels:
@@ -256,6 +257,7 @@ def export(name, onnx_path, seed=0, full=False, weight_levels=None):
     # Two models keep PyTorch's shape arithmetic (Shape -> Gather -> Concat -> Reshape, chunk
     # sizes) for the importer to fold.
     fold = name not in ("bert_like", "shufflenet_v2_x1_0")
+    axes = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None
     torch.onnx.export(model, (x,), onnx_path, opset_version=opset, input_names=["input"],
-                      output_names=["output"], do_constant_folding=fold)
+                      output_names=["output"], do_constant_folding=fold, dynamic_axes=axes)
     return "input", x.numpy(), ref.numpy()

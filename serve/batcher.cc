@@ -1,0 +1,121 @@
+#include "serve/batcher.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hexir::serve {
+
+Batcher::Batcher(std::vector<Session*> sessions, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs,
+                 BatchOptions options, Metrics::Model* stats)
+    : inputs_(std::move(inputs)), outputs_(std::move(outputs)), options_(options), stats_(stats) {
+  // The signature is the smallest bucket's: its leading dimension's rows share its bytes.
+  for (const TensorInfo& t : inputs_) input_row_bytes_.push_back(t.byte_size / static_cast<uint64_t>(t.shape[0]));
+  for (const TensorInfo& t : outputs_) output_row_bytes_.push_back(t.byte_size / static_cast<uint64_t>(t.shape[0]));
+  for (Session* session : sessions) threads_.emplace_back([this, session] { Loop(session); });
+}
+
+Batcher::~Batcher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  queued_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+int Batcher::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size());
+}
+
+Status Batcher::Run(int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
+                    std::vector<std::vector<unsigned char>>* outputs) {
+  if (rows < 1 || rows > options_.max_batch)
+    return InvalidArgumentError("a request of ", rows, " rows; this model takes 1 to ", options_.max_batch);
+  Item item{rows, &inputs, outputs, Clock::now(), Status::Ok()};
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) return FailedPreconditionError("the server is stopping");
+  queue_.push_back(&item);
+  queued_rows_ += rows;
+  queued_.notify_all();  // a thread waiting for more rows, or an idle one
+  done_.wait(lock, [&] { return item.done; });
+  return item.status;
+}
+
+void Batcher::Loop(Session* session) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing left
+    // Wait for a full batch, or until the oldest request has waited the delay.
+    Clock::time_point deadline = queue_.front()->queued + std::chrono::microseconds(options_.delay_us);
+    queued_.wait_until(lock, deadline, [&] { return stopping_ || queue_.empty() || queued_rows_ >= options_.max_batch; });
+    if (queue_.empty()) continue;  // another thread took them
+    std::vector<Item*> batch;
+    int64_t rows = 0;
+    while (!queue_.empty() && rows + queue_.front()->rows <= options_.max_batch) {
+      rows += queue_.front()->rows;
+      queued_rows_ -= queue_.front()->rows;
+      batch.push_back(queue_.front());
+      queue_.pop_front();
+    }
+    lock.unlock();
+    RunBatch(session, batch);
+    lock.lock();
+    for (Item* item : batch) item->done = true;
+    done_.notify_all();
+  }
+}
+
+void Batcher::RunBatch(Session* session, std::vector<Item*>& batch) {
+  Clock::time_point start = Clock::now();
+  int64_t rows = 0;
+  double queued_s = 0;
+  for (Item* item : batch) {
+    rows += item->rows;
+    queued_s += std::chrono::duration<double>(start - item->queued).count();
+  }
+  // Inputs stacked along the leading axis, in the order of the batch.
+  std::vector<std::vector<unsigned char>> stacked(inputs_.size());
+  std::vector<std::vector<int64_t>> in_shapes(inputs_.size()), out_shapes(outputs_.size());
+  std::vector<TensorView> ins;
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    stacked[k].resize(static_cast<size_t>(rows) * input_row_bytes_[k]);
+    size_t at = 0;
+    for (Item* item : batch) {
+      const std::vector<unsigned char>& part = (*item->inputs)[k];
+      std::memcpy(stacked[k].data() + at, part.data(), part.size());
+      at += part.size();
+    }
+    in_shapes[k] = inputs_[k].shape;
+    in_shapes[k][0] = rows;
+    ins.push_back({stacked[k].data(), inputs_[k].element_type, Span<const int64_t>(in_shapes[k])});
+  }
+  std::vector<std::vector<unsigned char>> results(outputs_.size());
+  std::vector<MutableTensorView> outs;
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    results[k].assign(static_cast<size_t>(rows) * output_row_bytes_[k], 0);
+    out_shapes[k] = outputs_[k].shape;
+    out_shapes[k][0] = rows;
+    outs.push_back({results[k].data(), outputs_[k].element_type, Span<const int64_t>(out_shapes[k])});
+  }
+  Status ran = session->Run(Span<const TensorView>(ins.data(), ins.size()),
+                            Span<const MutableTensorView>(outs.data(), outs.size()));
+  double compute_s = std::chrono::duration<double>(Clock::now() - start).count();
+  // Each request's rows of every output, in the order the inputs were stacked.
+  std::vector<size_t> at(outputs_.size(), 0);
+  for (Item* item : batch) {
+    item->status = ran;
+    if (!ran.ok()) continue;
+    item->outputs->resize(outputs_.size());
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      size_t bytes = static_cast<size_t>(item->rows) * output_row_bytes_[k];
+      (*item->outputs)[k].assign(results[k].begin() + static_cast<std::ptrdiff_t>(at[k]),
+                                 results[k].begin() + static_cast<std::ptrdiff_t>(at[k] + bytes));
+      at[k] += bytes;
+    }
+  }
+  if (stats_ != nullptr) Metrics::ObserveBatch(*stats_, rows, batch.size(), queued_s, compute_s);
+}
+
+}  // namespace hexir::serve

@@ -1,0 +1,78 @@
+// Batcher: dynamic batching of one model's requests (Triton's dynamic batcher). Requests whose
+// inputs differ only in their leading (batch) dimension wait in one queue; each of the model's
+// sessions has a thread that takes the oldest requests, as many as fit `max_batch` rows, once
+// that many rows are waiting or the oldest has waited `delay`, stacks their inputs along the
+// leading axis, runs them as one (the session picks the smallest shape bucket that holds the
+// rows: hexir-compile --dim batch=...), and splits the outputs back by rows. Each request's
+// outputs equal its own run's: rows of a batch do not mix (the model computes each row alone,
+// as a batch dimension's padding already requires).
+//
+// Thread safety: Run may be called from any thread; the destructor drains nothing (the server
+// stops its workers first) and joins the session threads.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "hexir/hexir.h"
+#include "serve/metrics.h"
+
+namespace hexir::serve {
+
+struct BatchOptions {
+  int max_batch = 0;      // rows a run may stack; 0 or 1: no batching
+  int64_t delay_us = 1000;  // how long the oldest request waits for others
+};
+
+class Batcher {
+ public:
+  // `sessions` (owned by the caller, outliving this) of a model whose every input and output
+  // has the batch as its leading dimension; `rows_of` the bytes of one row of each input and
+  // output. `stats` receives each batch's size, queue and compute times.
+  Batcher(std::vector<Session*> sessions, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs,
+          BatchOptions options, Metrics::Model* stats);
+  ~Batcher();
+  Batcher(const Batcher&) = delete;
+  Batcher& operator=(const Batcher&) = delete;
+
+  // Runs `rows` rows (`inputs`: one buffer per model input, rows x its row bytes) with whatever
+  // other requests are waiting; `outputs` receives one buffer per model output, rows x its row
+  // bytes. Blocks until done.
+  Status Run(int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
+             std::vector<std::vector<unsigned char>>* outputs);
+
+  int waiting() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Item {
+    int64_t rows;
+    const std::vector<std::vector<unsigned char>>* inputs;
+    std::vector<std::vector<unsigned char>>* outputs;
+    Clock::time_point queued;
+    Status status;
+    bool done = false;
+  };
+
+  void Loop(Session* session);
+  // Runs `batch` (taken off the queue) on `session` and marks each item done.
+  void RunBatch(Session* session, std::vector<Item*>& batch);
+
+  std::vector<TensorInfo> inputs_, outputs_;
+  std::vector<uint64_t> input_row_bytes_, output_row_bytes_;
+  BatchOptions options_;
+  Metrics::Model* stats_;
+  mutable std::mutex mu_;
+  std::condition_variable queued_, done_;
+  std::deque<Item*> queue_;
+  int64_t queued_rows_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace hexir::serve
