@@ -5,13 +5,14 @@
 
 namespace hexir::serve {
 
-Batcher::Batcher(std::vector<Session*> sessions, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs,
+Batcher::Batcher(std::vector<RunFn> runners, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs,
                  BatchOptions options, Metrics::Model* stats)
-    : inputs_(std::move(inputs)), outputs_(std::move(outputs)), options_(options), stats_(stats) {
+    : inputs_(std::move(inputs)), outputs_(std::move(outputs)), options_(options), stats_(stats),
+      runners_(std::move(runners)) {
   // The signature is the smallest bucket's: its leading dimension's rows share its bytes.
   for (const TensorInfo& t : inputs_) input_row_bytes_.push_back(t.byte_size / static_cast<uint64_t>(t.shape[0]));
   for (const TensorInfo& t : outputs_) output_row_bytes_.push_back(t.byte_size / static_cast<uint64_t>(t.shape[0]));
-  for (Session* session : sessions) threads_.emplace_back([this, session] { Loop(session); });
+  for (const RunFn& run : runners_) threads_.emplace_back([this, &run] { Loop(run); });
 }
 
 Batcher::~Batcher() {
@@ -42,7 +43,7 @@ Status Batcher::Run(int64_t rows, const std::vector<std::vector<unsigned char>>&
   return item.status;
 }
 
-void Batcher::Loop(Session* session) {
+void Batcher::Loop(const RunFn& run) {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -60,14 +61,14 @@ void Batcher::Loop(Session* session) {
       queue_.pop_front();
     }
     lock.unlock();
-    RunBatch(session, batch);
+    RunBatch(run, batch);
     lock.lock();
     for (Item* item : batch) item->done = true;
     done_.notify_all();
   }
 }
 
-void Batcher::RunBatch(Session* session, std::vector<Item*>& batch) {
+void Batcher::RunBatch(const RunFn& run, std::vector<Item*>& batch) {
   Clock::time_point start = Clock::now();
   int64_t rows = 0;
   double queued_s = 0;
@@ -99,8 +100,8 @@ void Batcher::RunBatch(Session* session, std::vector<Item*>& batch) {
     out_shapes[k][0] = rows;
     outs.push_back({results[k].data(), outputs_[k].element_type, Span<const int64_t>(out_shapes[k])});
   }
-  Status ran = session->Run(Span<const TensorView>(ins.data(), ins.size()),
-                            Span<const MutableTensorView>(outs.data(), outs.size()));
+  Status ran = run(Span<const TensorView>(ins.data(), ins.size()),
+                   Span<const MutableTensorView>(outs.data(), outs.size()));
   double compute_s = std::chrono::duration<double>(Clock::now() - start).count();
   // Each request's rows of every output, in the order the inputs were stacked.
   std::vector<size_t> at(outputs_.size(), 0);

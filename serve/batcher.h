@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -31,10 +32,14 @@ struct BatchOptions {
 
 class Batcher {
  public:
-  // `sessions` (owned by the caller, outliving this) of a model whose every input and output
-  // has the batch as its leading dimension; `rows_of` the bytes of one row of each input and
-  // output. `stats` receives each batch's size, queue and compute times.
-  Batcher(std::vector<Session*> sessions, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs,
+  // What runs a batch: a session's Run (ModelPool), or a test's.
+  using RunFn = std::function<Status(Span<const TensorView>, Span<const MutableTensorView>)>;
+
+  // One thread per runner (each a session, owned by the caller, outliving this) of a model
+  // whose every input and output has the batch as its leading dimension; `inputs` and
+  // `outputs` its signature (the smallest bucket's: the bytes of a row are its bytes over its
+  // leading dimension). `stats` receives each batch's size, queue and compute times.
+  Batcher(std::vector<RunFn> runners, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs,
           BatchOptions options, Metrics::Model* stats);
   ~Batcher();
   Batcher(const Batcher&) = delete;
@@ -59,9 +64,9 @@ class Batcher {
     bool done = false;
   };
 
-  void Loop(Session* session);
-  // Runs `batch` (taken off the queue) on `session` and marks each item done.
-  void RunBatch(Session* session, std::vector<Item*>& batch);
+  void Loop(const RunFn& run);
+  // Runs `batch` (taken off the queue) with `run` and gives each item its rows or the error.
+  void RunBatch(const RunFn& run, std::vector<Item*>& batch);
 
   std::vector<TensorInfo> inputs_, outputs_;
   std::vector<uint64_t> input_row_bytes_, output_row_bytes_;
@@ -72,6 +77,7 @@ class Batcher {
   std::deque<Item*> queue_;
   int64_t queued_rows_ = 0;
   bool stopping_ = false;
+  std::vector<RunFn> runners_;
   std::vector<std::thread> threads_;
 };
 

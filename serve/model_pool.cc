@@ -67,9 +67,12 @@ ModelPool::~ModelPool() { batcher_.reset(); }
 void ModelPool::StartBatching(Metrics::Model* stats) {
   if (batch_.max_batch <= 1 || batcher_) return;
   stats->batching = true;
-  std::vector<Session*> sessions;
-  for (const auto& session : sessions_) sessions.push_back(session.get());
-  batcher_ = std::make_unique<Batcher>(std::move(sessions), signature_.input_info, signature_.output_info, batch_, stats);
+  std::vector<Batcher::RunFn> runners;
+  for (const auto& session : sessions_)
+    runners.push_back([s = session.get()](Span<const TensorView> in, Span<const MutableTensorView> out) {
+      return s->Run(in, out);
+    });
+  batcher_ = std::make_unique<Batcher>(std::move(runners), signature_.input_info, signature_.output_info, batch_, stats);
 }
 
 ModelPool::Lease::~Lease() {
