@@ -3,9 +3,11 @@
 //               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
 //               [--shutdown-grace S] [--max-batch N] [--batch-delay-us U]
+//               [--model-repository DIR] [--repository-poll-s S]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
 // or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -15,13 +17,17 @@
 #include <unistd.h>
 
 #include "serve/batcher.h"
+#include "serve/metrics.h"
+#include "serve/model_registry.h"
+#include "serve/model_repository.h"
 #include "serve/server.h"
 #include "base/cli_args.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]\n"
+    "usage: hexir-serve --model NAME=model.hxb [--model ...] [--model-repository DIR] [--port 8000]\n"
+    "                   [--host 127.0.0.1] [--repository-poll-s 2]\n"
     "                   [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]\n"
     "                   [--max-connections N] [--header-timeout S] [--body-timeout S]\n"
     "                   [--idle-timeout S] [--shutdown-grace S] [--max-batch N] [--batch-delay-us U]\n"
@@ -36,7 +42,11 @@ constexpr const char* kUsage =
     "--max-batch N: dynamic batching of every model: concurrent requests (each 1 or more rows\n"
     "along the leading axis) run together, up to N rows, once N rows wait or the oldest has waited\n"
     "--batch-delay-us (default 1000); the model must take 1 to N rows (compiled with shape\n"
-    "buckets: hexir-compile --dim batch=1,4,16). Default 0: every request runs alone.\n";
+    "buckets: hexir-compile --dim batch=1,4,16). Default 0: every request runs alone.\n"
+    "--model-repository DIR: every NAME.hxb and NAME/model.hxb in DIR is model NAME, loaded at\n"
+    "start; DIR is polled every --repository-poll-s (default 2; 0: never): new files load, files\n"
+    "replaced (a rename) reload without dropping a request, removed ones unload; a file that does\n"
+    "not load is reported and skipped. POST /v2/repository/index, .../models/NAME/load, /unload.\n";
 
 int g_stop_pipe[2] = {-1, -1};
 
@@ -58,6 +68,8 @@ int main(int argc, char** argv) {
   hexir::RuntimeOptions runtime_options;
   int64_t sessions = 2, max_queue = 16;
   hexir::serve::BatchOptions batch;
+  std::string repository_dir;
+  double repository_poll_s = 2;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -82,6 +94,14 @@ int main(int argc, char** argv) {
       ++i;
     } else if (arg == "--sessions" && hexir::cli::ParseInteger(value, 1, 256, &n)) {
       sessions = n;
+      ++i;
+    } else if (arg == "--model-repository" && value) {
+      repository_dir = argv[++i];
+    } else if (arg == "--repository-poll-s" && value) {
+      char* end = nullptr;
+      repository_poll_s = std::strtod(value, &end);
+      if (end == value || *end != '\0' || !(repository_poll_s >= 0) || repository_poll_s > 86400)
+        return Fail(std::string("--repository-poll-s takes seconds from 0 to 86400, got '") + value + "'");
       ++i;
     } else if (arg == "--max-batch" && hexir::cli::ParseInteger(value, 0, 4096, &n)) {
       batch.max_batch = static_cast<int>(n);
@@ -111,18 +131,26 @@ int main(int argc, char** argv) {
       return Fail("bad or incomplete option '" + arg + "'\n" + kUsage);
     }
   }
-  if (models.empty()) return Fail(std::string("no --model given\n") + kUsage);
+  if (models.empty() && repository_dir.empty())
+    return Fail(std::string("no --model or --model-repository given\n") + kUsage);
   auto runtime = hexir::Runtime::Create(runtime_options);
   if (!runtime.ok()) return Fail(runtime.status().message());
-  std::map<std::string, std::unique_ptr<hexir::serve::ModelPool>> pools;
+  hexir::serve::Metrics metrics;
+  hexir::serve::PoolOptions pool_options;
+  pool_options.sessions = static_cast<int>(sessions);
+  pool_options.max_queue = static_cast<int>(max_queue);
+  pool_options.batch = batch;
+  hexir::serve::ModelRegistry registry(**runtime, pool_options, &metrics);
   for (const auto& [name, path] : models) {
-    auto pool = hexir::serve::ModelPool::Create(**runtime, name, path, static_cast<int>(sessions),
-                                                static_cast<int>(max_queue), batch);
-    if (!pool.ok()) return Fail("model '" + name + "': " + pool.status().message());
-    pools.emplace(name, std::move(*pool));
+    hexir::Status loaded = registry.Load(name, path);
+    if (!loaded.ok()) return Fail("model '" + name + "': " + loaded.message());
   }
+  // A bad file in the repository is reported and skipped, not a reason to stop.
+  std::unique_ptr<hexir::serve::ModelRepository> repository;
+  if (!repository_dir.empty())
+    repository = std::make_unique<hexir::serve::ModelRepository>(repository_dir, &registry, repository_poll_s);
   {
-    hexir::serve::Server server(std::move(pools), options);
+    hexir::serve::Server server(hexir::serve::ServedModels{&metrics, &registry, repository.get()}, options);
     // Signals reach a thread that stops the server (Stop is not async-signal-safe).
     if (::pipe(g_stop_pipe) != 0) return Fail("cannot make the signal pipe");
     std::signal(SIGTERM, OnSignal);

@@ -7,13 +7,14 @@
 namespace hexir::serve {
 
 Metrics::Model& Metrics::For(const std::string& model) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto& m = models_[model];
   if (!m) m = std::make_unique<Model>();
   return *m;
 }
 
 void Metrics::Observe(const std::string& model, double seconds, bool ok) {
-  Model& m = *models_.at(model);
+  Model& m = For(model);
   m.requests.fetch_add(1);
   if (!ok) m.failures.fetch_add(1);
   size_t b = 0;
@@ -32,7 +33,8 @@ void Metrics::ObserveBatch(Model& m, int64_t rows, size_t requests, double queue
   m.compute_us.fetch_add(static_cast<uint64_t>(compute_seconds * 1e6));
 }
 
-std::string Metrics::Text(const std::map<std::string, std::unique_ptr<ModelPool>>& pools) const {
+std::string Metrics::Text(const std::vector<std::pair<std::string, std::shared_ptr<ModelPool>>>& pools) const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream os;
   os << "# HELP hexir_requests_total Inference requests answered, by model.\n# TYPE hexir_requests_total counter\n";
   for (const auto& [name, m] : models_) os << "hexir_requests_total{model=\"" << name << "\"} " << m->requests << "\n";

@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace hexir::serve {
 
@@ -34,14 +37,15 @@ class Metrics {
     std::atomic<uint64_t> batch_rows{0}, batched_requests{0}, queue_us{0}, compute_us{0};
   };
 
-  Model& For(const std::string& model);  // models are added before serving starts
+  Model& For(const std::string& model);  // adds it the first time (a model loaded while serving)
   void Observe(const std::string& model, double seconds, bool ok);
   // One batch of `rows` rows from `requests` requests, which waited `queued_seconds` in all,
   // run in `compute_seconds`.
   static void ObserveBatch(Model& m, int64_t rows, size_t requests, double queued_seconds, double compute_seconds);
-  std::string Text(const std::map<std::string, std::unique_ptr<ModelPool>>& pools) const;
+  std::string Text(const std::vector<std::pair<std::string, std::shared_ptr<ModelPool>>>& pools) const;
 
  private:
+  mutable std::mutex mu_;  // models_ (a Model itself is atomics, and never moves)
   std::map<std::string, std::unique_ptr<Model>> models_;
 };
 

@@ -36,11 +36,13 @@ Status TakesRows(const Session& session, const ModelSignature& signature, int64_
 
 StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, const std::string& name,
                                                        const std::string& path, int sessions, int max_queue,
-                                                       const BatchOptions& batch) {
+                                                       const BatchOptions& batch, LoadMode load_mode) {
   std::unique_ptr<ModelPool> pool(new ModelPool());
   pool->signature_.model_name = name;
   pool->max_queue_ = max_queue;
-  HEXIR_ASSIGN_OR_RETURN(pool->module_, Module::Load(runtime, path));
+  ModuleOptions module_options;
+  module_options.load_mode = load_mode;
+  HEXIR_ASSIGN_OR_RETURN(pool->module_, Module::Load(runtime, path, module_options));
   HEXIR_ASSIGN_OR_RETURN(pool->signature_.input_info, pool->module_->inputs("main"));
   HEXIR_ASSIGN_OR_RETURN(pool->signature_.output_info, pool->module_->outputs("main"));
   for (int i = 0; i < sessions; ++i) {

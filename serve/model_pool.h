@@ -30,7 +30,8 @@ class ModelPool {
   // input and output (shape buckets: hexir-compile --dim batch=1,4,16), else INVALID_ARGUMENT.
   static StatusOr<std::unique_ptr<ModelPool>> Create(const Runtime& runtime, const std::string& name,
                                                      const std::string& path, int sessions, int max_queue,
-                                                     const BatchOptions& batch = {});
+                                                     const BatchOptions& batch = {},
+                                                     LoadMode load_mode = LoadMode::kMap);
   ~ModelPool();
   // Starts the batching threads (one per session), their figures going to `stats`; a no-op
   // without batching. Requests then go through batcher() instead of Acquire.

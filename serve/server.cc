@@ -30,10 +30,12 @@ constexpr uint64_t kOtherBodyLimit = 65536;
 }  // namespace
 
 struct Server::Impl {
-  std::map<std::string, std::unique_ptr<ModelPool>> models;
+  ServedModels served;
   ServerOptions options;
-  Metrics metrics;
   std::unique_ptr<HttpServer> http;
+
+  Metrics& metrics() { return *served.metrics; }
+  HttpResponse Repository(const std::string& path);
 
   HttpResponse Handle(const HttpRequest& req);
   HttpResponse Infer(ModelPool& model, const HttpRequest& req);
@@ -78,20 +80,56 @@ HttpResponse Server::Impl::Handle(const HttpRequest& req) {
   if (get && path == "/v2/health/live") return JsonReply(json{{"live", true}});
   if (get && path == "/v2/health/ready") return JsonReply(json{{"ready", true}});
   if (get && path == "/v2")
-    return JsonReply(json{{"name", "hexir-serve"}, {"version", "0.1.0"}, {"extensions", json::array()}});
+    return JsonReply(json{{"name", "hexir-serve"}, {"version", "0.1.0"}, {"extensions", json::array({"binary_tensor_data", "model_repository"})}});
   if (get && path == "/metrics") {
     HttpResponse res;
     res.content_type = "text/plain; version=0.0.4";
-    res.body = metrics.Text(models);
+    res.body = metrics().Text(served.registry->All());
     return res;
   }
+  if (post && path.compare(0, 15, "/v2/repository/") == 0) return Repository(path);
   std::string name, suffix;
   if (ModelPath(path, &name, &suffix) && ((get && (suffix.empty() || suffix == "ready")) || (post && suffix == "infer"))) {
-    auto it = models.find(name);
-    if (it == models.end()) return ErrorReply(404, "no model '" + name + "'");
-    if (suffix.empty()) return JsonReply(ModelMetadata(it->second->signature()));
-    if (suffix == "ready") return JsonReply(json{{"name", it->first}, {"ready", true}});
-    return Infer(*it->second, req);
+    // Held to the end of the request: a new version loaded meanwhile serves the next ones.
+    std::shared_ptr<ModelPool> model = served.registry->Find(name);
+    if (!model) return ErrorReply(404, "no model '" + name + "'");
+    if (suffix.empty()) return JsonReply(ModelMetadata(model->signature()));
+    if (suffix == "ready") return JsonReply(json{{"name", name}, {"ready", true}});
+    return Infer(*model, req);
+  }
+  return ErrorReply(404, "not found");
+}
+
+HttpResponse Server::Impl::Repository(const std::string& path) {
+  static const std::string kModels = "/v2/repository/models/";
+  if (path == "/v2/repository/index") {
+    json index = served.repository ? served.repository->Index() : json::array();
+    // Models given with --model are in the index too, not in the folder.
+    for (const auto& [name, pool] : served.registry->All()) {
+      bool listed = false;
+      for (const json& item : index) listed |= item["name"] == name;
+      if (!listed) index.push_back(json{{"name", name}, {"version", "1"}, {"state", "READY"}});
+    }
+    return JsonReply(index);
+  }
+  if (path.compare(0, kModels.size(), kModels) == 0) {
+    std::string rest = path.substr(kModels.size());
+    size_t slash = rest.find('/');
+    std::string name = rest.substr(0, slash), action = slash == std::string::npos ? "" : rest.substr(slash + 1);
+    if (!name.empty() && (action == "load" || action == "unload")) {
+      Status done = Status::Ok();
+      if (action == "unload") {
+        done = served.repository ? served.repository->Unload(name)
+               : served.registry->Unload(name) ? Status::Ok()
+                                               : NotFoundError("model '", name, "' is not loaded");
+      } else if (!served.repository) {
+        done = FailedPreconditionError("no model repository to load '", name, "' from (--model-repository DIR)");
+      } else {
+        done = served.repository->Load(name);
+      }
+      if (done.ok()) return JsonReply(json::object());
+      return ErrorReply(done.code() == StatusCode::kNotFound ? 404 : 400, done.message());
+    }
   }
   return ErrorReply(404, "not found");
 }
@@ -99,13 +137,13 @@ HttpResponse Server::Impl::Handle(const HttpRequest& req) {
 HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
   Clock::time_point start = Clock::now();
   auto finish = [&](bool ok) {
-    metrics.Observe(model.name(), std::chrono::duration<double>(Clock::now() - start).count(), ok);
+    metrics().Observe(model.name(), std::chrono::duration<double>(Clock::now() - start).count(), ok);
   };
   // Admitted before parsing: the tensors of at most sessions + max_queue requests exist at
   // once, however many clients are connected.
   ModelPool::Ticket ticket = model.Admit();
   if (!ticket) {
-    metrics.For(model.name()).rejected.fetch_add(1);
+    metrics().For(model.name()).rejected.fetch_add(1);
     finish(false);
     return ErrorReply(503, "model '" + model.name() + "' is busy: every session is working and the queue is full");
   }
@@ -177,12 +215,10 @@ HttpResponse Server::Impl::Reply(ModelPool& model, const InferRequest& request,
   return res;
 }
 
-Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerOptions options)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->models = std::move(models);
+Server::Server(ServedModels models, ServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->served = models;
   impl_->options = options;
   Impl& s = *impl_;
-  for (const auto& [name, pool] : s.models) pool->StartBatching(&s.metrics.For(name));
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.port;
@@ -198,10 +234,9 @@ Server::Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerO
     std::string name, suffix;
     std::string path = req.target.substr(0, req.target.find('?'));
     if (req.method == "POST" && ModelPath(path, &name, &suffix) && suffix == "infer")
-      if (auto it = s.models.find(name); it != s.models.end())
-        return HttpRequestReader::BodyLimit{BodyLimit(*it->second), "the " + std::to_string(BodyLimit(*it->second)) +
-                                                                        " bytes a request of model '" + name +
-                                                                        "' can need"};
+      if (std::shared_ptr<ModelPool> model = s.served.registry->Find(name))
+        return HttpRequestReader::BodyLimit{BodyLimit(*model), "the " + std::to_string(BodyLimit(*model)) +
+                                                                   " bytes a request of model '" + name + "' can need"};
     return HttpRequestReader::BodyLimit{kOtherBodyLimit,
                                         "the " + std::to_string(kOtherBodyLimit) + " bytes a request may have here"};
   };

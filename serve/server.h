@@ -1,9 +1,10 @@
 // The hexir-serve HTTP server: the Open Inference Protocol's REST endpoints over the model
 // pools (on HttpServer: slow or idle clients hold no worker), GET /metrics, bounded queues,
-// graceful shutdown.
+// graceful shutdown, and the repository extension over a model folder.
 //
 //   GET  /v2/health/live, /v2/health/ready, /v2, /v2/models/{name}, /v2/models/{name}/ready
 //   POST /v2/models/{name}/infer   (JSON tensors)
+//   POST /v2/repository/index, /v2/repository/models/{name}/load, .../unload
 //   GET  /metrics
 //
 // Thread safety: Serve() runs the server on its worker threads until Stop() (any thread, or a
@@ -16,6 +17,8 @@
 
 #include "serve/metrics.h"
 #include "serve/model_pool.h"
+#include "serve/model_registry.h"
+#include "serve/model_repository.h"
 
 namespace hexir::serve {
 
@@ -30,9 +33,16 @@ struct ServerOptions {
   double shutdown_grace_s = 10;  // after Stop(), requests begun may finish within this
 };
 
+// What the server serves; owned by the caller, outliving the server.
+struct ServedModels {
+  Metrics* metrics = nullptr;
+  ModelRegistry* registry = nullptr;
+  ModelRepository* repository = nullptr;  // null without --model-repository
+};
+
 class Server {
  public:
-  Server(std::map<std::string, std::unique_ptr<ModelPool>> models, ServerOptions options);
+  Server(ServedModels models, ServerOptions options);
   ~Server();
   // Listens and serves until Stop(); false when the port cannot be bound.
   bool Serve();
