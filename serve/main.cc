@@ -3,9 +3,10 @@
 //               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
 //               [--shutdown-grace S] [--max-batch N] [--batch-delay-us U]
-//               [--model-repository DIR] [--repository-poll-s S]
+//               [--model-repository DIR] [--repository-poll-s S] [--memory-budget [NAME=]BYTES]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
 // or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
@@ -46,13 +47,30 @@ constexpr const char* kUsage =
     "--model-repository DIR: every NAME.hxb and NAME/model.hxb in DIR is model NAME, loaded at\n"
     "start; DIR is polled every --repository-poll-s (default 2; 0: never): new files load, files\n"
     "replaced (a rename) reload without dropping a request, removed ones unload; a file that does\n"
-    "not load is reported and skipped. POST /v2/repository/index, .../models/NAME/load, /unload.\n";
+    "not load is reported and skipped. POST /v2/repository/index, .../models/NAME/load, /unload.\n"
+    "--memory-budget [NAME=]BYTES (512M, 2G; repeatable): the most a model's constants and its\n"
+    "sessions' arenas may take; a model over it is refused at load, saying why.\n";
 
 int g_stop_pipe[2] = {-1, -1};
 
 void OnSignal(int) {
   char c = 1;
   [[maybe_unused]] ssize_t n = ::write(g_stop_pipe[1], &c, 1);
+}
+
+// "1048576", "512K", "64M", "2G" (binary multiples) -> bytes; false for anything else.
+bool ParseBytes(const std::string& text, uint64_t* out) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0 || digits > 15 || text.size() > digits + 1) return false;
+  uint64_t value = std::stoull(text.substr(0, digits)), scale = 1;
+  if (digits < text.size()) {
+    char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(text[digits])));
+    scale = unit == 'K' ? 1ull << 10 : unit == 'M' ? 1ull << 20 : unit == 'G' ? 1ull << 30 : 0;
+    if (scale == 0) return false;
+  }
+  *out = value * scale;
+  return *out > 0;
 }
 
 int Fail(const std::string& message) {
@@ -70,6 +88,8 @@ int main(int argc, char** argv) {
   hexir::serve::BatchOptions batch;
   std::string repository_dir;
   double repository_poll_s = 2;
+  uint64_t budget_all = 0;
+  std::map<std::string, uint64_t> budgets;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -95,6 +115,16 @@ int main(int argc, char** argv) {
     } else if (arg == "--sessions" && hexir::cli::ParseInteger(value, 1, 256, &n)) {
       sessions = n;
       ++i;
+    } else if (arg == "--memory-budget" && value) {
+      std::string text = argv[++i];
+      size_t eq = text.find('=');
+      uint64_t bytes = 0;
+      if (!ParseBytes(eq == std::string::npos ? text : text.substr(eq + 1), &bytes) || eq == 0)
+        return Fail("--memory-budget takes BYTES or NAME=BYTES (bytes, or with K, M or G), got '" + text + "'");
+      if (eq == std::string::npos)
+        budget_all = bytes;
+      else
+        budgets[text.substr(0, eq)] = bytes;
     } else if (arg == "--model-repository" && value) {
       repository_dir = argv[++i];
     } else if (arg == "--repository-poll-s" && value) {
@@ -140,6 +170,8 @@ int main(int argc, char** argv) {
   pool_options.sessions = static_cast<int>(sessions);
   pool_options.max_queue = static_cast<int>(max_queue);
   pool_options.batch = batch;
+  pool_options.memory_budget = budget_all;
+  pool_options.memory_budgets = budgets;
   hexir::serve::ModelRegistry registry(**runtime, pool_options, &metrics);
   for (const auto& [name, path] : models) {
     hexir::Status loaded = registry.Load(name, path);

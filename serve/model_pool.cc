@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace hexir::serve {
 
 namespace {
@@ -32,11 +34,41 @@ Status TakesRows(const Session& session, const ModelSignature& signature, int64_
   return Status::Ok();
 }
 
+// Whether the model's constants and `sessions` arenas of `arena` bytes fit `budget`; the
+// refusal gives the parts and what the compiler's plan says of the arena (its lower bound: the
+// most bytes live at one point, which no plan goes under).
+Status CheckBudget(const Module& module, int sessions, uint64_t arena, uint64_t budget) {
+  uint64_t need = module.constant_bytes() + static_cast<uint64_t>(sessions) * arena;
+  if (need <= budget) return Status::Ok();
+  // The plan of the function with the largest arena (a session's arena is sized for it).
+  std::string plan;
+  uint64_t largest = 0;
+  for (const std::string& function : module.function_names()) {
+    StatusOr<std::string> text = module.plan_json(function);
+    if (!text.ok()) continue;
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("arena_bytes") || !j["arena_bytes"].is_number_unsigned() ||
+        !j.contains("lower_bound_bytes") || !j["lower_bound_bytes"].is_number_unsigned())
+      continue;
+    uint64_t bytes = j["arena_bytes"].get<uint64_t>();
+    if (!plan.empty() && bytes < largest) continue;
+    largest = bytes;
+    plan = "; the compiler's plan of " + function + ": arena " + std::to_string(bytes) + " bytes, lower bound " +
+           std::to_string(j["lower_bound_bytes"].get<uint64_t>()) +
+           " (the most bytes live at one point of the run, which no plan goes under; quality " +
+           (j.contains("quality") && j["quality"].is_string() ? j["quality"].get<std::string>() : "?") + ")";
+  }
+  return ResourceExhaustedError("needs ", need, " bytes: constants ", module.constant_bytes(), " + ", sessions,
+                                " session(s) x arena ", arena, ", over its memory budget of ", budget, " bytes", plan,
+                                ". Fewer --sessions, or a model whose plan fits");
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, const std::string& name,
                                                        const std::string& path, int sessions, int max_queue,
-                                                       const BatchOptions& batch, LoadMode load_mode) {
+                                                       const BatchOptions& batch, LoadMode load_mode,
+                                                       uint64_t memory_budget) {
   std::unique_ptr<ModelPool> pool(new ModelPool());
   pool->signature_.model_name = name;
   pool->max_queue_ = max_queue;
@@ -47,6 +79,8 @@ StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, c
   HEXIR_ASSIGN_OR_RETURN(pool->signature_.output_info, pool->module_->outputs("main"));
   for (int i = 0; i < sessions; ++i) {
     HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(pool->module_));
+    if (i == 0 && memory_budget != 0)
+      HEXIR_RETURN_IF_ERROR(CheckBudget(*pool->module_, sessions, session->arena_bytes(), memory_budget));
     pool->arena_bytes_ = session->arena_bytes();
     pool->free_.push_back(session.get());
     pool->sessions_.push_back(std::move(session));

@@ -28,10 +28,12 @@ class ModelPool {
   // `batch.max_batch` > 1, requests are batched (Batcher) once StartBatching is called: the
   // model must take any number of rows from 1 to max_batch along the leading axis of every
   // input and output (shape buckets: hexir-compile --dim batch=1,4,16), else INVALID_ARGUMENT.
+  // With `memory_budget` (bytes; 0: none), a model whose constants and sessions' arenas need
+  // more is refused (RESOURCE_EXHAUSTED), the message giving the parts and the compiler's plan.
   static StatusOr<std::unique_ptr<ModelPool>> Create(const Runtime& runtime, const std::string& name,
                                                      const std::string& path, int sessions, int max_queue,
                                                      const BatchOptions& batch = {},
-                                                     LoadMode load_mode = LoadMode::kMap);
+                                                     LoadMode load_mode = LoadMode::kMap, uint64_t memory_budget = 0);
   ~ModelPool();
   // Starts the batching threads (one per session), their figures going to `stats`; a no-op
   // without batching. Requests then go through batcher() instead of Acquire.

@@ -26,6 +26,10 @@ struct PoolOptions {
   int sessions = 2;
   int max_queue = 16;
   BatchOptions batch;
+  // Bytes a model's constants and sessions may take (--memory-budget): per model by name, else
+  // the default; 0: no budget.
+  uint64_t memory_budget = 0;
+  std::map<std::string, uint64_t> memory_budgets;
 };
 
 class ModelRegistry {

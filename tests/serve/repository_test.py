@@ -4,7 +4,8 @@ loaded at start, a corrupt file reported and skipped (the index says why; the se
 the rest), the repository extension (index, load, unload, an unknown model 404), a model
 replaced by rename while a client sends requests without pause (every request answered 200,
 first by the old weights, then by the new), a broken new version leaving the old one serving,
-a removed file unloading its model, and SIGTERM.
+a removed file unloading its model, SIGTERM; and memory budgets (--memory-budget), a model
+over its budget refused at load with what it needs.
 Usage: repository_test.py --bin BUILD/tools
 """
 import argparse
@@ -206,6 +207,26 @@ def main():
         check("SIGTERM: exit 0", rc == 0, log[-500:])
         check("the log reports the corrupt file and the swap",
               "model 'broken' not loaded" in log and "model 'alpha' loaded" in log, log[-800:])
+        # Memory budgets: a model over its budget is refused at load, saying what it needs.
+        r = subprocess.run([os.path.join(tools, "hexir-serve"), "--port", "0", "--model", "m=v0.hxb",
+                            "--memory-budget", "m=100"], capture_output=True, text=True, timeout=30)
+        check("--memory-budget m=100: refused at start with its needs and the compiler's plan",
+              r.returncode != 0 and "over its memory budget of 100 bytes" in r.stderr and
+              "constants 576" in r.stderr and "the compiler's plan of main" in r.stderr and
+              "lower bound" in r.stderr, r.stderr)
+        server = subprocess.Popen([os.path.join(tools, "hexir-serve"), "--port", "0", "--model-repository", repo,
+                                   "--repository-poll-s", "0", "--memory-budget", "1K", "--memory-budget", "beta=100"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        m = re.search(r"listening on 127.0.0.1:(\d+)", server.stdout.readline())
+        try:
+            index = {i["name"]: i for i in json.loads(request(int(m.group(1)), "POST", "/v2/repository/index", "")[1])}
+            check("a repository model over its own budget is UNAVAILABLE with the reason; the others, within "
+                  "the default budget, serve", index["beta"]["state"] == "UNAVAILABLE" and
+                  "memory budget of 100 bytes" in index["beta"].get("reason", "") and
+                  index["alpha"]["state"] == "READY", json.dumps(index))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
         return 1
