@@ -18,7 +18,7 @@ packages=(
 if [ "${1:-}" = --tests ]; then
   packages+=(
     libclang-rt-22-dev libopenblas-dev
-    python3-onnx python3-torch python3-torchvision python3-sklearn python3-pytest curl wrk
+    python3-onnx python3-torch python3-torchvision python3-sklearn python3-pytest python3-yaml curl wrk
   )
 fi
 missing=()
