@@ -69,6 +69,18 @@ def launch_graph(count):
     return "\n".join(lines) + "\n"
 
 
+def save_torchscript(models, name, full, x, base):
+    """PyTorch's baseline on the GPU machine, which has no torchvision: model `name` traced with
+    the weights export() used (seeded, perturbed, rounded), as BASE.pt, and its input."""
+    import torch
+    model, example, _ = models.build(name, full=full)
+    model = models.low_entropy(models._perturb(model, 0).eval(), WEIGHT_LEVELS)
+    with torch.no_grad():
+        traced = torch.jit.trace(model, example)
+    traced.save(base + ".pt")
+    np.save(base + ".input.npy", x)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--root", required=True)
@@ -79,7 +91,6 @@ def main():
     sys.path.insert(0, os.path.join(args.root, "tests", "e2e"))
     import models  # noqa: E402
     import graphs  # noqa: E402
-    import torch  # noqa: E402
 
     host_dir, cuda_dir, bench_dir = (os.path.join(args.out, d) for d in ("models", "cuda", "bench"))
     for d in (host_dir, cuda_dir, bench_dir):
@@ -102,13 +113,7 @@ def main():
             manifest.append({"name": "onnx " + name, "hxb": base + ".hxb", "rtol": 1e-4,
                              "inputs": {input_name: base + ".in0.npy"}, "outputs": {"output": base + ".ref0.npy"}})
         if name in TORCHSCRIPT_MODELS:
-            # PyTorch's eager baseline on the GPU machine, which has no torchvision.
-            model, example, _ = models.build(name)  # seeded: the weights export() used
-            model = models.low_entropy(models._perturb(model, 0).eval(), WEIGHT_LEVELS)
-            with torch.no_grad():
-                traced = torch.jit.trace(model, example)
-            traced.save(os.path.join(bench_dir, name + ".pt"))
-            np.save(os.path.join(bench_dir, name + ".input.npy"), x)
+            save_torchscript(models, name, False, x, os.path.join(bench_dir, name))
         os.remove(onnx_path)
     # Full-size CNNs at 224x224 (issue 43: mobilenet_v2 at that size read shared memory
     # misaligned on an H200).
@@ -122,12 +127,7 @@ def main():
         manifest.append({"name": name + " 224x224", "hxb": base + ".hxb", "rtol": 1e-4,
                          "inputs": {input_name: base + ".in0.npy"}, "outputs": {"output": base + ".ref0.npy"}})
         if name in FULL_TORCHSCRIPT_MODELS:
-            model, example, _ = models.build(name, full=True)
-            model = models.low_entropy(models._perturb(model, 0).eval(), WEIGHT_LEVELS)
-            with torch.no_grad():
-                traced = torch.jit.trace(model, example)
-            traced.save(os.path.join(bench_dir, base + ".pt"))
-            np.save(os.path.join(bench_dir, base + ".input.npy"), x)
+            save_torchscript(models, name, True, x, os.path.join(bench_dir, base))
         os.remove(onnx_path)
     rng = np.random.default_rng(0)
     for gname in sorted(graphs.GRAPHS):

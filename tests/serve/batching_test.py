@@ -15,8 +15,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import urllib.error
-import urllib.request
 
 import numpy as np
 import onnx
@@ -25,35 +23,8 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from buckets import dense_model  # noqa: E402
-
-FAILURES = []
-
-
-def check(what, ok, detail=""):
-    print(("ok  " if ok else "FAIL") + " " + what + ("" if ok else f"\n     {detail}"))
-    if not ok:
-        FAILURES.append(what)
-
-
-def start(tools, *args):
-    p = subprocess.Popen([os.path.join(tools, "hexir-serve"), "--port", "0", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-    line = p.stdout.readline()
-    m = re.search(r"listening on 127.0.0.1:(\d+)", line)
-    if not m:
-        p.wait(timeout=30)
-        return p, None, line + p.stdout.read()
-    return p, int(m.group(1)), line
-
-
-def request(port, method, path, body=None):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body.encode() if body else None,
-                                 method=method, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+from checks import check, summary  # noqa: E402
+from serving import request, start  # noqa: E402
 
 
 def infer(port, inputs):
@@ -179,11 +150,7 @@ def main():
                 server.wait(timeout=30)
             check(f"--max-batch 8 with {model} refused at start: {message}",
                   port is None and server.returncode != 0 and message in line, line)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":

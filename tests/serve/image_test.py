@@ -24,15 +24,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from buckets import dense_model  # noqa: E402
+from checks import check, summary  # noqa: E402
 
-FAILURES = []
 TAG = "localhost/hexir-serve:image-test"
-
-
-def check(what, ok, detail=""):
-    print(("ok  " if ok else "FAIL") + " " + what + ("" if ok else f"\n     {detail}"))
-    if not ok:
-        FAILURES.append(what)
 
 
 def free_port():
@@ -149,11 +143,7 @@ def main():
             subprocess.run(["buildah", "umount", ctr], capture_output=True)
             subprocess.run(["buildah", "rm", ctr], capture_output=True)
             subprocess.run(["buildah", "rmi", TAG], capture_output=True)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -8,8 +8,6 @@ Usage: kserve_manifests_test.py --bin BUILD/tools
 """
 import argparse
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import urllib.request
@@ -17,6 +15,9 @@ import urllib.request
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from checks import check, summary  # noqa: E402
+from serving import start  # noqa: E402
 
 # Property paths of KServe's CRDs (kserve/kserve, config/crd/full/, commit aaac4e294: the
 # openAPIV3Schema of serving.kserve.io_servingruntimes.yaml v1alpha1 and of
@@ -53,15 +54,6 @@ spec.predictor.model.resources.requests.*""".split()
 FREE_MAPS = ("annotations", "labels", "limits", "requests")
 PROTOCOLS = {"v1", "v2", "grpc-v1", "grpc-v2"}  # KServe's protocol versions
 SCALE_METRICS = {"cpu", "memory", "concurrency", "rps"}  # the CRD's enum
-
-FAILURES = []
-
-
-def check(what, ok, detail=""):
-    print(("ok  " if ok else "FAIL") + " " + what + ("" if ok else f"\n     {detail}"))
-    if not ok:
-        FAILURES.append(what)
-
 
 def field_paths(node, prefix=""):
     """Every field's path in `node`: "[]" for an array's items, "*" for the keys of a free map."""
@@ -116,25 +108,19 @@ def main():
         run_args[run_args.index("--port") + 1] = "0"
         run_args[run_args.index("--host") + 1] = "127.0.0.1"
         run_args[run_args.index("--model-repository") + 1] = tmp
-        server = subprocess.Popen([os.path.join(tools, "hexir-serve"), *run_args], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        line = server.stdout.readline()
-        m = re.search(r"listening on 127.0.0.1:(\d+)", line)
-        check("hexir-serve starts with the manifest's args", m is not None, line + (server.stderr.read() if not m else ""))
-        if m:
+        # (start() adds "--port 0" before them; the manifest's own port is replaced by 0 too.)
+        server, port, line = start(tools, *run_args)
+        check("hexir-serve starts with the manifest's args", port is not None, line)
+        if port is not None:
             try:
                 for path in (container["livenessProbe"]["httpGet"]["path"], container["readinessProbe"]["httpGet"]["path"],
                              spec["annotations"]["prometheus.kserve.io/path"]):
-                    with urllib.request.urlopen(f"http://127.0.0.1:{m.group(1)}{path}", timeout=10) as r:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
                         check(f"GET {path}: 200", r.status == 200)
             finally:
                 server.terminate()
                 server.wait(timeout=30)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":

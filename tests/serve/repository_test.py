@@ -18,32 +18,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from buckets import dense_model  # noqa: E402
-
-FAILURES = []
-
-
-def check(what, ok, detail=""):
-    print(("ok  " if ok else "FAIL") + " " + what + ("" if ok else f"\n     {detail}"))
-    if not ok:
-        FAILURES.append(what)
-
-
-def request(port, method, path, body=None):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body.encode() if body is not None else None,
-                                 method=method, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+from checks import check, summary  # noqa: E402
+from serving import request  # noqa: E402
 
 
 X = np.linspace(-1, 1, 16, dtype=np.float32).reshape(1, 16)
@@ -227,11 +209,7 @@ def main():
         finally:
             server.terminate()
             server.wait(timeout=30)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":
