@@ -7,8 +7,9 @@ connections against --max-queue 4: how many 503s, and the RSS again. Where `wrk`
 (Debian's), the 32 connections run once more from wrk, a client in C: the server's throughput
 and latency without Python's client-side JSON in the way.
   serve_load.py [--bin build/tools] [--seconds 20] [--smoke] [--check]
-Last, without --check: the model compiled with shape buckets, served without and with dynamic
-batching (--max-batch 8) at 1, 8 and 32 connections.
+Last, without --check: REST with JSON against gRPC with raw tensors at 32 connections (one
+server, --grpc-port), and the model compiled with shape buckets, served without and with
+dynamic batching (--max-batch 8) at 1, 8 and 32 connections.
 (--smoke: 2 s, CI's bench.serve_load_smoke; --check: the checks of ctest serve.load, 20 s)"""
 import argparse
 import http.client
@@ -184,8 +185,89 @@ def main():
             # reset a connection (reported above).
             failed |= server.wait(timeout=60) != 0 or wrong > 0 or (connections == 32 and set(statuses) != {200})
         if not args.check:
+            failed |= compare_protocols(args, tmp, hxb, x, ref, body, seconds)
             failed |= compare_batching(args, tmp, name, x, ref, body, seconds)
         return 1 if failed else 0
+
+
+def run_grpc_load(port, x, seconds, connections, expected, tmp):
+    """Requests/s and p50/p99 ms of ModelInfer with raw tensors from `connections` threads, each
+    on its own channel; (None, why) without grpcio or protoc."""
+    try:
+        import grpc
+    except ImportError:
+        return None, "no grpcio (python3-grpcio)"
+    if not shutil.which("protoc"):
+        return None, "no protoc"
+    subprocess.run(["protoc", f"--proto_path={os.path.join(ROOT, 'serve')}", f"--python_out={tmp}",
+                    os.path.join(ROOT, "serve", "grpc_service.proto")], check=True)
+    sys.path.insert(0, tmp)
+    import grpc_service_pb2 as pb
+    req = pb.ModelInferRequest(model_name="cnn")
+    req.inputs.add(name="input", datatype="FP32", shape=list(x.shape))
+    req.raw_input_contents.append(x.astype(np.float32).tobytes())
+    payload = req.SerializeToString()
+    latencies, wrong, lock = [], [0], threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client():
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        infer = channel.unary_unary("/inference.GRPCInferenceService/ModelInfer", request_serializer=lambda b: b,
+                                    response_deserializer=pb.ModelInferResponse.FromString)
+        n = 0
+        while time.monotonic() < stop:
+            t0 = time.monotonic()
+            out = infer(payload, timeout=60)
+            dt = time.monotonic() - t0
+            n += 1
+            if n % 50 == 0 and not np.allclose(np.frombuffer(out.raw_output_contents[0], np.float32), expected,
+                                               rtol=1e-4, atol=1e-5):
+                wrong[0] += 1
+            with lock:
+                latencies.append(dt)
+        channel.close()
+
+    threads = [threading.Thread(target=client) for _ in range(connections)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    lat = np.array(latencies) * 1000
+    return (len(latencies) / elapsed, np.percentile(lat, 50), np.percentile(lat, 99), wrong[0]), ""
+
+
+def compare_protocols(args, tmp, hxb, x, ref, body, seconds):
+    """REST with JSON tensors against gRPC with raw tensors, on one server (batch 1), at 32
+    connections, Python clients both. Returns whether anything failed."""
+    server = subprocess.Popen([os.path.join(args.bin, "hexir-serve"), "--model", f"cnn={hxb}", "--port", "0",
+                               "--grpc-port", "0", "--sessions", "2", "--threads", "32", "--max-queue", "64"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first = server.stdout.readline()
+    if "gRPC" not in first:
+        server.terminate()
+        server.wait(timeout=60)
+        print(f"protocols: hexir-serve has no gRPC here ({first.strip()}), skipped")
+        return False
+    grpc_port = int(re.search(r":(\d+)", first).group(1))
+    port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
+    connections = 8 if args.smoke else 32
+    statuses, wrong, rate, p50, p99 = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1),
+                                               quiet=True)
+    result, why = run_grpc_load(grpc_port, x, seconds, connections, ref.reshape(-1), tmp)
+    print(f"protocols, {connections} connections, Python clients, {seconds:.0f} s each:")
+    print(f"  REST, JSON tensors:  {rate:.0f} requests/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+    failed = wrong > 0 or set(statuses) != {200}
+    if result is None:
+        print(f"  gRPC: not measured ({why})")
+    else:
+        g_rate, g50, g99, g_wrong = result
+        print(f"  gRPC, raw tensors:   {g_rate:.0f} requests/s, p50 {g50:.2f} ms, p99 {g99:.2f} ms "
+              f"({g_rate / max(rate, 1e-9):.2f}x REST's requests/s)")
+        failed |= g_wrong > 0
+    server.terminate()
+    return failed | (server.wait(timeout=60) != 0)
 
 
 def compare_batching(args, tmp, name, x, ref, body, seconds):

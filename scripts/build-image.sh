@@ -2,9 +2,10 @@
 # Builds the hexir-serve OCI image offline with buildah, from scratch (no base image, nothing
 # downloaded): the portable runtime-only hexir-serve (-DHEXIR_RUNTIME_ONLY=ON
 # -DHEXIR_PORTABLE_BINARIES=ON: libstdc++, libgcc and xxhash linked in), libhexir_runtime.so,
-# the C library files they load (from this machine: glibc 2.36), and, with --models DIR, a
-# model folder at /mnt/models. It serves the Open Inference Protocol on port 8080 from the
-# models in /mnt/models (where KServe mounts them: deploy/kserve/).
+# the shared objects they load from this machine (glibc 2.36; with gRPC, Debian's gRPC,
+# protobuf, abseil and OpenSSL), and, with --models DIR, a model folder at /mnt/models. It serves the Open Inference Protocol on port 8080 from the
+# models in /mnt/models (where KServe mounts them: deploy/kserve/), and its gRPC form on 8081
+# where the server was built with gRPC.
 #
 #   scripts/build-image.sh [--tag hexir-serve:latest] [--models DIR]
 #
@@ -41,11 +42,17 @@ for lib in $(LD_LIBRARY_PATH="$build/vm" ldd "$build/tools/hexir-serve" "$build"
   cp -L "$lib" "$rootfs$lib"
 done
 if [ -n "$models" ]; then cp -r "$models"/. "$rootfs/mnt/models/"; fi
+# REST on 8080, and gRPC on 8081 where the server has it.
+cmd='["--host", "0.0.0.0", "--port", "8080", "--model-repository", "/mnt/models"]'
+ports="--port 8080"
+if ldd "$build/tools/hexir-serve" | grep -q libgrpc; then
+  cmd='["--host", "0.0.0.0", "--port", "8080", "--grpc-port", "8081", "--model-repository", "/mnt/models"]'
+  ports="--port 8080 --port 8081"
+fi
 ctr="$(buildah from scratch)"
 buildah copy --quiet "$ctr" "$rootfs" / >/dev/null
 buildah config --env LD_LIBRARY_PATH=/usr/lib/hexir --entrypoint '["/usr/bin/hexir-serve"]' \
-  --cmd '["--host", "0.0.0.0", "--port", "8080", "--model-repository", "/mnt/models"]' \
-  --port 8080 --stop-signal SIGTERM --workingdir / \
+  --cmd "$cmd" $ports --stop-signal SIGTERM --workingdir / \
   --label org.opencontainers.image.title=hexir-serve \
   --label org.opencontainers.image.description="Hexir executables over the Open Inference Protocol" "$ctr"
 buildah commit --quiet "$ctr" "$tag" >/dev/null

@@ -10,7 +10,7 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev catch2 libxxhash-dev
   python3 python3-numpy binutils
   libonnx-dev libprotobuf-dev protobuf-compiler
-  python3-dev pybind11-dev nlohmann-json3-dev
+  python3-dev pybind11-dev nlohmann-json3-dev libgrpc++-dev protobuf-compiler-grpc
 )
 # --tests: what the test suite adds (README command two): PyTorch and ONNX for the test models
 # and references, clang's sanitizer and fuzzer runtimes, OpenBLAS and wrk for the benchmarks'
@@ -18,7 +18,7 @@ packages=(
 if [ "${1:-}" = --tests ]; then
   packages+=(
     libclang-rt-22-dev libopenblas-dev
-    python3-onnx python3-torch python3-torchvision python3-sklearn python3-pytest python3-yaml curl wrk
+    python3-onnx python3-torch python3-torchvision python3-sklearn python3-pytest python3-yaml python3-grpcio curl wrk
   )
 fi
 missing=()

@@ -2,8 +2,9 @@
 //   hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]
 //               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
-//               [--shutdown-grace S] [--max-batch N] [--batch-delay-us U]
+//               [--shutdown-grace S] [--max-batch [NAME=]N] [--batch-delay-us U]
 //               [--model-repository DIR] [--repository-poll-s S] [--memory-budget [NAME=]BYTES]
+//               [--grpc-port N] [--grpc-max-message BYTES]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
 // or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
 #include <cctype>
@@ -18,6 +19,9 @@
 #include <unistd.h>
 
 #include "serve/batcher.h"
+#ifdef HEXIR_SERVE_GRPC
+#include "serve/grpc_server.h"
+#endif
 #include "serve/metrics.h"
 #include "serve/model_registry.h"
 #include "serve/model_repository.h"
@@ -31,7 +35,7 @@ constexpr const char* kUsage =
     "                   [--host 127.0.0.1] [--repository-poll-s 2]\n"
     "                   [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]\n"
     "                   [--max-connections N] [--header-timeout S] [--body-timeout S]\n"
-    "                   [--idle-timeout S] [--shutdown-grace S] [--max-batch N] [--batch-delay-us U]\n"
+    "                   [--idle-timeout S] [--shutdown-grace S] [--max-batch [NAME=]N] [--batch-delay-us U]\n"
     "Serves the models over the Open Inference Protocol (KServe v2 REST) and /metrics.\n"
     "--port 0 picks a free port (printed). --threads: workers answering complete requests\n"
     "(default 4; a client that sends or reads slowly holds none). --sessions: sessions per model\n"
@@ -40,8 +44,9 @@ constexpr const char* kUsage =
     "A request's headers must arrive within --header-timeout (default 10 s) of its first byte,\n"
     "all of it within --body-timeout (60 s): 408 otherwise; idle connections close after\n"
     "--idle-timeout (30 s). SIGTERM: requests begun may finish within --shutdown-grace (10 s).\n"
-    "--max-batch N: dynamic batching of every model: concurrent requests (each 1 or more rows\n"
-    "along the leading axis) run together, up to N rows, once N rows wait or the oldest has waited\n"
+    "--max-batch N (every model) or NAME=N (one model; repeatable): dynamic batching: concurrent\n"
+    "requests (each 1 or more rows along the leading axis) run together, up to N rows, once N rows\n"
+    "wait or the oldest has waited\n"
     "--batch-delay-us (default 1000); the model must take 1 to N rows (compiled with shape\n"
     "buckets: hexir-compile --dim batch=1,4,16). Default 0: every request runs alone.\n"
     "--model-repository DIR: every NAME.hxb and NAME/model.hxb in DIR is model NAME, loaded at\n"
@@ -49,7 +54,9 @@ constexpr const char* kUsage =
     "replaced (a rename) reload without dropping a request, removed ones unload; a file that does\n"
     "not load is reported and skipped. POST /v2/repository/index, .../models/NAME/load, /unload.\n"
     "--memory-budget [NAME=]BYTES (512M, 2G; repeatable): the most a model's constants and its\n"
-    "sessions' arenas may take; a model over it is refused at load, saying why.\n";
+    "sessions' arenas may take; a model over it is refused at load, saying why.\n"
+    "--grpc-port N: the protocol's gRPC form (inference.GRPCInferenceService) on N too (0: a free\n"
+    "port, printed); --grpc-max-message (default 64M): the largest request or response.\n";
 
 int g_stop_pipe[2] = {-1, -1};
 
@@ -89,6 +96,9 @@ int main(int argc, char** argv) {
   std::string repository_dir;
   double repository_poll_s = 2;
   uint64_t budget_all = 0;
+  std::map<std::string, int> max_batches;
+  int grpc_port = -1;  // off
+  int grpc_max_message = 64 * 1024 * 1024;
   std::map<std::string, uint64_t> budgets;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -125,6 +135,14 @@ int main(int argc, char** argv) {
         budget_all = bytes;
       else
         budgets[text.substr(0, eq)] = bytes;
+    } else if (arg == "--grpc-port" && hexir::cli::ParseInteger(value, 0, 65535, &n)) {
+      grpc_port = static_cast<int>(n);
+      ++i;
+    } else if (arg == "--grpc-max-message" && value) {
+      uint64_t bytes = 0;
+      if (!ParseBytes(argv[++i], &bytes) || bytes > (1ull << 31) - 1)
+        return Fail(std::string("--grpc-max-message takes bytes up to 2G - 1 (512K, 64M), got '") + argv[i] + "'");
+      grpc_max_message = static_cast<int>(bytes);
     } else if (arg == "--model-repository" && value) {
       repository_dir = argv[++i];
     } else if (arg == "--repository-poll-s" && value) {
@@ -133,9 +151,16 @@ int main(int argc, char** argv) {
       if (end == value || *end != '\0' || !(repository_poll_s >= 0) || repository_poll_s > 86400)
         return Fail(std::string("--repository-poll-s takes seconds from 0 to 86400, got '") + value + "'");
       ++i;
-    } else if (arg == "--max-batch" && hexir::cli::ParseInteger(value, 0, 4096, &n)) {
-      batch.max_batch = static_cast<int>(n);
-      ++i;
+    } else if (arg == "--max-batch" && value) {
+      std::string text = argv[++i];
+      size_t eq = text.find('=');
+      std::string number = eq == std::string::npos ? text : text.substr(eq + 1);
+      if (eq == 0 || !hexir::cli::ParseInteger(number.c_str(), 0, 4096, &n))
+        return Fail("--max-batch takes N or NAME=N (0 to 4096), got '" + text + "'");
+      if (eq == std::string::npos)
+        batch.max_batch = static_cast<int>(n);
+      else
+        max_batches[text.substr(0, eq)] = static_cast<int>(n);
     } else if (arg == "--batch-delay-us" && hexir::cli::ParseInteger(value, 0, 10000000, &n)) {
       batch.delay_us = n;
       ++i;
@@ -170,6 +195,7 @@ int main(int argc, char** argv) {
   pool_options.sessions = static_cast<int>(sessions);
   pool_options.max_queue = static_cast<int>(max_queue);
   pool_options.batch = batch;
+  pool_options.max_batches = max_batches;
   pool_options.memory_budget = budget_all;
   pool_options.memory_budgets = budgets;
   hexir::serve::ModelRegistry registry(**runtime, pool_options, &metrics);
@@ -181,6 +207,20 @@ int main(int argc, char** argv) {
   std::unique_ptr<hexir::serve::ModelRepository> repository;
   if (!repository_dir.empty())
     repository = std::make_unique<hexir::serve::ModelRepository>(repository_dir, &registry, repository_poll_s);
+#ifdef HEXIR_SERVE_GRPC
+  std::unique_ptr<hexir::serve::GrpcServer> grpc;
+  if (grpc_port >= 0) {
+    hexir::serve::GrpcOptions grpc_options;
+    grpc_options.host = options.host;
+    grpc_options.port = grpc_port;
+    grpc_options.max_message_bytes = grpc_max_message;
+    grpc = std::make_unique<hexir::serve::GrpcServer>(&registry, &metrics, grpc_options);
+    if (!grpc->Start()) return Fail("cannot listen for gRPC on " + options.host + ":" + std::to_string(grpc_port));
+    std::printf("hexir-serve: gRPC listening on %s:%d\n", options.host.c_str(), grpc->port());
+  }
+#else
+  if (grpc_port >= 0) return Fail("--grpc-port: this hexir-serve was built without gRPC (libgrpc++-dev)");
+#endif
   {
     hexir::serve::Server server(hexir::serve::ServedModels{&metrics, &registry, repository.get()}, options);
     // Signals reach a thread that stops the server (Stop is not async-signal-safe).
@@ -199,6 +239,9 @@ int main(int argc, char** argv) {
     bool ok = server.Serve();
     OnSignal(0);  // wake the stopper if the server ended by itself
     stopper.join();
+#ifdef HEXIR_SERVE_GRPC
+    if (grpc) grpc->Stop(options.shutdown_grace_s);  // calls begun may finish within the grace
+#endif
     if (!ok) return Fail("cannot listen on " + options.host + ":" + std::to_string(options.port));
   }
   std::printf("hexir-serve: stopped\n");

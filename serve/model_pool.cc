@@ -141,6 +141,24 @@ ModelPool::Lease ModelPool::Acquire(const Ticket& ticket) {
   return Lease(this, session);
 }
 
+Status ModelPool::Infer(const Ticket& ticket, int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
+                        std::vector<std::vector<unsigned char>>* outputs) {
+  if (batcher_) return batcher_->Run(rows, inputs, outputs);
+  Lease session = Acquire(ticket);
+  if (!session) return FailedPreconditionError("the request was not admitted");
+  std::vector<TensorView> ins;
+  std::vector<MutableTensorView> outs;
+  for (size_t k = 0; k < this->inputs().size(); ++k)
+    ins.push_back({inputs[k].data(), this->inputs()[k].element_type, Span<const int64_t>(this->inputs()[k].shape)});
+  outputs->assign(this->outputs().size(), {});
+  for (size_t k = 0; k < this->outputs().size(); ++k) {
+    (*outputs)[k].assign(this->outputs()[k].byte_size, 0);
+    outs.push_back({(*outputs)[k].data(), this->outputs()[k].element_type, Span<const int64_t>(this->outputs()[k].shape)});
+  }
+  return session->Run(Span<const TensorView>(ins.data(), ins.size()),
+                      Span<const MutableTensorView>(outs.data(), outs.size()));
+}
+
 void ModelPool::Release(Session* session) {
   {
     std::lock_guard<std::mutex> lock(mu_);

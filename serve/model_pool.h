@@ -75,6 +75,12 @@ class ModelPool {
   // are at most max_queue such waiters: admission bounds them).
   Lease Acquire(const Ticket& ticket);
 
+  // Runs an admitted request: `rows` rows along the batch axis (0: the signature's shapes) of
+  // `inputs`, one buffer per input; `outputs` gets one per output. With batching, with other
+  // requests' rows (Batcher); otherwise on a session of its own.
+  Status Infer(const Ticket& ticket, int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
+               std::vector<std::vector<unsigned char>>* outputs);
+
   const std::string& name() const { return signature_.model_name; }
   const Module& module() const { return *module_; }
   const ModelSignature& signature() const { return signature_; }

@@ -5,7 +5,9 @@ namespace hexir::serve {
 Status ModelRegistry::Load(const std::string& name, const std::string& path, LoadMode mode) {
   // Outside the lock: loading reads the file and makes the sessions; requests go on meanwhile.
   auto budget = options_.memory_budgets.find(name);
-  auto pool = ModelPool::Create(runtime_, name, path, options_.sessions, options_.max_queue, options_.batch, mode,
+  BatchOptions batch = options_.batch;
+  if (auto own = options_.max_batches.find(name); own != options_.max_batches.end()) batch.max_batch = own->second;
+  auto pool = ModelPool::Create(runtime_, name, path, options_.sessions, options_.max_queue, batch, mode,
                                 budget != options_.memory_budgets.end() ? budget->second : options_.memory_budget);
   if (!pool.ok()) return pool.status();
   std::shared_ptr<ModelPool> loaded = std::move(*pool);

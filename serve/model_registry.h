@@ -26,6 +26,7 @@ struct PoolOptions {
   int sessions = 2;
   int max_queue = 16;
   BatchOptions batch;
+  std::map<std::string, int> max_batches;  // per model by name (--max-batch NAME=N), else batch's
   // Bytes a model's constants and sessions may take (--memory-budget): per model by name, else
   // the default; 0: no budget.
   uint64_t memory_budget = 0;

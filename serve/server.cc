@@ -169,32 +169,10 @@ HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
     return ErrorReply(400, parsed.message());
   }
   std::vector<std::vector<unsigned char>> outputs;
-  if (Batcher* batcher = model.batcher()) {
-    // With other requests' rows, in one run; `outputs` gets this request's rows.
-    Status ran = batcher->Run(request.rows, request.inputs, &outputs);
-    if (!ran.ok()) {
-      finish(false);
-      return ErrorReply(ran.code() == StatusCode::kInvalidArgument ? 400 : 500, ran.message());
-    }
-    return Reply(model, request, outputs, finish);
-  }
-  ModelPool::Lease session = model.Acquire(ticket);
-  std::vector<TensorView> ins;
-  std::vector<MutableTensorView> outs;
-  for (size_t k = 0; k < model.inputs().size(); ++k)
-    ins.push_back({request.inputs[k].data(), model.inputs()[k].element_type,
-                   Span<const int64_t>(model.inputs()[k].shape)});
-  outputs.resize(model.outputs().size());
-  for (size_t k = 0; k < model.outputs().size(); ++k) {
-    outputs[k].assign(model.outputs()[k].byte_size, 0);
-    outs.push_back({outputs[k].data(), model.outputs()[k].element_type,
-                    Span<const int64_t>(model.outputs()[k].shape)});
-  }
-  Status ran = session->Run(Span<const TensorView>(ins.data(), ins.size()),
-                            Span<const MutableTensorView>(outs.data(), outs.size()));
+  Status ran = model.Infer(ticket, request.rows, request.inputs, &outputs);
   if (!ran.ok()) {
     finish(false);
-    return ErrorReply(500, ran.message());
+    return ErrorReply(ran.code() == StatusCode::kInvalidArgument ? 400 : 500, ran.message());
   }
   return Reply(model, request, outputs, finish);
 }

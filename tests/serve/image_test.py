@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """scripts/build-image.sh end to end, where buildah is installed: the image holds nothing but
-hexir-serve, its runtime, the C library files they load and the models; its configuration
+hexir-serve, the shared objects it loads (its runtime, the C library, gRPC's) and the models; its configuration
 serves /mnt/models on port 8080 and stops on SIGTERM. The image then runs: with podman where the
 machine lets a container run, else (a sandbox whose kernel refuses the OCI runtime: this one's
 crun cannot set rlimits or use its hybrid cgroups) its files run under chroot, which still shows
@@ -96,12 +96,20 @@ def main():
         proc_mounted = False
         try:
             files = sorted(os.path.relpath(os.path.join(d, f), mnt) for d, _, fs in os.walk(mnt) for f in fs)
-            extra = [f for f in files if not (f in ("usr/bin/hexir-serve", "mnt/models/dense.hxb") or
-                                              f.startswith("usr/lib/hexir/libhexir_runtime.so") or
-                                              os.path.basename(f).startswith(("libc.so", "ld-linux", "libm.so")))]
-            check("the image holds the server, its runtime, the C library and the models, nothing else",
-                  not extra and "usr/bin/hexir-serve" in files, f"also {extra}")
-            print(f"     {len(files)} files: {', '.join(files)}")
+            # Besides the server and the models, only shared objects in library folders (the
+            # runtime, the C library, gRPC's): no shell, no other program, no package manager.
+            def shared_object(f):
+                with open(os.path.join(mnt, f), "rb") as fh:
+                    elf = fh.read(4) == b"\x7fELF"
+                return elf and ".so" in os.path.basename(f) and f.split("/")[0] in ("lib", "lib64", "usr")
+            extra = [f for f in files if f not in ("usr/bin/hexir-serve", "mnt/models/dense.hxb") and
+                     not shared_object(f)]
+            check("the image holds the server, the shared objects it loads and the models, nothing else",
+                  not extra and "usr/bin/hexir-serve" in files and
+                  any(f.startswith("usr/lib/hexir/libhexir_runtime.so") for f in files), f"also {extra}")
+            size = sum(os.path.getsize(os.path.join(mnt, f)) for f in files)
+            print(f"     {len(files)} files, {size / 2**20:.1f} MiB: the server, "
+                  f"{sum(1 for f in files if '.so' in f)} shared objects, the model")
             port = free_port()
             podman = shutil.which("podman")
             ran_container = False
@@ -129,7 +137,8 @@ def main():
                 env = {"LD_LIBRARY_PATH": "/usr/lib/hexir"}
                 started = time.monotonic()
                 server = subprocess.Popen([shutil.which("chroot") or "/usr/sbin/chroot", mnt, *config["Entrypoint"], *[
-                    "127.0.0.1" if a == "0.0.0.0" else str(port) if a == "8080" else a for a in config["Cmd"]]],
+                    "127.0.0.1" if a == "0.0.0.0" else str(port) if a == "8080" else "0" if a == "8081" else a
+                    for a in config["Cmd"]]],
                                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 try:
                     serve_checks(port, started, ref, x, "the image's files under chroot")

@@ -108,6 +108,8 @@ def main():
         run_args[run_args.index("--port") + 1] = "0"
         run_args[run_args.index("--host") + 1] = "127.0.0.1"
         run_args[run_args.index("--model-repository") + 1] = tmp
+        if "--grpc-port" in run_args:
+            run_args[run_args.index("--grpc-port") + 1] = "0"
         # (start() adds "--port 0" before them; the manifest's own port is replaced by 0 too.)
         server, port, line = start(tools, *run_args)
         check("hexir-serve starts with the manifest's args", port is not None, line)

@@ -12,7 +12,9 @@ def start(tools, *args, stderr=subprocess.STDOUT):
     p = subprocess.Popen([os.path.join(tools, "hexir-serve"), "--port", "0", *args], stdout=subprocess.PIPE,
                          stderr=stderr, text=True)
     line = p.stdout.readline()
-    m = re.search(r"listening on 127.0.0.1:(\d+)", line)
+    if "gRPC listening" in line:  # --grpc-port: its line comes first
+        line += p.stdout.readline()
+    m = re.search(r"(?m)^hexir-serve: listening on 127.0.0.1:(\d+)", line)
     if not m:
         p.wait(timeout=30)
         return p, None, line + p.stdout.read()

@@ -1,0 +1,267 @@
+#include "serve/grpc_server.h"
+
+#include <chrono>
+#include <cstring>
+
+#include <grpcpp/grpcpp.h>
+
+#include "grpc_service.grpc.pb.h"
+#include "serve/protocol.h"
+
+namespace hexir::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace pb = ::inference;
+
+grpc::Status Refuse(grpc::StatusCode code, const std::string& message) { return grpc::Status(code, message); }
+
+grpc::StatusCode CodeOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: return grpc::StatusCode::INVALID_ARGUMENT;
+    case StatusCode::kNotFound: return grpc::StatusCode::NOT_FOUND;
+    case StatusCode::kResourceExhausted: return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case StatusCode::kFailedPrecondition: return grpc::StatusCode::FAILED_PRECONDITION;
+    default: return grpc::StatusCode::INTERNAL;
+  }
+}
+
+// The values of `contents` for a tensor of `t`'s type, `elements` of them, as its bytes; false
+// with the reason when they are missing, too few or too many, or out of the type's range.
+bool FromContents(const pb::InferTensorContents& c, const TensorInfo& t, uint64_t elements,
+                  std::vector<unsigned char>* bytes, std::string* why) {
+  bytes->assign(t.byte_size, 0);
+  auto fill = [&](const auto& values, auto convert) {
+    if (static_cast<uint64_t>(values.size()) != elements) {
+      *why = "has " + std::to_string(values.size()) + " values in its contents; its shape takes " +
+             std::to_string(elements);
+      return false;
+    }
+    for (uint64_t i = 0; i < elements; ++i)
+      if (!convert(values[static_cast<int>(i)], bytes->data() + i * ElementTypeSize(t.element_type))) {
+        *why = "value " + std::to_string(i) + " is out of the range of " + DatatypeName(t.element_type);
+        return false;
+      }
+    return true;
+  };
+  auto as = [](auto value, auto lo, auto hi, auto* out) {
+    if (value < lo || value > hi) return false;
+    *out = static_cast<std::remove_pointer_t<decltype(out)>>(value);
+    return true;
+  };
+  switch (t.element_type) {
+    case ElementType::kF32:
+      return fill(c.fp32_contents(), [](float v, unsigned char* p) { std::memcpy(p, &v, 4); return true; });
+    case ElementType::kF64:
+      return fill(c.fp64_contents(), [](double v, unsigned char* p) { std::memcpy(p, &v, 8); return true; });
+    case ElementType::kI64:
+      return fill(c.int64_contents(), [](int64_t v, unsigned char* p) { std::memcpy(p, &v, 8); return true; });
+    case ElementType::kI32:
+      return fill(c.int_contents(), [](int32_t v, unsigned char* p) { std::memcpy(p, &v, 4); return true; });
+    case ElementType::kI16:
+      return fill(c.int_contents(), [&](int32_t v, unsigned char* p) {
+        return as(v, -32768, 32767, reinterpret_cast<int16_t*>(p));
+      });
+    case ElementType::kI8:
+      return fill(c.int_contents(), [&](int32_t v, unsigned char* p) {
+        return as(v, -128, 127, reinterpret_cast<int8_t*>(p));
+      });
+    case ElementType::kU8:
+      return fill(c.uint_contents(), [&](uint32_t v, unsigned char* p) { return as(v, 0u, 255u, p); });
+    case ElementType::kBool:
+      return fill(c.bool_contents(), [](bool v, unsigned char* p) { *p = v ? 1 : 0; return true; });
+    default:
+      *why = std::string("has type ") + DatatypeName(t.element_type) + ", which gRPC contents do not carry here; send raw bytes";
+      return false;
+  }
+}
+
+// A gRPC request as the REST server's InferRequest: every input once, of its model's type and
+// shape (with batching: 1 to max_batch rows, the same for all), its bytes from raw_input_contents
+// (one entry per input, in the request's order) or from its contents.
+grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature& model, InferRequest* out) {
+  const std::vector<TensorInfo>& declared = model.inputs();
+  out->inputs.assign(declared.size(), {});
+  out->id = req.id();
+  bool raw = req.raw_input_contents_size() > 0;
+  if (raw && req.raw_input_contents_size() != req.inputs_size())
+    return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                  "the request has " + std::to_string(req.raw_input_contents_size()) + " raw_input_contents for " +
+                      std::to_string(req.inputs_size()) + " inputs; give one per input, or none");
+  std::vector<bool> seen(declared.size(), false);
+  for (int i = 0; i < req.inputs_size(); ++i) {
+    const pb::ModelInferRequest::InferInputTensor& in = req.inputs(i);
+    size_t k = 0;
+    while (k < declared.size() && declared[k].name != in.name()) ++k;
+    if (k == declared.size())
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model '" + model.name() + "' has no input '" + in.name() + "'");
+    if (seen[k]) return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + in.name() + "' is given twice");
+    seen[k] = true;
+    TensorInfo t = declared[k];
+    if (in.datatype() != DatatypeName(t.element_type))
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                    "input '" + in.name() + "' must have datatype " + DatatypeName(t.element_type));
+    std::vector<int64_t> shape(in.shape().begin(), in.shape().end());
+    if (model.max_batch > 0 && !shape.empty() && shape.size() == t.shape.size() &&
+        std::equal(shape.begin() + 1, shape.end(), t.shape.begin() + 1)) {
+      if (shape[0] < 1 || shape[0] > model.max_batch)
+        return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                      "input '" + in.name() + "' has " + std::to_string(shape[0]) + " rows; this model takes 1 to " +
+                          std::to_string(model.max_batch));
+      if (out->rows != 0 && out->rows != shape[0])
+        return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + in.name() + "' has " +
+                                                              std::to_string(shape[0]) + " rows, another input " +
+                                                              std::to_string(out->rows));
+      out->rows = shape[0];
+      t = WithRows(t, shape[0]);
+    }
+    if (shape != t.shape) {
+      std::string want, got;
+      for (int64_t d : t.shape) want += (want.empty() ? "" : ",") + std::to_string(d);
+      for (int64_t d : shape) got += (got.empty() ? "" : ",") + std::to_string(d);
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                    "input '" + in.name() + "' must have shape [" + want + "], got [" + got + "]");
+    }
+    if (raw) {
+      const std::string& bytes = req.raw_input_contents(i);
+      if (bytes.size() != t.byte_size)
+        return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + in.name() + "' has " +
+                                                              std::to_string(bytes.size()) +
+                                                              " bytes of raw_input_contents; its tensor takes " +
+                                                              std::to_string(t.byte_size));
+      out->inputs[k].assign(bytes.begin(), bytes.end());
+      continue;
+    }
+    if (!in.has_contents())
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                    "input '" + in.name() + "' has neither contents nor raw_input_contents");
+    std::string why;
+    if (!FromContents(in.contents(), t, t.byte_size / ElementTypeSize(t.element_type), &out->inputs[k], &why))
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + in.name() + "' " + why);
+  }
+  for (size_t k = 0; k < declared.size(); ++k)
+    if (!seen[k]) return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + declared[k].name + "' is missing");
+  for (const auto& o : req.outputs()) {
+    size_t k = 0;
+    while (k < model.outputs().size() && model.outputs()[k].name != o.name()) ++k;
+    if (k == model.outputs().size())
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model '" + model.name() + "' has no output '" + o.name() + "'");
+    out->outputs.push_back(k);
+  }
+  if (out->outputs.empty())
+    for (size_t k = 0; k < model.outputs().size(); ++k) out->outputs.push_back(k);
+  return grpc::Status::OK;
+}
+
+void Describe(const TensorInfo& t, bool batched, pb::ModelMetadataResponse::TensorMetadata* m) {
+  m->set_name(t.name);
+  m->set_datatype(DatatypeName(t.element_type));
+  for (size_t d = 0; d < t.shape.size(); ++d) m->add_shape(batched && d == 0 ? -1 : t.shape[d]);
+}
+
+}  // namespace
+
+struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
+  ModelRegistry* registry;
+  Metrics* metrics;
+  GrpcOptions options;
+  std::unique_ptr<grpc::Server> server;
+
+  grpc::Status ServerLive(grpc::ServerContext*, const pb::ServerLiveRequest*, pb::ServerLiveResponse* r) override {
+    r->set_live(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerReady(grpc::ServerContext*, const pb::ServerReadyRequest*, pb::ServerReadyResponse* r) override {
+    r->set_ready(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelReady(grpc::ServerContext*, const pb::ModelReadyRequest* q, pb::ModelReadyResponse* r) override {
+    r->set_ready(registry->Find(q->name()) != nullptr);
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerMetadata(grpc::ServerContext*, const pb::ServerMetadataRequest*,
+                              pb::ServerMetadataResponse* r) override {
+    r->set_name("hexir-serve");
+    r->set_version("0.1.0");
+    r->add_extensions("model_repository");
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelMetadata(grpc::ServerContext*, const pb::ModelMetadataRequest* q,
+                             pb::ModelMetadataResponse* r) override {
+    std::shared_ptr<ModelPool> model = registry->Find(q->name());
+    if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + q->name() + "'");
+    r->set_name(q->name());
+    r->add_versions("1");
+    r->set_platform("hexir");
+    bool batched = model->signature().max_batch > 0;
+    for (const TensorInfo& t : model->inputs()) Describe(t, batched, r->add_inputs());
+    for (const TensorInfo& t : model->outputs()) Describe(t, batched, r->add_outputs());
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelInfer(grpc::ServerContext*, const pb::ModelInferRequest* q, pb::ModelInferResponse* r) override {
+    // Held to the end of the call: a new version loaded meanwhile serves the next ones.
+    std::shared_ptr<ModelPool> model = registry->Find(q->model_name());
+    if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + q->model_name() + "'");
+    Clock::time_point start = Clock::now();
+    auto finish = [&](grpc::Status s) {
+      metrics->Observe(model->name(), std::chrono::duration<double>(Clock::now() - start).count(), s.ok());
+      return s;
+    };
+    // (gRPC has parsed the message already: admission here bounds the runs, not the parsing;
+    // the message size is bounded by --grpc-max-message.)
+    ModelPool::Ticket ticket = model->Admit();
+    if (!ticket) {
+      metrics->For(model->name()).rejected.fetch_add(1);
+      return finish(Refuse(grpc::StatusCode::UNAVAILABLE, "model '" + model->name() +
+                                                              "' is busy: every session is working and the queue is full"));
+    }
+    InferRequest request;
+    grpc::Status parsed = ParseRequest(*q, model->signature(), &request);
+    if (!parsed.ok()) return finish(parsed);
+    std::vector<std::vector<unsigned char>> outputs;
+    Status ran = model->Infer(ticket, request.rows, request.inputs, &outputs);
+    if (!ran.ok()) return finish(Refuse(CodeOf(ran), ran.message()));
+    r->set_model_name(q->model_name());
+    r->set_model_version("1");
+    r->set_id(q->id());
+    for (size_t k : request.outputs) {
+      TensorInfo t = WithRows(model->outputs()[k], request.rows);
+      pb::ModelInferResponse::InferOutputTensor* o = r->add_outputs();
+      o->set_name(t.name);
+      o->set_datatype(DatatypeName(t.element_type));
+      for (int64_t d : t.shape) o->add_shape(d);
+      r->add_raw_output_contents(reinterpret_cast<const char*>(outputs[k].data()), outputs[k].size());
+    }
+    return finish(grpc::Status::OK);
+  }
+};
+
+GrpcServer::GrpcServer(ModelRegistry* registry, Metrics* metrics, GrpcOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->registry = registry;
+  impl_->metrics = metrics;
+  impl_->options = options;
+}
+
+GrpcServer::~GrpcServer() { Stop(0); }
+
+bool GrpcServer::Start() {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(impl_->options.host + ":" + std::to_string(impl_->options.port),
+                           grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(impl_.get());
+  builder.SetMaxReceiveMessageSize(impl_->options.max_message_bytes);
+  builder.SetMaxSendMessageSize(impl_->options.max_message_bytes);
+  impl_->server = builder.BuildAndStart();
+  return impl_->server != nullptr && port_ != 0;
+}
+
+void GrpcServer::Stop(double grace_s) {
+  if (!impl_->server) return;
+  impl_->server->Shutdown(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000)));
+  impl_->server->Wait();
+  impl_->server.reset();
+}
+
+}  // namespace hexir::serve

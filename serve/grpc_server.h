@@ -1,0 +1,42 @@
+// The Open Inference Protocol over gRPC (inference.GRPCInferenceService, serve/grpc_service.proto)
+// on gRPC's own server, beside the REST one: the same models (ModelRegistry), admission, batching
+// and metrics. ModelInfer takes tensors as raw bytes (raw_input_contents) or as contents by type
+// and answers with raw bytes (raw_output_contents), as Triton does. Errors carry the status a
+// client checks: NOT_FOUND (no such model), INVALID_ARGUMENT (a tensor that does not fit the
+// model, with REST's message), UNAVAILABLE (every session busy and the queue full: REST's 503),
+// RESOURCE_EXHAUSTED (a message over --grpc-max-message), INTERNAL (a failed run).
+//
+// Thread safety: Start and Stop from one thread; gRPC runs the calls on its own threads.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "serve/metrics.h"
+#include "serve/model_registry.h"
+
+namespace hexir::serve {
+
+struct GrpcOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                              // 0: a free one (port() says which)
+  int max_message_bytes = 64 * 1024 * 1024;  // requests and responses
+};
+
+class GrpcServer {
+ public:
+  GrpcServer(ModelRegistry* registry, Metrics* metrics, GrpcOptions options);
+  ~GrpcServer();
+  // Listens; false (with the reason on stderr) when the address cannot be bound.
+  bool Start();
+  int port() const { return port_; }
+  // Stops accepting; calls in progress finish within `grace_s`.
+  void Stop(double grace_s);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace hexir::serve
