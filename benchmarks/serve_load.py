@@ -7,9 +7,9 @@ connections against --max-queue 4: how many 503s, and the RSS again. Where `wrk`
 (Debian's), the 32 connections run once more from wrk, a client in C: the server's throughput
 and latency without Python's client-side JSON in the way.
   serve_load.py [--bin build/tools] [--seconds 20] [--smoke] [--check]
-Last, without --check: REST with JSON against gRPC with raw tensors at 32 connections (one
-server, --grpc-port), and the model compiled with shape buckets, served without and with
-dynamic batching (--max-batch 8) at 1, 8 and 32 connections.
+Last, without --check: the model compiled with shape buckets, served by REST with JSON tensors
+and by gRPC with raw tensors, each without and with dynamic batching (--max-batch 8), at 1, 8,
+32 and 64 connections: requests/s, latency and the server's CPU use.
 (--smoke: 2 s, CI's bench.serve_load_smoke; --check: the checks of ctest serve.load, 20 s)"""
 import argparse
 import http.client
@@ -185,8 +185,7 @@ def main():
             # reset a connection (reported above).
             failed |= server.wait(timeout=60) != 0 or wrong > 0 or (connections == 32 and set(statuses) != {200})
         if not args.check:
-            failed |= compare_protocols(args, tmp, hxb, x, ref, body, seconds)
-            failed |= compare_batching(args, tmp, name, x, ref, body, seconds)
+            failed |= compare_serving(args, tmp, x, ref, body, seconds)
         return 1 if failed else 0
 
 
@@ -238,65 +237,63 @@ def run_grpc_load(port, x, seconds, connections, expected, tmp):
     return (len(latencies) / elapsed, np.percentile(lat, 50), np.percentile(lat, 99), wrong[0]), ""
 
 
-def compare_protocols(args, tmp, hxb, x, ref, body, seconds):
-    """REST with JSON tensors against gRPC with raw tensors, on one server (batch 1), at 32
-    connections, Python clients both. Returns whether anything failed."""
-    server = subprocess.Popen([os.path.join(args.bin, "hexir-serve"), "--model", f"cnn={hxb}", "--port", "0",
-                               "--grpc-port", "0", "--sessions", "2", "--threads", "32", "--max-queue", "64"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    first = server.stdout.readline()
-    if "gRPC" not in first:
-        server.terminate()
-        server.wait(timeout=60)
-        print(f"protocols: hexir-serve has no gRPC here ({first.strip()}), skipped")
-        return False
-    grpc_port = int(re.search(r":(\d+)", first).group(1))
-    port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
-    connections = 8 if args.smoke else 32
-    statuses, wrong, rate, p50, p99 = run_load(port, server.pid, body, seconds, connections, ref.reshape(-1),
-                                               quiet=True)
-    result, why = run_grpc_load(grpc_port, x, seconds, connections, ref.reshape(-1), tmp)
-    print(f"protocols, {connections} connections, Python clients, {seconds:.0f} s each:")
-    print(f"  REST, JSON tensors:  {rate:.0f} requests/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms")
-    failed = wrong > 0 or set(statuses) != {200}
-    if result is None:
-        print(f"  gRPC: not measured ({why})")
-    else:
-        g_rate, g50, g99, g_wrong = result
-        print(f"  gRPC, raw tensors:   {g_rate:.0f} requests/s, p50 {g50:.2f} ms, p99 {g99:.2f} ms "
-              f"({g_rate / max(rate, 1e-9):.2f}x REST's requests/s)")
-        failed |= g_wrong > 0
-    server.terminate()
-    return failed | (server.wait(timeout=60) != 0)
+def cpu_seconds(pid):
+    """User and system CPU seconds of process `pid` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def compare_batching(args, tmp, name, x, ref, body, seconds):
-    """The same model compiled with shape buckets (--dim batch=1,2,4,8), served without and with
-    dynamic batching (--max-batch 8), at 1, 8 and 32 connections: requests/s and p50/p99 in
-    alternating runs. Returns whether anything failed."""
+def compare_serving(args, tmp, x, ref, body, seconds):
+    """The model compiled with shape buckets (--dim batch=1,2,4,8) served four ways: REST with
+    JSON tensors and gRPC with raw tensors, each without and with dynamic batching (--max-batch
+    8, 2 ms), at 1, 8, 32 and 64 connections: requests/s, p50/p99 and the server's CPU use.
+    Returns whether anything failed."""
     import models
     onnx_path = os.path.join(tmp, "cnn_batch.onnx")
     models.export("squeezenet1_1", onnx_path, dynamic_batch=True)
     hxb = os.path.join(tmp, "cnn_batch.hxb")
     buckets = "batch=1,8" if args.smoke else "batch=1,2,4,8"
     subprocess.run([os.path.join(args.bin, "hexir-compile"), onnx_path, "-o", hxb, "--dim", buckets], check=True)
-    print(f"dynamic batching: squeezenet1_1 64x64 compiled with --dim {buckets}; Python clients, "
-          f"{seconds:.0f} s a run")
-    print(f"  {'connections':>11} {'server':>24} {'requests/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"REST and gRPC, without and with dynamic batching: squeezenet1_1 64x64 compiled with --dim {buckets}; "
+          f"Python clients, {seconds:.0f} s a run; CPU: the server's, in cores")
+    print(f"  {'connections':>11} {'protocol':>8} {'batching':>20} {'requests/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'CPU':>5}")
     failed = False
-    for connections in ((1, 8) if args.smoke else (1, 8, 32)):
-        for label, extra in (("batch 1", []), ("--max-batch 8, 2 ms", ["--max-batch", "8", "--batch-delay-us", "2000"])):
+    batching = ["--max-batch", "8", "--batch-delay-us", "2000"]
+    for connections in ((1, 8) if args.smoke else (1, 8, 32, 64)):
+        for protocol, label, extra in (("REST", "none", []), ("REST", "--max-batch 8, 2 ms", batching),
+                                       ("gRPC", "none", []), ("gRPC", "--max-batch 8, 2 ms", batching)):
             server = subprocess.Popen([os.path.join(args.bin, "hexir-serve"), "--model", f"cnn={hxb}", "--port", "0",
-                                       "--sessions", "2", "--threads", str(max(4, connections)), "--max-queue", "64",
-                                       *extra], stdout=subprocess.PIPE, text=True)
+                                       "--grpc-port", "0", "--sessions", "2", "--threads", str(max(4, connections)),
+                                       "--max-queue", "64", *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True)
+            first = server.stdout.readline()
+            if "gRPC" not in first:
+                server.wait(timeout=60)
+                print(f"  hexir-serve has no gRPC here ({first.strip()}): skipped")
+                return failed
+            grpc_port = int(re.search(r":(\d+)", first).group(1))
             port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
-            statuses, wrong, rate, p50, p99 = run_load(port, server.pid, body, seconds, connections,
-                                                       ref.reshape(-1), quiet=True)
-            print(f"  {connections:>11} {label:>24} {rate:>10.0f} {p50:>8.2f} {p99:>8.2f}")
+            cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
+            if protocol == "REST":
+                statuses, wrong, rate, p50, p99 = run_load(port, server.pid, body, seconds, connections,
+                                                           ref.reshape(-1), quiet=True)
+                failed |= wrong > 0 or set(statuses) != {200}
+            else:
+                result, why = run_grpc_load(grpc_port, x, seconds, connections, ref.reshape(-1), tmp)
+                if result is None:
+                    print(f"  gRPC: not measured ({why})")
+                    server.terminate()
+                    server.wait(timeout=60)
+                    continue
+                rate, p50, p99, wrong = result
+                failed |= wrong > 0
+            cores = (cpu_seconds(server.pid) - cpu0) / (time.monotonic() - t0)
+            print(f"  {connections:>11} {protocol:>8} {label:>20} {rate:>10.0f} {p50:>8.2f} {p99:>8.2f} {cores:>5.2f}")
             server.terminate()
-            failed |= server.wait(timeout=60) != 0 or wrong > 0 or set(statuses) != {200}
+            failed |= server.wait(timeout=60) != 0
     return failed
-
 
 if __name__ == "__main__":
     sys.exit(main())
