@@ -32,7 +32,7 @@ def check_low_entropy():
     import numpy as np
     import torch
     import models
-    model, x, _ = models.build("resnet18")
+    model, x, _ = models.build("squeezenet1_1")  # 1.2 M weights: compressing them takes a second
     model = models._perturb(model, 0).eval()
     with torch.no_grad():
         before = model(x).numpy()
@@ -44,7 +44,7 @@ def check_low_entropy():
         if p.dim() >= 2:
             per_channel = max(len(np.unique(c)) for c in p.detach().numpy().reshape(p.shape[0], -1))
             assert per_channel <= 5, (p.shape, per_channel)
-    ratio = len(lzma.compress(rounded, preset=6)) / len(lzma.compress(raw, preset=6))
+    ratio = len(lzma.compress(rounded, preset=3)) / len(lzma.compress(raw, preset=3))
     assert ratio < 0.3, f"rounded weights compress to {ratio:.2f} of the original's size"
     # Still a model: outputs of the same scale, not collapsed to a constant.
     assert np.std(after) > 0.1 * np.std(before), (np.std(after), np.std(before))
