@@ -102,26 +102,9 @@ grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature
       return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
                     "input '" + in.name() + "' must have datatype " + DatatypeName(t.element_type));
     std::vector<int64_t> shape(in.shape().begin(), in.shape().end());
-    if (model.max_batch > 0 && !shape.empty() && shape.size() == t.shape.size() &&
-        std::equal(shape.begin() + 1, shape.end(), t.shape.begin() + 1)) {
-      if (shape[0] < 1 || shape[0] > model.max_batch)
-        return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
-                      "input '" + in.name() + "' has " + std::to_string(shape[0]) + " rows; this model takes 1 to " +
-                          std::to_string(model.max_batch));
-      if (out->rows != 0 && out->rows != shape[0])
-        return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + in.name() + "' has " +
-                                                              std::to_string(shape[0]) + " rows, another input " +
-                                                              std::to_string(out->rows));
-      out->rows = shape[0];
-      t = WithRows(t, shape[0]);
-    }
-    if (shape != t.shape) {
-      std::string want, got;
-      for (int64_t d : t.shape) want += (want.empty() ? "" : ",") + std::to_string(d);
-      for (int64_t d : shape) got += (got.empty() ? "" : ",") + std::to_string(d);
-      return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
-                    "input '" + in.name() + "' must have shape [" + want + "], got [" + got + "]");
-    }
+    StatusOr<TensorInfo> sent = InputAsSent(model, t, shape, &out->rows);
+    if (!sent.ok()) return Refuse(grpc::StatusCode::INVALID_ARGUMENT, sent.status().message());
+    t = *sent;
     if (raw) {
       const std::string& bytes = req.raw_input_contents(i);
       if (bytes.size() != t.byte_size)

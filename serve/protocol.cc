@@ -225,21 +225,7 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
       if (!d.is_number_integer()) return InvalidArgumentError("input '", name, "' has a shape that is not integers");
       shape.push_back(d.get<int64_t>());
     }
-    if (model.max_batch > 0 && !shape.empty() && shape.size() == t.shape.size() &&
-        std::equal(shape.begin() + 1, shape.end(), t.shape.begin() + 1)) {
-      // Batched: any rows from 1 to max_batch, the same for every input.
-      if (shape[0] < 1 || shape[0] > model.max_batch)
-        return InvalidArgumentError("input '", name, "' has ", shape[0], " rows; this model takes 1 to ",
-                                    model.max_batch, " (shape ", Describe(t, true)["shape"].dump(), ")");
-      if (request->rows != 0 && request->rows != shape[0])
-        return InvalidArgumentError("input '", name, "' has ", shape[0], " rows, another input ", request->rows);
-      request->rows = shape[0];
-      t = WithRows(t, shape[0]);
-    }
-    if (shape != t.shape)
-      return InvalidArgumentError("input '", name, "' must have shape ",
-                                  Describe(t, model.max_batch > 0)["shape"].dump(), ", got ",
-                                  ShapeJson(shape).dump());
+    HEXIR_ASSIGN_OR_RETURN(t, InputAsSent(model, t, shape, &request->rows));
     uint64_t elements = t.byte_size / ElementTypeSize(t.element_type);
     if (in.contains("parameters") && in["parameters"].is_object() && in["parameters"].contains("binary_data_size")) {
       const json& size = in["parameters"]["binary_data_size"];
@@ -292,6 +278,27 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
       request->binary_outputs.push_back(all_binary_outputs);
     }
   return Status::Ok();
+}
+
+StatusOr<TensorInfo> InputAsSent(const ModelSignature& model, const TensorInfo& declared,
+                                 const std::vector<int64_t>& shape, int64_t* rows) {
+  TensorInfo t = declared;
+  const std::string& name = declared.name;
+  if (model.max_batch > 0 && !shape.empty() && shape.size() == t.shape.size() &&
+      std::equal(shape.begin() + 1, shape.end(), t.shape.begin() + 1)) {
+    // Batched: any rows from 1 to max_batch, the same for every input.
+    if (shape[0] < 1 || shape[0] > model.max_batch)
+      return InvalidArgumentError("input '", name, "' has ", shape[0], " rows; this model takes 1 to ",
+                                  model.max_batch, " (shape ", Describe(t, true)["shape"].dump(), ")");
+    if (*rows != 0 && *rows != shape[0])
+      return InvalidArgumentError("input '", name, "' has ", shape[0], " rows, another input ", *rows);
+    *rows = shape[0];
+    t = WithRows(t, shape[0]);
+  }
+  if (shape != t.shape)
+    return InvalidArgumentError("input '", name, "' must have shape ", Describe(t, model.max_batch > 0)["shape"].dump(),
+                                ", got ", ShapeJson(shape).dump());
+  return t;
 }
 
 TensorInfo WithRows(const TensorInfo& t, int64_t rows) {

@@ -50,6 +50,12 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
 // `t` with `rows` rows along its leading axis (a batched request's tensor), or `t` when rows is 0.
 TensorInfo WithRows(const TensorInfo& t, int64_t rows);
 
+// The tensor a request sends for `declared` with `shape`: the declared one, or with batching
+// its rows (1 to max_batch, the same as `*rows` once an earlier input set it); INVALID_ARGUMENT
+// naming the input and the shapes otherwise. REST and gRPC check their inputs with it.
+StatusOr<TensorInfo> InputAsSent(const ModelSignature& model, const TensorInfo& declared,
+                                 const std::vector<int64_t>& shape, int64_t* rows);
+
 // The response for `request`, with `outputs` (one buffer per declared output): the JSON, and
 // the binary data of the outputs asked for as binary (appended after the JSON, whose length
 // goes in the Inference-Header-Content-Length header).

@@ -11,7 +11,6 @@ Usage: repository_test.py --bin BUILD/tools
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from buckets import dense_model  # noqa: E402
 from checks import check, summary  # noqa: E402
-from serving import request  # noqa: E402
+from serving import request, start  # noqa: E402
 
 
 X = np.linspace(-1, 1, 16, dtype=np.float32).reshape(1, 16)
@@ -73,16 +72,13 @@ def main():
             f.write(b"HXB0 not an executable at all" * 10)
         with open(os.path.join(repo, "notes.txt"), "w") as f:
             f.write("not a model")
-        server = subprocess.Popen([os.path.join(tools, "hexir-serve"), "--port", "0", "--model-repository", repo,
-                                   "--repository-poll-s", "0.2", "--threads", "4"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = server.stdout.readline()
-        m = re.search(r"listening on 127.0.0.1:(\d+)", line)
-        check("hexir-serve starts with a corrupt file in the repository", m is not None, line + server.stderr.read()
-              if m is None else "")
-        if m is None:
+        # (stderr apart: its log is checked at the end.)
+        server, port, line = start(tools, "--model-repository", repo, "--repository-poll-s", "0.2", "--threads", "4",
+                                   stderr=subprocess.PIPE)
+        check("hexir-serve starts with a corrupt file in the repository", port is not None,
+              line + (server.stderr.read() if port is None else ""))
+        if port is None:
             return 1
-        port = int(m.group(1))
         try:
             status, body = request(port, "POST", "/v2/repository/index", "")
             index = {item["name"]: item for item in json.loads(body)} if status == 200 else {}
@@ -196,12 +192,10 @@ def main():
               r.returncode != 0 and "over its memory budget of 100 bytes" in r.stderr and
               "constants 576" in r.stderr and "the compiler's plan of main" in r.stderr and
               "lower bound" in r.stderr, r.stderr)
-        server = subprocess.Popen([os.path.join(tools, "hexir-serve"), "--port", "0", "--model-repository", repo,
-                                   "--repository-poll-s", "0", "--memory-budget", "1K", "--memory-budget", "beta=100"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        m = re.search(r"listening on 127.0.0.1:(\d+)", server.stdout.readline())
+        server, port, _ = start(tools, "--model-repository", repo, "--repository-poll-s", "0", "--memory-budget", "1K",
+                                "--memory-budget", "beta=100", stderr=subprocess.PIPE)
         try:
-            index = {i["name"]: i for i in json.loads(request(int(m.group(1)), "POST", "/v2/repository/index", "")[1])}
+            index = {i["name"]: i for i in json.loads(request(port, "POST", "/v2/repository/index", "")[1])}
             check("a repository model over its own budget is UNAVAILABLE with the reason; the others, within "
                   "the default budget, serve", index["beta"]["state"] == "UNAVAILABLE" and
                   "memory budget of 100 bytes" in index["beta"].get("reason", "") and
