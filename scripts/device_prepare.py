@@ -6,7 +6,8 @@ compiler): compiled here, with their inputs and references.
   OUT/cuda/    the same models, full-size CNNs at 224x224 (weights of 5 values per channel:
                they compress) and the end-to-end graphs compiled for --target cuda, inputs,
                references (PyTorch, or float64 NumPy for the graphs), one manifest.json
-  OUT/bench/   benchmark graphs for the GPU (a 256 MiB elementwise chain, a 4096^3 matmul,
+  OUT/bench/   benchmark graphs for the GPU (a 256 MiB elementwise chain, a 4096^3 matmul in
+               f32 and with --allow-tf32,
                100 tiny dispatches) and TorchScript files of the models PyTorch is timed on
 
 Usage: device_prepare.py --root SRC --bin BUILD/tools --out DIR
@@ -148,10 +149,29 @@ def main():
             np.save(os.path.join(cuda_dir, f"{base}.ref{k}.npy"), np.asarray(ref[oname]))
             entry["outputs"][oname] = f"{base}.ref{k}.npy"
         manifest.append(entry)
+    # TF32 tensor cores (--allow-tf32): the cases of tests/cuda/tf32.py, whose references round
+    # both inputs to TF32 as the GPU does (the emulator cannot check the fragment layouts of
+    # mma.sync: only a GPU can).
+    sys.path.insert(0, os.path.join(args.root, "tests", "cuda"))
+    import onnx  # noqa: E402
+    import tf32  # noqa: E402
+    for name, model, feeds, reference, _ in tf32.cases(np.random.default_rng(7)):
+        src, base = os.path.join(args.out, name + ".onnx"), "tf32_" + name
+        onnx.save(model, src)
+        compile_(args.bin, src, os.path.join(cuda_dir, base + ".hxb"), "--target", "cuda", "--allow-tf32")
+        os.remove(src)
+        entry = {"name": "tf32 " + name, "hxb": base + ".hxb", "rtol": 1e-5, "inputs": {},
+                 "outputs": {"y": base + ".ref0.npy"}}
+        for k, (iname, value) in enumerate(feeds.items()):
+            np.save(os.path.join(cuda_dir, f"{base}.in{k}.npy"), value)
+            entry["inputs"][iname] = f"{base}.in{k}.npy"
+        np.save(os.path.join(cuda_dir, base + ".ref0.npy"), reference(tf32.tf32).astype(np.float32))
+        manifest.append(entry)
     with open(os.path.join(cuda_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     for name, text, flags in [("elementwise", elementwise_graph(64 * 1024 * 1024), []),
                               ("matmul4096", matmul_graph(4096), []),
+                              ("matmul4096_tf32", matmul_graph(4096), ["--allow-tf32"]),
                               ("launch100", launch_graph(100), ["--no-fusion"])]:
         src = os.path.join(bench_dir, name + ".mlir")
         with open(src, "w") as f:

@@ -51,6 +51,10 @@ int main(int argc, char **argv) {
   cl::opt<std::string> cudaArch("cuda-arch",
                                 cl::desc("GPU architecture for --target cuda, e.g. sm_80 (default: sm_90)"),
                                 cl::init("sm_90"), cl::cat(category));
+  cl::opt<bool> allowTf32("allow-tf32",
+                          cl::desc("--target cuda: f32 matmuls and convolutions on tensor cores in TF32 (10-bit "
+                                   "mantissa inputs, f32 accumulation; sm_80 and newer), as PyTorch's allow_tf32"),
+                          cl::init(false), cl::cat(category));
   cl::opt<std::string> machine("machine",
                                cl::desc("Machine description: a preset (host, h200, edge) or a machine file "
                                         "(.json): memory spaces and capacities"),
@@ -149,6 +153,7 @@ int main(int argc, char **argv) {
   options.machine = machine;
   options.targetCpu = cpu;
   options.cudaArch = cudaArch;
+  options.allowTf32 = allowTf32;
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;
   options.printIRAfterAll = printIR;

@@ -32,5 +32,19 @@ LogicalResult CallTirOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+LogicalResult WarpMmaOp::verify() {
+  if (getAcc().size() != 4 || getResults().size() != 4)
+    return emitOpError("takes and gives a lane's 4 accumulators");
+  for (Region *region : {&getA(), &getB()}) {
+    Block &block = region->front();
+    if (block.getNumArguments() != 2 || !llvm::all_of(block.getArgumentTypes(), [](Type t) { return t.isIndex(); }))
+      return emitOpError("regions take a row and a column (index)");
+    auto yield = dyn_cast<YieldOp>(block.getTerminator());
+    if (!yield || !yield.getValue().getType().isF32())
+      return emitOpError("regions yield an f32 element");
+  }
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "Dialect/HexirOps.cpp.inc"

@@ -68,4 +68,44 @@ def Hexir_WorkgroupRangeOp : Hexir_Op<"workgroup_range", [Pure]> {
   let assemblyFormat = "attr-dict";
 }
 
+def Hexir_WarpMmaOp : Hexir_Op<"warp_mma", [RecursiveMemoryEffects]> {
+  let summary = "one lane's share of a warp's 16x8x8 TF32 matrix multiply-accumulate";
+  let description = [{
+    In a CUDA kernel whose every lane of a warp runs it together: D = C + A x B, A 16x8 and
+    B 8x8, their elements rounded to TF32 (round to nearest, ties away: `cvt.rna.tf32.f32`),
+    the products summed in f32. The regions give the elements: `a` yields A(m, k) and `b`
+    yields B(k, n) for the block arguments' row and column; they may only read memory every
+    lane sees alike (shared memory), which is what lets the CUDA emulator compute one lane's
+    outputs on its own. The lane (`lane`, its index in the warp) holds four elements of C and
+    D, in the `mma.sync.m16n8k8` fragment layout: rows lane / 4 and lane / 4 + 8, columns
+    2 (lane % 4) and 2 (lane % 4) + 1, row-major. On a GPU this is one `mma.sync` of tensor
+    cores (hexir-cuda-lower-warp-mma); the emulator runs it as the dot products it defines.
+
+    ```mlir
+    %d:4 = hexir.warp_mma lane(%l) acc(%c0, %c1, %c2, %c3) a {
+    ^bb0(%m: index, %k: index):
+      %v = memref.load %tile[%m, %k] : memref<64x16xf32, 3>
+      hexir.yield %v : f32
+    } b {
+    ^bb0(%k: index, %n: index):
+      %v = memref.load %tile2[%k, %n] : memref<16x64xf32, 3>
+      hexir.yield %v : f32
+    } : f32, f32, f32, f32
+    ```
+  }];
+  let arguments = (ins Index:$lane, Variadic<F32>:$acc);
+  let results = (outs Variadic<F32>:$results);
+  let regions = (region SizedRegion<1>:$a, SizedRegion<1>:$b);
+  let assemblyFormat = [{
+    `lane` `(` $lane `)` `acc` `(` $acc `)` `a` $a `b` $b attr-dict `:` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Hexir_YieldOp : Hexir_Op<"yield", [Pure, Terminator, HasParent<"WarpMmaOp">]> {
+  let summary = "the element a hexir.warp_mma region gives";
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
 #endif // HEXIR_OPS_TD

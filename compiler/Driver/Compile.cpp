@@ -75,6 +75,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   targetOptions.cpu = options.targetCpu;
   targetOptions.linkerPath = options.linkerPath;
   targetOptions.cudaArch = options.cudaArch;
+  targetOptions.allowTf32 = options.allowTf32;
   auto target = mlir::hexir::createTargetBackend(targetOptions, module.getLoc());
   if (failed(target))
     return false;

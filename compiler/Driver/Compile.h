@@ -38,6 +38,9 @@ struct CompileOptions {
   std::string target = "host";     // a registered target (Target/TargetRegistry.h)
   std::string targetCpu = "host";
   std::string cudaArch = "sm_90";  // --cuda-arch: the GPU architecture of --target cuda
+  // --allow-tf32: f32 matmuls and convolutions on CUDA tensor cores in TF32 (sm_80 and newer),
+  // as PyTorch's allow_tf32; off by default.
+  bool allowTf32 = false;
   // --memory-budget SPACE=BYTES: the capacity of a memory space of the target (constants and
   // arena together when both live there).
   std::map<std::string, uint64_t> memoryBudgets;

@@ -20,6 +20,7 @@ struct TargetOptions {
   std::string cpu = "host";  // host: an LLVM CPU name, or "host" for this machine's CPU
   std::string linkerPath;    // host: the ld.lld that links kernel libraries
   std::string cudaArch = "sm_90";  // cuda: the GPU architecture (--cuda-arch)
+  bool allowTf32 = false;          // cuda: f32 contractions on tensor cores in TF32 (--allow-tf32)
   // The machine file (--machine), when given: each target reads what concerns its processors
   // (cuda: the shared memory a block may use).
   const MachineDescription *machine = nullptr;

@@ -60,6 +60,11 @@ public:
     return packageHostKernels(kernelModule, kernels, host_, module.getLoc());
   }
 
+  void setCudaOptions(const std::string &chip, bool allowTf32) {
+    cuda_.chip = chip;
+    cuda_.allowTf32 = allowTf32;
+  }
+
 private:
   CudaPipelineOptions cuda_;
   HostTargetOptions host_;
@@ -76,7 +81,11 @@ static FailureOr<std::unique_ptr<TargetBackend>> createEmulator(const TargetOpti
   FailureOr<KernelPipelineOptions> pipeline = describeHostTarget(host, loc);
   if (failed(pipeline))
     return failure();
-  return std::unique_ptr<TargetBackend>(std::make_unique<CudaEmulatorTarget>(std::move(host), *pipeline, reverse));
+  auto emulator = std::make_unique<CudaEmulatorTarget>(std::move(host), *pipeline, reverse);
+  // The CUDA kernels it emulates: sm_90's unless --cuda-arch says otherwise, and TF32
+  // tensor-core tiles where --allow-tf32 asks for them (computed as the GPU rounds).
+  emulator->setCudaOptions(options.cudaArch, options.allowTf32);
+  return std::unique_ptr<TargetBackend>(std::move(emulator));
 }
 
 FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaEmulatorTarget(const TargetOptions &options,

@@ -35,6 +35,7 @@ void mlir::hexir::buildCudaOutliningPipeline(OpPassManager &pm, const CudaPipeli
   outline.chip = options.chip;
   outline.blockSize = options.blockSize;
   outline.capacity = options.sharedMemoryBytes;
+  outline.allowTf32 = options.allowTf32;
   pm.addPass(createOutlineGpuKernels(outline));
   CheckSharedMemoryOptions shared;
   shared.capacity = options.sharedMemoryBytes;
@@ -56,7 +57,9 @@ void mlir::hexir::buildCudaSerializationPipeline(OpPassManager &pm, const CudaPi
   // Simple math (fabs, floor, sqrt, fma) as LLVM intrinsics NVPTX has instructions for; the
   // NVVM conversion would call libdevice for them.
   kernels.addPass(createConvertMathToLLVMPass());
-  // cp.async copies (PipelineCopies.h) as NVVM.
+  // Tensor-core tiles (TensorCoreTiles.h) as mma.sync, then it and the cp.async copies
+  // (PipelineCopies.h) as NVVM.
+  kernels.addPass(createLowerWarpMma());
   kernels.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
@@ -69,12 +72,24 @@ void mlir::hexir::buildCudaSerializationPipeline(OpPassManager &pm, const CudaPi
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
+namespace {
+// hexir-opt's options of the named pipeline (hexir-compile sets them from its flags).
+struct CudaPipelineFlags : public PassPipelineOptions<CudaPipelineFlags> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("The CUDA architecture"), llvm::cl::init("sm_90")};
+  Option<bool> allowTf32{*this, "allow-tf32", llvm::cl::desc("f32 contractions on tensor cores in TF32 (sm_80+)"),
+                         llvm::cl::init(false)};
+};
+} // namespace
+
 void mlir::hexir::registerCudaPassesAndPipelines() {
   registerHexirCudaPasses();
-  PassPipelineRegistration<>("hexir-cuda-lower-kernels",
-                             "Lowers kernel functions on tensors to a gpu.binary of PTX (the CUDA kernel pipeline)",
-                             [](OpPassManager &pm) {
-                               buildCudaOutliningPipeline(pm);
-                               buildCudaSerializationPipeline(pm);
-                             });
+  PassPipelineRegistration<CudaPipelineFlags>(
+      "hexir-cuda-lower-kernels", "Lowers kernel functions on tensors to a gpu.binary of PTX (the CUDA kernel pipeline)",
+      [](OpPassManager &pm, const CudaPipelineFlags &flags) {
+        CudaPipelineOptions options;
+        options.chip = flags.chip;
+        options.allowTf32 = flags.allowTf32;
+        buildCudaOutliningPipeline(pm, options);
+        buildCudaSerializationPipeline(pm, options);
+      });
 }

@@ -121,6 +121,7 @@ private:
 FailureOr<std::unique_ptr<TargetBackend>> mlir::hexir::createCudaTarget(const TargetOptions &options, Location loc) {
   CudaPipelineOptions pipeline;
   pipeline.chip = options.cudaArch;
+  pipeline.allowTf32 = options.allowTf32;
   if (options.machine)
     pipeline.sharedMemoryBytes = kernelScratchBytes(*options.machine, kProcessorKind);
   if (!knownChip(pipeline.chip))

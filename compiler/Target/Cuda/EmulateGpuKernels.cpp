@@ -1,6 +1,7 @@
 //===- EmulateGpuKernels.cpp - CUDA kernels as host loops -----------------===//
 #include "Target/Cuda/Passes.h"
 #include "Target/Cuda/ThreadPrivate.h"
+#include "Target/Cuda/WarpMma.h"
 #include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -367,6 +368,12 @@ struct EmulateGpuKernelsPass : public mlir::hexir::impl::EmulateGpuKernelsBase<E
                                                     ArrayRef<Attribute>{b.getI64IntegerAttr(0)}),
                              /*constant=*/false, b.getI64IntegerAttr(8));
     for (auto gfn : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      // A warp's tensor-core op as what one lane of it computes (WarpMma.h).
+      SmallVector<WarpMmaOp> mmas;
+      gfn.walk([&](WarpMmaOp op) { mmas.push_back(op); });
+      IRRewriter rewriter(b);
+      for (WarpMmaOp op : mmas)
+        lowerWarpMmaToDotProducts(rewriter, op);
       if (failed(synchronousCopies(gfn)))
         return signalPassFailure();
       auto blocks = gfn->getAttrOfType<IntegerAttr>(kCudaWorkgroupsAttrName);

@@ -11,6 +11,7 @@
 #include "Dialect/Functions.h"
 #include "Target/Cuda/ElideBarriers.h"
 #include "Target/Cuda/PipelineCopies.h"
+#include "Target/Cuda/TensorCoreTiles.h"
 #include "Target/Cuda/ThreadPrivate.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -215,7 +216,7 @@ struct StagedLaunch {
 // becomes a loop from the thread index in steps of the block's size (kCudaThreadLoopAttrName),
 // followed by a barrier, so the next loop reads what every thread wrote.
 FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, scf::ForallOp blocks,
-                                      int64_t blockSize) {
+                                      int64_t blockSize, bool tensorCores) {
   Location loc = blocks.getLoc();
   std::optional<int64_t> blockCount = tripCount(blocks);
   if (!blockCount)
@@ -225,6 +226,9 @@ FailureOr<StagedLaunch> mapStagedNest(IRRewriter &rewriter, gpu::GPUFuncOp gfn, 
     if (copy.getSource() == copy.getTarget())
       rewriter.eraseOp(copy);
   });
+  // TF32 allowed: a step that is a matrix product accumulates on tensor cores.
+  if (tensorCores)
+    useTensorCores(rewriter, gfn, blocks, blockSize / 32);
   SmallVector<scf::ForallOp> threadLoops;
   blocks.walk([&](scf::ForallOp forall) {
     if (isMappedTo<gpu::GPUThreadMappingAttr>(forall))
@@ -530,7 +534,8 @@ struct OutlineGpuKernelsPass : public mlir::hexir::impl::OutlineGpuKernelsBase<O
       gpu::ReturnOp::create(rewriter, fn.getLoc());
       if (auto blocks = dyn_cast<scf::ForallOp>(clone); blocks && isMappedTo<gpu::GPUBlockMappingAttr>(blocks)) {
         gfn->setAttr(kCudaStagedAttrName, rewriter.getUnitAttr());
-        FailureOr<StagedLaunch> launch = mapStagedNest(rewriter, gfn, blocks, blockSize);
+        FailureOr<StagedLaunch> launch = mapStagedNest(rewriter, gfn, blocks, blockSize,
+                                                             allowTf32 && computeCapability() >= 80);
         if (failed(launch))
           return failure();
         // cp.async: sm_80 and newer.

@@ -37,6 +37,7 @@ struct CudaPipelineOptions {
   std::string chip = "sm_90";  // --cuda-arch
   int64_t blockSize = 256;
   uint64_t sharedMemoryBytes = 0;  // per block, from the machine file; 0: unknown
+  bool allowTf32 = false;           // --allow-tf32: f32 contractions on tensor cores (sm_80+)
 };
 // Kernel functions on tensors -> gpu.funcs in gpu.module @hexir_kernels, on memrefs, one per
 // loop nest (the first half of the CUDA kernel pipeline; the launch shapes are read here).

@@ -109,7 +109,9 @@ def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
     more is refused). A staged kernel's block is one CUDA block: its thread foralls become
     loops from the thread index, with a barrier where the next loop needs one; a shared tile
     each thread only touches its own part of (the accumulator) becomes registers; on sm_80 and
-    newer its tile copies are double-buffered cp.async where two slots fit `capacity`.
+    newer its tile copies are double-buffered cp.async where two slots fit `capacity`. With
+    `allow-tf32` (sm_80 and newer), a staged contraction of f32 that is a matrix product
+    (convolutions too) accumulates on tensor cores: `hexir.warp_mma` per warp and 16x8 tile.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
@@ -119,11 +121,27 @@ def OutlineGpuKernels : Pass<"hexir-cuda-outline-kernels", "mlir::ModuleOp"> {
     Option<"capacity", "capacity", "uint64_t", /*default=*/"0",
            "Shared memory of a block in bytes (0: the 48 KiB a block may declare statically): a "
            "staged kernel's tiles are double-buffered only where both slots fit">,
+    Option<"allowTf32", "allow-tf32", "bool", /*default=*/"false",
+           "On sm_80 and newer, a staged f32 contraction multiplies on tensor cores in TF32 "
+           "(hexir.warp_mma; TensorCoreTiles.h)">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::nvgpu::NVGPUDialect",
                            "mlir::scf::SCFDialect", "mlir::linalg::LinalgDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"];
+}
+
+def LowerWarpMma : Pass<"hexir-cuda-lower-warp-mma"> {
+  let summary = "Lowers hexir.warp_mma to fragment loads, TF32 conversions and nvgpu.mma.sync";
+  let description = [{
+    Runs on the gpu.module before the NVGPU and GPU to NVVM conversions. Each `hexir.warp_mma`
+    becomes the lane's fragment of A (4 elements) and B (2) in the layout of
+    `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`, each converted with
+    `cvt.rna.tf32.f32`, and one `nvgpu.mma.sync` with `tf32Enabled`. (The CUDA emulator lowers
+    the same op to its dot products instead: WarpMma.h.)
+  }];
+  let dependentDialects = ["mlir::NVVM::NVVMDialect", "mlir::nvgpu::NVGPUDialect", "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def CheckSharedMemory : Pass<"hexir-cuda-check-shared-memory", "mlir::ModuleOp"> {
