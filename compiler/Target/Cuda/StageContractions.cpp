@@ -62,6 +62,7 @@ constexpr int64_t kMaxSharedBytes = 40 * 1024;
 // this much reduction per output; smaller contractions keep one thread per output element.
 constexpr int64_t kMinBlockOutputs = 64;
 constexpr int64_t kMinReduction = 16;
+constexpr int64_t kMinWindowReduction = 9;
 // ... and every input tile read by at least this many of the block's outputs (a matrix times a
 // vector reuses nothing of the matrix).
 constexpr int64_t kMinReuse = 4;
@@ -125,8 +126,6 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
       reduction *= ranges[d];
       stepped = d;
     }
-  if (reduction < kMinReduction)
-    return false;
   SmallVector<unsigned> parallel;
   for (unsigned d = 0; d < loops; ++d)
     if (iterators[d] == utils::IteratorType::parallel)
@@ -155,6 +154,19 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
     }
     inputs.push_back(std::move(input));
   }
+  // A window (an input index that sums a parallel and a reduction loop: a convolution's) shares
+  // its inputs between neighbouring outputs: a 3x3 one pays with 9 products per output.
+  bool window = llvm::any_of(inputs, [&](const Input &input) {
+    return llvm::any_of(input.coefficients, [&](ArrayRef<int64_t> c) {
+      bool p = false, r = false;
+      for (unsigned d = 0; d < loops; ++d)
+        if (c[d] != 0)
+          (iterators[d] == utils::IteratorType::reduction ? r : p) = true;
+      return p && r;
+    });
+  });
+  if (reduction < (window ? kMinWindowReduction : kMinReduction))
+    return false;
   int64_t outBytes = (outType.getElementTypeBitWidth() + 7) / 8;
   // The shared memory of a tile (`sizes` per loop: the block's tile, the step, the whole
   // extent of the other reductions): the accumulator and one step's tile of each input.
@@ -186,6 +198,27 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
     return least;
   };
 
+  // The same, counting a window's overlap (what a depthwise convolution has and nothing else
+  // of it): the reads of an input's elements by the block's outputs over the reduction loops
+  // it uses, per element of its tile. For an input indexed by loops alone it equals `reuse`.
+  auto windowReuse = [&](ArrayRef<int64_t> sizes, int64_t outputs) {
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (const Input &input : inputs) {
+      int64_t reads = outputs, elements = 1;
+      for (unsigned d = 0; d < loops; ++d)
+        if (iterators[d] == utils::IteratorType::reduction && input.uses[d])
+          reads *= sizes[d];
+      for (ArrayRef<int64_t> coefficients : input.coefficients) {
+        int64_t extent = 1;
+        for (unsigned d = 0; d < loops; ++d)
+          extent += coefficients[d] * (sizes[d] - 1);
+        elements *= extent;
+      }
+      least = std::min(least, reads / std::max<int64_t>(elements, 1));
+    }
+    return least;
+  };
+
   // The block's tile: of the divisors (at most 64) of each parallel loop, the combination with
   // at most the block's share of the outputs whose least reused input is reused most, then
   // with the most outputs, then with the longest step, then the widest along the output's
@@ -208,6 +241,14 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
       steps.push_back(t);
   SmallVector<int64_t> sizes(loops), best;
   SmallVector<int64_t> bestScore;  // reuse, outputs, the step, then the tile along each output dimension
+  // Reuse as the loops give it first; where no tile reaches kMinReuse so, as the window gives it
+  // (a depthwise convolution: each output its own channel, but an input pixel read by the
+  // kh x kw outputs around it).
+  for (bool overlap : {false, true}) {
+  if (overlap && (!window || (!best.empty() && bestScore[0] >= kMinReuse && bestScore[1] >= kMinBlockOutputs)))
+    break;
+  best.clear();
+  bestScore.clear();
   for (int64_t step : steps) {
     for (unsigned d = 0; d < loops; ++d)
       sizes[d] = d == *stepped ? step : ranges[d];
@@ -220,7 +261,10 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
         outputs *= sizes[d];
       }
       if (outputs <= budget && sharedBytes(sizes, outputs) <= sharedCapacity) {
-        SmallVector<int64_t> score{reuse(sizes), outputs, step};
+        // (A window's reuse counts up to kMinReuse only: past it the widest tile along the
+        // innermost dimension wins, a depthwise convolution's channels: whole sectors.)
+        SmallVector<int64_t> score{overlap ? std::min(windowReuse(sizes, outputs), kMinReuse) : reuse(sizes), outputs,
+                                   step};
         for (unsigned r = outMap.getNumResults(); r-- > 0;)
           score.push_back(sizes[outMap.getDimPosition(r)]);
         if (score > bestScore) {
@@ -234,6 +278,7 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
       if (k == pick.size())
         break;
     }
+  }
   }
   if (best.empty() || bestScore[0] < kMinReuse || bestScore[1] < kMinBlockOutputs)
     return false;
