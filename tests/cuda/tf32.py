@@ -77,8 +77,9 @@ def cases(rng):
               helper.make_tensor_value_info("y", TensorProto.FLOAT, None), [])
     out.append(("matmul", m, {"a": a, "b": b},
                 lambda r: r(a).astype(np.float64) @ r(b).astype(np.float64), True))
-    # Gemm with a constant weight, bias and ReLU: 100 rows (padded to 16s), 72 columns.
-    x = rng.standard_normal((100, 96)).astype(np.float32)
+    # Gemm with a constant weight, bias and ReLU: 197 rows (blocks of 16, the last one shifted
+    # back: StageContractions), 72 columns.
+    x = rng.standard_normal((197, 96)).astype(np.float32)
     w = rng.standard_normal((72, 96)).astype(np.float32)
     bias = rng.standard_normal(72).astype(np.float32)
     m = model([helper.make_node("Gemm", ["x", "w", "bias"], ["g"], transB=1), helper.make_node("Relu", ["g"], ["y"])],

@@ -66,6 +66,16 @@ def t(a):
 # --- Conv ------------------------------------------------------------------------------
 
 @case
+def conv_remainder_tiles():
+    # 67 output columns: prime, so no block tile but 1 divides it; the CUDA target's blocks take
+    # 16 and the last one is shifted back over its neighbour's (both write the same values).
+    x, w, b = rnd(1, 16, 5, 67), rnd(32, 16, 3, 3), rnd(32)
+    ref = F.relu(F.conv2d(t(x), t(w), t(b), padding=1)).numpy()
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])]
+    return model(nodes, {"x": x}, {"y": ref}, {"w": w, "b": b}), {"x": x}, {"y": ref}
+
+
+@case
 def conv_groups_dilation_bias():
     x, w, b = rnd(1, 4, 9, 9), rnd(6, 2, 3, 3), rnd(6)
     ref = F.conv2d(t(x), t(w), t(b), stride=1, padding=1, dilation=2, groups=2).numpy()
@@ -738,7 +748,8 @@ def _linear_gelu_residual_case(m, d, ff):
     return build
 
 
-for _m, _d, _ff in [(1, 8, 24), (17, 48, 80), (5, 40, 72)]:
+# (197 tokens, a ViT's: no tile from 8 to 64 divides it; the CUDA target shifts its last block.)
+for _m, _d, _ff in [(1, 8, 24), (17, 48, 80), (5, 40, 72), (197, 64, 128)]:
     CASES[f"kernel_fused_linear_gelu_residual_{_m}x{_d}x{_ff}"] = _linear_gelu_residual_case(_m, _d, _ff)
 
 

@@ -26,8 +26,9 @@ def StageContractions : Pass<"hexir-cuda-stage-contractions", "mlir::ModuleOp"> 
     and the accumulator lives in workgroup memory from the initializer to the epilogue. Every
     op of a block (initializer, copies, the step's accumulation, the epilogue with its
     producers) is tiled to an `scf.forall` mapped to `#gpu.thread<linear_dim_*>`: one element
-    an iteration, a sub-tile of the accumulator for the accumulation. Tiles divide their loops,
-    so every shape is static. The kernel is marked `hexir.cuda_staged`; others, and any whose
+    an iteration, a sub-tile of the accumulator for the accumulation. Tiles divide their loops
+    (or, along an extent nothing from 8 to 64 divides, the last block is shifted back to end at
+    it), so every shape is static. The kernel is marked `hexir.cuda_staged`; others, and any whose
     staging upstream tiling refuses, are left to TileToThreads.
 
     Before: `%m = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x96xf32>)`.

@@ -55,6 +55,8 @@ constexpr int64_t kMaxBlockOutputs = 4096;
 constexpr int64_t kBlockOutputsFloor = 256;
 constexpr int64_t kMultiprocessors = 128;
 constexpr int64_t kMaxTileExtent = 64;
+// An extent whose largest divisor up to 64 is below this may take a tile that does not divide it.
+constexpr int64_t kMinShiftedTile = 8;
 constexpr int64_t kMaxReductionStep = 16;
 constexpr int64_t kMinStep = 4;
 constexpr int64_t kMaxSharedBytes = 40 * 1024;
@@ -109,6 +111,10 @@ struct Staging {
   linalg::LinalgOp root;
   SmallVector<int64_t> blockTile;  // per loop of the contraction; 0 for reductions
   SmallVector<int64_t> stepTile;   // per loop: 0 except the stepped reduction loop
+  // Whether a block may recompute outputs of its neighbour (shiftLastTiles): not where the
+  // output may be written over an input the blocks read (a binding that is a linalg op's
+  // init, which the planner may update in place: InPlaceAnalysis.h).
+  bool shiftable = false;
 };
 
 // The block tile and the step of a matched kernel; false when no tile reuses enough to pay.
@@ -231,6 +237,13 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
     for (int64_t t = 1; t <= std::min(ranges[d], kMaxTileExtent); ++t)
       if (ranges[d] % t == 0)
         divisors.push_back(t);
+    // An extent with no divisor from 8 to 64 (197 tokens; a prime) also takes tiles that do not
+    // divide it, where the blocks' surplus is at most a quarter of it: the last block is shifted
+    // back to end at the extent (shiftLastTiles), recomputing some of its neighbour's outputs.
+    if (s.shiftable && divisors.back() < kMinShiftedTile)
+      for (int64_t t : {16, 32, 64})
+        if (t < ranges[d] && ranges[d] % t != 0 && ((ranges[d] + t - 1) / t * t - ranges[d]) * 4 <= ranges[d])
+          divisors.push_back(t);
     candidates.push_back(std::move(divisors));
   }
   // Steps: divisors of the stepped loop up to 16, at least 4 unless the loop is shorter (a
@@ -296,6 +309,11 @@ std::optional<Staging> analyze(func::FuncOp fn, int64_t sharedCapacity) {
   if (!k || !isStagedKind(k->reduction))
     return std::nullopt;
   Staging s{k->reduction, k->root, {}, {}};
+  s.shiftable = true;
+  fn.walk([&](linalg::LinalgOp op) {
+    if (llvm::any_of(op.getDpsInits(), [](Value v) { return isa<BlockArgument>(v); }))
+      s.shiftable = false;
+  });
   if (!chooseTiles(s, sharedCapacity))
     return std::nullopt;
   return s;
@@ -375,6 +393,26 @@ int64_t knownDivisor(Value v, int depth = 0) {
     };
     return apply.getAffineMap().getNumResults() == 1 ? expr(apply.getAffineMap().getResult(0)) : 1;
   }
+  if (auto min = v.getDefiningOp<affine::AffineMinOp>()) {
+    // Each result is a multiple of what its operands are (a shifted block's offset: min(iv, E - T)).
+    int64_t all = 0;
+    for (AffineExpr e : min.getAffineMap().getResults()) {
+      std::function<int64_t(AffineExpr)> expr = [&](AffineExpr x) -> int64_t {
+        if (auto c = dyn_cast<AffineConstantExpr>(x))
+          return c.getValue() == 0 ? int64_t{1} << 30 : std::abs(c.getValue());
+        if (auto d = dyn_cast<AffineDimExpr>(x))
+          return knownDivisor(min.getMapOperands()[d.getPosition()], depth + 1);
+        auto bin = dyn_cast<AffineBinaryOpExpr>(x);
+        if (bin && x.getKind() == AffineExprKind::Add)
+          return gcdOf(expr(bin.getLHS()), expr(bin.getRHS()));
+        if (bin && x.getKind() == AffineExprKind::Mul)
+          return std::min<int64_t>(expr(bin.getLHS()) * expr(bin.getRHS()), int64_t{1} << 30);
+        return 1;
+      };
+      all = gcdOf(all, expr(e));
+    }
+    return all ? all : 1;
+  }
   if (auto mul = v.getDefiningOp<arith::MulIOp>())
     return std::min<int64_t>(knownDivisor(mul.getLhs(), depth + 1) * knownDivisor(mul.getRhs(), depth + 1),
                              int64_t{1} << 30);
@@ -407,6 +445,76 @@ bool copiesVectors(linalg::CopyOp copy) {
   return isa<BlockArgument>(v) && binding && binding.getShape().back() % kCopyVector == 0;
 }
 
+// A block forall whose tile does not divide a dimension (chooseTiles allows that where nothing
+// between 8 and 64 divides it) gets static tiles again: each block's offset along it becomes
+// min(offset, extent - tile), so the last block ends at the extent and every block is a whole
+// tile; the tile sizes upstream tiling computed (min(tile, extent - offset)) are then the tile.
+// Two blocks write the outputs they share with the same values, computed the same way, and
+// neither reads an output (the accumulator starts as its own tensor, a Gemm's C as a copy).
+LogicalResult shiftLastTiles(RewriterBase &rewriter, scf::ForallOp forall) {
+  std::optional<SmallVector<OpFoldResult>> lbs = forall.getLoopLowerBounds(),
+                                           ubs = forall.getLoopUpperBounds(), steps = forall.getLoopSteps();
+  if (!lbs || !ubs || !steps)
+    return failure();
+  for (unsigned k = 0; k < forall.getRank(); ++k) {
+    std::optional<int64_t> lb = getConstantIntValue((*lbs)[k]), ub = getConstantIntValue((*ubs)[k]),
+                           step = getConstantIntValue((*steps)[k]);
+    if (!lb || !ub || !step || *lb != 0 || *step <= 0)
+      return failure();
+    if (*ub % *step == 0)
+      continue;
+    int64_t extent = *ub, tile = *step;
+    Value iv = forall.getInductionVar(k);
+    SmallVector<int64_t> offsets;
+    for (int64_t o = 0; o < extent; o += tile)
+      offsets.push_back(std::min(o, extent - tile));
+    for (Operation *user : llvm::make_early_inc_range(iv.getUsers())) {
+      auto min = dyn_cast<affine::AffineMinOp>(user);
+      if (!min || min.getMapOperands().size() != 1)
+        continue;
+      // A size that is the whole tile at every shifted offset.
+      bool whole = llvm::all_of(offsets, [&](int64_t o) {
+        SmallVector<int64_t> values;
+        for (AffineExpr e : min.getAffineMap().getResults()) {
+          auto c = dyn_cast<AffineConstantExpr>(
+              e.replaceDimsAndSymbols({getAffineConstantExpr(o, rewriter.getContext())}, {}));
+          values.push_back(c ? c.getValue() : -1);
+        }
+        return *llvm::min_element(values) == tile;
+      });
+      if (whole) {
+        rewriter.setInsertionPoint(min);
+        rewriter.replaceOp(min, arith::ConstantIndexOp::create(rewriter, min.getLoc(), tile).getResult());
+      }
+    }
+    rewriter.setInsertionPointToStart(forall.getBody());
+    AffineExpr d0 = rewriter.getAffineDimExpr(0);
+    auto shifted = affine::AffineMinOp::create(
+        rewriter, forall.getLoc(), AffineMap::get(1, 0, {d0, rewriter.getAffineConstantExpr(extent - tile)},
+                                                  rewriter.getContext()),
+        ValueRange{iv});
+    rewriter.replaceAllUsesExcept(iv, shifted.getResult(), shifted);
+  }
+  // The slices' sizes are constants now: static types again.
+  // (The ops inside the block only, and not scf's: the forall itself stays as it is.)
+  RewritePatternSet patterns(rewriter.getContext());
+  for (Dialect *dialect : rewriter.getContext()->getLoadedDialects())
+    if (llvm::is_contained({"tensor", "linalg", "affine", "arith"}, dialect->getNamespace()))
+      dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : rewriter.getContext()->getRegisteredOperations())
+    if (llvm::is_contained({"tensor", "linalg", "affine", "arith"}, op.getDialectNamespace()))
+      op.getCanonicalizationPatterns(patterns, rewriter.getContext());
+  if (failed(applyPatternsGreedily(forall.getRegion(), std::move(patterns))))
+    return failure();
+  bool dynamic = false;
+  forall.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto shaped = dyn_cast<ShapedType>(t); shaped && !shaped.hasStaticShape())
+        dynamic = true;
+  });
+  return failure(dynamic);
+}
+
 LogicalResult stage(func::FuncOp fn, Staging s) {
   MLIRContext *ctx = fn.getContext();
   IRRewriter rewriter(ctx);
@@ -436,6 +544,8 @@ LogicalResult stage(func::FuncOp fn, Staging s) {
   if (failed(blocks))
     return failure();
   scf::ForallOp forall = *blocks;
+  if (failed(shiftLastTiles(rewriter, forall)))
+    return forall.emitError("the CUDA target cannot shift the last block of a tile that does not divide its loop");
   linalg::LinalgOp contraction, root;
   forall.getBody()->walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() > 0)
