@@ -76,6 +76,16 @@ def conv_remainder_tiles():
 
 
 @case
+def conv_prime_channels():
+    # 17 input channels: no reduction step from 4 to 16 divides them; the CUDA target stages the
+    # convolution with all 17 (times the 3x3 window) in one step.
+    x, w, b = rnd(1, 17, 12, 12), rnd(32, 17, 3, 3), rnd(32)
+    ref = F.conv2d(t(x), t(w), t(b), padding=1).numpy()
+    n = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])
+    return model([n], {"x": x}, {"y": ref}, {"w": w, "b": b}), {"x": x}, {"y": ref}
+
+
+@case
 def conv_groups_dilation_bias():
     x, w, b = rnd(1, 4, 9, 9), rnd(6, 2, 3, 3), rnd(6)
     ref = F.conv2d(t(x), t(w), t(b), stride=1, padding=1, dilation=2, groups=2).numpy()

@@ -246,12 +246,15 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
           divisors.push_back(t);
     candidates.push_back(std::move(divisors));
   }
-  // Steps: divisors of the stepped loop up to 16, at least 4 unless the loop is shorter (a
-  // prime 17 channels would cost three barriers per channel: left to one thread per element).
+  // Steps: divisors of the stepped loop up to 16, at least 4 unless the loop is shorter. A loop
+  // with none (a prime 17 channels: steps of 1 would cost three barriers per channel) is one
+  // step of its whole extent up to 64, where that fits in shared memory.
   SmallVector<int64_t> steps;
   for (int64_t t = std::min(ranges[*stepped], kMaxReductionStep); t >= std::min<int64_t>(ranges[*stepped], kMinStep); --t)
     if (ranges[*stepped] % t == 0)
       steps.push_back(t);
+  if (steps.empty() && ranges[*stepped] <= kMaxTileExtent)
+    steps.push_back(ranges[*stepped]);
   SmallVector<int64_t> sizes(loops), best;
   SmallVector<int64_t> bestScore;  // reuse, outputs, the step, then the tile along each output dimension
   // Reuse as the loops give it first; where no tile reaches kMinReuse so, as the window gives it
