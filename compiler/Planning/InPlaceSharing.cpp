@@ -75,6 +75,30 @@ DonationTies mlir::hexir::tieDonatedInputs(const BufferLiveness &live, const InP
         ties[d] = {static_cast<unsigned>(k), i};
         break;
       }
+      if (fn.outputs[out->second].tied_input >= 0)
+        continue;
+      // Or an output whose dispatch runs after every reader of a donated input of its size
+      // (a KV cache read slab by slab, its new slabs concatenated at the end): dispatches run in
+      // order, so writing the output over that input's buffer overwrites nothing still to be
+      // read. The dispatch itself does not read it: no alias.
+      int64_t step = live.stepOf.lookup(d);
+      for (auto [a, signature] : llvm::enumerate(fn.inputs)) {
+        if (!signature.donated || tiedInputs.contains(a))
+          continue;
+        BlockArgument arg = d->getParentOfType<func::FuncOp>().getArgument(a);
+        if (byteSize(arg.getType()) != byteSize(result.getType()))
+          continue;
+        bool before = true;
+        forEachReader(arg, [&](Operation *user) {
+          auto reader = dyn_cast<CallTirOp>(user);
+          before &= reader && live.stepOf.count(reader) && live.stepOf.lookup(reader) < step;
+        });
+        if (!before)
+          continue;
+        fn.outputs[out->second].tied_input = static_cast<int32_t>(a);
+        tiedInputs.insert(a);
+        break;
+      }
     }
   }
   return ties;

@@ -25,7 +25,9 @@ InPlaceCandidates findKernelCandidates(const BufferLiveness &live, ModuleOp modu
 void shareDyingInputs(BufferLiveness &live, const InPlaceCandidates &candidates);
 
 // Dispatch -> (result, input) it writes in place over a donated graph input; sets tied_input
-// on the outputs of `fn`, whose inputs must say which are donated.
+// on the outputs of `fn`, whose inputs must say which are donated. An output is also tied to a
+// donated input of its size that every reader has read before the output's dispatch runs (no
+// alias then: that dispatch does not read it).
 using DonationTies = llvm::DenseMap<Operation *, std::pair<unsigned, unsigned>>;
 DonationTies tieDonatedInputs(const BufferLiveness &live, const InPlaceCandidates &candidates,
                               ::hexir::serializer::Function &fn);

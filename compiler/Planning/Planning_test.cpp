@@ -211,6 +211,29 @@ func.func @main(%cache: tensor<16xf32> {hexir.donate}, %x: tensor<16xf32>) -> (t
   CHECK(f.dispatch(1).aliases == std::vector<int32_t>{-1});
 }
 
+TEST_CASE("donation: an output written after every read of a donated input is tied to it", "[planning]") {
+  Fixture f;
+  // cache is read by two dispatches; y, its size, is written by a later one that does not read
+  // it (a KV cache's slabs read, then concatenated): tied, no alias. z is written while cache
+  // is still to be read by w: not tied.
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%cache: tensor<16xf32> {hexir.donate}, %other: tensor<16xf32> {hexir.donate})
+    -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %a = hexir.call_tir @neg(%cache) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = hexir.call_tir @neg(%cache) : (tensor<16xf32>) -> tensor<16xf32>
+  %y = hexir.call_tir @add(%a, %b) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %z = hexir.call_tir @neg(%a) : (tensor<16xf32>) -> tensor<16xf32>
+  %w = hexir.call_tir @add(%other, %z) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %v = hexir.call_tir @neg(%w) : (tensor<16xf32>) -> tensor<16xf32>
+  return %y, %v, %z : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  CHECK(f.fn.outputs[0].tied_input == 0);   // y after both reads of cache
+  CHECK(f.fn.outputs[1].tied_input == 1);   // v after w, the only reader of other
+  CHECK(f.fn.outputs[2].tied_input == -1);  // z: cache already tied; other still to be read by w
+}
+
 TEST_CASE("commands: arenas, slots, aliases and copies", "[planning]") {
   Fixture f;
   // a = neg(x) -> arena 0 [0, +64); b = neg(a) in place over a; y = add(b, x) -> output 0;

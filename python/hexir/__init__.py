@@ -83,7 +83,7 @@ TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
 
 def compile(model, *, output=None, input_shapes=None, entry=None, target="host", target_cpu="host",
             machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None,
-            dims=None):
+            dims=None, donate=None, allow_tf32=False):
     """Compiles a graph into executable bytes (also written to `output` when given).
 
     `model`: a path to an .onnx model or an .mlir graph, ONNX model bytes, an onnx.ModelProto,
@@ -94,7 +94,10 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
     (file paths). `entry`: the one function of an MLIR graph to compile (default: every
     function, each a function of the executable sharing its constants). `dims` {name: sizes}
     compiles an ONNX model as shape buckets (--dim): a session of "main" then takes any size a
-    bucket holds. Raises CompileError with the diagnostics.
+    bucket holds. `donate` [names]: inputs the caller donates (--donate): an output computed
+    from one, or written after its last read, is tied to it and may be bound onto its buffer
+    (updated in place). `allow_tf32`: CUDA tensor cores in TF32 (--allow-tf32). Raises
+    CompileError with the diagnostics.
     """
     with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
         if hasattr(model, "SerializeToString"):
@@ -117,7 +120,8 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
             machine or "", {k: int(v) for k, v in (memory_budgets or {}).items()},
             {str(k): str(v) for k, v in (placements or {}).items()}, bool(fusion),
             os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "",
-            [f"{name}={','.join(str(int(v)) for v in values)}" for name, values in (dims or {}).items()])
+            [f"{name}={','.join(str(int(v)) for v in values)}" for name, values in (dims or {}).items()],
+            [str(name) for name in (donate or [])], bool(allow_tf32))
         if not ok:
             raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")
         return executable

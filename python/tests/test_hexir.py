@@ -111,7 +111,7 @@ def test_prefill_and_decode_buckets_decode_as_pytorch(tmp_path):
             return model(torch.as_tensor(tokens), torch.as_tensor(pos), cache)
 
     want = models.greedy_decode(torch_step, prompt, model.empty_cache(), 16)
-    decoder = hexir.load(hexir.compile(path, dims={"seq": [1, 8]}))
+    decoder = hexir.load(hexir.compile(path, dims={"seq": [1, 8]}, donate=["cache"]))
     assert decoder.functions == ["main_seq1", "main_seq8"]
     session = decoder.session()
 
@@ -121,6 +121,17 @@ def test_prefill_and_decode_buckets_decode_as_pytorch(tmp_path):
 
     got = models.greedy_decode(hexir_step, prompt.numpy(), model.empty_cache().numpy(), 16)
     assert got == want
+    # The cache donated and updated in place: cache_out is tied to cache (its concatenation runs
+    # after every read of the cache), so one buffer is the input and the output of every step.
+    cache = model.empty_cache().numpy()
+
+    def in_place_step(tokens, pos, _):
+        out = session.run({"tokens": np.asarray(tokens, np.int64), "pos": np.asarray(pos, np.int64), "cache": cache},
+                          outputs={"cache_out": cache})
+        assert out["cache_out"] is cache
+        return out["logits"], cache
+
+    assert models.greedy_decode(in_place_step, prompt.numpy(), cache, 16) == want
     with pytest.raises(hexir.InvalidArgumentError, match="seq in \\(1, 8\\), exactly"):
         session.run({"tokens": np.zeros((1, 3), np.int64), "pos": np.zeros(1, np.int64),
                      "cache": model.empty_cache().numpy()})

@@ -11,8 +11,8 @@ within 2e-6 of max |ref| (f32 accumulation), while differing from the f32 produc
 that: the rounding is modelled, not skipped. Without the flag the emulated outputs equal the
 f32 product instead.
 
-Whole test models (mobilenet_v2, bert_like) compiled with --allow-tf32: no kernel of their PTX
-spills (ptxas -v, where a toolkit exists), and the emulated outputs are within TF32's error of
+A whole test model (mobilenet_v2) compiled with --allow-tf32: no kernel of its PTX
+spills (ptxas -v, where a toolkit exists), and the emulated output is within TF32's error of
 PyTorch's f32 outputs (1e-3 of max |ref|).
 
 Usage: tf32.py --bin BUILD/tools
@@ -30,7 +30,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 TIGHT = 2e-6  # of max |ref|: f32 sums of exact TF32 products
-MODELS = ["mobilenet_v2", "bert_like"]
+MODELS = ["mobilenet_v2"]  # (convolutions, a classifier Gemm; the cases above cover MatMul)
 MODEL_TOLERANCE = 1e-3  # of max |ref|: TF32 rounding through a whole network (measured 2e-4)
 
 
