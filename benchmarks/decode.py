@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Greedy decoding with a static KV cache against ONNX Runtime (a benchmark, not a test).
+
+The decoder is tests/onnx/models.py's GptKvCache (at benchmark size: vocab 8192, width 768,
+12 heads, 4 layers, a 128-position cache), exported with a symbolic sequence and compiled once
+with --dim seq=1,PROMPT --donate cache: the prompt bucket is the prefill, the 1-token bucket the
+decode step, the weights stored once. Both runtimes decode TOKENS tokens after a PROMPT-token
+prompt from a host loop (one run a token): Hexir through its Python API with one buffer as the
+cache input and output of every step (updated in place), ONNX Runtime (onnxruntime-node,
+benchmarks/decode_ort.js) feeding each step the cache the last one returned. Rounds alternate
+which runs first; per thread count it prints each one's decode time per token and tokens/s,
+hx/ort (the median of the rounds' ratios, their range), the prefill times, and whether the
+tokens equal PyTorch's greedy decode of the same weights. The in-VM loop (issue 40, item 4:
+the whole decode inside one Session::Run) is not implemented yet: this is the host loop.
+
+  benchmarks/decode.py [--prompt 64] [--tokens 64] [--threads 1,2] [--rounds 3] [--bin build/tools]
+                       [--python build/python] [--work-dir build/decode] [--ort-dir build/ort-node] [--smoke]
+--smoke (CI): the tests' small decoder, an 8-token prompt, 8 tokens, 1 thread, one round; fails
+unless both runtimes' tokens equal PyTorch's.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "onnx"))
+import compare_ort as co  # noqa: E402 - the shared runner and ORT installer
+
+FULL = dict(vocab=8192, d=768, heads=12, layers=4, max_seq=128)
+
+
+def export(args, path):
+    """Exports the decoder; returns (prompt [1, P] int64, PyTorch's greedy tokens, cache shape)."""
+    import torch
+    import models
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = models.GptKvCache(**({} if args.smoke else FULL)).eval()
+    vocab = model.head.out_features
+    prompt = torch.randint(0, vocab, (1, args.prompt))
+    torch.onnx.export(model, (prompt, torch.tensor([0]), model.empty_cache()), path,
+                      input_names=["tokens", "pos", "cache"], output_names=["logits", "cache_out"],
+                      dynamic_axes={"tokens": {1: "seq"}, "logits": {0: "seq"}}, opset_version=17)
+
+    def step(tokens, pos, cache):
+        with torch.no_grad():
+            return model(torch.as_tensor(tokens), torch.as_tensor(pos), cache)
+
+    want = models.greedy_decode(step, prompt, model.empty_cache(), args.tokens)
+    return prompt.numpy(), want, tuple(model.empty_cache().shape)
+
+
+def hexir_decode(hexir, hxb, threads, prompt, tokens, cache_shape):
+    """Greedy tokens, prefill ms and per-step decode ms from a host loop over one session."""
+    session = hexir.load(hxb, threads=threads).session()
+    cache = np.zeros(cache_shape, np.float32)
+    out_cache = {"cache_out": cache}
+
+    def run(ids, pos):
+        t0 = time.perf_counter()
+        out = session.run({"tokens": np.asarray(ids, np.int64), "pos": np.asarray([pos], np.int64), "cache": cache},
+                          outputs=out_cache)
+        return int(out["logits"][-1].argmax()), (time.perf_counter() - t0) * 1000
+
+    first, prefill_ms = run(prompt, 0)
+    got, decode_ms = [first], []
+    while len(got) < tokens:
+        token, ms = run([[got[-1]]], prompt.shape[1] + len(got) - 1)
+        got.append(token)
+        decode_ms.append(ms)
+    return got, prefill_ms, decode_ms
+
+
+def ort_decode(args, ort_pkg, onnx_path, threads, prompt, cache_shape):
+    out, _ = co.run(["node", os.path.join(HERE, "decode_ort.js"), "--ort", ort_pkg, "--model", onnx_path,
+                     "--prompt", ",".join(str(int(t)) for t in prompt.reshape(-1)), "--tokens", str(args.tokens),
+                     "--cache-shape", ",".join(map(str, cache_shape)), "--threads", str(threads)],
+                    "ort decode", args.timeout)
+    r = json.loads(out.strip().splitlines()[-1])
+    return r["tokens"], r["prefill_ms"], r["decode_ms"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--prompt", type=int, help="prompt tokens (default 64; smoke 8)")
+    p.add_argument("--tokens", type=int, help="tokens to generate (default 64; smoke 8)")
+    p.add_argument("--threads", help="comma-separated thread counts (default 1,2; smoke 1)")
+    p.add_argument("--rounds", type=int, help="rounds (default 3; smoke 1)")
+    p.add_argument("--bin", default="build/tools")
+    p.add_argument("--python", help="the hexir Python package's folder (default: BIN/../python)")
+    p.add_argument("--work-dir", help="exports and executables (default build/decode, smoke build/decode_smoke)")
+    p.add_argument("--ort-dir", default="build/ort-node")
+    p.add_argument("--timeout", type=int, default=1800)
+    p.add_argument("--smoke", action="store_true")
+    args = p.parse_args()
+    args.prompt = args.prompt or (8 if args.smoke else 64)
+    args.tokens = args.tokens or (8 if args.smoke else 64)
+    threads = [int(t) for t in (args.threads or ("1" if args.smoke else "1,2")).split(",")]
+    rounds = args.rounds or (1 if args.smoke else 3)
+    work = args.work_dir or ("build/decode_smoke" if args.smoke else "build/decode")
+    os.makedirs(work, exist_ok=True)
+    sys.path.insert(0, args.python or os.path.join(os.path.dirname(os.path.abspath(args.bin)), "python"))
+    import hexir
+
+    onnx_path, hxb = os.path.join(work, "decoder.onnx"), os.path.join(work, "decoder.hxb")
+    prompt, want, cache_shape = export(args, onnx_path)
+    if args.prompt + args.tokens > cache_shape[3]:
+        sys.exit(f"decode: a {args.prompt}-token prompt and {args.tokens} tokens overflow the {cache_shape[3]}-position cache")
+    _, compile_s = co.run([os.path.join(args.bin, "hexir-compile"), onnx_path, "-o", hxb, "--dim",
+                           f"seq=1,{args.prompt}", "--donate", "cache"], "compile", args.timeout)
+    ort_pkg = co.ensure_ort(args.ort_dir)
+    print(f"decoder: cache {'x'.join(map(str, cache_shape))} f32 ({np.prod(cache_shape) * 4 / 2**20:.1f} MiB), "
+          f"{args.prompt}-token prompt, {args.tokens} tokens, compiled in {compile_s:.1f} s, "
+          f"executable {os.path.getsize(hxb) / 2**20:.1f} MiB; host loop, one run a token")
+    failed = False
+    print("| threads | hexir ms/token | ort ms/token | hx/ort (range) | hexir tokens/s | ort tokens/s | "
+          "prefill ms hexir / ort | tokens = PyTorch (hexir, ort) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for t in threads:
+        ratios, hx_ms, ort_ms, hx_pre, ort_pre, same = [], [], [], [], [], [True, True]
+        for r in range(rounds):
+            order = ("hexir", "ort") if r % 2 == 0 else ("ort", "hexir")
+            for who in order:
+                if who == "hexir":
+                    got, pre, steps = hexir_decode(hexir, hxb, t, prompt, args.tokens, cache_shape)
+                    hx_ms.append(statistics.fmean(steps))
+                    hx_pre.append(pre)
+                    same[0] &= got == want
+                else:
+                    got, pre, steps = ort_decode(args, ort_pkg, onnx_path, t, prompt, cache_shape)
+                    ort_ms.append(statistics.fmean(steps))
+                    ort_pre.append(pre)
+                    same[1] &= got == want
+            ratios.append(hx_ms[-1] / ort_ms[-1])
+        h, o = statistics.median(hx_ms), statistics.median(ort_ms)
+        print(f"| {t} | {h:.2f} | {o:.2f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | "
+              f"{1000 / h:.0f} | {1000 / o:.0f} | {statistics.median(hx_pre):.1f} / {statistics.median(ort_pre):.1f} | "
+              f"{'yes' if same[0] else 'NO'}, {'yes' if same[1] else 'NO'} |", flush=True)
+        failed |= not all(same)
+    if failed:
+        print("decode: tokens differ from PyTorch's greedy decode" + ("" if args.smoke else
+              " (random weights can leave two logits within rounding of each other)"))
+    return 1 if failed and args.smoke else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except co.StageError as e:
+        print(f"decode: {e}", file=sys.stderr)
+        sys.exit(1)
