@@ -167,6 +167,16 @@ def main():
             entry["inputs"][iname] = f"{base}.in{k}.npy"
         np.save(os.path.join(cuda_dir, base + ".ref0.npy"), reference(tf32.tf32).astype(np.float32))
         manifest.append(entry)
+    # A whole model with --allow-tf32, against PyTorch's f32 output within TF32's error.
+    onnx_path = os.path.join(args.out, "tf32_mobilenet_v2.onnx")
+    input_name, x, ref = models.export("mobilenet_v2", onnx_path, weight_levels=WEIGHT_LEVELS)
+    compile_(args.bin, onnx_path, os.path.join(cuda_dir, "tf32_mobilenet_v2.hxb"), "--target", "cuda", "--allow-tf32")
+    os.remove(onnx_path)
+    np.save(os.path.join(cuda_dir, "tf32_mobilenet_v2.in0.npy"), x)
+    np.save(os.path.join(cuda_dir, "tf32_mobilenet_v2.ref0.npy"), ref)
+    manifest.append({"name": "tf32 onnx mobilenet_v2", "hxb": "tf32_mobilenet_v2.hxb", "rtol": tf32.MODEL_TOLERANCE,
+                     "inputs": {input_name: "tf32_mobilenet_v2.in0.npy"},
+                     "outputs": {"output": "tf32_mobilenet_v2.ref0.npy"}})
     with open(os.path.join(cuda_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     for name, text, flags in [("elementwise", elementwise_graph(64 * 1024 * 1024), []),

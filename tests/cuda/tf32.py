@@ -2,8 +2,8 @@
 """TF32 tensor cores (--allow-tf32) through the CUDA code generator, without a GPU.
 
 Each case is an ONNX graph of a matrix product (MatMul, Gemm with bias and ReLU, convolutions
-whose output pixels, channels or reduction are not multiples of the 16x8x8 mma shape, and a
-depthwise convolution, which keeps the FMA path). For --target cuda --allow-tf32 the PTX must
+whose output pixels, channels or reduction are not multiples of the 16x8x8 mma shape, a
+full-size resnet stem, and a depthwise convolution, which keeps the FMA path). For --target cuda --allow-tf32 the PTX must
 hold mma.sync of TF32 (and none without the flag); ptxas assembles it where a toolkit exists.
 For the cuda-emulator targets (forward and reversed thread order) the outputs must equal a
 NumPy reference that rounds both inputs to TF32 as cvt.rna.tf32.f32 does and sums in float64,
@@ -94,7 +94,10 @@ def cases(rng):
     for name, (c, f, size, k, stride, pad, group, tc) in {
             "conv3x3": (32, 64, 14, 3, 1, 1, 1, True),
             "conv_stem": (3, 32, 32, 3, 2, 1, 1, True),
-            "conv_depthwise": (32, 32, 14, 3, 1, 1, 32, False)}.items():
+            "conv_depthwise": (32, 32, 14, 3, 1, 1, 32, False),
+            # resnet's stem at 224x224: 4096-output blocks of a 7x7x3 window, whose emulated
+            # block (shared memory and 256 threads' fragments) outgrew a host kernel's 64 KiB stack.
+            "conv_stem7x7_224": (3, 64, 224, 7, 2, 3, 1, True)}.items():
         x = rng.standard_normal((1, c, size, size)).astype(np.float32)
         w = (rng.standard_normal((f, c // group, k, k)) / np.sqrt(c * k * k / group)).astype(np.float32)
         bias = rng.standard_normal(f).astype(np.float32)

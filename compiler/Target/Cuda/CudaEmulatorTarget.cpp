@@ -21,6 +21,11 @@ class CudaEmulatorTarget final : public TargetBackend {
 public:
   CudaEmulatorTarget(HostTargetOptions host, KernelPipelineOptions hostPipeline, bool reverse)
       : host_(std::move(host)), hostPipeline_(hostPipeline), reverse_(reverse) {
+    // An emulated block's stack holds its shared memory (at most the 48 KiB a block declares
+    // statically) and every thread's private tile (at most 256 threads x 64 floats: 64 KiB),
+    // then one thread's frame: 128 KiB, not the host kernels' 64 (tests run it on threads with
+    // the system's 8 MiB stacks).
+    hostPipeline_.maxStackBytes = 128 * 1024;
     description_.name = reverse ? "cuda-emulator-reversed" : "cuda-emulator";
     description_.kernelFormat = ser::KernelFormat::HostElf;
     description_.memorySpaces.push_back({"host", 0, 64, true, true});

@@ -46,7 +46,9 @@ void mlir::hexir::buildHostLoopsToLLVMPipeline(OpPassManager &pm, const KernelPi
   // become 1-D ones, not loops over a stack buffer allocated in every iteration.
   pm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   // Kernels never allocate: static stack buffers, released in loops, 64 KiB at most.
-  pm.addPass(createCheckKernelStack());
+  CheckKernelStackOptions stack;
+  stack.maxStackBytes = options.maxStackBytes;
+  pm.addPass(createCheckKernelStack(stack));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

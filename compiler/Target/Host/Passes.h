@@ -20,6 +20,10 @@ struct KernelPipelineOptions {
   int64_t vectorBits = 256;  // vector register width: 128 (SSE), 256 (AVX2), 512 (AVX-512)
   bool fma = true;           // fused multiply-add instructions
   bool rounding = true;      // SSE4.1 roundss/roundps (floor, ceil)
+  // A kernel's stack buffers at most (hexir-check-kernel-stack): 64 KiB, what a worker thread's
+  // stack takes without thought; the CUDA emulator allows more (a block's shared memory and every
+  // thread's private tile are its stack).
+  int64_t maxStackBytes = 65536;
 };
 // Kernel functions on tensors -> LLVM dialect with the bare-pointer ABI
 // `void kernel(ptr in0, ..., ptr out0, ..., i32 wg_begin, i32 wg_end)`.
