@@ -120,36 +120,25 @@ def benchmarks(dir_, rows):
         rows.append(f"elementwise chain 256 MiB|measured|{detail}")
     except Exception as e:  # noqa: BLE001 (one row per benchmark, whatever fails)
         rows.append(f"elementwise chain 256 MiB|FAILED|{e}")
-    # Compute-bound: f32 matmul 4096^3 against cuBLAS with TF32 off.
-    try:
-        wall, device, _ = benchmark(dir_, os.path.join(bench, "matmul4096.hxb"), 5)
-        ms = device or wall
-        tflops = 2 * 4096**3 / (ms * 1e-3) / 1e12
-        detail = f"{ms:.2f} ms, {tflops:.2f} TFLOP/s"
-        if have_torch:
-            a = torch.randn(4096, 4096, device="cuda")
-            b = torch.randn(4096, 4096, device="cuda")
-            cublas = 2 * 4096**3 / (torch_ms(lambda: torch.matmul(a, b)) * 1e-3) / 1e12
-            detail += f"; cuBLAS {cublas:.2f} TFLOP/s: {100 * tflops / cublas:.0f}% of it (target 50%)"
-        rows.append(f"matmul 4096^3 f32|measured|{detail}")
-    except Exception as e:  # noqa: BLE001
-        rows.append(f"matmul 4096^3 f32|FAILED|{e}")
-    # The same with --allow-tf32 (tensor cores), against cuBLAS with TF32 on.
-    try:
-        wall, device, _ = benchmark(dir_, os.path.join(bench, "matmul4096_tf32.hxb"), 5)
-        ms = device or wall
-        tflops = 2 * 4096**3 / (ms * 1e-3) / 1e12
-        detail = f"{ms:.2f} ms, {tflops:.2f} TFLOP/s"
-        if have_torch:
-            a = torch.randn(4096, 4096, device="cuda")
-            b = torch.randn(4096, 4096, device="cuda")
-            torch.backends.cuda.matmul.allow_tf32 = True
-            cublas = 2 * 4096**3 / (torch_ms(lambda: torch.matmul(a, b)) * 1e-3) / 1e12
-            torch.backends.cuda.matmul.allow_tf32 = False
-            detail += f"; cuBLAS TF32 {cublas:.2f} TFLOP/s: {100 * tflops / cublas:.0f}% of it (target 50%)"
-        rows.append(f"matmul 4096^3 --allow-tf32|measured|{detail}")
-    except Exception as e:  # noqa: BLE001
-        rows.append(f"matmul 4096^3 --allow-tf32|FAILED|{e}")
+    # Compute-bound: f32 matmul 4096^3 against cuBLAS with TF32 off, and with --allow-tf32
+    # (tensor cores) against cuBLAS with TF32 on.
+    for exe, label, tf32 in [("matmul4096", "f32", False), ("matmul4096_tf32", "--allow-tf32", True)]:
+        try:
+            wall, device, _ = benchmark(dir_, os.path.join(bench, exe + ".hxb"), 5)
+            ms = device or wall
+            tflops = 2 * 4096**3 / (ms * 1e-3) / 1e12
+            detail = f"{ms:.2f} ms, {tflops:.2f} TFLOP/s"
+            if have_torch:
+                a = torch.randn(4096, 4096, device="cuda")
+                b = torch.randn(4096, 4096, device="cuda")
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                cublas = 2 * 4096**3 / (torch_ms(lambda: torch.matmul(a, b)) * 1e-3) / 1e12
+                torch.backends.cuda.matmul.allow_tf32 = False
+                detail += (f"; cuBLAS{' TF32' if tf32 else ''} {cublas:.2f} TFLOP/s: {100 * tflops / cublas:.0f}% "
+                           f"of it (target 50%)")
+            rows.append(f"matmul 4096^3 {label}|measured|{detail}")
+        except Exception as e:  # noqa: BLE001
+            rows.append(f"matmul 4096^3 {label}|FAILED|{e}")
     # Launch overhead: 100 dependent 32-element dispatches.
     try:
         wall, device, load = benchmark(dir_, os.path.join(bench, "launch100.hxb"), 200, "off")
