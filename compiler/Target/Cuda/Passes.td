@@ -15,12 +15,14 @@ def StageContractions : Pass<"hexir-cuda-stage-contractions", "mlir::ModuleOp"> 
     Runs on kernels on tensors, before TileToThreads. A kernel whose one result is a matmul,
     batched matmul or convolution over bindings, with an elementwise initializer and epilogue,
     that can reuse its input tiles (at least 64 outputs per block, each input element read by
-    at least 4 of them, at least 16 products per output) is tiled to thread blocks: an
+    at least 4 of them, at least 16 products per output; or, for a convolution no parallel loop
+    reuses, such as a depthwise one, each input element read 4 times by its window's overlap,
+    at least 9 products per output) is tiled to thread blocks: an
     `scf.forall` mapped to `#gpu.block<linear_dim_*>`. The block tile is the combination of
     divisors (at most 64) of the parallel loops with at most a block's share of the outputs
     (the outputs over 128 multiprocessors, between 256 and 4096) that reuses its least reused
     input most, then has the most outputs, then the longest step (a divisor from 4 to 16 of the
-    last reduction loop), within 40 KiB of shared memory (or `capacity`, the machine file's
+    last reduction loop, or all of it up to 64 where none divides it), within 40 KiB of shared memory (or `capacity`, the machine file's
     shared memory space, when that is less). Inside a block the step loop is an `scf.for`;
     every step copies its input tiles into `bufferization.alloc_tensor`s in workgroup memory,
     and the accumulator lives in workgroup memory from the initializer to the epilogue. Every
