@@ -112,8 +112,15 @@ int main(int argc, char** argv) {
       std::printf(")");
     }
     std::printf("\n");
-    for (const auto* sig : *fn->inputs()) std::printf("  input  %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
-    for (const auto* sig : *fn->outputs()) std::printf("  output %s: %s\n", sig->name()->c_str(), Shape(*sig).c_str());
+    for (const auto* sig : *fn->inputs())
+      std::printf("  input  %s: %s%s\n", sig->name()->c_str(), Shape(*sig).c_str(), sig->donated() ? " (donated)" : "");
+    for (const auto* sig : *fn->outputs()) {
+      std::printf("  output %s: %s", sig->name()->c_str(), Shape(*sig).c_str());
+      // The donated input it may be bound onto (updated in place).
+      if (sig->tied_input() >= 0 && static_cast<uint32_t>(sig->tied_input()) < fn->inputs()->size())
+        std::printf(" (tied to input %s)", fn->inputs()->Get(static_cast<uint32_t>(sig->tied_input()))->name()->c_str());
+      std::printf("\n");
+    }
     for (uint32_t a = 0; a < fn->arenas()->size(); ++a) {
       const fb::Arena* arena = fn->arenas()->Get(a);
       std::printf("  arena %u: %llu bytes, align %u, memory space %s\n", a,
