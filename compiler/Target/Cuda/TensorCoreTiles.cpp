@@ -3,6 +3,7 @@
 
 #include "Dialect/HexirDialect.h"
 #include "Target/Cuda/ThreadPrivate.h"
+#include "Target/Cuda/ViewRetarget.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -62,6 +63,7 @@ struct Product {
   Operation *steps;        // the loop over K's steps (the step itself where there is one step)
   scf::ForallOp forall;    // the step's thread forall, replaced
   Value a, b, acc;         // the shared tiles of the two inputs and the accumulator
+  SmallVector<int64_t> aShape, bShape;  // the input tiles' shapes (a and b may be padded wider)
   SmallVector<AffineMap> maps;  // a, b, acc
   SmallVector<int64_t> ranges;  // the block's extent of each loop
   SmallVector<unsigned> mLoops, nLoops, kLoops;
@@ -104,6 +106,8 @@ std::optional<Product> matchProduct(scf::ForallOp blocks) {
   p.acc = sharedSource(step.getDpsInits()[0]);
   if (!p.a || !p.b || !p.acc)
     return std::nullopt;
+  p.aShape.assign(cast<MemRefType>(p.a.getType()).getShape().begin(), cast<MemRefType>(p.a.getType()).getShape().end());
+  p.bShape.assign(cast<MemRefType>(p.b.getType()).getShape().begin(), cast<MemRefType>(p.b.getType()).getShape().end());
   // The block's loop ranges: the op over the whole tiles (named ops take them from the shapes).
   Operation *whole = step->clone();
   whole->setOperands(ValueRange{p.a, p.b, p.acc});
@@ -294,13 +298,11 @@ struct Emitter {
     scf::ForallOp forall = threadForall();
     Lane l = lane(forall.getInductionVar(0));
     // Whole views of the tiles: what PipelineCopies retargets to a slot.
-    auto whole = [&](Value tile) -> Value {
-      auto type = cast<MemRefType>(tile.getType());
-      SmallVector<OpFoldResult> zeros(type.getRank(), b.getIndexAttr(0)), ones(type.getRank(), b.getIndexAttr(1));
-      return memref::SubViewOp::create(b, loc, tile, zeros, getAsIndexOpFoldResult(b.getContext(), type.getShape()),
-                                       ones);
+    auto whole = [&](Value tile, ArrayRef<int64_t> shape) -> Value {
+      SmallVector<OpFoldResult> zeros(shape.size(), b.getIndexAttr(0)), ones(shape.size(), b.getIndexAttr(1));
+      return memref::SubViewOp::create(b, loc, tile, zeros, getAsIndexOpFoldResult(b.getContext(), shape), ones);
     };
-    Value aTile = whole(p.a), bTile = whole(p.b);
+    Value aTile = whole(p.a, p.aShape), bTile = whole(p.b, p.bShape);
     auto kLoop = scf::ForOp::create(b, loc, index(0), index(roundUp(p.k, kTileK)), index(kTileK));
     b.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
@@ -323,6 +325,93 @@ struct Emitter {
   }
 };
 
+// The word (4-byte) offset in `tile`, its innermost dimension padded by `pad`, of the element
+// `map` indexes at the product's linear position (m or n, k): the same delinearization as
+// Emitter::loopValues, evaluated here.
+int64_t wordOffset(const Product &p, AffineMap map, ArrayRef<int64_t> shape, int64_t pad, std::optional<int64_t> m,
+                   std::optional<int64_t> n, int64_t k) {
+  SmallVector<int64_t> values(p.ranges.size(), 0);
+  auto digits = [&](ArrayRef<unsigned> loops, int64_t lin) {
+    for (unsigned i = loops.size(); i-- > 0;) {
+      values[loops[i]] = i == 0 ? lin : lin % p.ranges[loops[i]];
+      lin /= p.ranges[loops[i]];
+    }
+  };
+  if (m)
+    digits(p.mLoops, std::min(*m, p.m - 1));
+  if (n)
+    digits(p.nLoops, std::min(*n, p.n - 1));
+  digits(p.kLoops, std::min(k, p.k - 1));
+  SmallVector<AffineExpr> dims;
+  for (int64_t v : values)
+    dims.push_back(getAffineConstantExpr(v, map.getContext()));
+  int64_t offset = 0, stride = 1;
+  for (unsigned r = map.getNumResults(); r-- > 0;) {
+    auto c = dyn_cast<AffineConstantExpr>(map.getResult(r).replaceDims(dims));
+    offset += (c ? c.getValue() : 0) * stride;
+    stride *= shape[r] + (r + 1 == shape.size() ? pad : 0);
+  }
+  return offset;
+}
+
+// Bank conflicts of a warp's fragment loads from a shared tile (4-byte banks, 32 of them): over
+// its loads (A: a0..a3, B: b0, b1), the most distinct words one bank serves in one load.
+int64_t bankConflicts(const Product &p, bool isA, ArrayRef<int64_t> shape, int64_t pad) {
+  AffineMap map = p.maps[isA ? 0 : 1];
+  int64_t worst = 0;
+  for (int64_t reg = 0; reg < (isA ? 4 : 2); ++reg) {
+    llvm::DenseMap<int64_t, llvm::SmallDenseSet<int64_t, 4>> banks;
+    for (int64_t lane = 0; lane < kWarp; ++lane) {
+      int64_t g = lane / 4, t = lane % 4, word;
+      if (isA)  // a_reg: row g (+ 8 for odd reg), column t (+ 4 for reg >= 2)
+        word = wordOffset(p, map, shape, pad, g + 8 * (reg % 2), std::nullopt, t + 4 * (reg / 2));
+      else  // b_reg: row t (+ 4 for reg 1), column g
+        word = wordOffset(p, map, shape, pad, std::nullopt, g, t + 4 * reg);
+      banks[word % 32].insert(word);
+    }
+    for (auto &[bank, words] : banks)
+      worst = std::max<int64_t>(worst, words.size());
+  }
+  return worst;
+}
+
+// Pads the innermost dimension of shared tile `tile` (a memref.alloc) so that its fragment
+// loads hit distinct banks (a 64x16 A tile's rows g and g + 2 share banks: 4-way conflicts;
+// 20 floats a row have none). Pads stay multiples of 4 floats, so every row still starts 16
+// bytes aligned for the tile copies' vectors. Returns the tile to read (the padded one).
+Value padAgainstBankConflicts(RewriterBase &rewriter, const Product &p, bool isA) {
+  Value tile = isA ? p.a : p.b;
+  auto alloc = tile.getDefiningOp<memref::AllocOp>();
+  MemRefType type = alloc.getType();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t best = 0, fewest = bankConflicts(p, isA, shape, 0);
+  for (int64_t pad = 4; pad < 32 && fewest > 1; pad += 4)
+    if (int64_t c = bankConflicts(p, isA, shape, pad); c < fewest) {
+      fewest = c;
+      best = pad;
+    }
+  if (best == 0)
+    return tile;
+  SmallVector<int64_t> padded(shape);
+  padded.back() += best;
+  rewriter.setInsertionPoint(alloc);
+  auto wide = memref::AllocOp::create(rewriter, alloc.getLoc(),
+                                      MemRefType::get(padded, type.getElementType(), MemRefLayoutAttrInterface(),
+                                                      type.getMemorySpace()),
+                                      alloc.getAlignmentAttr());
+  // Every use reads a view of the tile's shape, made where it is used (PipelineCopies takes
+  // only uses inside the steps' loop).
+  SmallVector<OpFoldResult> zeros(shape.size(), rewriter.getIndexAttr(0)), ones(shape.size(), rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(rewriter.getContext(), shape);
+  for (OpOperand &use : llvm::make_early_inc_range(alloc->getUses())) {
+    rewriter.setInsertionPoint(use.getOwner());
+    Value view = memref::SubViewOp::create(rewriter, alloc.getLoc(), wide, zeros, sizes, ones);
+    retargetUse(rewriter, use, view);
+  }
+  rewriter.eraseOp(alloc);
+  return wide;
+}
+
 } // namespace
 
 bool mlir::hexir::useTensorCores(RewriterBase &rewriter, gpu::GPUFuncOp gfn, scf::ForallOp blocks, int64_t maxWarps) {
@@ -340,6 +429,8 @@ bool mlir::hexir::useTensorCores(RewriterBase &rewriter, gpu::GPUFuncOp gfn, scf
   Location loc = p->forall.getLoc();
   OpBuilder &b = rewriter;
   OpBuilder::InsertionGuard guard(b);
+  p->a = padAgainstBankConflicts(rewriter, *p, /*isA=*/true);
+  p->b = padAgainstBankConflicts(rewriter, *p, /*isA=*/false);
   b.setInsertionPointToStart(&gfn.getBody().front());
   auto frag = memref::AllocaOp::create(b, loc, MemRefType::get({grid->tilesM, grid->tilesN, 4}, b.getF32Type()));
   frag->setAttr(kCudaThreadPrivateAttrName, b.getUnitAttr());

@@ -8,8 +8,13 @@
 // elements of each of its 4 tiles in a private 2x2x4 array; they are loaded from the shared
 // accumulator after the initializer, stored back before the epilogue, and each step of 16 of
 // K is 2 x 4 hexir.warp_mma reading the step's shared tiles.
+// The input tiles' rows are padded against bank conflicts (a lane group's fragment loads: rows
+// g and g + 2 of a 16-float row share banks, 20 floats do not; B's 64-float rows read by 4 lanes
+// each need 72), still 16-byte aligned, each in two cp.async slots.
 // CHECK-LABEL: gpu.func @tensor_cores
-// CHECK-SAME: workgroup(%[[ACC:.*]] : memref<64x64xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: workgroup(%[[ACC:[^ ]*]] : memref<64x64xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: memref<2x64x20xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: memref<2x16x72xf32, #gpu.address_space<workgroup>>
 // CHECK: %[[FRAG:.*]] = memref.alloca() {hexir.cuda_thread_private} : memref<2x2x4xf32>
 // The lane's accumulators from the shared accumulator: 16 loads, 16 stores.
 // CHECK: scf.for
