@@ -10,7 +10,7 @@ and latency without Python's client-side JSON in the way.
 Last, without --check: the model compiled with shape buckets, served by REST with JSON tensors
 and by gRPC with raw tensors, each without and with dynamic batching (--max-batch 8), at 1, 8,
 32 and 64 connections: requests/s, latency and the server's CPU use.
-(--smoke: 2 s, CI's bench.serve_load_smoke; --check: the checks of ctest serve.load, 20 s)"""
+(--smoke: 1 s, CI's bench.serve_load_smoke; --check: the checks of ctest serve.load)"""
 import argparse
 import http.client
 import json
@@ -138,7 +138,7 @@ def main():
     p.add_argument("--check", action="store_true",
                    help="fail on memory growth and on an overload that does not both answer and refuse (ctest serve.load)")
     args = p.parse_args()
-    seconds = 2 if args.smoke else args.seconds
+    seconds = 1 if args.smoke else args.seconds
     import models
     with tempfile.TemporaryDirectory(prefix="hexir-serve-load-") as tmp:
         onnx_path = os.path.join(tmp, "cnn.onnx")
