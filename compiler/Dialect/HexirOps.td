@@ -5,6 +5,9 @@
 // kernel function in destination-passing style: it reads its inputs and writes its results into
 // buffers the memory planner chose.
 //
+// It also holds the few kernel-level ops Hexir's code generators share between passes
+// (hexir.workgroup_range for the host, hexir.warp_mma for CUDA).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HEXIR_OPS_TD

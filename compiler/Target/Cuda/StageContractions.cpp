@@ -176,18 +176,20 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
   int64_t outBytes = (outType.getElementTypeBitWidth() + 7) / 8;
   // The shared memory of a tile (`sizes` per loop: the block's tile, the step, the whole
   // extent of the other reductions): the accumulator and one step's tile of each input.
+  auto tileElements = [&](const Input &input, ArrayRef<int64_t> sizes) {
+    int64_t elements = 1;
+    for (ArrayRef<int64_t> coefficients : input.coefficients) {
+      int64_t extent = 1;
+      for (unsigned d = 0; d < loops; ++d)
+        extent += coefficients[d] * (sizes[d] - 1);
+      elements *= extent;
+    }
+    return elements;
+  };
   auto sharedBytes = [&](ArrayRef<int64_t> sizes, int64_t outputs) {
     int64_t bytes = outputs * outBytes;
-    for (const Input &input : inputs) {
-      int64_t elements = 1;
-      for (ArrayRef<int64_t> coefficients : input.coefficients) {
-        int64_t extent = 1;
-        for (unsigned d = 0; d < loops; ++d)
-          extent += coefficients[d] * (sizes[d] - 1);
-        elements *= extent;
-      }
-      bytes += elements * input.bytes;
-    }
+    for (const Input &input : inputs)
+      bytes += tileElements(input, sizes) * input.bytes;
     return bytes;
   };
   // The outputs of a block that read one element of an input: those along the parallel loops
@@ -210,17 +212,11 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
   auto windowReuse = [&](ArrayRef<int64_t> sizes, int64_t outputs) {
     int64_t least = std::numeric_limits<int64_t>::max();
     for (const Input &input : inputs) {
-      int64_t reads = outputs, elements = 1;
+      int64_t reads = outputs;
       for (unsigned d = 0; d < loops; ++d)
         if (iterators[d] == utils::IteratorType::reduction && input.uses[d])
           reads *= sizes[d];
-      for (ArrayRef<int64_t> coefficients : input.coefficients) {
-        int64_t extent = 1;
-        for (unsigned d = 0; d < loops; ++d)
-          extent += coefficients[d] * (sizes[d] - 1);
-        elements *= extent;
-      }
-      least = std::min(least, reads / std::max<int64_t>(elements, 1));
+      least = std::min(least, reads / std::max<int64_t>(tileElements(input, sizes), 1));
     }
     return least;
   };
@@ -255,46 +251,49 @@ bool chooseTiles(Staging &s, int64_t sharedCapacity) {
       steps.push_back(t);
   if (steps.empty() && ranges[*stepped] <= kMaxTileExtent)
     steps.push_back(ranges[*stepped]);
-  SmallVector<int64_t> sizes(loops), best;
-  SmallVector<int64_t> bestScore;  // reuse, outputs, the step, then the tile along each output dimension
-  // Reuse as the loops give it first; where no tile reaches kMinReuse so, as the window gives it
-  // (a depthwise convolution: each output its own channel, but an input pixel read by the
-  // kh x kw outputs around it).
-  for (bool overlap : {false, true}) {
-  if (overlap && (!window || (!best.empty() && bestScore[0] >= kMinReuse && bestScore[1] >= kMinBlockOutputs)))
-    break;
-  best.clear();
-  bestScore.clear();
-  for (int64_t step : steps) {
-    for (unsigned d = 0; d < loops; ++d)
-      sizes[d] = d == *stepped ? step : ranges[d];
-    // Every combination, as a counter over the candidate lists.
-    SmallVector<size_t> pick(parallel.size(), 0);
-    while (true) {
-      int64_t outputs = 1;
-      for (auto [k, d] : llvm::enumerate(parallel)) {
-        sizes[d] = candidates[k][pick[k]];
-        outputs *= sizes[d];
-      }
-      if (outputs <= budget && sharedBytes(sizes, outputs) <= sharedCapacity) {
-        // (A window's reuse counts up to kMinReuse only: past it the widest tile along the
-        // innermost dimension wins, a depthwise convolution's channels: whole sectors.)
-        SmallVector<int64_t> score{overlap ? std::min(windowReuse(sizes, outputs), kMinReuse) : reuse(sizes), outputs,
-                                   step};
-        for (unsigned r = outMap.getNumResults(); r-- > 0;)
-          score.push_back(sizes[outMap.getDimPosition(r)]);
-        if (score > bestScore) {
-          bestScore = score;
-          best = sizes;
+  // The best tile and its score (reuse, outputs, the step, then the tile along each output
+  // dimension) under a reuse measure.
+  auto search = [&](auto reuseOf, SmallVector<int64_t> &best, SmallVector<int64_t> &bestScore) {
+    SmallVector<int64_t> sizes(loops);
+    for (int64_t step : steps) {
+      for (unsigned d = 0; d < loops; ++d)
+        sizes[d] = d == *stepped ? step : ranges[d];
+      // Every combination, as a counter over the candidate lists.
+      SmallVector<size_t> pick(parallel.size(), 0);
+      while (true) {
+        int64_t outputs = 1;
+        for (auto [k, d] : llvm::enumerate(parallel)) {
+          sizes[d] = candidates[k][pick[k]];
+          outputs *= sizes[d];
         }
+        if (outputs <= budget && sharedBytes(sizes, outputs) <= sharedCapacity) {
+          SmallVector<int64_t> score{reuseOf(sizes, outputs), outputs, step};
+          for (unsigned r = outMap.getNumResults(); r-- > 0;)
+            score.push_back(sizes[outMap.getDimPosition(r)]);
+          if (score > bestScore) {
+            bestScore = score;
+            best = sizes;
+          }
+        }
+        unsigned k = 0;
+        while (k < pick.size() && ++pick[k] == candidates[k].size())
+          pick[k++] = 0;
+        if (k == pick.size())
+          break;
       }
-      unsigned k = 0;
-      while (k < pick.size() && ++pick[k] == candidates[k].size())
-        pick[k++] = 0;
-      if (k == pick.size())
-        break;
     }
-  }
+  };
+  SmallVector<int64_t> best, bestScore;
+  search([&](ArrayRef<int64_t> sizes, int64_t) { return reuse(sizes); }, best, bestScore);
+  // Where no tile reaches kMinReuse so, a window's reuse (a depthwise convolution: each output
+  // its own channel, but an input pixel read by the kh x kw outputs around it), counted up to
+  // kMinReuse only: past it the widest tile along the innermost dimension wins (a depthwise
+  // convolution's channels: whole sectors).
+  if (window && (best.empty() || bestScore[0] < kMinReuse || bestScore[1] < kMinBlockOutputs)) {
+    best.clear();
+    bestScore.clear();
+    search([&](ArrayRef<int64_t> sizes, int64_t outputs) { return std::min(windowReuse(sizes, outputs), kMinReuse); },
+           best, bestScore);
   }
   if (best.empty() || bestScore[0] < kMinReuse || bestScore[1] < kMinBlockOutputs)
     return false;
@@ -379,14 +378,16 @@ int64_t knownDivisor(Value v, int depth = 0) {
     }
     return 1;
   }
-  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>()) {
+  // An affine.apply (one result) or affine.min (every result: a shifted block's offset,
+  // min(iv, extent - tile)): what each result's expression of its operands is a multiple of.
+  auto mapDivisor = [&](AffineMap map, ValueRange operands) {
     std::function<int64_t(AffineExpr)> expr = [&](AffineExpr e) -> int64_t {
       if (auto c = dyn_cast<AffineConstantExpr>(e))
         return c.getValue() == 0 ? int64_t{1} << 30 : std::abs(c.getValue());
       if (auto d = dyn_cast<AffineDimExpr>(e))
-        return knownDivisor(apply.getMapOperands()[d.getPosition()], depth + 1);
+        return knownDivisor(operands[d.getPosition()], depth + 1);
       if (auto sym = dyn_cast<AffineSymbolExpr>(e))
-        return knownDivisor(apply.getMapOperands()[apply.getAffineMap().getNumDims() + sym.getPosition()], depth + 1);
+        return knownDivisor(operands[map.getNumDims() + sym.getPosition()], depth + 1);
       auto bin = cast<AffineBinaryOpExpr>(e);
       if (e.getKind() == AffineExprKind::Add)
         return gcdOf(expr(bin.getLHS()), expr(bin.getRHS()));
@@ -394,28 +395,15 @@ int64_t knownDivisor(Value v, int depth = 0) {
         return std::min<int64_t>(expr(bin.getLHS()) * expr(bin.getRHS()), int64_t{1} << 30);
       return 1;
     };
-    return apply.getAffineMap().getNumResults() == 1 ? expr(apply.getAffineMap().getResult(0)) : 1;
-  }
-  if (auto min = v.getDefiningOp<affine::AffineMinOp>()) {
-    // Each result is a multiple of what its operands are (a shifted block's offset: min(iv, E - T)).
     int64_t all = 0;
-    for (AffineExpr e : min.getAffineMap().getResults()) {
-      std::function<int64_t(AffineExpr)> expr = [&](AffineExpr x) -> int64_t {
-        if (auto c = dyn_cast<AffineConstantExpr>(x))
-          return c.getValue() == 0 ? int64_t{1} << 30 : std::abs(c.getValue());
-        if (auto d = dyn_cast<AffineDimExpr>(x))
-          return knownDivisor(min.getMapOperands()[d.getPosition()], depth + 1);
-        auto bin = dyn_cast<AffineBinaryOpExpr>(x);
-        if (bin && x.getKind() == AffineExprKind::Add)
-          return gcdOf(expr(bin.getLHS()), expr(bin.getRHS()));
-        if (bin && x.getKind() == AffineExprKind::Mul)
-          return std::min<int64_t>(expr(bin.getLHS()) * expr(bin.getRHS()), int64_t{1} << 30);
-        return 1;
-      };
+    for (AffineExpr e : map.getResults())
       all = gcdOf(all, expr(e));
-    }
-    return all ? all : 1;
-  }
+    return all ? all : int64_t{1};
+  };
+  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>())
+    return apply.getAffineMap().getNumResults() == 1 ? mapDivisor(apply.getAffineMap(), apply.getMapOperands()) : 1;
+  if (auto min = v.getDefiningOp<affine::AffineMinOp>())
+    return mapDivisor(min.getAffineMap(), min.getMapOperands());
   if (auto mul = v.getDefiningOp<arith::MulIOp>())
     return std::min<int64_t>(knownDivisor(mul.getLhs(), depth + 1) * knownDivisor(mul.getRhs(), depth + 1),
                              int64_t{1} << 30);

@@ -21,11 +21,6 @@ constexpr int64_t kTileM = 16, kTileN = 8, kTileK = 8;
 // Accumulators a lane keeps: beyond this they would not stay in registers.
 constexpr int64_t kMaxLaneAccumulators = 64;
 
-bool mappedToThreads(scf::ForallOp forall) {
-  std::optional<ArrayAttr> mapping = forall.getMapping();
-  return mapping && !mapping->empty() && isa<gpu::GPUThreadMappingAttr>((*mapping)[0]);
-}
-
 // out = out + x * y (either operand order) in f32: what a matmul's and a convolution's body is.
 bool isMultiplyAdd(linalg::LinalgOp op) {
   if (op->getNumRegions() != 1 || op->getRegion(0).empty())
@@ -73,7 +68,7 @@ struct Product {
 std::optional<Product> matchProduct(scf::ForallOp blocks) {
   SmallVector<scf::ForallOp> steps;
   blocks.walk([&](scf::ForallOp forall) {
-    if (mappedToThreads(forall) && llvm::any_of(forall.getBody()->getOps<linalg::LinalgOp>(),
+    if (isThreadForall(forall) && llvm::any_of(forall.getBody()->getOps<linalg::LinalgOp>(),
                      [](linalg::LinalgOp op) { return op.getNumReductionLoops() > 0; }))
       steps.push_back(forall);
   });

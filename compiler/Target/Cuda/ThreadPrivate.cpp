@@ -29,11 +29,6 @@ struct TileSignature {
   }
 };
 
-bool isThreadForall(scf::ForallOp forall) {
-  std::optional<ArrayAttr> mapping = forall.getMapping();
-  return mapping && !mapping->empty() && isa<gpu::GPUThreadMappingAttr>((*mapping)[0]);
-}
-
 // Whether every user of `view` (and of views of it) can take a buffer of another layout in
 // its place: the ops that lowering to loops turns into loads and stores.
 bool retypable(Value view, int depth = 0) {
@@ -117,6 +112,11 @@ bool isThreadPrivate(Value v) {
 constexpr int64_t kMaxUnrolledTile = 64;
 
 } // namespace
+
+bool mlir::hexir::isThreadForall(scf::ForallOp forall) {
+  std::optional<ArrayAttr> mapping = forall.getMapping();
+  return mapping && !mapping->empty() && isa<gpu::GPUThreadMappingAttr>((*mapping)[0]);
+}
 
 bool mlir::hexir::touchesThreadPrivate(linalg::LinalgOp op) {
   return llvm::any_of(op->getOperands(), [](Value v) { return isThreadPrivate(v); });

@@ -30,6 +30,9 @@ inline constexpr llvm::StringLiteral kCudaThreadPrivateAttrName = "hexir.cuda_th
 // of the tile's shape at the start of `gfn`. Returns how many.
 int64_t privatizeThreadTiles(RewriterBase &rewriter, gpu::GPUFuncOp gfn, scf::ForallOp blocks, int64_t threads);
 
+// Whether `forall` is a staged block's thread forall (mapped to #gpu.thread).
+bool isThreadForall(scf::ForallOp forall);
+
 // Whether `op` reads or writes a private tile.
 bool touchesThreadPrivate(linalg::LinalgOp op);
 
