@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -53,8 +54,21 @@ struct DispatchCommand {
 struct CopyCommand {
   Slot source;
   Slot target;
+  uint64_t target_stride = 0;  // per trip of the innermost loop (scan outputs)
 };
-using Command = std::variant<AllocCommand, FillCommand, DispatchCommand, CopyCommand>;
+// The next body_length commands, once per trip (see executable.fbs).
+struct LoopCommand {
+  uint32_t body_length = 0;
+  uint64_t max_trips = 0;  // 0: no static bound
+  std::optional<Slot> trip_count, condition, iteration;
+};
+// The next then_length commands when the bool at `condition` is set, else the else_length after.
+struct IfCommand {
+  Slot condition;
+  uint32_t then_length = 0;
+  uint32_t else_length = 0;
+};
+using Command = std::variant<AllocCommand, FillCommand, DispatchCommand, CopyCommand, LoopCommand, IfCommand>;
 
 // Intermediates of a function in one memory space (index into ExecutableSpec::memory_spaces).
 struct Arena {

@@ -17,6 +17,8 @@ inline constexpr uint64_t kSectionAlignment = 64;
 inline constexpr uint64_t kConstantsAlignment = 4096;
 // Where a CUDA kernel's binding may start inside its buffer: its 128-bit accesses count from there.
 inline constexpr uint64_t kCudaBindingAlignment = 16;
+// LOOP and IF bodies nest at most this deep (the interpreter recurses once per level).
+inline constexpr size_t kMaxBodyNesting = 32;
 
 // The first 64 bytes of every .hxb file. Little-endian, written field by field.
 struct FileHeader {

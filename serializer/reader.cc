@@ -93,6 +93,8 @@ class FunctionChecker {
     uint32_t i = 0;
     for (const fb::Command* cmd : *fn_.commands()) {
       command_ = i;
+      // Bodies that ended before this command close.
+      while (!open_.empty() && open_.back().end <= i) open_.pop_back();
       Status s = CheckCommand(*cmd);
       if (!s.ok()) return DataLossError("function '", name, "' command ", i, ": ", s.message());
       ++i;
@@ -159,9 +161,50 @@ class FunctionChecker {
     return Status::Ok();
   }
 
+  // A LOOP or IF body of `length` commands after this one must end inside the bodies around it.
+  Status OpenBody(uint64_t length, uint64_t max_trips, bool loop) {
+    uint64_t end = uint64_t{command_} + 1 + length;
+    uint64_t limit = open_.empty() ? fn_.commands()->size() : open_.back().end;
+    if (end > limit)
+      return DataLossError(loop ? "LOOP" : "IF", " body of ", length, " commands ends at command ", end,
+                           ", past the end of ", open_.empty() ? "the function" : "the body around it", " (", limit,
+                           ")");
+    if (open_.size() == kMaxBodyNesting)
+      return DataLossError("LOOP and IF bodies nest more than ", kMaxBodyNesting, " deep");
+    open_.push_back({end, loop, max_trips});
+    return Status::Ok();
+  }
+  // A scalar slot control flow reads or writes: 8-aligned (struct fields) and `bytes` long.
+  Status CheckScalar(const fb::Slot* s, uint64_t bytes, bool written, const char* what) {
+    if (s == nullptr) return Status::Ok();
+    if (!Aligned8(s)) return DataLossError(what, " slot is misaligned");
+    if (s->length() != bytes) return DataLossError(what, " slot holds ", s->length(), " bytes, not ", bytes);
+    Status checked = CheckSlot(*s, written);
+    if (!checked.ok()) return DataLossError(what, ": ", checked.message());
+    return Status::Ok();
+  }
+
   Status CheckCommand(const fb::Command& cmd) {
     switch (cmd.op_type()) {
+      case fb::CommandOp::LoopCommand: {
+        const auto* l = cmd.op_as_LoopCommand();
+        if (l->max_trips() == 0 && l->trip_count() == nullptr && l->condition() == nullptr)
+          return DataLossError("LOOP has no bound: no maximum, trip count or condition");
+        HEXIR_RETURN_IF_ERROR(CheckScalar(l->trip_count(), 8, false, "LOOP trip count"));
+        HEXIR_RETURN_IF_ERROR(CheckScalar(l->condition(), 1, false, "LOOP condition"));
+        HEXIR_RETURN_IF_ERROR(CheckScalar(l->iteration(), 8, true, "LOOP iteration"));
+        return OpenBody(l->body_length(), l->max_trips(), /*loop=*/true);
+      }
+      case fb::CommandOp::IfCommand: {
+        const auto* c = cmd.op_as_IfCommand();
+        HEXIR_RETURN_IF_ERROR(CheckScalar(c->condition(), 1, false, "IF condition"));
+        uint64_t then_length = c->then_length(), else_length = c->else_length();
+        // Both branches as one body: neither may reach past the body around the IF.
+        HEXIR_RETURN_IF_ERROR(OpenBody(then_length + else_length, 0, /*loop=*/false));
+        return Status::Ok();
+      }
       case fb::CommandOp::AllocCommand: {
+        if (!open_.empty()) return DataLossError("ALLOC inside a LOOP or IF body");
         const auto* a = cmd.op_as_AllocCommand();
         if (a->arena() >= fn_.arenas()->size())
           return DataLossError("ALLOC of arena ", a->arena(), " out of range (", fn_.arenas()->size(), " arenas)");
@@ -184,7 +227,24 @@ class FunctionChecker {
           return DataLossError("COPY of ", c->source()->length(), " bytes into ",
                                c->target()->length(), " bytes");
         HEXIR_RETURN_IF_ERROR(CheckSlot(*c->source(), false));
-        return CheckSlot(*c->target(), true);
+        HEXIR_RETURN_IF_ERROR(CheckSlot(*c->target(), true));
+        if (c->target_stride() == 0) return Status::Ok();
+        // A strided target: the innermost loop's last trip must stay inside the space too.
+        const Body* loop = nullptr;
+        for (auto it = open_.rbegin(); it != open_.rend() && loop == nullptr; ++it)
+          if (it->loop) loop = &*it;
+        if (loop == nullptr || loop->max_trips == 0)
+          return DataLossError("COPY with a target stride outside a LOOP with a maximum trip count");
+        uint64_t trips = loop->max_trips - 1;
+        if (c->target_stride() > kMaxTensorBytes || trips > kMaxTensorBytes / c->target_stride())
+          return DataLossError("COPY target stride ", c->target_stride(), " times ", trips, " trips overflows");
+        if (c->target()->offset() > UINT64_MAX - c->target_stride() * trips)
+          return DataLossError("COPY target offset overflows at the last trip");
+        fb::Slot last(c->target()->offset() + c->target_stride() * trips, c->target()->length(),
+                      c->target()->index(), c->target()->kind());
+        Status checked = CheckSlot(last, true);
+        if (!checked.ok()) return DataLossError("COPY target at the last trip: ", checked.message());
+        return Status::Ok();
       }
       case fb::CommandOp::DispatchCommand: {
         const auto* d = cmd.op_as_DispatchCommand();
@@ -252,6 +312,13 @@ class FunctionChecker {
   std::vector<uint64_t> arena_end_;  // per arena: where its last slot ends
   std::vector<int64_t> alloc_at_;    // per arena: the command that ALLOCs it, or -1
   uint32_t command_ = 0;             // the command being checked
+  // The LOOP and IF bodies around the command being checked, innermost last.
+  struct Body {
+    uint64_t end;        // the first command after it
+    bool loop;
+    uint64_t max_trips;  // a LOOP's static bound (0: none)
+  };
+  std::vector<Body> open_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "serializer/writer.h"
 
 #include <cstring>
+#include <optional>
 
 #include "base/alignment.h"
 #include "serializer/file_format.h"
@@ -39,9 +40,23 @@ flatbuffers::Offset<fb::Command> BuildCommand(flatbuffers::FlatBufferBuilder& b,
     auto op = fb::CreateDispatchCommand(b, d->library, d->entry, wg, bind, d->num_inputs, aliases, sources);
     return fb::CreateCommand(b, fb::CommandOp::DispatchCommand, op.Union());
   }
+  if (auto* l = std::get_if<LoopCommand>(&c)) {
+    std::optional<fb::Slot> count, condition, iteration;
+    if (l->trip_count) count = ToFb(*l->trip_count);
+    if (l->condition) condition = ToFb(*l->condition);
+    if (l->iteration) iteration = ToFb(*l->iteration);
+    auto op = fb::CreateLoopCommand(b, l->body_length, l->max_trips, count ? &*count : nullptr,
+                                    condition ? &*condition : nullptr, iteration ? &*iteration : nullptr);
+    return fb::CreateCommand(b, fb::CommandOp::LoopCommand, op.Union());
+  }
+  if (auto* i = std::get_if<IfCommand>(&c)) {
+    fb::Slot condition = ToFb(i->condition);
+    auto op = fb::CreateIfCommand(b, &condition, i->then_length, i->else_length);
+    return fb::CreateCommand(b, fb::CommandOp::IfCommand, op.Union());
+  }
   const auto& cp = std::get<CopyCommand>(c);
   fb::Slot src = ToFb(cp.source), dst = ToFb(cp.target);
-  auto op = fb::CreateCopyCommand(b, &src, &dst);
+  auto op = fb::CreateCopyCommand(b, &src, &dst, cp.target_stride);
   return fb::CreateCommand(b, fb::CommandOp::CopyCommand, op.Union());
 }
 

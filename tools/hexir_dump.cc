@@ -1,6 +1,7 @@
 // hexir-dump: prints what is inside a .hxb: signatures, sections, kernels, commands, slots.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "base/file_mapping.h"
 #include "serializer/executable_spec.h"
@@ -129,9 +130,29 @@ int main(int argc, char** argv) {
     }
     std::printf("  commands (%u):\n", fn->commands()->size());
     uint32_t index = 0;
+    std::vector<uint32_t> ends;  // where each open LOOP or IF body ends: the indentation
     for (const fb::Command* cmd : *fn->commands()) {
-      std::printf("    %3u ", index++);
+      while (!ends.empty() && ends.back() <= index) ends.pop_back();
+      std::printf("    %3u %*s", index++, static_cast<int>(2 * ends.size()), "");
       switch (cmd->op_type()) {
+        case fb::CommandOp::LoopCommand: {
+          const auto* l = cmd->op_as_LoopCommand();
+          std::printf("LOOP %u commands", l->body_length());
+          if (l->max_trips() != 0) std::printf(", at most %llu trips", static_cast<unsigned long long>(l->max_trips()));
+          if (l->trip_count()) std::printf(", trip count %s", SlotText(*l->trip_count()).c_str());
+          if (l->condition()) std::printf(", while %s", SlotText(*l->condition()).c_str());
+          if (l->iteration()) std::printf(", trip number -> %s", SlotText(*l->iteration()).c_str());
+          std::printf("\n");
+          ends.push_back(index + l->body_length());
+          break;
+        }
+        case fb::CommandOp::IfCommand: {
+          const auto* c = cmd->op_as_IfCommand();
+          std::printf("IF %s: then %u commands, else %u\n", SlotText(*c->condition()).c_str(), c->then_length(),
+                      c->else_length());
+          ends.push_back(index + c->then_length() + c->else_length());
+          break;
+        }
         case fb::CommandOp::AllocCommand: {
           const auto* a = cmd->op_as_AllocCommand();
           std::printf("ALLOC arena %u\n", a->arena());
@@ -145,7 +166,10 @@ int main(int argc, char** argv) {
         }
         case fb::CommandOp::CopyCommand: {
           const auto* c = cmd->op_as_CopyCommand();
-          std::printf("COPY %s -> %s\n", SlotText(*c->source()).c_str(), SlotText(*c->target()).c_str());
+          std::printf("COPY %s -> %s", SlotText(*c->source()).c_str(), SlotText(*c->target()).c_str());
+          if (c->target_stride() != 0)
+            std::printf(" + %llu per trip", static_cast<unsigned long long>(c->target_stride()));
+          std::printf("\n");
           break;
         }
         case fb::CommandOp::DispatchCommand: {

@@ -31,6 +31,10 @@ Status Execute(const Module& module, const serializer::fb::Function& function, c
                std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms = nullptr,
                bool poison = false, bool* device_clock = nullptr);
 
+// Whether `function` has LOOP or IF commands: its runs read conditions back from the device
+// mid-run, so it cannot be recorded as one graph.
+bool HasControlFlow(const serializer::fb::Function& function);
+
 // The largest dispatch arity in `function`.
 size_t MaxDispatchArity(const serializer::fb::Function& function);
 

@@ -91,6 +91,35 @@ int main() {
   long n = allocations.load();
   for (int i = 0; i < 8; ++i) ok &= y[i] == std::max(x[i] - 1.0f, 0.0f) + 5.0f;
   std::remove(path.c_str());
+
+  // Loops and branches (LOOP, IF, scan rows) allocate nothing either.
+  std::string flow_path = hexir::testing::WriteSpec(hexir::testing::ControlFlowExecutableSpec(HEXIR_TEST_KERNELS_PATH),
+                                                    "alloc_flow");
+  auto flow = hexir::Module::Load(**runtime, flow_path);
+  if (!flow.ok()) return 2;
+  auto flow_session = hexir::Session::Create(*flow);
+  if (!flow_session.ok()) return 2;
+  int64_t trips = 3, last = 0, eight[] = {8}, rows_shape[] = {4, 8};
+  uint8_t branch = 1;
+  float rows[32];
+  hexir::TensorView flow_ins[] = {{x, hexir::ElementType::kF32, hexir::Span<const int64_t>(eight, 1)},
+                                  {&trips, hexir::ElementType::kI64, hexir::Span<const int64_t>()},
+                                  {&branch, hexir::ElementType::kBool, hexir::Span<const int64_t>()}};
+  hexir::MutableTensorView flow_outs[] = {{y, hexir::ElementType::kF32, hexir::Span<const int64_t>(eight, 1)},
+                                          {rows, hexir::ElementType::kF32, hexir::Span<const int64_t>(rows_shape, 2)},
+                                          {&last, hexir::ElementType::kI64, hexir::Span<const int64_t>()}};
+  hexir::Span<const hexir::TensorView> flow_in_span(flow_ins, 3);
+  hexir::Span<const hexir::MutableTensorView> flow_out_span(flow_outs, 3);
+  if (!(*flow_session)->Run(flow_in_span, flow_out_span).ok()) return 2;  // warm-up
+  counting = true;
+  for (int i = 0; i < 1000; ++i) ok &= (*flow_session)->Run(flow_in_span, flow_out_span).ok();
+  counting = false;
+  long flow_n = allocations.load() - n;
+  n += flow_n;
+  ok &= last == 2;
+  for (int i = 0; i < 8; ++i) ok &= y[i] == std::max(x[i] - 3.0f, 0.0f);
+  std::remove(flow_path.c_str());
+  std::printf("%ld heap allocations in 1000 runs of loops and branches\n", flow_n);
   std::printf("%ld heap allocations in 1000 runs; outputs %s\n", n, ok ? "correct" : "WRONG");
   std::printf("%d passed, %d failed\n", (n == 0 && ok) ? 1 : 0, (n == 0 && ok) ? 0 : 1);
   return (n == 0 && ok) ? 0 : 1;

@@ -148,7 +148,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const Module& module, const S
     f.output_bases.resize(info->outputs.size());
     arity = std::max(arity, MaxDispatchArity(fn));
     if (options.profile) f.command_ms.assign(fn.commands()->size(), 0.0);
-    if (graphs && !options.profile) {
+    // A function with control flow reads its conditions back mid-run: it runs on the queue.
+    if (graphs && !options.profile && !HasControlFlow(fn)) {
       HEXIR_ASSIGN_OR_RETURN(f.graph, device.CreateGraph());
     }
     session->functions_.push_back(std::move(f));
@@ -227,6 +228,8 @@ std::vector<CommandProfile> Session::profile() const {
         break;
       }
       case fb::CommandOp::CopyCommand: p.kind = "copy"; break;
+      case fb::CommandOp::LoopCommand: p.kind = "loop"; break;
+      case fb::CommandOp::IfCommand: p.kind = "if"; break;
       case fb::CommandOp::FillCommand: p.kind = "fill"; break;
       default: p.kind = "alloc"; break;
     }

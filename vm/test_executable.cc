@@ -67,8 +67,94 @@ serializer::ExecutableSpec TestExecutableSpec(const std::string& kernel_library_
   return spec;
 }
 
+serializer::ExecutableSpec ControlFlowExecutableSpec(const std::string& kernel_library_path) {
+  using serializer::CopyCommand;
+  using serializer::IfCommand;
+  using serializer::LoopCommand;
+  using serializer::Slot;
+  ExecutableSpec spec = TestExecutableSpec(kernel_library_path);
+  spec.functions.clear();
+  const Slot acc{SlotKind::Arena, 0, 0, 32}, trip{SlotKind::Arena, 0, 32, 8}, flag{SlotKind::Arena, 0, 40, 1};
+  const Slot minus_one{SlotKind::Constant, 0, 0, 32}, x{SlotKind::Input, 0, 0, 32}, y{SlotKind::Output, 0, 0, 32};
+  auto decrement = [&] {
+    DispatchCommand d;
+    d.bindings = {acc, minus_one, acc};
+    d.num_inputs = 2;
+    d.aliases = {0};
+    return d;
+  };
+  Function main;
+  main.name = "main";
+  main.inputs = {{"x", fbt::ElementType::F32, {8}}, {"n", fbt::ElementType::I64, {}}, {"c", fbt::ElementType::BOOL, {}}};
+  main.outputs = {{"y", fbt::ElementType::F32, {8}}, {"rows", fbt::ElementType::F32, {4, 8}},
+                  {"last", fbt::ElementType::I64, {}}};
+  main.arenas = {{0, 64, 64}};
+  main.commands.push_back(AllocCommand{0});
+  main.commands.push_back(CopyCommand{x, acc});
+  main.commands.push_back(FillCommand{trip, ~uint64_t{0}, 8});
+  LoopCommand loop;
+  loop.body_length = 2;
+  loop.max_trips = 4;
+  loop.trip_count = Slot{SlotKind::Input, 1, 0, 8};
+  loop.iteration = trip;
+  main.commands.push_back(loop);
+  main.commands.push_back(decrement());
+  main.commands.push_back(CopyCommand{acc, {SlotKind::Output, 1, 0, 32}, 32});
+  main.commands.push_back(IfCommand{{SlotKind::Input, 2, 0, 1}, 1, 1});
+  DispatchCommand relu;
+  relu.entry = 1;
+  relu.bindings = {acc, y};
+  relu.num_inputs = 1;
+  relu.aliases = {-1};
+  main.commands.push_back(relu);
+  main.commands.push_back(CopyCommand{acc, y});
+  main.commands.push_back(CopyCommand{trip, {SlotKind::Output, 2, 0, 8}});
+  spec.functions.push_back(main);
+
+  Function once;
+  once.name = "once";
+  once.inputs = {main.inputs[0]};
+  once.outputs = {main.outputs[0]};
+  once.arenas = {{0, 64, 64}};
+  once.commands.push_back(AllocCommand{0});
+  once.commands.push_back(CopyCommand{x, acc});
+  once.commands.push_back(FillCommand{{SlotKind::Arena, 0, 40, 8}, 1, 1});
+  LoopCommand loop_while;
+  loop_while.body_length = 2;
+  loop_while.condition = flag;
+  once.commands.push_back(loop_while);
+  once.commands.push_back(decrement());
+  once.commands.push_back(FillCommand{{SlotKind::Arena, 0, 40, 8}, 0, 1});
+  once.commands.push_back(CopyCommand{acc, y});
+  spec.functions.push_back(once);
+
+  Function nested;
+  nested.name = "nested";
+  nested.inputs = {main.inputs[0]};
+  nested.outputs = {main.outputs[0], {"rows", fbt::ElementType::F32, {2, 8}}};
+  nested.arenas = {{0, 64, 64}};
+  nested.commands.push_back(AllocCommand{0});
+  nested.commands.push_back(CopyCommand{x, acc});
+  LoopCommand outer, inner;
+  outer.body_length = 3;
+  outer.max_trips = 2;
+  inner.body_length = 1;
+  inner.max_trips = 3;
+  nested.commands.push_back(outer);
+  nested.commands.push_back(inner);
+  nested.commands.push_back(decrement());
+  nested.commands.push_back(CopyCommand{acc, {SlotKind::Output, 1, 0, 32}, 32});
+  nested.commands.push_back(CopyCommand{acc, y});
+  spec.functions.push_back(nested);
+  return spec;
+}
+
 std::string WriteTestExecutable(const std::string& kernel_library_path, const std::string& tag) {
-  std::vector<uint8_t> bytes = serializer::WriteExecutable(TestExecutableSpec(kernel_library_path));
+  return WriteSpec(TestExecutableSpec(kernel_library_path), tag);
+}
+
+std::string WriteSpec(const serializer::ExecutableSpec& spec, const std::string& tag) {
+  std::vector<uint8_t> bytes = serializer::WriteExecutable(spec);
   std::string path = "/tmp/hexir_vm_test_" + tag + "." + std::to_string(::getpid()) + ".hxb";
   if (!WriteFileAtomically(path, bytes.data(), bytes.size()).ok()) return "";
   return path;

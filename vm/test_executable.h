@@ -15,4 +15,15 @@ serializer::ExecutableSpec TestExecutableSpec(const std::string& kernel_library_
 // Writes it to a fresh file under /tmp and returns the path.
 std::string WriteTestExecutable(const std::string& kernel_library_path, const std::string& tag);
 
+// Control flow over the same kernels. Function "main": inputs x (8 f32), n (i64 scalar), c
+// (bool scalar); outputs y (8 f32), rows (4x8 f32), last (i64 scalar):
+//   acc = x; last = -1
+//   LOOP at most 4 trips, n of them, the trip number into `last`: { acc += -1; rows[trip] = acc }
+//   IF c: y = relu(acc) ELSE y = acc
+// Function "once" (x -> y): a LOOP while a flag its body clears: y = x - 1.
+// Function "nested" (x -> y, rows 2x8): 2 trips of { 3 trips of { acc += -1 }; rows[trip] = acc }.
+serializer::ExecutableSpec ControlFlowExecutableSpec(const std::string& kernel_library_path);
+// Writes `spec` to a fresh file under /tmp and returns the path ("" on failure).
+std::string WriteSpec(const serializer::ExecutableSpec& spec, const std::string& tag);
+
 }  // namespace hexir::testing
