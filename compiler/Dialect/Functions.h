@@ -27,6 +27,9 @@ inline SmallVector<func::FuncOp> graphFunctions(ModuleOp module) {
   return fns;
 }
 
+// Body of a hexir.loop or a hexir.if branch: a graph, but no function of the executable.
+inline bool isBody(func::FuncOp fn) { return fn->hasAttr(kBodyAttrName); }
+
 inline SmallVector<func::FuncOp> kernelFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> fns;
   for (auto fn : module.getOps<func::FuncOp>())

@@ -55,6 +55,59 @@ def Hexir_CallTirOp : Hexir_Op<"call_tir",
   }];
 }
 
+def Hexir_LoopOp : Hexir_Op<"loop",
+    [AttrSizedOperandSegments, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "runs a body function once per trip, carrying values between trips";
+  let description = [{
+    ONNX's Loop. The body is a graph function marked `hexir.body` taking (the trip number as
+    `tensor<i64>`, the carried values, the captures) and returning (the carried values of the
+    next trip, then one value per scan output). Trips: at most `max_trips` (0: no static
+    bound), at most the i64 `trip_count` when given, and while the carried value 0 (a bool:
+    rank-0 `tensor<i8>`) is set when `has_condition`. The results are the carried values after
+    the last trip, then the scan outputs: each stacks every trip's value along a new leading
+    dimension of `max_trips`, so it needs a static trip count (neither `trip_count` nor a
+    condition). At run time it is a LOOP command; the body's buffers are planned once and
+    reused by every trip.
+    ```mlir
+    %acc, %rows = hexir.loop @main_loop_0 inits(%x) captures(%w) {max_trips = 4 : i64}
+        : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<4x8xf32>)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$body, I64Attr:$max_trips, UnitAttr:$has_condition,
+                       Optional<AnyRankedTensor>:$trip_count, Variadic<AnyRankedTensor>:$inits,
+                       Variadic<AnyRankedTensor>:$captures);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $body (`count` `(` $trip_count^ `)`)? `inits` `(` $inits `)` `captures` `(` $captures `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    // Results past the carried values: the stacked scan outputs.
+    unsigned getNumScans() { return getNumResults() - getInits().size(); }
+  }];
+}
+
+def Hexir_IfOp : Hexir_Op<"if",
+    [AttrSizedOperandSegments, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "runs one of two body functions on a bool";
+  let description = [{
+    ONNX's If. `condition` is a bool (a one-element `tensor<i8>`); `then_body` runs on its
+    captures when it is set, else `else_body` on its own. Both are graph functions marked
+    `hexir.body` returning the results' types. At run time it is an IF command.
+    ```mlir
+    %y = hexir.if %c then @main_then_0(%x) else @main_else_0(%x)
+        : (tensor<i8>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$then_body, FlatSymbolRefAttr:$else_body, AnyRankedTensor:$condition,
+                       Variadic<AnyRankedTensor>:$then_captures, Variadic<AnyRankedTensor>:$else_captures);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $condition `then` $then_body `(` $then_captures `)` `else` $else_body `(` $else_captures `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Hexir_WorkgroupRangeOp : Hexir_Op<"workgroup_range", [Pure]> {
   let summary = "the range of workgroups one invocation of a kernel runs";
   let description = [{

@@ -42,8 +42,10 @@ FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned i
     sig.element_type = ser::ElementType::I64;
   else if (et.isSignlessInteger(32))
     sig.element_type = ser::ElementType::I32;
+  else if (et.isSignlessInteger(8))
+    sig.element_type = ser::ElementType::BOOL;  // i8 at the interface is a bool (0 or 1 in a byte)
   else
-    return fn.emitError() << "only f32, i64 and i32 inputs and outputs are supported, got " << type;
+    return fn.emitError() << "only f32, i64, i32 and bool (i8) inputs and outputs are supported, got " << type;
   sig.name = nameOf(fn, index, isResult);
   sig.shape.assign(t.getShape().begin(), t.getShape().end());
   return sig;
@@ -93,11 +95,16 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
   planOptions.timeLimit = options.planTimeLimit;
   planOptions.searchNodes = options.planSearchNodes;
   // Constants first: in a memory space that also holds the arena, they take part of its capacity.
-  auto constants = poolConstants(graph, pool, spec, report);
+  SmallVector<func::FuncOp> graphs = {graph};
+  llvm::append_range(graphs, live->bodies);
+  auto constants = poolConstants(graphs, pool, spec, report);
   if (failed(constants))
     return failure();
   // A full arena space with a larger one behind it: values move out and back (copy commands).
-  moveValuesToFit(*live, target, report.constant_bytes + report.filled_constant_bytes, planOptions, report);
+  // (Not across loops and branches: a value moved out inside a trip would need moving back in
+  // every trip; such a graph that does not fit is refused with the reason.)
+  if (!live->hasControlFlow())
+    moveValuesToFit(*live, target, report.constant_bytes + report.filled_constant_bytes, planOptions, report);
   FailureOr<MemoryPlan> plan = planMemory(graph, *live, target, planOptions, report);
   if (failed(plan))
     return failure();

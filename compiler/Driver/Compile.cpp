@@ -166,6 +166,9 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   mlir::hexir::ConstantPool pool(spec);
   std::vector<planner::PlanReport> reports;
   for (func::FuncOp graph : graphs) {
+    // Loop and branch bodies are planned and emitted inside the function that runs them.
+    if (mlir::hexir::isBody(graph))
+      continue;
     auto built = mlir::hexir::buildFunction(graph, description, spec, pool, buildOptions);
     if (failed(built))
       return false;
@@ -213,10 +216,21 @@ OwningOpRef<ModuleOp> importShapeBuckets(MLIRContext &context, onnx_import::Onnx
     fn->setAttr(mlir::hexir::kBucketOfAttrName, StringAttr::get(&context, importOptions.entry));
     fn->setAttr(mlir::hexir::kBucketDimNamesAttrName, ArrayAttr::get(&context, dimNames));
     fn->setAttr(mlir::hexir::kBucketDimValuesAttrName, DenseI64ArrayAttr::get(&context, dimValues));
-    if (!module)
+    // Its loop and branch bodies take the bucket's name too (main_loop_0 -> main_batch4_loop_0).
+    for (auto body : llvm::make_early_inc_range(bucket->getOps<func::FuncOp>())) {
+      if (!mlir::hexir::isBody(body))
+        continue;
+      std::string renamed = name + body.getSymName().drop_front(importOptions.entry.size()).str();
+      if (failed(SymbolTable::replaceAllSymbolUses(body, StringAttr::get(&context, renamed), *bucket)))
+        return nullptr;
+      body.setSymName(renamed);
+    }
+    if (!module) {
       module = std::move(bucket);
-    else
-      fn->moveBefore(module->getBody(), module->getBody()->end());
+    } else {
+      for (auto moved : llvm::make_early_inc_range(bucket->getOps<func::FuncOp>()))
+        moved->moveBefore(module->getBody(), module->getBody()->end());
+    }
     // The next combination, the first dimension fastest.
     size_t d = 0;
     while (d < pick.size() && ++pick[d] == dims[d].second.size())

@@ -30,16 +30,267 @@ size_t BufferLiveness::bufferAt(Value result, int64_t step) const {
   return buffer;
 }
 
+Value BufferLiveness::resolve(Value v) const {
+  Value root = rootOf(v);
+  for (;;) {
+    if (auto it = argValue.find(root); it != argValue.end()) {
+      root = rootOf(it->second);
+      continue;
+    }
+    if (auto it = writesInto.find(root); it != writesInto.end()) {
+      root = rootOf(it->second);
+      continue;
+    }
+    return root;
+  }
+}
+
+bool BufferLiveness::isInput(Value v) const {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner()->getParentOp() == const_cast<func::FuncOp &>(graph).getOperation();
+}
+
+namespace {
+
+// Lays out the steps of `block` (a graph's or a body's) in program order, with each loop's and
+// if's marker steps around their bodies' (BufferLiveness::Region).
+class Linearizer {
+public:
+  explicit Linearizer(BufferLiveness &live) : live(live) {}
+
+  LogicalResult block(Block &body) {
+    for (Operation &op : body) {
+      if (auto d = dyn_cast<CallTirOp>(op)) {
+        live.stepOf[d] = step();
+        live.dispatches.push_back(d);
+      } else if (auto loop = dyn_cast<LoopOp>(op)) {
+        live.controlOps.push_back(loop);
+        if (failed(this->loop(loop)))
+          return failure();
+      } else if (auto branch = dyn_cast<IfOp>(op)) {
+        live.controlOps.push_back(branch);
+        if (failed(this->branch(branch)))
+          return failure();
+      } else if (!isView(&op) && !isa<arith::ConstantOp, func::ReturnOp>(op)) {
+        return op.emitError() << "'" << op.getName() << "' survived dispatch formation; Hexir cannot run it";
+      }
+    }
+    return success();
+  }
+
+private:
+  int64_t step() { return next++; }
+
+public:
+  int64_t steps() const { return next; }
+
+private:
+
+  FailureOr<func::FuncOp> body(Operation *op, FlatSymbolRefAttr name) {
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
+    if (!fn)
+      return op->emitError() << "body " << name << " is missing";
+    live.bodies.push_back(fn);
+    return fn;
+  }
+
+  LogicalResult loop(LoopOp loop) {
+    FailureOr<func::FuncOp> fn = body(loop, loop.getBodyAttr());
+    if (failed(fn))
+      return failure();
+    BufferLiveness::Region &region = live.regions[loop];
+    region.begin = step();
+    Block &entry = fn->getBody().front();
+    // Argument 0, the trip number, has a buffer of its own (the LOOP writes it).
+    for (auto [k, init] : llvm::enumerate(loop.getInits()))
+      live.argValue[entry.getArgument(1 + k)] = loop.getResult(k);
+    for (auto [k, capture] : llvm::enumerate(loop.getCaptures()))
+      live.argValue[entry.getArgument(1 + loop.getInits().size() + k)] = capture;
+    if (failed(block(entry)))
+      return failure();
+    int64_t end = step();
+    live.regions[loop].end = end;
+    live.stepOf[loop] = end;
+    live.returnStep[*fn] = end;
+    return success();
+  }
+
+  LogicalResult branch(IfOp op) {
+    FailureOr<func::FuncOp> thenFn = body(op, op.getThenBodyAttr());
+    FailureOr<func::FuncOp> elseFn = body(op, op.getElseBodyAttr());
+    if (failed(thenFn) || failed(elseFn))
+      return failure();
+    int64_t begin = step();
+    for (auto [fn, captures] : {std::make_pair(*thenFn, op.getThenCaptures()), std::make_pair(*elseFn, op.getElseCaptures())})
+      for (auto [k, capture] : llvm::enumerate(captures))
+        live.argValue[fn.getBody().front().getArgument(k)] = capture;
+    if (failed(block(thenFn->getBody().front())))
+      return failure();
+    int64_t middle = step();
+    live.returnStep[*thenFn] = middle;
+    if (failed(block(elseFn->getBody().front())))
+      return failure();
+    int64_t end = step();
+    live.returnStep[*elseFn] = end;
+    live.regions[op] = {begin, middle, end};
+    live.stepOf[op] = end;
+    return success();
+  }
+
+  BufferLiveness &live;
+  int64_t next = 0;
+};
+
+// The step at which `use` reads its value.
+int64_t readStep(const BufferLiveness &live, OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<func::ReturnOp>(user)) {
+    auto it = live.returnStep.find(user->getParentOp());
+    return it != live.returnStep.end() ? it->second : live.copyStep;
+  }
+  // A loop reads its trip count and first carried values at its start, an if its condition;
+  // captures at every trip (to its end).
+  if (auto loop = dyn_cast<LoopOp>(user)) {
+    unsigned n = use.getOperandNumber();
+    bool atStart = n < loop.getInits().size() + (loop.getTripCount() ? 1 : 0);
+    return atStart ? live.regions.lookup(loop).begin : live.regions.lookup(loop).end;
+  }
+  if (auto op = dyn_cast<IfOp>(user))
+    return use.getOperandNumber() == 0 ? live.regions.lookup(op).begin : live.regions.lookup(op).end;
+  return live.stepOf.lookup(user);
+}
+
+// The last step reading `v` (through views), from `from` on.
+int64_t lastRead(const BufferLiveness &live, Value v, int64_t from) {
+  int64_t last = from;
+  forEachUse(v, [&](OpOperand &use) { last = std::max(last, readStep(live, use)); });
+  return last;
+}
+
+// Body results a dispatch may write straight into the op's result (BufferLiveness::writesInto).
+void findDirectWrites(BufferLiveness &live) {
+  // `v` as the dispatch result of body `fn` it is (through views), returned once by `ret`.
+  auto ownResult = [](func::FuncOp fn, func::ReturnOp ret, Value v) -> Value {
+    Value root = rootOf(v);
+    auto d = root.getDefiningOp<CallTirOp>();
+    if (!d || d->getParentOp() != fn.getOperation())
+      return {};
+    unsigned returned = 0;
+    for (Value r : ret.getOperands())
+      returned += rootOf(r) == root;
+    return returned == 1 ? root : Value();
+  };
+  for (Operation *op : live.controlOps) {
+    if (auto branch = dyn_cast<IfOp>(op)) {
+      // A result buffer is the branch's alone: nothing else in it reads it.
+      for (FlatSymbolRefAttr name : {branch.getThenBodyAttr(), branch.getElseBodyAttr()}) {
+        auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
+        auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+        for (auto [k, v] : llvm::enumerate(ret.getOperands()))
+          if (Value root = ownResult(fn, ret, v))
+            live.writesInto[root] = branch.getResult(k);
+      }
+      continue;
+    }
+    auto loop = cast<LoopOp>(op);
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, loop.getBodyAttr());
+    Block &entry = fn.getBody().front();
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    // A carried value's buffer holds the old value until the dispatch writing the new one: every
+    // read of the old one in the trip (its return included) must come before that dispatch.
+    for (unsigned k = 0; k < loop.getInits().size(); ++k) {
+      Value root = ownResult(fn, ret, ret.getOperand(k));
+      if (!root)
+        continue;
+      int64_t writes = live.stepOf.lookup(root.getDefiningOp());
+      bool readBefore = true;
+      forEachUse(entry.getArgument(1 + k), [&](OpOperand &use) { readBefore &= readStep(live, use) < writes; });
+      if (readBefore)
+        live.writesInto[root] = loop.getResult(k);
+    }
+  }
+}
+
+// Every value that needs arena memory, and the steps it is live.
+FailureOr<BufferLiveness> planLifetimes(BufferLiveness &live, const TargetDescription &target,
+                                        planner::PlanReport &report) {
+  for (const MemorySpaceDescription &space : target.memorySpaces)
+    live.problem.capacities.push_back(space.capacity);
+  uint64_t alignment = std::max<uint64_t>(kBufferAlignment, target.memorySpaces[target.arenaSpace].alignment);
+  auto addBuffer = [&](Value v, uint64_t bytes, int64_t first, int64_t last, std::string name) {
+    planner::BufferRequest request;
+    // Sizes are padded to the alignment, so the bound and the packing speak of the same
+    // bytes (a 16-byte buffer still occupies a 64-byte slot).
+    request.size = ::hexir::AlignUp(bytes, alignment);
+    request.alignment = alignment;
+    request.first = first;
+    request.last = last;
+    request.space = target.arenaSpace;
+    request.name = std::move(name);
+    live.bufferValue.push_back(v);
+    live.problem.buffers.push_back(request);
+    return live.problem.buffers.size() - 1;
+  };
+  for (CallTirOp d : live.dispatches) {
+    for (Value result : d.getResults()) {
+      if (live.outputOf.count(result) || live.writesInto.count(result))
+        continue;
+      int64_t step = live.stepOf[d];
+      live.bufferOf[result] =
+          addBuffer(result, byteSize(result.getType()), step, lastRead(live, result, step), bufferName(d, result));
+    }
+  }
+  // Loop and if results: from the op's start (the first carried values are copied in there).
+  for (Operation *op : live.controlOps) {
+    const BufferLiveness::Region &region = live.regions.lookup(op);
+    auto loop = dyn_cast<LoopOp>(op);
+    std::string name = (loop ? loop.getBody() : cast<IfOp>(op).getThenBody()).str();
+    for (Value result : op->getResults())
+      live.bufferOf[result] = addBuffer(result, byteSize(result.getType()), region.begin,
+                                        lastRead(live, result, region.end),
+                                        name + "#" + std::to_string(cast<OpResult>(result).getResultNumber()));
+    if (!loop)
+      continue;
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, loop.getBodyAttr());
+    Block &entry = fn.getBody().front();
+    // The trip number, written by the LOOP before each trip.
+    if (!entry.getArgument(0).use_empty())
+      live.bufferOf[entry.getArgument(0)] = addBuffer(entry.getArgument(0), 8, region.begin, region.end, name + ".trip");
+    // Next carried values that are other carried values (a swap): through buffers of their own.
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    for (unsigned k = 0; k < loop.getInits().size(); ++k) {
+      Value source = live.resolve(ret.getOperand(k));
+      auto result = dyn_cast<OpResult>(source);
+      if (result && result.getOwner() == op && result.getResultNumber() != k)
+        live.swapBuffers[op].push_back(
+            {k, addBuffer(source, byteSize(source.getType()), region.end, region.end, name + ".swap")});
+    }
+  }
+  for (CallTirOp d : live.dispatches)
+    for (Value r : d.getResults())
+      report.naive_bytes += byteSize(r.getType());
+  for (Operation &op : live.graph.getBody().front())
+    if (isView(&op))
+      report.naive_bytes += byteSize(op.getResult(0).getType());
+  std::vector<uint64_t> bound = planner::MaxLoadLowerBound(live.problem);
+  report.lower_bound_before_sharing = bound.size() > target.arenaSpace ? bound[target.arenaSpace] : 0;
+  return std::move(live);
+}
+
+} // namespace
+
 FailureOr<BufferLiveness> mlir::hexir::computeBufferLiveness(func::FuncOp graph, const TargetDescription &target,
                                                              bool schedule, planner::PlanReport &report) {
   BufferLiveness live;
+  live.graph = graph;
   Block &body = graph.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  bool controlFlow = llvm::any_of(body, [](Operation &op) { return isa<LoopOp, IfOp>(op); });
   SmallVector<CallTirOp> program;
   for (Operation &op : body) {
     if (auto call = dyn_cast<CallTirOp>(op))
       program.push_back(call);
-    else if (!isView(&op) && !isa<arith::ConstantOp, func::ReturnOp>(op))
+    else if (!controlFlow && !isView(&op) && !isa<arith::ConstantOp, func::ReturnOp>(op))
       return op.emitError() << "'" << op.getName() << "' survived dispatch formation; Hexir cannot run it";
   }
 
@@ -79,6 +330,15 @@ FailureOr<BufferLiveness> mlir::hexir::computeBufferLiveness(func::FuncOp graph,
   std::iota(order.begin(), order.end(), 0);
   report.peak_program_order = planner::PeakMemory(sg, order);
   report.peak_scheduled = report.peak_program_order;
+  if (controlFlow) {
+    // Program order, bodies inside their ops' steps.
+    Linearizer linearizer(live);
+    if (failed(linearizer.block(body)))
+      return failure();
+    live.copyStep = linearizer.steps();
+    findDirectWrites(live);
+    return planLifetimes(live, target, report);
+  }
   if (schedule) {
     std::vector<size_t> scheduled = planner::ScheduleForMemory(sg);
     uint64_t peak = planner::PeakMemory(sg, scheduled);
@@ -93,39 +353,6 @@ FailureOr<BufferLiveness> mlir::hexir::computeBufferLiveness(func::FuncOp graph,
   }
   live.copyStep = static_cast<int64_t>(live.dispatches.size());
 
-  // Lifetimes.
-  for (const MemorySpaceDescription &space : target.memorySpaces)
-    live.problem.capacities.push_back(space.capacity);
-  uint64_t alignment = std::max<uint64_t>(kBufferAlignment, target.memorySpaces[target.arenaSpace].alignment);
-  for (CallTirOp d : live.dispatches) {
-    for (Value result : d.getResults()) {
-      if (live.outputOf.count(result))
-        continue;
-      int64_t last = live.stepOf[d];
-      forEachReader(result, [&](Operation *user) {
-        last = std::max(last, isa<func::ReturnOp>(user) ? live.copyStep : live.stepOf.lookup(user));
-      });
-      planner::BufferRequest request;
-      // Sizes are padded to the alignment, so the bound and the packing speak of the same
-      // bytes (a 16-byte buffer still occupies a 64-byte slot).
-      request.size = ::hexir::AlignUp(byteSize(result.getType()), alignment);
-      request.alignment = alignment;
-      request.first = live.stepOf[d];
-      request.last = last;
-      request.space = target.arenaSpace;
-      request.name = bufferName(d, result);
-      live.bufferOf[result] = live.problem.buffers.size();
-      live.bufferValue.push_back(result);
-      live.problem.buffers.push_back(request);
-    }
-  }
-  for (CallTirOp d : program)
-    for (Value r : d.getResults())
-      report.naive_bytes += byteSize(r.getType());
-  for (Operation &op : body)
-    if (isView(&op))
-      report.naive_bytes += byteSize(op.getResult(0).getType());
-  std::vector<uint64_t> bound = planner::MaxLoadLowerBound(live.problem);
-  report.lower_bound_before_sharing = bound.size() > target.arenaSpace ? bound[target.arenaSpace] : 0;
-  return live;
+  live.copyStep = static_cast<int64_t>(live.dispatches.size());
+  return planLifetimes(live, target, report);
 }

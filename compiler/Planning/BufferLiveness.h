@@ -46,6 +46,34 @@ struct BufferLiveness {
   SmallVector<Move> moves;
   // The buffer holding a dispatch result when step `step` reads it.
   size_t bufferAt(Value result, int64_t step) const;
+
+  // Control flow (hexir.loop, hexir.if). Their bodies' dispatches take steps between the
+  // steps of the op itself: a loop's `begin` (its carried values' first copies, the LOOP
+  // command) and `end` (each trip's last copies, into the carried values and the scan rows);
+  // an if's `begin` (the IF command), `middle` (the then branch's copies into the results) and
+  // `end` (the else branch's). Everything a trip reads from outside the loop lives to its
+  // `end`, so one plan holds for every trip: nothing is allocated per trip. Without control
+  // flow the dispatches may be scheduled; with it they keep program order.
+  struct Region {
+    int64_t begin = 0, middle = 0, end = 0;
+  };
+  llvm::DenseMap<Operation *, Region> regions;
+  SmallVector<Operation *> controlOps;          // the loops and ifs, in program order
+  SmallVector<func::FuncOp> bodies;             // every body function, nested ones included
+  llvm::DenseMap<Operation *, int64_t> returnStep;  // body function -> the step its results are copied at
+  llvm::DenseMap<Value, Value> argValue;        // body argument -> the value it stands for
+  // Body results a dispatch writes straight into the op's result buffer (no copy): into an if's
+  // result always, into a loop's carried value when every read of it in the trip comes first.
+  llvm::DenseMap<Value, Value> writesInto;
+  // A loop's carried values whose next value is another carried value: copied through a
+  // buffer of its own first, so each trip's copies read the old values (result k, buffer).
+  llvm::DenseMap<Operation *, SmallVector<std::pair<unsigned, size_t>>> swapBuffers;
+  bool hasControlFlow() const { return !regions.empty(); }
+  // The value whose memory `v` is: through views, body arguments and direct writes.
+  Value resolve(Value v) const;
+  // Whether `v` (resolved) is an argument of the function being planned: a caller's input.
+  bool isInput(Value v) const;
+  func::FuncOp graph;
 };
 
 // Fails (with a diagnostic) on an op that is neither a dispatch, a view nor a constant.

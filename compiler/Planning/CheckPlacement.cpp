@@ -22,8 +22,8 @@ std::string describe(Value value, bool constant) {
     loc = fused.getLocations().front();
   if (auto named = dyn_cast<NameLoc>(loc))
     name = " '" + named.getName().str() + "'";
-  else if (!constant)
-    name = " '" + bufferName(value.getDefiningOp<CallTirOp>(), value) + "'";
+  else if (auto d = value.getDefiningOp<CallTirOp>(); d && !constant)
+    name = " '" + bufferName(d, value) + "'";
   return std::string(constant ? "the constant" : "the intermediate") + name + " (" + debugString(value.getType()) +
          ", " + withThousands(byteSize(value.getType())) + " B)";
 }
@@ -88,7 +88,7 @@ LogicalResult mlir::hexir::checkPlacement(func::FuncOp graph, const BufferLivene
   };
   for (CallTirOp d : live.dispatches) {
     for (Value input : d.getInputs()) {
-      Value root = rootOf(input);
+      Value root = live.resolve(input);
       if (!constants.kernelVisible && root.getDefiningOp<arith::ConstantOp>())
         return refuse(d, root, /*constant=*/true, /*written=*/false);
       if (!arena.kernelVisible && live.bufferOf.count(root))

@@ -6,6 +6,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::hexir;
 namespace ser = ::hexir::serializer;
@@ -26,19 +28,20 @@ llvm::StringMap<KernelLocation> mlir::hexir::locateKernels(ArrayRef<ser::KernelL
   return kernels;
 }
 
-FailureOr<llvm::DenseMap<Value, ser::Slot>> mlir::hexir::poolConstants(func::FuncOp graph, ConstantPool &pool,
+FailureOr<llvm::DenseMap<Value, ser::Slot>> mlir::hexir::poolConstants(ArrayRef<func::FuncOp> graphs, ConstantPool &pool,
                                                                      const ser::ExecutableSpec &spec,
                                                                      ::hexir::planner::PlanReport &report) {
   llvm::DenseMap<Value, ser::Slot> constantSlot;
-  for (Operation &op : graph.getBody().front()) {
-    auto c = dyn_cast<arith::ConstantOp>(op);
-    if (!c || !isa<RankedTensorType>(c.getType()) || c->use_empty())
-      continue;
-    auto slot = pool.add(c);
-    if (failed(slot))
-      return failure();
-    constantSlot[c.getResult()] = *slot;
-  }
+  for (func::FuncOp graph : graphs)
+    for (Operation &op : graph.getBody().front()) {
+      auto c = dyn_cast<arith::ConstantOp>(op);
+      if (!c || !isa<RankedTensorType>(c.getType()) || c->use_empty())
+        continue;
+      auto slot = pool.add(c);
+      if (failed(slot))
+        return failure();
+      constantSlot[c.getResult()] = *slot;
+    }
   report.constant_bytes = spec.constants.size();
   report.filled_constant_bytes = spec.filled_constants_bytes;
   return constantSlot;
@@ -60,11 +63,11 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
   // Where `v` is when step `step` reads it (a moved value is in its reloaded copy from its
   // move's return on).
   auto slotOf = [&](Value v, int64_t step) -> ser::Slot {
-    Value root = rootOf(v);
+    Value root = live.resolve(v);
     ser::Slot slot;
-    if (auto arg = dyn_cast<BlockArgument>(root)) {
+    if (live.isInput(root)) {
       slot.kind = ser::SlotKind::Input;
-      slot.index = arg.getArgNumber();
+      slot.index = cast<BlockArgument>(root).getArgNumber();
     } else if (auto it = constantSlot.find(root); it != constantSlot.end()) {
       slot = it->second;
     } else if (auto out = live.outputOf.find(root); out != live.outputOf.end()) {
@@ -139,7 +142,18 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
   fn.arenas = plan.arenas;
   for (uint32_t a = 0; a < plan.arenas.size(); ++a)
     fn.commands.push_back(ser::AllocCommand{a});
-  for (CallTirOp d : live.dispatches) {
+  auto sameSlot = [](const ser::Slot &a, const ser::Slot &b) {
+    return a.kind == b.kind && a.index == b.index && a.offset == b.offset && a.length == b.length;
+  };
+  auto copy = [&](const ser::Slot &source, const ser::Slot &target, uint64_t stride = 0) {
+    if (stride != 0 || !sameSlot(source, target))
+      fn.commands.push_back(ser::CopyCommand{source, target, stride});
+  };
+  auto bodyOf = [&](Operation *op, FlatSymbolRefAttr name) {
+    return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
+  };
+  // A dispatch, with the moves out and back around its step.
+  auto emitDispatch = [&](CallTirOp d) -> LogicalResult {
     int64_t step = live.stepOf.lookup(d);
     if (failed(copiesAt(step, /*back=*/true)))
       return failure();
@@ -155,13 +169,102 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
         continue;
       Value taken = live.bufferValue[plan.plan.shared(own->second)];
       for (auto [i, input] : llvm::enumerate(d.getInputs()))
-        if (rootOf(input) == taken) {
+        if (live.resolve(input) == taken) {
           aliases[k] = static_cast<int32_t>(i);
           break;
         }
     }
     if (failed(dispatch(d, step, results, aliases)) || failed(copiesAt(step, /*back=*/false)))
       return failure();
+    return success();
+  };
+  // The commands of a graph's or a body's block, loops and ifs as LOOP and IF around theirs.
+  std::function<LogicalResult(Block &)> emitBlock = [&](Block &block) -> LogicalResult {
+    for (Operation &op : block) {
+      if (auto loop = dyn_cast<LoopOp>(op)) {
+        const BufferLiveness::Region &region = live.regions.lookup(loop);
+        for (auto [k, init] : llvm::enumerate(loop.getInits()))
+          copy(slotOf(init, region.begin), slotOf(loop.getResult(k), region.begin));
+        func::FuncOp body = bodyOf(loop, loop.getBodyAttr());
+        Block &entry = body.getBody().front();
+        ser::LoopCommand command;
+        command.max_trips = static_cast<uint64_t>(loop.getMaxTrips());
+        if (loop.getTripCount())
+          command.trip_count = slotOf(loop.getTripCount(), region.begin);
+        if (loop.getHasCondition())
+          command.condition = slotOf(loop.getResult(0), region.begin);
+        if (live.bufferOf.count(entry.getArgument(0)))
+          command.iteration = slotOf(entry.getArgument(0), region.begin);
+        size_t at = fn.commands.size();
+        fn.commands.push_back(command);
+        if (failed(emitBlock(entry)))
+          return failure();
+        // The trip's last copies: swapped carried values through their own buffers first.
+        auto ret = cast<func::ReturnOp>(entry.getTerminator());
+        llvm::DenseMap<unsigned, ser::Slot> through;
+        for (auto [k, buffer] : live.swapBuffers.lookup(loop)) {
+          ser::Slot slot;
+          slot.kind = ser::SlotKind::Arena;
+          slot.index = static_cast<uint32_t>(plan.arenaOfSpace[live.problem.buffers[buffer].space]);
+          slot.offset = plan.plan.offsets[buffer];
+          slot.length = byteSize(ret.getOperand(k).getType());
+          copy(slotOf(ret.getOperand(k), region.end), slot);
+          through[k] = slot;
+        }
+        unsigned carried = loop.getInits().size();
+        for (unsigned k = 0; k < carried; ++k)
+          copy(through.count(k) ? through[k] : slotOf(ret.getOperand(k), region.end),
+               slotOf(loop.getResult(k), region.end));
+        for (unsigned s = 0; s < loop.getNumScans(); ++s) {
+          Value row = ret.getOperand(carried + s);
+          ser::Slot target = slotOf(loop.getResult(carried + s), region.end);
+          target.length = byteSize(row.getType());
+          copy(slotOf(row, region.end), target, target.length);
+        }
+        std::get<ser::LoopCommand>(fn.commands[at]).body_length = static_cast<uint32_t>(fn.commands.size() - at - 1);
+        continue;
+      }
+      if (auto branch = dyn_cast<IfOp>(op)) {
+        const BufferLiveness::Region &region = live.regions.lookup(branch);
+        ser::IfCommand command;
+        command.condition = slotOf(branch.getCondition(), region.begin);
+        size_t at = fn.commands.size();
+        fn.commands.push_back(command);
+        uint32_t lengths[2];
+        int64_t copyStep[2] = {region.middle, region.end};
+        FlatSymbolRefAttr names[2] = {branch.getThenBodyAttr(), branch.getElseBodyAttr()};
+        for (int side = 0; side < 2; ++side) {
+          size_t start = fn.commands.size();
+          Block &entry = bodyOf(branch, names[side]).getBody().front();
+          if (failed(emitBlock(entry)))
+            return failure();
+          auto ret = cast<func::ReturnOp>(entry.getTerminator());
+          for (auto [k, v] : llvm::enumerate(ret.getOperands()))
+            copy(slotOf(v, copyStep[side]), slotOf(branch.getResult(k), copyStep[side]));
+          lengths[side] = static_cast<uint32_t>(fn.commands.size() - start);
+        }
+        auto &emitted = std::get<ser::IfCommand>(fn.commands[at]);
+        emitted.then_length = lengths[0];
+        emitted.else_length = lengths[1];
+        continue;
+      }
+      auto d = dyn_cast<CallTirOp>(op);
+      if (!d)
+        continue;  // views, constants, the return
+      if (failed(emitDispatch(d)))
+        return failure();
+    }
+    return success();
+  };
+  // Without control flow, the (possibly scheduled) dispatch order; with it, program order.
+  if (live.hasControlFlow()) {
+    if (failed(emitBlock(graph.getBody().front())))
+      return failure();
+  } else {
+    for (CallTirOp d : live.dispatches) {
+      if (failed(emitDispatch(d)))
+        return failure();
+    }
   }
   if (failed(copiesAt(live.copyStep, /*back=*/true)))
     return failure();

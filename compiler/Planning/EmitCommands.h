@@ -33,7 +33,7 @@ llvm::StringMap<KernelLocation> locateKernels(ArrayRef<::hexir::serializer::Kern
 // One pool serves every function of an executable, so a constant two functions share is
 // stored once. Fills the report's constant bytes: the whole pool's, all resident at load.
 FailureOr<llvm::DenseMap<Value, ::hexir::serializer::Slot>>
-poolConstants(func::FuncOp graph, ConstantPool &pool, const ::hexir::serializer::ExecutableSpec &spec,
+poolConstants(ArrayRef<func::FuncOp> graphs, ConstantPool &pool, const ::hexir::serializer::ExecutableSpec &spec,
               ::hexir::planner::PlanReport &report);
 
 // Adds the commands to `fn`.

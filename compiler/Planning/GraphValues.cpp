@@ -37,6 +37,19 @@ void mlir::hexir::forEachReader(Value v, llvm::function_ref<void(Operation *)> f
   }
 }
 
+void mlir::hexir::forEachUse(Value v, llvm::function_ref<void(OpOperand &)> fn) {
+  SmallVector<Value> worklist = {v};
+  while (!worklist.empty()) {
+    Value cur = worklist.pop_back_val();
+    for (OpOperand &use : cur.getUses()) {
+      if (isView(use.getOwner()))
+        worklist.push_back(use.getOwner()->getResult(0));
+      else
+        fn(use);
+    }
+  }
+}
+
 static void collectNames(Location loc, llvm::SetVector<std::string, std::vector<std::string>, std::set<std::string>> &names) {
   if (auto name = dyn_cast<NameLoc>(loc)) {
     names.insert(name.getName().str());

@@ -34,6 +34,9 @@ Value rootOf(Value v);
 // Calls `fn` for every op reading `v` directly or through views.
 void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn);
 
+// Calls `fn` for every use of `v` directly or through views (the views' own uses).
+void forEachUse(Value v, llvm::function_ref<void(OpOperand &)> fn);
+
 // "main_dispatch_3_generic", with "#k" for result k of a dispatch with several.
 std::string bufferName(CallTirOp d, Value result);
 

@@ -25,7 +25,7 @@ void mlir::hexir::shareDyingInputs(BufferLiveness &live, const InPlaceCandidates
       if (own == live.bufferOf.end())
         continue;  // an output: written straight into the caller's buffer
       for (unsigned i : forResult[k]) {
-        Value root = rootOf(d.getInputs()[i]);
+        Value root = live.resolve(d.getInputs()[i]);
         auto input = live.bufferOf.find(root);
         if (input == live.bufferOf.end() || takenOver.contains(input->second))
           continue;
@@ -35,7 +35,7 @@ void mlir::hexir::shareDyingInputs(BufferLiveness &live, const InPlaceCandidates
         // Any other operand reading the same memory must be an identity read too.
         bool safe = true;
         for (auto [j, other] : llvm::enumerate(d.getInputs()))
-          if (j != i && rootOf(other) == root && !llvm::is_contained(forResult[k], j))
+          if (j != i && live.resolve(other) == root && !llvm::is_contained(forResult[k], j))
             safe = false;
         if (!safe)
           continue;
@@ -43,6 +43,29 @@ void mlir::hexir::shareDyingInputs(BufferLiveness &live, const InPlaceCandidates
         takenOver.insert(input->second);
         break;
       }
+    }
+  }
+  // A loop's first carried value that dies where the loop starts: the carried value takes
+  // over its buffer, and the first copy disappears.
+  for (Operation *op : live.controlOps) {
+    auto loop = dyn_cast<LoopOp>(op);
+    if (!loop)
+      continue;
+    int64_t begin = live.regions.lookup(op).begin;
+    for (unsigned k = 0; k < loop.getInits().size(); ++k) {
+      Value init = live.resolve(loop.getInits()[k]);
+      auto input = live.bufferOf.find(init);
+      size_t own = live.bufferOf.lookup(loop.getResult(k));
+      if (input == live.bufferOf.end() || takenOver.contains(input->second))
+        continue;
+      const ::hexir::planner::BufferRequest &in = live.problem.buffers[input->second];
+      if (in.last != begin || in.size != live.problem.buffers[own].size)
+        continue;
+      // Read once there: the same value may not also be another carried value's first.
+      if (llvm::count_if(loop.getInits(), [&](Value v) { return live.resolve(v) == init; }) != 1)
+        continue;
+      live.problem.buffers[own].may_share_with = static_cast<int64_t>(input->second);
+      takenOver.insert(input->second);
     }
   }
 }
@@ -58,8 +81,9 @@ DonationTies mlir::hexir::tieDonatedInputs(const BufferLiveness &live, const InP
       if (out == live.outputOf.end())
         continue;
       for (unsigned i : forResult[k]) {
-        auto arg = dyn_cast<BlockArgument>(rootOf(d.getInputs()[i]));
-        if (!arg || !fn.inputs[arg.getArgNumber()].donated || tiedInputs.contains(arg.getArgNumber()) ||
+        Value root = live.resolve(d.getInputs()[i]);
+        auto arg = dyn_cast<BlockArgument>(root);
+        if (!live.isInput(root) || !fn.inputs[arg.getArgNumber()].donated || tiedInputs.contains(arg.getArgNumber()) ||
             byteSize(arg.getType()) != byteSize(result.getType()))
           continue;
         // The input must die here: no other reader, and not returned.
@@ -67,7 +91,7 @@ DonationTies mlir::hexir::tieDonatedInputs(const BufferLiveness &live, const InP
         forEachReader(arg, [&](Operation *user) { dies &= user == d.getOperation(); });
         unsigned reads = 0;
         for (Value v : d.getInputs())
-          reads += rootOf(v) == arg;
+          reads += live.resolve(v) == arg;
         if (!dies || reads != 1)
           continue;
         fn.outputs[out->second].tied_input = static_cast<int32_t>(arg.getArgNumber());

@@ -46,8 +46,9 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
   int64_t peak = peakAt - load.begin();
   const std::string &name = target.memorySpaces[space].name;
   diag << "the arena in memory space '" << name << "' peaks at " << withThousands(*peakAt) << " bytes at dispatch " << peak;
-  if (peak < static_cast<int64_t>(live.dispatches.size()))
-    diag << " (" << coveredNames(live.dispatches[peak]) << ")";
+  for (CallTirOp d : live.dispatches)
+    if (live.stepOf.lookup(d) == peak)
+      diag << " (" << coveredNames(d) << ")";
   diag << ", over its capacity of " << withThousands(capacity) << " bytes";
   if (constants > 0)
     diag << " (what is left of " << withThousands(capacity + constants) << " after " << withThousands(constants)
@@ -65,8 +66,11 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
     const planner::BufferRequest &r = live.problem.buffers[there[k]];
     // The dispatch that made the value (a copy moved back or recomputed starts later).
     auto producer = live.bufferValue[there[k]].getDefiningOp<CallTirOp>();
-    int64_t made = live.stepOf.lookup(producer);
-    diag << (k ? "; " : " ") << "the output of dispatch " << made << " (" << coveredNames(producer) << ")";
+    if (producer)
+      diag << (k ? "; " : " ") << "the output of dispatch " << live.stepOf.lookup(producer) << " ("
+           << coveredNames(producer) << ")";
+    else  // a loop's or an if's result, a trip number
+      diag << (k ? "; " : " ") << "'" << r.name << "'";
     for (const BufferLiveness::Move &m : live.moves)
       if (m.reloaded == there[k])
         diag << (m.recompute ? ", recomputed before dispatch " : ", moved back before dispatch ") << m.inBefore;
@@ -83,6 +87,7 @@ void explainOverCapacity(InFlightDiagnostic &diag, const BufferLiveness &live, c
     forEachReader(live.bufferValue[b], [&](Operation *user) {
       used |= (isa<func::ReturnOp>(user) ? live.copyStep : live.stepOf.lookup(user)) == peak;
     });
+    used |= live.hasControlFlow();  // (moving values is not done across loops and branches)
     return !used;
   });
   if (!live.moves.empty())

@@ -89,7 +89,7 @@ struct Fixture {
     shareDyingInputs(live, candidates);
     ties = tieDonatedInputs(live, candidates, fn);
     ConstantPool pool(spec);
-    auto constants = poolConstants(main, pool, spec, report);
+    auto constants = poolConstants({main}, pool, spec, report);
     REQUIRE(succeeded(constants));
     moveValuesToFit(live, target, report.constant_bytes, PlanMemoryOptions(), report);
     auto planned = planMemory(main, live, target, PlanMemoryOptions(), report);

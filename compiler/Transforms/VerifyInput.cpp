@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 
+#include "Dialect/HexirDialect.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -47,9 +49,9 @@ std::string typeString(Type type) {
 }
 
 // Why `type` cannot be a tensor in a Hexir graph, or "" if it can. Graph values are f32, i64
-// and i32 (indices, token ids), and i8 inside graphs (ONNX bools); any integer constant is
+// and i32 (indices, token ids), and i8 (ONNX bools, also at the interface); any integer constant is
 // allowed where TOSA wants one (the shift of tosa.mul, zero points), via `allowInteger`.
-std::string checkTensorType(Type type, bool allowInteger, bool isInterface = false) {
+std::string checkTensorType(Type type, bool allowInteger) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped)
     return "";
@@ -69,15 +71,13 @@ std::string checkTensorType(Type type, bool allowInteger, bool isInterface = fal
   if (tooLarge || product > (uint64_t{1} << 40))
     return "would take " + (tooLarge ? std::string("more than 2^64") : std::to_string(product)) +
            " bytes, more than the 1099511627776 bytes (1 TiB) Hexir allows for one tensor";
-  if (element.isF32() || element.isSignlessInteger(64) || element.isSignlessInteger(32))
-    return "";
-  if (!isInterface && element.isSignlessInteger(8))
+  if (element.isF32() || element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
+      element.isSignlessInteger(8))
     return "";
   if (allowInteger && element.isSignlessInteger())
     return "";
   return "has element type " + typeString(element) +
-         ", which is not supported yet; Hexir compiles f32, i64 and i32 tensors" +
-         (isInterface ? "" : " (and i8 for booleans)");
+         ", which is not supported yet; Hexir compiles f32, i64 and i32 tensors (and i8 for booleans)";
 }
 
 struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPass> {
@@ -111,6 +111,18 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
         if (!llvm::is_contained(compiled, fn))
           compiled.push_back(fn);
       }
+      // With the loop and branch bodies they run (and those bodies' bodies).
+      for (size_t k = 0; k < compiled.size(); ++k)
+        compiled[k].walk([&](Operation *op) {
+          SmallVector<StringRef> bodies;
+          if (auto loop = dyn_cast<hexir::LoopOp>(op))
+            bodies.push_back(loop.getBody());
+          if (auto branch = dyn_cast<hexir::IfOp>(op))
+            bodies.append({branch.getThenBody(), branch.getElseBody()});
+          for (StringRef name : bodies)
+            if (auto body = module.lookupSymbol<func::FuncOp>(name); body && !llvm::is_contained(compiled, body))
+              compiled.push_back(body);
+        });
       for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
         if (!llvm::is_contained(compiled, fn))
           fn.erase();
@@ -146,7 +158,7 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
     FunctionType type = entryFn.getFunctionType();
     for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
       std::string why = isa<RankedTensorType, UnrankedTensorType>(argType)
-                            ? checkTensorType(argType, /*allowInteger=*/false, /*isInterface=*/true)
+                            ? checkTensorType(argType, /*allowInteger=*/false)
                             : "is not a tensor; inputs must be tensors";
       if (!why.empty()) {
         emitError(entryFn.getArgument(i).getLoc())
@@ -156,7 +168,7 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
     }
     for (auto [i, resType] : llvm::enumerate(type.getResults())) {
       std::string why = isa<RankedTensorType, UnrankedTensorType>(resType)
-                            ? checkTensorType(resType, /*allowInteger=*/false, /*isInterface=*/true)
+                            ? checkTensorType(resType, /*allowInteger=*/false)
                             : "is not a tensor; results must be tensors";
       if (!why.empty()) {
         entryFn.emitError() << "result " << i << " of @" << entry << " has type " << resType
@@ -175,6 +187,9 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
   bool verifyTopLevelOp(Operation &op) {
     StringRef name = op.getName().getStringRef();
     StringRef dialect = op.getName().getDialectNamespace();
+    // Loops and branches run body functions, verified on their own (their symbols by the op).
+    if (isa<hexir::LoopOp, hexir::IfOp>(op))
+      return true;
     bool supported = supportedTosaOps().contains(name) || supportedTensorOps().contains(name) ||
                      dialect == "linalg" || isa<arith::ConstantOp, func::ReturnOp>(op);
     if (!supported) {

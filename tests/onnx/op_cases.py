@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
+import control_flow_cases
+
 RTOL, ATOL = 1e-4, 1e-5
 rng = np.random.default_rng(0)
 CASES = {}
@@ -831,6 +833,10 @@ for _name, _args in {
     CASES[f"kernel_window_border_{_name}"] = _window_border_case(*_args)
 
 
+# Loop and If (tests/onnx/control_flow_cases.py).
+control_flow_cases.add_cases(CASES, ERRORS, model, rnd)
+
+
 def run_tool(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
@@ -989,7 +995,7 @@ def main():
         required = set("""Conv BatchNormalization Gemm MatMul Add Sub Mul Div Pow Sqrt Erf Tanh Sigmoid HardSigmoid
             HardSwish Relu Clip MaxPool AveragePool GlobalAveragePool Flatten Reshape Transpose Concat Split Slice
             Gather Squeeze Unsqueeze Softmax LayerNormalization ReduceMean Where Cast Expand Pad Constant
-            ConstantOfShape Shape Identity Dropout Equal""".split())
+            ConstantOfShape Shape Identity Dropout Equal Loop If""".split())
         if r.returncode != 0 or not required <= listed:
             print(f"FAIL --list-ops misses {sorted(required - listed)}")
             failed.append("list-ops")

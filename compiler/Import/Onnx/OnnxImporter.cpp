@@ -2,6 +2,7 @@
 #include "Import/Onnx/OnnxImporter.h"
 
 #include "Dialect/HexirDialect.h"
+#include "Import/Onnx/ControlFlowOps.h"
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/GraphValidation.h"
 #include "Import/Onnx/OpRegistry.h"
@@ -39,10 +40,12 @@ std::string describeDims(const onnx::TensorShapeProto &shape) {
   return s.empty() ? "scalar" : s;
 }
 
-class Importer {
+class Importer : public SubgraphImporter {
 public:
   Importer(MLIRContext &context, const OnnxImportOptions &options)
-      : context_(context), options_(options), fileLoc_(FileLineColLoc::get(&context, options.path, 0, 0)) {}
+      : context_(context), options_(options), fileLoc_(FileLineColLoc::get(&context, options.path, 0, 0)) {
+    levels_.emplace_back();
+  }
 
   OwningOpRef<ModuleOp> run() {
     if (failed(load()) || failed(validate()) || failed(checkOpset()) || failed(fixInputShapes()))
@@ -205,6 +208,7 @@ private:
   }
 
   LogicalResult buildFunction(ModuleOp module) {
+    module_ = module;
     const onnx::GraphProto &graph = model_.graph();
     std::string baseDir = dirOf(options_.path);
     for (const auto &init : graph.initializer()) {
@@ -212,7 +216,7 @@ private:
       auto t = readTensor(init, baseDir, err);
       if (failed(t))
         return error() << "initializer: " << err;
-      values_[init.name()] = OnnxValue::ofConstant(std::move(*t));
+      values()[init.name()] = OnnxValue::ofConstant(std::move(*t));
     }
 
     OpBuilder b(&context_);
@@ -224,11 +228,11 @@ private:
         continue;
       const auto &tt = input.type().tensor_type();
       DType type;
-      if (!dtypeFromOnnx(tt.elem_type(), type) || type == DType::kBool ||
+      if (!dtypeFromOnnx(tt.elem_type(), type) ||
           tt.elem_type() == onnx::TensorProto::DOUBLE || tt.elem_type() == onnx::TensorProto::INT8 ||
           tt.elem_type() == onnx::TensorProto::UINT8 || tt.elem_type() == onnx::TensorProto::INT16)
         return error() << "input '" << input.name() << "' has element type " << onnxTypeName(tt.elem_type())
-                       << "; Hexir inputs are float, int64 or int32";
+                       << "; Hexir inputs are float, int64, int32 or bool";
       std::vector<int64_t> shape;
       for (const auto &dim : tt.shape().dim())
         shape.push_back(dim.dim_value());
@@ -254,7 +258,7 @@ private:
         fn.setArgAttr(i, mlir::hexir::kDonateAttrName, b.getUnitAttr());
       auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
       // An input without elements carries no data: the graph reads it as a known, empty value.
-      values_[arg.first] = llvm::is_contained(shape, 0)
+      values()[arg.first] = llvm::is_contained(shape, 0)
                                ? OnnxValue::ofConstant(HostTensor::zeros(arg.second, {shape.begin(), shape.end()}))
                                : OnnxValue::ofValue(body->getArgument(i), arg.second);
     }
@@ -267,13 +271,10 @@ private:
     SmallVector<Value> results;
     SmallVector<Type> resultTypes;
     for (const auto &output : graph.output()) {
-      auto it = values_.find(output.name());
-      if (it == values_.end())
+      auto it = values().find(output.name());
+      if (it == values().end())
         return error() << "graph output '" << output.name() << "' is not computed by any node";
       OnnxValue &v = it->second;
-      if (v.type == DType::kBool)
-        return error() << "graph output '" << output.name()
-                       << "' is a bool tensor; Hexir outputs are float, int64 or int32 (Cast it)";
       Value value = v.value ? v.value : constantTensor(b, fileLoc_, *v.constant);
       results.push_back(value);
       resultTypes.push_back(value.getType());
@@ -283,6 +284,92 @@ private:
     for (auto [i, output] : llvm::enumerate(graph.output()))
       fn.setResultAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(output.name()));
     return success();
+  }
+
+  // The value named `name` as level `level` sees it. A run-time value of an enclosing graph
+  // becomes a capture: an argument of each body between (values known at import are read
+  // where they are: folded, not captured).
+  OnnxValue *lookup(const std::string &name, size_t level) {
+    Level &here = levels_[level];
+    if (auto it = here.values.find(name); it != here.values.end())
+      return &it->second;
+    if (level == 0)
+      return nullptr;
+    OnnxValue *outer = lookup(name, level - 1);
+    if (!outer || outer->isConstant())
+      return outer;
+    OnnxValue captured = *outer;
+    captured.value = here.fn.getBody().front().addArgument(outer->value.getType(), here.fn.getLoc());
+    here.captureNames.push_back(name);
+    return &(here.values[name] = std::move(captured));
+  }
+
+  FailureOr<Body> importBody(const onnx::GraphProto &graph, const std::string &kind,
+                             const std::vector<OnnxValue> &formals) override {
+    if (graph.input_size() != static_cast<int>(formals.size()))
+      return error() << kind << " body graph '" << graph.name() << "' takes " << graph.input_size()
+                     << " inputs, not " << formals.size();
+    OpBuilder mb(&context_);
+    mb.setInsertionPointToEnd(module_.getBody());
+    std::string name = options_.entry + "_" + kind + "_" + std::to_string(bodies_++);
+    Location loc = NameLoc::get(mb.getStringAttr(graph.name().empty() ? name : graph.name()), fileLoc_);
+    auto fn = func::FuncOp::create(mb, loc, name, mb.getFunctionType({}, {}));
+    fn.setPrivate();
+    fn->setAttr(mlir::hexir::kBodyAttrName, mb.getUnitAttr());
+    Block *block = fn.addEntryBlock();
+    levels_.emplace_back();
+    levels_.back().fn = fn;
+    for (auto [k, formal] : llvm::enumerate(formals))
+      levels_.back().values[graph.input(k).name()] =
+          formal.isConstant() ? formal
+                              : OnnxValue::ofValue(block->addArgument(tensorType(&context_, formal.shape, formal.type), loc),
+                                                   formal.type);
+    OpBuilder b(&context_);
+    b.setInsertionPointToEnd(block);
+    FailureOr<std::vector<OnnxValue>> outputs = importNodes(b, graph);
+    Level level = std::move(levels_.back());
+    levels_.pop_back();
+    if (failed(outputs))
+      return failure();
+    Body body;
+    body.fn = fn;
+    body.outputs = std::move(*outputs);
+    SmallVector<Value> results;
+    for (const OnnxValue &v : body.outputs)
+      results.push_back(v.value ? v.value : constantTensor(b, loc, *v.constant));
+    func::ReturnOp::create(b, loc, results);
+    fn.setType(b.getFunctionType(block->getArgumentTypes(), ValueRange(results).getTypes()));
+    // The captures as the enclosing graph has them (itself capturing from further out).
+    for (const std::string &captured : level.captureNames)
+      body.captures.push_back(lookup(captured, levels_.size() - 1)->value);
+    return body;
+  }
+
+  FailureOr<std::vector<OnnxValue>> importInline(OpBuilder &b, const onnx::GraphProto &graph) override {
+    return importNodes(b, graph);
+  }
+
+  // A subgraph's initializers and nodes into the current level; its outputs.
+  FailureOr<std::vector<OnnxValue>> importNodes(OpBuilder &b, const onnx::GraphProto &graph) {
+    for (const auto &init : graph.initializer()) {
+      std::string err;
+      auto t = readTensor(init, dirOf(options_.path), err);
+      if (failed(t))
+        return error() << "initializer of subgraph '" << graph.name() << "': " << err;
+      values()[init.name()] = OnnxValue::ofConstant(std::move(*t));
+    }
+    for (int n = 0; n < graph.node_size(); ++n)
+      if (failed(convertNode(b, graph.node(n), n)))
+        return failure();
+    std::vector<OnnxValue> outputs;
+    for (const auto &output : graph.output()) {
+      OnnxValue *v = lookup(output.name(), levels_.size() - 1);
+      if (!v)
+        return error() << "output '" << output.name() << "' of subgraph '" << graph.name()
+                       << "' is not computed by any node";
+      outputs.push_back(*v);
+    }
+    return outputs;
   }
 
   LogicalResult convertNode(OpBuilder &b, const onnx::NodeProto &node, int index) {
@@ -296,11 +383,11 @@ private:
         inputs.push_back(nullptr);
         continue;
       }
-      auto it = values_.find(in);
-      if (it == values_.end())
+      OnnxValue *value = lookup(in, levels_.size() - 1);
+      if (!value)
         return emitError(loc) << "node '" << name << "' (" << node.op_type() << ") reads '" << in
                               << "', which no earlier node, input or initializer defines";
-      inputs.push_back(&it->second);
+      inputs.push_back(value);
     }
     NodeContext ctx(b, loc, named, opset_, inputs);
     std::string domain = node.domain();
@@ -323,7 +410,10 @@ private:
         return ctx.error() << "input " << i << " is missing (the op needs "
                            << (op->minInputs < 0 ? std::string("one or more inputs, none omitted")
                                                  : std::to_string(op->minInputs) + " inputs") << ")";
-    if (failed(op->convert(ctx)))
+    LogicalResult converted = op->convert          ? op->convert(ctx)
+                              : node.op_type() == "Loop" ? convertLoop(ctx, *this)
+                                                         : convertIf(ctx, *this);
+    if (failed(converted))
       return failure();
     std::vector<OnnxValue> outputs = ctx.takeOutputs();
     for (int k = 0; k < node.output_size(); ++k) {
@@ -339,7 +429,7 @@ private:
       // A tensor without elements is known: later ops fold it, no kernel sees it.
       if (outputs[k].numElements() == 0 && !outputs[k].isConstant())
         outputs[k] = OnnxValue::ofConstant(HostTensor::zeros(outputs[k].type, outputs[k].shape));
-      values_[out] = std::move(outputs[k]);
+      values()[out] = std::move(outputs[k]);
     }
     return success();
   }
@@ -369,7 +459,17 @@ private:
   Location fileLoc_;
   onnx::ModelProto model_;
   int64_t opset_ = 0;
-  std::map<std::string, OnnxValue> values_;
+  // The graph being built and the bodies around it: levels_[0] is the model's graph, each
+  // further level a Loop or If subgraph inside the one before.
+  struct Level {
+    std::map<std::string, OnnxValue> values;
+    func::FuncOp fn;                        // the body function (null for the model's graph)
+    std::vector<std::string> captureNames;  // its arguments after the formal inputs
+  };
+  std::vector<Level> levels_;
+  std::map<std::string, OnnxValue> &values() { return levels_.back().values; }
+  ModuleOp module_;
+  unsigned bodies_ = 0;
   std::set<std::string> initializerNames_;
   std::map<std::string, onnx::TensorShapeProto> inferred_;
   std::map<std::string, std::pair<Location, std::vector<int64_t>>> computed_;  // node outputs

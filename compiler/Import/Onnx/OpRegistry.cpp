@@ -14,6 +14,7 @@ const std::vector<OpSupport> &supportedOps() {
     addConvolutionOps(all);
     addLinearOps(all);
     addNormalizationOps(all);
+    addControlFlowOps(all);
     std::sort(all.begin(), all.end(),
               [](const OpSupport &a, const OpSupport &b) { return std::strcmp(a.opType, b.opType) < 0; });
     return all;

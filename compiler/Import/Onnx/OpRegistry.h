@@ -17,7 +17,7 @@ struct OpSupport {
   const char *opType;
   int64_t sinceOpset;  // within the importer's 13..17
   int64_t untilOpset;
-  Converter convert;
+  Converter convert;  // null for ops with subgraphs, which the importer converts itself
   const char *limits;      // what is not supported, "" if nothing
   const char *attributes;  // the attributes the converter reads, space-separated; any other is an error
   int minInputs;           // inputs that must be present; -1: variadic, at least one, none omitted
@@ -35,6 +35,7 @@ void addShapeOps(std::vector<OpSupport> &ops);
 void addConvolutionOps(std::vector<OpSupport> &ops);
 void addLinearOps(std::vector<OpSupport> &ops);
 void addNormalizationOps(std::vector<OpSupport> &ops);
+void addControlFlowOps(std::vector<OpSupport> &ops);
 
 } // namespace hexir::onnx_import
 
