@@ -2,10 +2,12 @@
 #include "Planning/BufferLiveness.h"
 
 #include "Planning/GraphValues.h"
+#include "Planning/InPlaceAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "base/alignment.h"
+#include "serializer/file_format.h"
 #include "planner/lower_bound.h"
 #include "planner/schedule.h"
 
@@ -90,8 +92,20 @@ private:
     auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
     if (!fn)
       return op->emitError() << "body " << name << " is missing";
+    // The runtime nests bodies at most this deep; a body that runs itself would never end here.
+    if (depth >= static_cast<int>(::hexir::serializer::kMaxBodyNesting))
+      return op->emitError() << "loop and if bodies nest more than " << ::hexir::serializer::kMaxBodyNesting
+                             << " deep (or a body runs itself); Hexir runs at most that many levels";
     live.bodies.push_back(fn);
     return fn;
+  }
+
+  // Steps of a body's block, one level deeper.
+  LogicalResult nested(Block &body) {
+    ++depth;
+    LogicalResult result = block(body);
+    --depth;
+    return result;
   }
 
   LogicalResult loop(LoopOp loop) {
@@ -106,7 +120,7 @@ private:
       live.argValue[entry.getArgument(1 + k)] = loop.getResult(k);
     for (auto [k, capture] : llvm::enumerate(loop.getCaptures()))
       live.argValue[entry.getArgument(1 + loop.getInits().size() + k)] = capture;
-    if (failed(block(entry)))
+    if (failed(nested(entry)))
       return failure();
     int64_t end = step();
     live.regions[loop].end = end;
@@ -124,11 +138,11 @@ private:
     for (auto [fn, captures] : {std::make_pair(*thenFn, op.getThenCaptures()), std::make_pair(*elseFn, op.getElseCaptures())})
       for (auto [k, capture] : llvm::enumerate(captures))
         live.argValue[fn.getBody().front().getArgument(k)] = capture;
-    if (failed(block(thenFn->getBody().front())))
+    if (failed(nested(thenFn->getBody().front())))
       return failure();
     int64_t middle = step();
     live.returnStep[*thenFn] = middle;
-    if (failed(block(elseFn->getBody().front())))
+    if (failed(nested(elseFn->getBody().front())))
       return failure();
     int64_t end = step();
     live.returnStep[*elseFn] = end;
@@ -139,6 +153,7 @@ private:
 
   BufferLiveness &live;
   int64_t next = 0;
+  int depth = 0;  // bodies around the block being laid out
 };
 
 // The step at which `use` reads its value.
@@ -202,9 +217,26 @@ void findDirectWrites(BufferLiveness &live) {
       Value root = ownResult(fn, ret, ret.getOperand(k));
       if (!root)
         continue;
-      int64_t writes = live.stepOf.lookup(root.getDefiningOp());
+      auto d = root.getDefiningOp<CallTirOp>();
+      int64_t writes = live.stepOf.lookup(d);
+      // Or the dispatch reads it itself, once, as an input its kernel may write that result
+      // over (InPlaceAnalysis.h): an elementwise update of the carried value.
+      SmallVector<unsigned> sameStep;
       bool readBefore = true;
-      forEachUse(entry.getArgument(1 + k), [&](OpOperand &use) { readBefore &= readStep(live, use) < writes; });
+      forEachUse(entry.getArgument(1 + k), [&](OpOperand &use) {
+        int64_t step = readStep(live, use);
+        if (step == writes && use.getOwner() == d.getOperation())
+          sameStep.push_back(use.getOperandNumber());
+        else
+          readBefore &= step < writes;
+      });
+      if (readBefore && sameStep.size() == 1) {
+        auto kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(d, d.getCalleeAttr());
+        readBefore = kernel && llvm::is_contained(
+                                   findInPlaceCandidates(kernel)[cast<OpResult>(root).getResultNumber()], sameStep[0]);
+      } else if (!sameStep.empty()) {
+        readBefore = false;
+      }
       if (readBefore)
         live.writesInto[root] = loop.getResult(k);
     }
@@ -212,8 +244,7 @@ void findDirectWrites(BufferLiveness &live) {
 }
 
 // Every value that needs arena memory, and the steps it is live.
-FailureOr<BufferLiveness> planLifetimes(BufferLiveness &live, const TargetDescription &target,
-                                        planner::PlanReport &report) {
+LogicalResult planLifetimes(BufferLiveness &live, const TargetDescription &target, planner::PlanReport &report) {
   for (const MemorySpaceDescription &space : target.memorySpaces)
     live.problem.capacities.push_back(space.capacity);
   uint64_t alignment = std::max<uint64_t>(kBufferAlignment, target.memorySpaces[target.arenaSpace].alignment);
@@ -246,7 +277,8 @@ FailureOr<BufferLiveness> planLifetimes(BufferLiveness &live, const TargetDescri
     auto loop = dyn_cast<LoopOp>(op);
     std::string name = (loop ? loop.getBody() : cast<IfOp>(op).getThenBody()).str();
     for (Value result : op->getResults())
-      live.bufferOf[result] = addBuffer(result, byteSize(result.getType()), region.begin,
+      if (!live.outputOf.count(result))
+        live.bufferOf[result] = addBuffer(result, byteSize(result.getType()), region.begin,
                                         lastRead(live, result, region.end),
                                         name + "#" + std::to_string(cast<OpResult>(result).getResultNumber()));
     if (!loop)
@@ -274,7 +306,7 @@ FailureOr<BufferLiveness> planLifetimes(BufferLiveness &live, const TargetDescri
       report.naive_bytes += byteSize(op.getResult(0).getType());
   std::vector<uint64_t> bound = planner::MaxLoadLowerBound(live.problem);
   report.lower_bound_before_sharing = bound.size() > target.arenaSpace ? bound[target.arenaSpace] : 0;
-  return std::move(live);
+  return success();
 }
 
 } // namespace
@@ -298,7 +330,8 @@ FailureOr<BufferLiveness> mlir::hexir::computeBufferLiveness(func::FuncOp graph,
   llvm::DenseSet<Value> copied;
   for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
     Value root = rootOf(v);
-    if (root.getDefiningOp<CallTirOp>() && !live.outputOf.count(root)) {
+    // (A loop's or an if's result too: its copies and trips then write the caller's buffer.)
+    if (isa_and_nonnull<CallTirOp, LoopOp, IfOp>(root.getDefiningOp()) && !live.outputOf.count(root)) {
       live.outputOf[root] = k;
     } else {
       live.copies.push_back({v, k});
@@ -337,7 +370,11 @@ FailureOr<BufferLiveness> mlir::hexir::computeBufferLiveness(func::FuncOp graph,
       return failure();
     live.copyStep = linearizer.steps();
     findDirectWrites(live);
-    return planLifetimes(live, target, report);
+    if (failed(planLifetimes(live, target, report)))
+      return failure();
+    // The peak: the most bytes live at one step (the planner's load bound before sharing).
+    report.peak_program_order = report.peak_scheduled = report.lower_bound_before_sharing;
+    return live;
   }
   if (schedule) {
     std::vector<size_t> scheduled = planner::ScheduleForMemory(sg);
@@ -354,5 +391,7 @@ FailureOr<BufferLiveness> mlir::hexir::computeBufferLiveness(func::FuncOp graph,
   live.copyStep = static_cast<int64_t>(live.dispatches.size());
 
   live.copyStep = static_cast<int64_t>(live.dispatches.size());
-  return planLifetimes(live, target, report);
+  if (failed(planLifetimes(live, target, report)))
+    return failure();
+  return live;
 }

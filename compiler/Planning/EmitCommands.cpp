@@ -164,6 +164,13 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
     if (auto tie = ties.find(d); tie != ties.end())
       aliases[tie->second.first] = static_cast<int32_t>(tie->second.second);
     for (auto [k, result] : llvm::enumerate(d.getResults())) {
+      // Written straight into a loop's carried value it reads (BufferLiveness::writesInto).
+      if (live.writesInto.count(result))
+        for (auto [i, input] : llvm::enumerate(d.getInputs()))
+          if (live.resolve(input) == live.resolve(result)) {
+            aliases[k] = static_cast<int32_t>(i);
+            break;
+          }
       auto own = live.bufferOf.find(result);
       if (own == live.bufferOf.end() || plan.plan.shared(own->second) < 0)
         continue;

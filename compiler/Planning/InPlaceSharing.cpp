@@ -55,9 +55,10 @@ void mlir::hexir::shareDyingInputs(BufferLiveness &live, const InPlaceCandidates
     for (unsigned k = 0; k < loop.getInits().size(); ++k) {
       Value init = live.resolve(loop.getInits()[k]);
       auto input = live.bufferOf.find(init);
-      size_t own = live.bufferOf.lookup(loop.getResult(k));
-      if (input == live.bufferOf.end() || takenOver.contains(input->second))
+      auto result = live.bufferOf.find(loop.getResult(k));
+      if (input == live.bufferOf.end() || result == live.bufferOf.end() || takenOver.contains(input->second))
         continue;
+      size_t own = result->second;
       const ::hexir::planner::BufferRequest &in = live.problem.buffers[input->second];
       if (in.last != begin || in.size != live.problem.buffers[own].size)
         continue;

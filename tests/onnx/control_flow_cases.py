@@ -136,6 +136,21 @@ def add_cases(cases, errors, model, rnd):
     cases["if_runtime_false"] = lambda: if_case(False)
 
     @case
+    def if_nested_deep():
+        # If in If in ... 31 bodies deep on a run-time bool (about as deep as protobuf parses a
+        # model): every level is a body of the one around it, and each captures x from the graph.
+        x, c = rnd(2), np.bool_(True)
+        g = body([node("Neg", ["x"], ["y0"])], [], [vi("y0", F32, [2])], name="leaf")
+        for d in range(30):
+            other = body([node("Identity", ["x"], [f"z{d}"])], [], [vi(f"z{d}", F32, [2])], name=f"e{d}")
+            g = body([node("If", ["c"], [f"y{d + 1}"], then_branch=g, else_branch=other)], [],
+                     [vi(f"y{d + 1}", F32, [2])], name=f"t{d}")
+        other = body([node("Identity", ["x"], ["z"])], [], [vi("z", F32, [2])], name="e")
+        outs = {"y": -x}
+        m = model([node("If", ["c"], ["y"], then_branch=g, else_branch=other)], {"c": c, "x": x}, outs)
+        return m, {"c": c, "x": x}, outs
+
+    @case
     def if_known_condition_inlined():
         # A condition computed from constants: the else branch is the graph.
         x = rnd(5)

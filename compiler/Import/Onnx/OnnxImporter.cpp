@@ -8,6 +8,7 @@
 #include "Import/Onnx/OpRegistry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "serializer/file_format.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -306,6 +307,10 @@ private:
 
   FailureOr<Body> importBody(const onnx::GraphProto &graph, const std::string &kind,
                              const std::vector<OnnxValue> &formals) override {
+    // The executable's bodies nest at most this deep (the interpreter recurses per level).
+    if (levels_.size() > ::hexir::serializer::kMaxBodyNesting)
+      return error() << "Loop and If subgraphs nest more than " << ::hexir::serializer::kMaxBodyNesting
+                     << " deep; Hexir runs at most that many levels";
     if (graph.input_size() != static_cast<int>(formals.size()))
       return error() << kind << " body graph '" << graph.name() << "' takes " << graph.input_size()
                      << " inputs, not " << formals.size();
