@@ -423,6 +423,28 @@ def folded_shape_computation():
 # --- normalization, softmax, reductions ------------------------------------------------
 
 @case
+def argmax_argmin():
+    # Ties (the first index, or the last with select_last_index), a NaN (it wins, as in NumPy),
+    # int64 input, keepdims both ways, an axis that is not the last, a row of 1003 (a logits row).
+    x = rng.integers(-3, 4, size=(3, 7, 5)).astype(np.float32)  # many ties
+    x[1, 2, 3] = np.nan
+    xi = rng.integers(-5, 5, size=(4, 6)).astype(np.int64)
+    v = rnd(1, 1003)
+    nodes = [helper.make_node("ArgMax", ["x"], ["a"], axis=1),
+             helper.make_node("ArgMin", ["x"], ["b"], axis=-1, keepdims=0),
+             helper.make_node("ArgMax", ["x"], ["c"], axis=0, select_last_index=1),
+             helper.make_node("ArgMin", ["xi"], ["d"], axis=1, keepdims=0, select_last_index=1),
+             helper.make_node("ArgMax", ["v"], ["e"], axis=1, keepdims=0)]
+    last0 = (x.shape[0] - 1 - np.argmax(np.flip(x, 0), axis=0))[None]
+    lastd = xi.shape[1] - 1 - np.argmin(np.flip(xi, 1), axis=1)
+    outs = {"a": np.argmax(x, axis=1)[:, None], "b": np.argmin(x, axis=-1), "c": last0, "d": lastd,
+            "e": np.argmax(v, axis=1)}
+    outs = {k: np.asarray(o, np.int64) for k, o in outs.items()}
+    ins = {"x": x, "xi": xi, "v": v}
+    return model(nodes, ins, outs), ins, outs
+
+
+@case
 def softmax_layernorm_reductions():
     x = rnd(2, 3, 5, low=-3, high=3)
     scale, bias = rnd(3, 5), rnd(3, 5)

@@ -9,6 +9,8 @@
 #include "Import/Onnx/OpRegistry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
@@ -208,6 +210,73 @@ LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, bool mean) {
   ctx.setOutput(0, OnnxValue::ofValue(r, x.type));
   return success();
 }
+// ArgMax/ArgMin in two reductions: the extreme value along the axis, then the first (or last)
+// index holding it. A NaN counts as the extreme, as NumPy's argmax/argmin have it: the max and
+// min reductions propagate it, and the index pass takes the first NaN.
+LogicalResult convertArgExtreme(NodeContext &ctx, bool isMax) {
+  const OnnxValue &x = ctx.input(0);
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", 0, x.rank());
+  if (failed(axis))
+    return failure();
+  if (x.shape[*axis] == 0)
+    return ctx.error() << "cannot take the arg" << (isMax ? "max" : "min") << " of an empty axis";
+  bool last = ctx.attrInt("select_last_index", 0) != 0;
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  MLIRContext *mc = b.getContext();
+  Value v = materialize(ctx, x);
+  Value extreme = reduce(ctx, v, {*axis}, isMax ? ReduceKind::kMax : ReduceKind::kMin);
+  int64_t rank = x.rank(), n = x.shape[*axis];
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    iterators.push_back(d == *axis ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+    if (d != *axis) {
+      outShape.push_back(x.shape[d]);
+      outExprs.push_back(getAffineDimExpr(d, mc));
+    }
+  }
+  Type i64 = b.getI64Type();
+  Value none = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(last ? -1 : n));
+  Value empty = tensor::EmptyOp::create(b, loc, outShape, i64);
+  Value init = linalg::FillOp::create(b, loc, ValueRange{none}, ValueRange{empty}).getResult(0);
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, mc);
+  // The extreme keeps the axis as size 1 (reduce()): read at 0 there.
+  SmallVector<AffineExpr> keptExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    keptExprs.push_back(d == *axis ? getAffineConstantExpr(0, mc) : getAffineDimExpr(d, mc));
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, mc), AffineMap::get(rank, 0, keptExprs, mc),
+                                 outMap};
+  bool isF = isFloat(x.type);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{v, extreme}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value index = arith::IndexCastOp::create(nb, nl, i64, linalg::IndexOp::create(nb, nl, *axis));
+        Value hit;
+        if (isF) {
+          Value equal = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, a[0], a[1]);
+          Value nan = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, a[0], a[0]);
+          hit = arith::OrIOp::create(nb, nl, equal, nan);
+        } else {
+          hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, a[0], a[1]);
+        }
+        Value better = last ? arith::MaxSIOp::create(nb, nl, a[2], index).getResult()
+                            : arith::MinSIOp::create(nb, nl, a[2], index).getResult();
+        linalg::YieldOp::create(nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, better, a[2])});
+      });
+  Value r = generic.getResult(0);
+  if (ctx.attrInt("keepdims", 1) != 0) {
+    std::vector<int64_t> kept(x.shape);
+    kept[*axis] = 1;
+    r = reshapeView(b, loc, r, kept);
+  }
+  ctx.setOutput(0, OnnxValue::ofValue(r, DType::kInt64));
+  return success();
+}
+LogicalResult convertArgMax(NodeContext &ctx) { return convertArgExtreme(ctx, true); }
+LogicalResult convertArgMin(NodeContext &ctx) { return convertArgExtreme(ctx, false); }
+
 LogicalResult convertReduceMean(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, true); }
 LogicalResult convertReduceSum(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, false); }
 LogicalResult convertReduceMax(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMax, false); }
@@ -218,6 +287,8 @@ LogicalResult convertReduceSumSquare(NodeContext &ctx) { return convertReduce(ct
 
 void addNormalizationOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
+      {"ArgMax", 13, 17, convertArgMax, "", "axis keepdims select_last_index", 1},
+      {"ArgMin", 13, 17, convertArgMin, "", "axis keepdims select_last_index", 1},
       {"BatchNormalization", 13, 17, convertBatchNormalization, "inference (training_mode=0)", "epsilon momentum training_mode", 5},
       {"LayerNormalization", 17, 17, convertLayerNormalization, "no Mean/InvStdDev outputs", "axis epsilon stash_type", 1},
       {"LogSoftmax", 13, 17, convertLogSoftmax, "", "axis", 1},
