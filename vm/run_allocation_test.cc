@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "hexir/hexir.h"
 #include "vm/test_executable.h"
@@ -47,7 +48,48 @@ void operator delete[](void* p) noexcept { __libc_free(p); }
 void operator delete(void* p, size_t) noexcept { __libc_free(p); }
 void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
 
-int main() {
+// `run_allocation_test MODEL.hxb`: its main function, on zero inputs, 20 runs after a warm-up
+// (a compiled model: examples/generate's, whose one run is a whole decode loop).
+int RunModel(const char* path) {
+  auto runtime = hexir::Runtime::Create({});
+  if (!runtime.ok()) return 2;
+  auto module = hexir::Module::Load(**runtime, path);
+  if (!module.ok()) {
+    std::fprintf(stderr, "%s\n", module.status().ToString().c_str());
+    return 2;
+  }
+  auto session = hexir::Session::Create(*module);
+  auto ins = (*module)->inputs();
+  auto outs = (*module)->outputs();
+  if (!session.ok() || !ins.ok() || !outs.ok()) return 2;
+  std::vector<std::vector<unsigned char>> storage;
+  std::vector<hexir::TensorView> in_views;
+  std::vector<hexir::MutableTensorView> out_views;
+  for (const hexir::TensorInfo& t : *ins) storage.emplace_back(t.byte_size);
+  for (const hexir::TensorInfo& t : *outs) storage.emplace_back(t.byte_size);
+  for (size_t i = 0; i < ins->size(); ++i)
+    in_views.push_back({storage[i].data(), (*ins)[i].element_type, hexir::Span<const int64_t>((*ins)[i].shape)});
+  for (size_t i = 0; i < outs->size(); ++i)
+    out_views.push_back({storage[ins->size() + i].data(), (*outs)[i].element_type,
+                         hexir::Span<const int64_t>((*outs)[i].shape)});
+  hexir::Span<const hexir::TensorView> in_span(in_views);
+  hexir::Span<const hexir::MutableTensorView> out_span(out_views);
+  hexir::Status warm = (*session)->Run(in_span, out_span);
+  if (!warm.ok()) {
+    std::fprintf(stderr, "%s\n", warm.ToString().c_str());
+    return 2;
+  }
+  counting = true;
+  bool ok = true;
+  for (int i = 0; i < 20; ++i) ok &= (*session)->Run(in_span, out_span).ok();
+  counting = false;
+  long n = allocations.load();
+  std::printf("%ld heap allocations in 20 runs of %s%s\n", n, path, ok ? "" : " (a run FAILED)");
+  return n == 0 && ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) return RunModel(argv[1]);
   std::string path = hexir::testing::WriteTestExecutable(HEXIR_TEST_KERNELS_PATH, "alloc");
   auto runtime = hexir::Runtime::Create({});
   if (!runtime.ok()) return 2;

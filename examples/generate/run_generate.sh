@@ -27,3 +27,7 @@ if [ "$got" != "$want" ]; then
   exit 1
 fi
 echo "equal to PyTorch's greedy decode"
+# The whole generation, loop included, allocates nothing per run.
+if [ -x "$build/vm/run_allocation_test" ]; then
+  "$build/vm/run_allocation_test" "$tmp/generate.hxb"
+fi
