@@ -10,8 +10,10 @@ cache input and output of every step (updated in place), ONNX Runtime (onnxrunti
 benchmarks/decode_ort.js) feeding each step the cache the last one returned. Rounds alternate
 which runs first; per thread count it prints each one's decode time per token and tokens/s,
 hx/ort (the median of the rounds' ratios, their range), the prefill times, and whether the
-tokens equal PyTorch's greedy decode of the same weights. The in-VM loop (issue 40, item 4:
-the whole decode inside one Session::Run) is not implemented yet: this is the host loop.
+tokens equal PyTorch's greedy decode of the same weights. A second table times the whole
+generation (the prompt, then TOKENS tokens) three ways: Hexir's in-VM loop (examples/generate's
+model: the prefill and a Loop of decode steps in one graph, one Session::Run for everything, the
+argmax fed back inside the VM), Hexir's host loop and ONNX Runtime's host loop (both as above).
 
   benchmarks/decode.py [--prompt 64] [--tokens 64] [--threads 1,2] [--rounds 3] [--bin build/tools]
                        [--python build/python] [--work-dir build/decode] [--ort-dir build/ort-node] [--smoke]
@@ -77,6 +79,15 @@ def hexir_decode(hexir, hxb, threads, prompt, tokens, cache_shape):
     return got, prefill_ms, decode_ms
 
 
+def hexir_generate(hexir, hxb, threads, prompt, cache_shape):
+    """Greedy tokens and the ms of the one run that generates them all (examples/generate)."""
+    session = hexir.load(hxb, threads=threads).session()
+    cache = np.zeros(cache_shape, np.float32)
+    t0 = time.perf_counter()
+    out = session.run({"prompt": prompt, "cache": cache})
+    return out["tokens"].tolist(), (time.perf_counter() - t0) * 1000
+
+
 def ort_decode(args, ort_pkg, onnx_path, threads, prompt, cache_shape):
     out, _ = co.run(["node", os.path.join(HERE, "decode_ort.js"), "--ort", ort_pkg, "--model", onnx_path,
                      "--prompt", ",".join(str(int(t)) for t in prompt.reshape(-1)), "--tokens", str(args.tokens),
@@ -114,35 +125,65 @@ def main():
         sys.exit(f"decode: a {args.prompt}-token prompt and {args.tokens} tokens overflow the {cache_shape[3]}-position cache")
     _, compile_s = co.run([os.path.join(args.bin, "hexir-compile"), onnx_path, "-o", hxb, "--dim",
                            f"seq=1,{args.prompt}", "--donate", "cache"], "compile", args.timeout)
+    # The whole generation as one graph around the same exported step (examples/generate).
+    sys.path.insert(0, os.path.join(HERE, "..", "examples", "generate"))
+    import make_generate
+    import onnx
+    gen_path, gen_hxb = os.path.join(work, "generate.onnx"), os.path.join(work, "generate.hxb")
+    onnx.save(make_generate.build_generate(onnx.load(onnx_path), args.prompt, args.tokens, cache_shape), gen_path)
+    _, gen_compile_s = co.run([os.path.join(args.bin, "hexir-compile"), gen_path, "-o", gen_hxb], "compile generate",
+                              args.timeout)
     ort_pkg = co.ensure_ort(args.ort_dir)
     print(f"decoder: cache {'x'.join(map(str, cache_shape))} f32 ({np.prod(cache_shape) * 4 / 2**20:.1f} MiB), "
           f"{args.prompt}-token prompt, {args.tokens} tokens, compiled in {compile_s:.1f} s, "
           f"executable {os.path.getsize(hxb) / 2**20:.1f} MiB; host loop, one run a token")
     failed = False
+    totals = {}  # threads -> (in-VM, host loop, ORT) ms per round, tokens equal
     print("| threads | hexir ms/token | ort ms/token | hx/ort (range) | hexir tokens/s | ort tokens/s | "
           "prefill ms hexir / ort | tokens = PyTorch (hexir, ort) |")
     print("|---|---|---|---|---|---|---|---|")
     for t in threads:
         ratios, hx_ms, ort_ms, hx_pre, ort_pre, same = [], [], [], [], [], [True, True]
+        totals[t] = ([], [], [], True)
         for r in range(rounds):
-            order = ("hexir", "ort") if r % 2 == 0 else ("ort", "hexir")
+            order = ("hexir", "ort", "vm") if r % 2 == 0 else ("vm", "ort", "hexir")
             for who in order:
                 if who == "hexir":
                     got, pre, steps = hexir_decode(hexir, hxb, t, prompt, args.tokens, cache_shape)
                     hx_ms.append(statistics.fmean(steps))
                     hx_pre.append(pre)
+                    totals[t][1].append(pre + sum(steps))
                     same[0] &= got == want
-                else:
+                elif who == "ort":
                     got, pre, steps = ort_decode(args, ort_pkg, onnx_path, t, prompt, cache_shape)
                     ort_ms.append(statistics.fmean(steps))
                     ort_pre.append(pre)
+                    totals[t][2].append(pre + sum(steps))
                     same[1] &= got == want
+                else:
+                    got, ms = hexir_generate(hexir, gen_hxb, t, prompt, cache_shape)
+                    totals[t][0].append(ms)
+                    totals[t] = (*totals[t][:3], totals[t][3] and got == want)
             ratios.append(hx_ms[-1] / ort_ms[-1])
         h, o = statistics.median(hx_ms), statistics.median(ort_ms)
         print(f"| {t} | {h:.2f} | {o:.2f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | "
               f"{1000 / h:.0f} | {1000 / o:.0f} | {statistics.median(hx_pre):.1f} / {statistics.median(ort_pre):.1f} | "
               f"{'yes' if same[0] else 'NO'}, {'yes' if same[1] else 'NO'} |", flush=True)
         failed |= not all(same)
+    print(f"\nwhole generation ({args.prompt}-token prompt, {args.tokens} tokens): the in-VM loop is one run of "
+          f"generate.hxb (compiled in {gen_compile_s:.1f} s, {os.path.getsize(gen_hxb) / 2**20:.1f} MiB)")
+    print("| threads | in-VM ms | host loop ms | ORT ms | in-VM / host loop (range) | in-VM / ORT (range) | "
+          "in-VM tokens/s | tokens = PyTorch |")
+    print("|---|---|---|---|---|---|---|---|")
+    for t, (vm, host, ort, equal) in totals.items():
+        by_host = [a / b for a, b in zip(vm, host)]
+        by_ort = [a / b for a, b in zip(vm, ort)]
+        m = statistics.median(vm)
+        print(f"| {t} | {m:.1f} | {statistics.median(host):.1f} | {statistics.median(ort):.1f} | "
+              f"{statistics.median(by_host):.2f} ({min(by_host):.2f}-{max(by_host):.2f}) | "
+              f"{statistics.median(by_ort):.2f} ({min(by_ort):.2f}-{max(by_ort):.2f}) | "
+              f"{1000 * args.tokens / m:.0f} | {'yes' if equal else 'NO'} |", flush=True)
+        failed |= not equal
     if failed:
         print("decode: tokens differ from PyTorch's greedy decode" + ("" if args.smoke else
               " (random weights can leave two logits within rounding of each other)"))
