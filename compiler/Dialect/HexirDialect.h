@@ -31,6 +31,9 @@ inline constexpr llvm::StringLiteral kBucketDimValuesAttrName = "hexir.bucket_di
 // Unit attribute on a graph function that is the body of a hexir.loop or a branch of a
 // hexir.if: compiled with the graph that runs it, never a function of the executable.
 inline constexpr llvm::StringLiteral kBodyAttrName = "hexir.body";
+// String attribute on an entry function's i8 argument or result: "i8" or "u8" (quantized
+// tensors); without it an i8 at the interface is a bool.
+inline constexpr llvm::StringLiteral kElementTypeAttrName = "hexir.element_type";
 } // namespace mlir::hexir
 
 #endif // HEXIR_COMPILER_DIALECT_HEXIRDIALECT_H

@@ -33,6 +33,8 @@ std::string nameOf(func::FuncOp fn, unsigned index, bool isResult) {
 }
 
 FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned index, bool isResult) {
+  auto declared = isResult ? fn.getResultAttrOfType<StringAttr>(index, kElementTypeAttrName)
+                           : fn.getArgAttrOfType<StringAttr>(index, kElementTypeAttrName);
   auto t = cast<RankedTensorType>(type);
   Type et = t.getElementType();
   ser::TensorSignature sig;
@@ -42,10 +44,14 @@ FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned i
     sig.element_type = ser::ElementType::I64;
   else if (et.isSignlessInteger(32))
     sig.element_type = ser::ElementType::I32;
+  else if (et.isSignlessInteger(8) && declared && declared.getValue() == "u8")
+    sig.element_type = ser::ElementType::U8;
+  else if (et.isSignlessInteger(8) && declared && declared.getValue() == "i8")
+    sig.element_type = ser::ElementType::I8;
   else if (et.isSignlessInteger(8))
-    sig.element_type = ser::ElementType::BOOL;  // i8 at the interface is a bool (0 or 1 in a byte)
+    sig.element_type = ser::ElementType::BOOL;  // an undeclared i8 is a bool (0 or 1 in a byte)
   else
-    return fn.emitError() << "only f32, i64, i32 and bool (i8) inputs and outputs are supported, got " << type;
+    return fn.emitError() << "only f32, i64, i32, i8 (bool, int8, uint8) inputs and outputs are supported, got " << type;
   sig.name = nameOf(fn, index, isResult);
   sig.shape.assign(t.getShape().begin(), t.getShape().end());
   return sig;

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
 import control_flow_cases
+import quantize_cases
 
 RTOL, ATOL = 1e-4, 1e-5
 rng = np.random.default_rng(0)
@@ -33,7 +34,7 @@ def rnd(*shape, low=-1.0, high=1.0):
 
 def onnx_type(a):
     return {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
-            np.bool_: TensorProto.BOOL}[a.dtype.type]
+            np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8, np.bool_: TensorProto.BOOL}[a.dtype.type]
 
 
 def model(nodes, inputs, outputs, inits=None, opset=13, input_dims=None):
@@ -855,8 +856,10 @@ for _name, _args in {
     CASES[f"kernel_window_border_{_name}"] = _window_border_case(*_args)
 
 
-# Loop and If (tests/onnx/control_flow_cases.py).
+# Loop and If (tests/onnx/control_flow_cases.py), QuantizeLinear and DequantizeLinear
+# (tests/onnx/quantize_cases.py).
 control_flow_cases.add_cases(CASES, ERRORS, model, rnd)
+quantize_cases.add_cases(CASES, ERRORS, model, rnd)
 
 
 def run_tool(cmd):

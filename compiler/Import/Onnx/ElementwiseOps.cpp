@@ -449,13 +449,15 @@ LogicalResult convertCast(NodeContext &ctx) {
     ctx.setOutput(0, OnnxValue::ofConstant(castTo(*x.constant, target)));
     return success();
   }
-  if (to == onnx::TensorProto::DOUBLE || to == onnx::TensorProto::INT8 ||
-      to == onnx::TensorProto::UINT8 || to == onnx::TensorProto::INT16)
+  if (to == onnx::TensorProto::DOUBLE || to == onnx::TensorProto::INT16)
     return ctx.error() << "cast of a run-time tensor to " << onnxTypeName(static_cast<int32_t>(to))
-                       << " is not supported (float, int64, int32, bool)";
+                       << " is not supported (float, int64, int32, int8, uint8, bool)";
   DType from = x.type;
-  if (from == target) {
-    ctx.setOutput(0, x);
+  auto byte = [](DType t) { return t == DType::kInt8 || t == DType::kUInt8; };
+  if (from == target || (byte(from) && byte(target))) {  // int8 <-> uint8: the same bits, as NumPy
+    OnnxValue same = x;
+    same.type = target;
+    ctx.setOutput(0, same);
     return success();
   }
   auto result = elementwise(ctx, {&x}, target, [from, target](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -467,16 +469,24 @@ LogicalResult convertCast(NodeContext &ctx) {
                                                arith::ConstantOp::create(b, l, b.getIntegerAttr(v.getType(), 0))).getResult();
       return toBool(b, l, c);
     }
-    if (from == DType::kBool)
-      return isFloat(target) ? arith::UIToFPOp::create(b, l, et, v).getResult()
-                             : arith::ExtUIOp::create(b, l, et, v).getResult();
-    if (isFloat(from))
+    // Booleans and uint8 are unsigned; the other integers signed.
+    bool unsignedFrom = from == DType::kBool || from == DType::kUInt8;
+    if (isFloat(from)) {
+      // To 8 bits through int32 (NumPy's float -> int8 wraps what fits int32).
+      if (et.getIntOrFloatBitWidth() == 8)
+        return arith::TruncIOp::create(b, l, et, arith::FPToSIOp::create(b, l, b.getI32Type(), v));
       return arith::FPToSIOp::create(b, l, et, v);
+    }
     if (isFloat(target))
-      return arith::SIToFPOp::create(b, l, et, v);
+      return unsignedFrom ? arith::UIToFPOp::create(b, l, et, v).getResult()
+                          : arith::SIToFPOp::create(b, l, et, v).getResult();
     unsigned fw = v.getType().getIntOrFloatBitWidth(), tw = et.getIntOrFloatBitWidth();
-    return fw < tw ? arith::ExtSIOp::create(b, l, et, v).getResult()
-                   : arith::TruncIOp::create(b, l, et, v).getResult();
+    if (fw == tw)
+      return v;
+    if (fw > tw)
+      return arith::TruncIOp::create(b, l, et, v);
+    return unsignedFrom ? arith::ExtUIOp::create(b, l, et, v).getResult()
+                        : arith::ExtSIOp::create(b, l, et, v).getResult();
   });
   if (failed(result))
     return failure();
@@ -491,7 +501,7 @@ void addElementwiseOps(std::vector<OpSupport> &ops) {
       {"Abs", 13, 17, convertAbs, "", "", 1},
       {"Add", 13, 17, convertAdd, "", "", 2},
       {"And", 13, 17, convertAnd, "", "", 2},
-      {"Cast", 13, 17, convertCast, "run-time casts between float, int64, int32 and bool", "to", 1},
+      {"Cast", 13, 17, convertCast, "run-time casts between float, int64, int32, int8, uint8 and bool", "to", 1},
       {"Ceil", 13, 17, convertCeil, "", "", 1},
       {"Clip", 13, 17, convertClip, "min and max known at compile time", "", 1},
       {"Div", 13, 17, convertDiv, "integer division by 0 gives 0, MIN / -1 gives MIN", "", 2},

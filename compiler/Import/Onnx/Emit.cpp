@@ -18,6 +18,8 @@ Type elementType(MLIRContext *ctx, DType type) {
   case DType::kInt64: return IntegerType::get(ctx, 64);
   case DType::kInt32: return IntegerType::get(ctx, 32);
   case DType::kBool: return IntegerType::get(ctx, 8);  // 0 or 1 in a byte, as numpy's bool
+  case DType::kInt8:
+  case DType::kUInt8: return IntegerType::get(ctx, 8);  // the same bits; converters keep the sign
   }
   return {};
 }
@@ -59,6 +61,14 @@ Value constantTensor(OpBuilder &b, Location loc, const HostTensor &t) {
     attr = DenseElementsAttr::get(type, ArrayRef<int8_t>(v));
     break;
   }
+  case DType::kInt8:
+  case DType::kUInt8: {
+    std::vector<int8_t> v(t.i.size());
+    for (size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<int8_t>(static_cast<uint8_t>(t.i[k]));  // uint8 255 is the byte 0xff
+    attr = DenseElementsAttr::get(type, ArrayRef<int8_t>(v));
+    break;
+  }
   }
   return arith::ConstantOp::create(b, loc, type, attr);
 }
@@ -67,7 +77,10 @@ Value scalarConstant(OpBuilder &b, Location loc, DType type, double value) {
   Type et = elementType(b.getContext(), type);
   if (isFloat(type))
     return arith::ConstantOp::create(b, loc, et, b.getFloatAttr(et, value));
-  return arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, static_cast<int64_t>(value)));
+  int64_t v = static_cast<int64_t>(value);
+  if (et.getIntOrFloatBitWidth() == 8)
+    v = static_cast<int8_t>(static_cast<uint8_t>(v));  // int8 and uint8: the byte
+  return arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, v));
 }
 
 Value floatConst(OpBuilder &b, Location loc, double v) { return scalarConstant(b, loc, DType::kFloat, v); }

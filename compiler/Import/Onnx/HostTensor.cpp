@@ -13,6 +13,8 @@ const char *dtypeName(DType t) {
   case DType::kInt64: return "int64";
   case DType::kInt32: return "int32";
   case DType::kBool: return "bool";
+  case DType::kInt8: return "int8";
+  case DType::kUInt8: return "uint8";
   }
   return "?";
 }
@@ -23,6 +25,8 @@ int64_t elementBytes(DType type) {
   case DType::kInt64: return 8;
   case DType::kInt32: return 4;
   case DType::kBool: return 1;
+  case DType::kInt8: return 1;
+  case DType::kUInt8: return 1;
   }
   return 8;
 }
@@ -219,6 +223,10 @@ HostTensor castTo(const HostTensor &t, DType type) {
       out.i[k] = t.asDouble(k) != 0.0;
     else if (type == DType::kInt32)
       out.i[k] = static_cast<int32_t>(t.asInt(k));
+    else if (type == DType::kInt8)  // wraps, as NumPy's astype
+      out.i[k] = static_cast<int8_t>(t.asInt(k));
+    else if (type == DType::kUInt8)
+      out.i[k] = static_cast<uint8_t>(t.asInt(k));
     else
       out.i[k] = t.asInt(k);
   }

@@ -17,7 +17,8 @@
 namespace hexir::onnx_import {
 
 // ONNX TensorProto data types that the importer computes with.
-enum class DType { kFloat, kInt64, kInt32, kBool };
+// int8 and uint8 (quantized tensors) are both `i8` in the graph; the DType keeps the sign.
+enum class DType { kFloat, kInt64, kInt32, kBool, kInt8, kUInt8 };
 
 bool isFloat(DType t);
 const char *dtypeName(DType t);

@@ -126,9 +126,13 @@ bool dtypeFromOnnx(int32_t onnxType, DType &out) {
     return true;
   case onnx::TensorProto::INT32:
   case onnx::TensorProto::INT16:
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT8:
     out = DType::kInt32;
+    return true;
+  case onnx::TensorProto::INT8:
+    out = DType::kInt8;
+    return true;
+  case onnx::TensorProto::UINT8:
+    out = DType::kUInt8;
     return true;
   case onnx::TensorProto::BOOL:
     out = DType::kBool;

@@ -230,10 +230,9 @@ private:
       const auto &tt = input.type().tensor_type();
       DType type;
       if (!dtypeFromOnnx(tt.elem_type(), type) ||
-          tt.elem_type() == onnx::TensorProto::DOUBLE || tt.elem_type() == onnx::TensorProto::INT8 ||
-          tt.elem_type() == onnx::TensorProto::UINT8 || tt.elem_type() == onnx::TensorProto::INT16)
+          tt.elem_type() == onnx::TensorProto::DOUBLE || tt.elem_type() == onnx::TensorProto::INT16)
         return error() << "input '" << input.name() << "' has element type " << onnxTypeName(tt.elem_type())
-                       << "; Hexir inputs are float, int64, int32 or bool";
+                       << "; Hexir inputs are float, int64, int32, int8, uint8 or bool";
       std::vector<int64_t> shape;
       for (const auto &dim : tt.shape().dim())
         shape.push_back(dim.dim_value());
@@ -257,6 +256,8 @@ private:
       fn.setArgAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(arg.first));
       if (llvm::is_contained(options_.donated, arg.first))
         fn.setArgAttr(i, mlir::hexir::kDonateAttrName, b.getUnitAttr());
+      if (arg.second == DType::kInt8 || arg.second == DType::kUInt8)
+        fn.setArgAttr(i, mlir::hexir::kElementTypeAttrName, b.getStringAttr(arg.second == DType::kInt8 ? "i8" : "u8"));
       auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
       // An input without elements carries no data: the graph reads it as a known, empty value.
       values()[arg.first] = llvm::is_contained(shape, 0)
@@ -282,8 +283,12 @@ private:
     }
     func::ReturnOp::create(b, fileLoc_, results);
     fn.setType(b.getFunctionType(argTypes, resultTypes));
-    for (auto [i, output] : llvm::enumerate(graph.output()))
+    for (auto [i, output] : llvm::enumerate(graph.output())) {
       fn.setResultAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(output.name()));
+      DType type = values().at(output.name()).type;
+      if (type == DType::kInt8 || type == DType::kUInt8)
+        fn.setResultAttr(i, mlir::hexir::kElementTypeAttrName, b.getStringAttr(type == DType::kInt8 ? "i8" : "u8"));
+    }
     return success();
   }
 
@@ -408,6 +413,15 @@ private:
     for (const auto &a : node.attribute())
       if (!knowsAttribute(*op, a.name()))
         return ctx.error() << "unsupported attribute '" << a.name() << "'";
+    // uint8 is unsigned: the converters' signed integer arithmetic would be wrong on it. It
+    // flows only through quantization, casts and data movement.
+    static const std::set<std::string> byteOps = {
+        "Cast", "QuantizeLinear", "DequantizeLinear", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+        "Identity", "Concat", "Slice", "Split", "Gather", "Shape", "Size", "Expand", "Loop", "If"};
+    for (OnnxValue *in : inputs)
+      if (in && in->type == DType::kUInt8 && !in->isConstant() && !byteOps.count(node.op_type()))
+        return ctx.error() << "reads a uint8 tensor; Hexir takes uint8 tensors only through QuantizeLinear, "
+                              "DequantizeLinear, Cast and data movement (Reshape, Transpose, Concat, Slice, Gather, ...)";
     // Converters may then read every required input without checking.
     size_t required = op->minInputs < 0 ? std::max<size_t>(1, inputs.size()) : op->minInputs;
     for (size_t i = 0; i < required; ++i)

@@ -15,6 +15,7 @@ const std::vector<OpSupport> &supportedOps() {
     addLinearOps(all);
     addNormalizationOps(all);
     addControlFlowOps(all);
+    addQuantizeOps(all);
     std::sort(all.begin(), all.end(),
               [](const OpSupport &a, const OpSupport &b) { return std::strcmp(a.opType, b.opType) < 0; });
     return all;

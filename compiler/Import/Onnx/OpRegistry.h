@@ -36,6 +36,7 @@ void addConvolutionOps(std::vector<OpSupport> &ops);
 void addLinearOps(std::vector<OpSupport> &ops);
 void addNormalizationOps(std::vector<OpSupport> &ops);
 void addControlFlowOps(std::vector<OpSupport> &ops);
+void addQuantizeOps(std::vector<OpSupport> &ops);
 
 } // namespace hexir::onnx_import
 

@@ -1,0 +1,104 @@
+"""QuantizeLinear and DequantizeLinear cases for op_cases.py, against NumPy.
+
+Per tensor and per axis, int8 and uint8 (the default zero point too), ties rounded half to even
+as ONNX specifies, saturation at -128/127 and 0/255, int8 and uint8 graph inputs and outputs,
+DequantizeLinear of int32, a QDQ weight folded at import, and a run-time Q -> DQ chain.
+"""
+import numpy as np
+from onnx import helper
+
+
+def quantize(x, scale, zp, axis=None):
+    """ONNX QuantizeLinear in NumPy: saturate(rint(x / scale) + zero_point)."""
+    if axis is not None:
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        scale, zp = scale.reshape(shape), zp.reshape(shape)
+    info = np.iinfo(zp.dtype)
+    q = np.rint(x / scale) + zp.astype(np.float32)
+    return np.clip(q, info.min, info.max).astype(zp.dtype)
+
+
+def dequantize(x, scale, zp, axis=None):
+    if axis is not None:
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        scale, zp = scale.reshape(shape), zp.reshape(shape)
+    return ((x.astype(np.float32) - zp.astype(np.float32)) * scale).astype(np.float32)
+
+
+def add_cases(cases, errors, model, rnd):
+    def case(fn):
+        cases[fn.__name__] = fn
+        return fn
+
+    rng = np.random.default_rng(7)
+
+    @case
+    def quantize_per_tensor_ties_saturation():
+        # x / 0.25 hits every kind of tie (0.5, 1.5, -0.5, -2.5), saturates both ways, and is random.
+        ties = np.array([0.125, 0.375, -0.125, -0.625, 0.625, 31.875, -32.125], np.float32)
+        x = np.concatenate([ties, np.array([1000, -1000, 40, -40], np.float32), rnd(13) * 40]).astype(np.float32)
+        s = np.float32(0.25)
+        zi, zu = np.int8(-3), np.uint8(128)
+        outs = {"qi": quantize(x, s, zi), "qu": quantize(x, s, zu), "qd": quantize(x, s, np.uint8(0))}
+        nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zi"], ["qi"]),
+                 helper.make_node("QuantizeLinear", ["x", "s", "zu"], ["qu"]),
+                 helper.make_node("QuantizeLinear", ["x", "s"], ["qd"])]  # no zero point: uint8 0
+        return model(nodes, {"x": x}, outs, {"s": s, "zi": zi, "zu": zu}), {"x": x}, outs
+
+    @case
+    def quantize_per_axis():
+        x = (rnd(2, 3, 4) * 6).astype(np.float32)
+        s1, z1 = np.array([0.05, 0.1, 0.02], np.float32), np.array([0, -5, 7], np.int8)
+        s2, z2 = np.array([0.03, 0.04, 0.05, 0.06], np.float32), np.array([128, 100, 0, 255], np.uint8)
+        outs = {"a": quantize(x, s1, z1, axis=1), "b": quantize(x, s2, z2, axis=2)}
+        nodes = [helper.make_node("QuantizeLinear", ["x", "s1", "z1"], ["a"]),  # axis 1, the default
+                 helper.make_node("QuantizeLinear", ["x", "s2", "z2"], ["b"], axis=-1)]
+        return model(nodes, {"x": x}, outs, {"s1": s1, "z1": z1, "s2": s2, "z2": z2}), {"x": x}, outs
+
+    @case
+    def dequantize_inputs_and_int32():
+        # int8 and uint8 graph inputs (the extremes included), per tensor and per axis; int32.
+        qi = rng.integers(-128, 128, size=(5, 3)).astype(np.int8)
+        qi[0] = [-128, 127, 0]
+        qu = rng.integers(0, 256, size=(4, 6)).astype(np.uint8)
+        qu[0, :2] = [0, 255]
+        b = rng.integers(-100000, 100000, size=(6,)).astype(np.int32)
+        si, zi = np.array([0.1, 0.2, 0.05], np.float32), np.array([1, -2, 0], np.int8)
+        su, zu = np.float32(0.02), np.uint8(120)
+        sb = np.float32(0.001)
+        outs = {"di": dequantize(qi, si, zi, axis=1), "du": dequantize(qu, su, zu),
+                "db": dequantize(b, sb, np.int32(0))}
+        nodes = [helper.make_node("DequantizeLinear", ["qi", "si", "zi"], ["di"]),
+                 helper.make_node("DequantizeLinear", ["qu", "su", "zu"], ["du"]),
+                 helper.make_node("DequantizeLinear", ["b", "sb"], ["db"])]
+        ins = {"qi": qi, "qu": qu, "b": b}
+        return model(nodes, ins, outs, {"si": si, "zi": zi, "su": su, "zu": zu, "sb": sb}), ins, outs
+
+    @case
+    def qdq_weight_and_runtime_chain():
+        # A QDQ model's pattern: int8 weights per output channel behind DequantizeLinear (folded at
+        # import), activations quantized to uint8 and back at run time, then the float MatMul.
+        x = rnd(4, 8)
+        w = rng.integers(-127, 128, size=(8, 5)).astype(np.int8)
+        sw = (rng.uniform(0.01, 0.03, size=5)).astype(np.float32)
+        sx, zx = np.float32(2 / 255), np.uint8(128)
+        xq = dequantize(quantize(x, sx, zx), sx, zx)
+        wf = dequantize(w, sw, np.zeros(5, np.int8), axis=1)
+        outs = {"y": np.maximum(xq @ wf, 0).astype(np.float32)}
+        nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq8"]),
+                 helper.make_node("DequantizeLinear", ["xq8", "sx", "zx"], ["xf"]),
+                 helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wf"], axis=1),
+                 helper.make_node("MatMul", ["xf", "wf"], ["m"]),
+                 helper.make_node("Relu", ["m"], ["y"])]
+        inits = {"sx": sx, "zx": zx, "w": w, "sw": sw, "zw": np.zeros(5, np.int8)}
+        return model(nodes, {"x": x}, outs, inits), {"x": x}, outs
+
+    def uint8_add():
+        a = rng.integers(0, 256, size=(4,)).astype(np.uint8)
+        return model([helper.make_node("Add", ["a", "a"], ["y"])], {"a": a}, {"y": a}), {}
+
+    errors["uint8_arithmetic"] = lambda: (
+        *uint8_add(), "node 'n0' (Add, domain ai.onnx, opset 13): reads a uint8 tensor; Hexir takes uint8 tensors "
+        "only through QuantizeLinear, DequantizeLinear, Cast and data movement")
