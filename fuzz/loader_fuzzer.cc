@@ -25,6 +25,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           const auto* entry = exe.libraries()->Get(d->library())->entries()->Get(d->entry());
           sum += entry->arity() + d->bindings()->size();
         }
+        if (const auto* l = cmd->op_as_LoopCommand()) {
+          sum += l->body_length() + l->max_trips();
+          for (const auto* slot : {l->trip_count(), l->condition(), l->iteration()})
+            if (slot) sum += slot->offset() + slot->length();
+        }
+        if (const auto* c = cmd->op_as_IfCommand()) sum += c->condition()->offset() + c->then_length() + c->else_length();
+        if (const auto* c = cmd->op_as_CopyCommand()) sum += c->target_stride() + c->target()->length();
       }
     }
     if (sum == 0xdeadbeef) std::abort();  // keeps the walk from being optimized away

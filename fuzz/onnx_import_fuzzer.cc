@@ -9,6 +9,7 @@
 
 #include "Import/Onnx/OnnxImporter.h"
 
+#include "Dialect/HexirDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,7 +22,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   mlir::MLIRContext context;
-  context.loadDialect<mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+  context.loadDialect<mlir::hexir::HexirDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
                       mlir::math::MathDialect, mlir::tensor::TensorDialect>();
   mlir::ScopedDiagnosticHandler quiet(&context, [](mlir::Diagnostic&) { return mlir::success(); });
   hexir::onnx_import::OnnxImportOptions options;

@@ -16,7 +16,7 @@ cmake --build "$dir" -j 2 --target loader_fuzzer plan_csv_fuzzer onnx_import_fuz
   fuzz_seed_writer hexir_test_kernels
 work="$dir/fuzz-work"
 rm -rf "$work" && mkdir -p "$work/loader" "$work/plan_csv" "$work/onnx" "$work/npy" "$work/serve_request"
-"$dir/fuzz/fuzz_seed_writer" "$dir/hal/test_kernels.so" "$work/loader/seed.hxb"
+"$dir/fuzz/fuzz_seed_writer" "$dir/hal/test_kernels.so" "$work/loader/seed.hxb" "$work/loader/seed_control_flow.hxb"
 cp "$root"/fuzz/corpus/loader/* "$work/loader/" 2>/dev/null || true
 cp "$root"/fuzz/corpus/plan_csv/* "$work/plan_csv/"
 # ONNX seeds: every op-case and hostile model, generated (nothing generated is committed; an

@@ -1,8 +1,10 @@
-"""QuantizeLinear and DequantizeLinear cases for op_cases.py, against NumPy.
+"""Quantized op cases for op_cases.py, against NumPy.
 
-Per tensor and per axis, int8 and uint8 (the default zero point too), ties rounded half to even
-as ONNX specifies, saturation at -128/127 and 0/255, int8 and uint8 graph inputs and outputs,
-DequantizeLinear of int32, a QDQ weight folded at import, and a run-time Q -> DQ chain.
+QuantizeLinear and DequantizeLinear per tensor and per axis, int8 and uint8 (the default zero
+point too), ties rounded half to even as ONNX specifies, saturation at -128/127 and 0/255, int8
+and uint8 graph inputs and outputs, DequantizeLinear of int32, a QDQ weight folded at import and
+a run-time Q -> DQ chain; DynamicQuantizeLinear (an all-zero input too); MatMulInteger with zero
+points per tensor, row and column and at the extremes; QLinearMatMul requantizing.
 """
 import numpy as np
 from onnx import helper
@@ -95,10 +97,67 @@ def add_cases(cases, errors, model, rnd):
         inits = {"sx": sx, "zx": zx, "w": w, "sw": sw, "zw": np.zeros(5, np.int8)}
         return model(nodes, {"x": x}, outs, inits), {"x": x}, outs
 
+    def dynamic_quantize(x):
+        lo, hi = min(np.float32(0), x.min()), max(np.float32(0), x.max())
+        scale = np.float32((hi - lo) / np.float32(255))
+        if scale == 0:
+            return np.zeros(x.shape, np.uint8), scale, np.uint8(0)
+        zp = np.uint8(np.rint(np.clip(-lo / scale, 0, 255)))
+        return quantize(x, scale, zp), scale, zp
+
+    @case
+    def dynamic_quantize_linear():
+        x = (rnd(3, 17) * 5 + 1).astype(np.float32)
+        zeros = np.zeros((4,), np.float32)
+        positive = rng.uniform(0.5, 2, size=(6,)).astype(np.float32)  # min(x, 0) is 0: zero point 0
+        outs = {}
+        nodes = []
+        for name, v in (("x", x), ("z", zeros), ("p", positive)):
+            y, s, zp = dynamic_quantize(v)
+            outs.update({f"{name}_y": y, f"{name}_s": np.asarray(s, np.float32), f"{name}_zp": np.asarray(zp)})
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [name], [f"{name}_y", f"{name}_s", f"{name}_zp"]))
+        ins = {"x": x, "z": zeros, "p": positive}
+        return model(nodes, ins, outs), ins, outs
+
+    @case
+    def matmul_integer_zero_points():
+        # uint8 x int8 with a per-row a zero point and a per-column b zero point; int8 x int8 per
+        # tensor; the extremes (-128 * -128 summed over K = 67); b a constant weight.
+        a = rng.integers(0, 256, size=(5, 67)).astype(np.uint8)
+        b = rng.integers(-128, 128, size=(67, 9)).astype(np.int8)
+        az = rng.integers(0, 256, size=(5,)).astype(np.uint8)
+        bz = rng.integers(-128, 128, size=(9,)).astype(np.int8)
+        c = np.full((3, 67), -128, np.int8)
+        d = np.full((67, 2), -128, np.int8)
+        ref1 = (a.astype(np.int32) - az[:, None]) @ (b.astype(np.int32) - bz[None, :])
+        ref2 = (c.astype(np.int32) - np.int32(3)) @ d.astype(np.int32)
+        outs = {"y1": ref1.astype(np.int32), "y2": ref2.astype(np.int32)}
+        nodes = [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y1"]),
+                 helper.make_node("MatMulInteger", ["c", "d", "cz"], ["y2"])]
+        ins = {"a": a, "c": c}
+        return model(nodes, ins, outs, {"b": b, "az": az, "bz": bz, "d": d, "cz": np.int8(3)}), ins, outs
+
+    @case
+    def qlinear_matmul():
+        # uint8 activations x int8 weights -> uint8, the multiplier a_scale * b_scale / y_scale in
+        # float32 as Hexir computes it (NumPy's reference differs only at exact ties).
+        a = rng.integers(0, 256, size=(4, 33)).astype(np.uint8)
+        b = rng.integers(-128, 128, size=(33, 6)).astype(np.int8)
+        sa, za = np.float32(0.02), np.uint8(120)
+        sb, zb = np.float32(0.005), np.int8(-2)
+        sy, zy = np.float32(0.05), np.uint8(100)
+        acc = (a.astype(np.int32) - np.int32(za)) @ (b.astype(np.int32) - np.int32(zb))
+        m = np.float32(sa * sb) / sy
+        y = np.clip(np.rint(acc.astype(np.float32) * m) + np.float32(zy), 0, 255).astype(np.uint8)
+        outs = {"y": y}
+        nodes = [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])]
+        inits = {"sa": sa, "za": za, "b": b, "sb": sb, "zb": zb, "sy": sy, "zy": zy}
+        return model(nodes, {"a": a}, outs, inits), {"a": a}, outs
+
     def uint8_add():
         a = rng.integers(0, 256, size=(4,)).astype(np.uint8)
         return model([helper.make_node("Add", ["a", "a"], ["y"])], {"a": a}, {"y": a}), {}
 
     errors["uint8_arithmetic"] = lambda: (
         *uint8_add(), "node 'n0' (Add, domain ai.onnx, opset 13): reads a uint8 tensor; Hexir takes uint8 tensors "
-        "only through QuantizeLinear, DequantizeLinear, Cast and data movement")
+        "only through the quantized ops (QuantizeLinear, DequantizeLinear, MatMulInteger, ...), Cast and data movement")

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/OpRegistry.h"
+#include "Import/Onnx/Quantized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -17,22 +18,28 @@ using namespace mlir;
 namespace hexir::onnx_import {
 namespace {
 
-Value zeroFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
-  return linalg::FillOp::create(b, loc, ValueRange{floatConst(b, loc, 0.0)}, ValueRange{empty}).getResult(0);
+Value zeroFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, DType type = DType::kFloat) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, elementType(b.getContext(), type));
+  return linalg::FillOp::create(b, loc, ValueRange{scalarConstant(b, loc, type, 0.0)}, ValueRange{empty}).getResult(0);
 }
 
 void multiplyAccumulate(OpBuilder &b, Location l, ValueRange a, double alpha) {
+  if (!isa<FloatType>(a[0].getType())) {  // integers: exact, wrapping at 32 bits as ONNX allows
+    Value p = arith::MulIOp::create(b, l, a[0], a[1]);
+    linalg::YieldOp::create(b, l, arith::AddIOp::create(b, l, a[2], p).getResult());
+    return;
+  }
   Value p = arith::MulFOp::create(b, l, a[0], a[1]);
   if (alpha != 1.0)
     p = arith::MulFOp::create(b, l, p, floatConst(b, l, alpha));
   linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, a[2], p).getResult());
 }
 
-LogicalResult convertMatMul(NodeContext &ctx) {
-  const OnnxValue &av = ctx.input(0), &bv = ctx.input(1);
-  if (!isFloat(av.type) || !isFloat(bv.type))
-    return ctx.error() << "inputs must be float tensors";
+} // namespace
+
+FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const OnnxValue &bv, DType acc) {
+  if (av.type != acc || bv.type != acc)
+    return ctx.error() << "inputs must be " << dtypeName(acc) << " tensors";
   if (av.rank() == 0 || bv.rank() == 0)
     return ctx.error() << "inputs must have rank 1 or more";
   OpBuilder &b = ctx.b;
@@ -58,8 +65,7 @@ LogicalResult convertMatMul(NodeContext &ctx) {
       shape.push_back(m);
     if (bv.rank() > 1)
       shape.push_back(n);
-    ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(DType::kFloat, shape)));
-    return success();
+    return OnnxValue::ofConstant(HostTensor::zeros(acc, shape));
   }
   int64_t r = batch.size();
   // Loops: batch..., m, n, k.
@@ -89,7 +95,7 @@ LogicalResult convertMatMul(NodeContext &ctx) {
   std::vector<int64_t> outShape = batch;
   outShape.push_back(m);
   outShape.push_back(n);
-  Value init = zeroFilled(b, ctx.loc, outShape);
+  Value init = zeroFilled(b, ctx.loc, outShape, acc);
   SmallVector<utils::IteratorType> iterators(r + 2, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
   Value out = linalg::GenericOp::create(b, ctx.loc, TypeRange{init.getType()}, ValueRange{a, bb}, ValueRange{init},
@@ -104,7 +110,18 @@ LogicalResult convertMatMul(NodeContext &ctx) {
     finalShape.push_back(m);
   if (bv.rank() > 1)
     finalShape.push_back(n);
-  ctx.setOutput(0, OnnxValue::ofValue(reshapeView(b, ctx.loc, out, finalShape), DType::kFloat));
+  return OnnxValue::ofValue(reshapeView(b, ctx.loc, out, finalShape), acc);
+}
+
+namespace {
+
+LogicalResult convertMatMul(NodeContext &ctx) {
+  if (!isFloat(ctx.input(0).type) || !isFloat(ctx.input(1).type))
+    return ctx.error() << "inputs must be float tensors";
+  FailureOr<OnnxValue> y = matmulValues(ctx, ctx.input(0), ctx.input(1), DType::kFloat);
+  if (failed(y))
+    return failure();
+  ctx.setOutput(0, *y);
   return success();
 }
 

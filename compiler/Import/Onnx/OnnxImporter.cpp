@@ -416,12 +416,13 @@ private:
     // uint8 is unsigned: the converters' signed integer arithmetic would be wrong on it. It
     // flows only through quantization, casts and data movement.
     static const std::set<std::string> byteOps = {
-        "Cast", "QuantizeLinear", "DequantizeLinear", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+        "Cast", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "QLinearMatMul", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
         "Identity", "Concat", "Slice", "Split", "Gather", "Shape", "Size", "Expand", "Loop", "If"};
     for (OnnxValue *in : inputs)
       if (in && in->type == DType::kUInt8 && !in->isConstant() && !byteOps.count(node.op_type()))
-        return ctx.error() << "reads a uint8 tensor; Hexir takes uint8 tensors only through QuantizeLinear, "
-                              "DequantizeLinear, Cast and data movement (Reshape, Transpose, Concat, Slice, Gather, ...)";
+        return ctx.error() << "reads a uint8 tensor; Hexir takes uint8 tensors only through the quantized ops "
+                              "(QuantizeLinear, DequantizeLinear, MatMulInteger, ...), Cast and data movement (Reshape, "
+                              "Transpose, Concat, Slice, Gather, ...)";
     // Converters may then read every required input without checking.
     size_t required = op->minInputs < 0 ? std::max<size_t>(1, inputs.size()) : op->minInputs;
     for (size_t i = 0; i < required; ++i)

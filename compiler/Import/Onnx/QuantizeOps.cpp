@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/OpRegistry.h"
+#include "Import/Onnx/Quantized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -70,33 +71,27 @@ Value toFloat(OpBuilder &b, Location l, Value v, DType from) {
                                : arith::SIToFPOp::create(b, l, f32, v).getResult();
 }
 
-LogicalResult convertQuantizeLinear(NodeContext &ctx) {
-  const OnnxValue &x = ctx.input(0);
-  if (!isFloat(x.type))
-    return ctx.error() << "input must be float, got " << dtypeName(x.type);
-  // No zero point: uint8 zero, as ONNX says.
-  OnnxValue zero = ctx.hasInput(2) ? ctx.input(2)
-                                   : OnnxValue::ofConstant(HostTensor::zeros(DType::kUInt8, ctx.input(1).shape));
-  if (!isByte(zero.type))
-    return ctx.error() << "zero point (input 2) must be int8 or uint8, got " << dtypeName(zero.type);
-  DType out = zero.type;
-  FailureOr<QuantParams> p = quantParams(ctx, x, zero);
-  if (failed(p))
-    return failure();
+} // namespace
+
+FailureOr<OnnxValue> quantizeValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &scale,
+                                    const OnnxValue &zeroPoint, DType out) {
   double lo = out == DType::kInt8 ? -128 : 0, hi = out == DType::kInt8 ? 127 : 255;
-  if (x.isConstant() && p->scale.isConstant() && p->zeroPoint.isConstant()) {
-    HostTensor y = HostTensor::zeros(out, x.shape);
+  auto shape = broadcastShapeOf(ctx, {&x, &scale, &zeroPoint});
+  if (failed(shape))
+    return failure();
+  if (x.isConstant() && scale.isConstant() && zeroPoint.isConstant()) {
+    HostTensor xs = expand(*x.constant, *shape), ss = expand(*scale.constant, *shape),
+               zs = expand(*zeroPoint.constant, *shape);
+    HostTensor y = HostTensor::zeros(out, *shape);
     std::fesetround(FE_TONEAREST);
     for (int64_t k = 0; k < y.numElements(); ++k) {
-      int64_t j = paramIndex(x.shape, p->axis, k);
-      float q = x.constant->f[k] / p->scale.constant->f[j];
-      double v = std::nearbyint(q) + static_cast<double>(p->zeroPoint.constant->i[j]);
+      float q = xs.f[k] / ss.f[k];
+      double v = std::nearbyint(q) + static_cast<double>(zs.i[k]);
       y.i[k] = static_cast<int64_t>(std::isnan(v) ? lo : std::min(hi, std::max(lo, v)));
     }
-    ctx.setOutput(0, OnnxValue::ofConstant(std::move(y)));
-    return success();
+    return OnnxValue::ofConstant(std::move(y));
   }
-  auto y = elementwise(ctx, {&x, &p->scale, &p->zeroPoint}, out, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+  return elementwise(ctx, {&x, &scale, &zeroPoint}, out, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
     // Round half to even without a libm call (roundevenf, which an x86-64 baseline CPU lacks
     // an instruction for): within +-2^22, adding and subtracting 1.5 * 2^23 rounds in the FPU's
     // default mode. Beyond it the value saturates anyway; a NaN goes to the lowest bound here.
@@ -106,12 +101,48 @@ LogicalResult convertQuantizeLinear(NodeContext &ctx) {
     Value magic = floatConst(b, l, 12582912.0);
     Value rounded = arith::SubFOp::create(b, l, arith::AddFOp::create(b, l, d, magic), magic);
     Value v = arith::AddFOp::create(b, l, rounded, toFloat(b, l, a[2], out));
-    // Saturate; a NaN becomes the lowest value (maxnumf picks the number), never an undefined
-    // conversion.
     v = arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, v, floatConst(b, l, lo)), floatConst(b, l, hi));
     Value wide = arith::FPToSIOp::create(b, l, b.getI32Type(), v);
     return arith::TruncIOp::create(b, l, b.getI8Type(), wide);
   });
+}
+
+FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const OnnxValue &zeroPoint) {
+  auto shape = broadcastShapeOf(ctx, {&x, &zeroPoint});
+  if (failed(shape))
+    return failure();
+  if (x.isConstant() && zeroPoint.isConstant()) {
+    HostTensor xs = expand(*x.constant, *shape), zs = expand(*zeroPoint.constant, *shape);
+    HostTensor y = HostTensor::zeros(DType::kInt32, *shape);
+    for (int64_t k = 0; k < y.numElements(); ++k)
+      y.i[k] = xs.i[k] - zs.i[k];
+    return OnnxValue::ofConstant(std::move(y));
+  }
+  DType from = x.type;
+  return elementwise(ctx, {&x, &zeroPoint}, DType::kInt32, [from](OpBuilder &b, Location l, ValueRange a) -> Value {
+    auto widen = [&](Value v) -> Value {
+      return from == DType::kUInt8 ? arith::ExtUIOp::create(b, l, b.getI32Type(), v).getResult()
+                                   : arith::ExtSIOp::create(b, l, b.getI32Type(), v).getResult();
+    };
+    return arith::SubIOp::create(b, l, widen(a[0]), widen(a[1]));
+  });
+}
+
+namespace {
+
+LogicalResult convertQuantizeLinear(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be float, got " << dtypeName(x.type);
+  // No zero point: uint8 zero, as ONNX says.
+  OnnxValue zero = ctx.hasInput(2) ? ctx.input(2)
+                                   : OnnxValue::ofConstant(HostTensor::zeros(DType::kUInt8, ctx.input(1).shape));
+  if (!isByte(zero.type))
+    return ctx.error() << "zero point (input 2) must be int8 or uint8, got " << dtypeName(zero.type);
+  FailureOr<QuantParams> p = quantParams(ctx, x, zero);
+  if (failed(p))
+    return failure();
+  FailureOr<OnnxValue> y = quantizeValues(ctx, x, p->scale, p->zeroPoint, zero.type);
   if (failed(y))
     return failure();
   ctx.setOutput(0, *y);
@@ -152,11 +183,140 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
   return success();
 }
 
+// DynamicQuantizeLinear: uint8 with a scale and zero point from x's range (which always holds 0):
+//   scale = (max(x, 0) - min(x, 0)) / 255, zero_point = round(clamp(-min(x, 0) / scale, 0, 255)).
+// All of x zero (scale 0): zero point 0 and y 0.
+LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be float, got " << dtypeName(x.type);
+  if (x.numElements() == 0)
+    return ctx.error() << "input has no elements: its range is undefined";
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    all.push_back(d);
+  Value v = materialize(ctx, x);
+  OnnxValue lo = OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, reduce(ctx, v, all, ReduceKind::kMin), {}),
+                                    DType::kFloat);
+  OnnxValue hi = OnnxValue::ofValue(reshapeView(ctx.b, ctx.loc, reduce(ctx, v, all, ReduceKind::kMax), {}),
+                                    DType::kFloat);
+  auto scale = elementwise(ctx, {&lo, &hi}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value zero = floatConst(b, l, 0.0);
+    Value range = arith::SubFOp::create(b, l, arith::MaximumFOp::create(b, l, a[1], zero),
+                                        arith::MinimumFOp::create(b, l, a[0], zero));
+    return arith::DivFOp::create(b, l, range, floatConst(b, l, 255.0));
+  });
+  if (failed(scale))
+    return failure();
+  auto zeroPoint = elementwise(ctx, {&lo, &*scale}, DType::kUInt8, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value zero = floatConst(b, l, 0.0);
+    Value z = arith::DivFOp::create(b, l, arith::NegFOp::create(b, l, arith::MinimumFOp::create(b, l, a[0], zero)), a[1]);
+    // Clamped first (a 0 / 0 is NaN: maxnumf gives 0), then rounded half to even as above.
+    z = arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, z, zero), floatConst(b, l, 255.0));
+    Value magic = floatConst(b, l, 12582912.0);
+    z = arith::SubFOp::create(b, l, arith::AddFOp::create(b, l, z, magic), magic);
+    return arith::TruncIOp::create(b, l, b.getI8Type(), arith::FPToSIOp::create(b, l, b.getI32Type(), z));
+  });
+  if (failed(zeroPoint))
+    return failure();
+  FailureOr<OnnxValue> y = quantizeValues(ctx, x, *scale, *zeroPoint, DType::kUInt8);
+  if (failed(y))
+    return failure();
+  ctx.setOutput(0, *y);
+  if (ctx.hasOutput(1))
+    ctx.setOutput(1, *scale);
+  if (ctx.hasOutput(2))
+    ctx.setOutput(2, *zeroPoint);
+  return success();
+}
+
+// A matrix input's zero point as it broadcasts against the input: a's per row ([M] -> [M, 1]),
+// b's per column ([N] as it is).
+FailureOr<OnnxValue> matrixZeroPoint(NodeContext &ctx, size_t index, const OnnxValue &x, bool perRow) {
+  if (!ctx.hasInput(index))
+    return OnnxValue::ofConstant(HostTensor::zeros(x.type, {}));
+  const OnnxValue &z = ctx.input(index);
+  if (z.type != x.type)
+    return ctx.error() << "zero point (input " << index << ") must be " << dtypeName(x.type) << " as its matrix, got "
+                       << dtypeName(z.type);
+  if (z.numElements() == 1)
+    return reshaped(ctx, z, {});
+  int64_t along = perRow ? x.shape[x.rank() - 2] : x.shape[x.rank() - 1];
+  if (z.rank() != 1 || z.shape[0] != along || x.rank() < 2)
+    return ctx.error() << "zero point (input " << index << ") of shape " << shapeString(z.shape) << " is neither one "
+                       << "value nor one per " << (perRow ? "row" : "column") << " (" << along << ")";
+  return perRow ? reshaped(ctx, z, {along, 1}) : z;
+}
+
+// (a - a_zero_point) x (b - b_zero_point) in int32.
+FailureOr<OnnxValue> integerProduct(NodeContext &ctx, size_t a, size_t aZero, size_t b, size_t bZero) {
+  const OnnxValue &av = ctx.input(a), &bv = ctx.input(b);
+  if (!isByte(av.type) || !isByte(bv.type))
+    return ctx.error() << "matrices must be int8 or uint8, got " << dtypeName(av.type) << " and " << dtypeName(bv.type);
+  FailureOr<OnnxValue> az = matrixZeroPoint(ctx, aZero, av, /*perRow=*/true);
+  FailureOr<OnnxValue> bz = matrixZeroPoint(ctx, bZero, bv, /*perRow=*/false);
+  if (failed(az) || failed(bz))
+    return failure();
+  FailureOr<OnnxValue> as = shiftedToInt32(ctx, av, *az);
+  FailureOr<OnnxValue> bs = shiftedToInt32(ctx, bv, *bz);
+  if (failed(as) || failed(bs))
+    return failure();
+  return matmulValues(ctx, *as, *bs, DType::kInt32);
+}
+
+LogicalResult convertMatMulInteger(NodeContext &ctx) {
+  FailureOr<OnnxValue> y = integerProduct(ctx, 0, 2, 1, 3);
+  if (failed(y))
+    return failure();
+  ctx.setOutput(0, *y);
+  return success();
+}
+
+// QLinearMatMul: the int32 product times a_scale * b_scale / y_scale (in float32, the multiplier
+// folded when the scales are known), requantized as QuantizeLinear does by y_scale's inverse:
+// y = saturate(round_half_even(product * multiplier) + y_zero_point).
+LogicalResult convertQLinearMatMul(NodeContext &ctx) {
+  for (size_t i : {1, 4, 6})
+    if (!isFloat(ctx.input(i).type) || ctx.input(i).numElements() != 1)
+      return ctx.error() << "scale (input " << i << ") must be one float (per-tensor scales only)";
+  const OnnxValue &yz = ctx.input(7);
+  if (!isByte(yz.type) || yz.numElements() != 1)
+    return ctx.error() << "output zero point (input 7) must be one int8 or uint8";
+  FailureOr<OnnxValue> product = integerProduct(ctx, 0, 2, 3, 5);
+  if (failed(product))
+    return failure();
+  OnnxValue as = reshaped(ctx, ctx.input(1), {}), bs = reshaped(ctx, ctx.input(4), {}),
+            ys = reshaped(ctx, ctx.input(6), {}), zero = reshaped(ctx, yz, {});
+  // The divisor QuantizeLinear takes: 1 / (a_scale * b_scale / y_scale), so that x / divisor is
+  // the product times the multiplier... computed as the multiplier itself, then x * it.
+  auto multiplier = elementwise(ctx, {&as, &bs, &ys}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::DivFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+  });
+  if (failed(multiplier))
+    return failure();
+  auto scaled = elementwise(ctx, {&*product, &*multiplier}, DType::kFloat,
+                            [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                              return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, b.getF32Type(), a[0]),
+                                                           a[1]);
+                            });
+  if (failed(scaled))
+    return failure();
+  OnnxValue one = OnnxValue::ofConstant(HostTensor::scalarFloat(1.0f));
+  FailureOr<OnnxValue> y = quantizeValues(ctx, *scaled, one, zero, yz.type);
+  if (failed(y))
+    return failure();
+  ctx.setOutput(0, *y);
+  return success();
+}
+
 } // namespace
 
 void addQuantizeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
       {"DequantizeLinear", 13, 17, convertDequantizeLinear, "", "axis", 2},
+      {"DynamicQuantizeLinear", 13, 17, convertDynamicQuantizeLinear, "", "", 1},
+      {"MatMulInteger", 13, 17, convertMatMulInteger, "int8/uint8, zero points per tensor, row (a) or column (b)", "", 2},
+      {"QLinearMatMul", 13, 17, convertQLinearMatMul, "per-tensor scales", "", 8},
       {"QuantizeLinear", 13, 17, convertQuantizeLinear, "float input", "axis", 2},
   });
 }
