@@ -50,17 +50,22 @@ void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
 
 // `run_allocation_test MODEL.hxb`: its main function, on zero inputs, 20 runs after a warm-up
 // (a compiled model: examples/generate's, whose one run is a whole decode loop).
+// The module at `path`, or null (said on stderr).
+std::shared_ptr<const hexir::Module> Load(const hexir::Runtime& runtime, const std::string& path) {
+  auto module = hexir::Module::Load(runtime, path);
+  if (module.ok()) return *module;
+  std::fprintf(stderr, "%s\n", module.status().ToString().c_str());
+  return nullptr;
+}
+
 int RunModel(const char* path) {
   auto runtime = hexir::Runtime::Create({});
   if (!runtime.ok()) return 2;
-  auto module = hexir::Module::Load(**runtime, path);
-  if (!module.ok()) {
-    std::fprintf(stderr, "%s\n", module.status().ToString().c_str());
-    return 2;
-  }
-  auto session = hexir::Session::Create(*module);
-  auto ins = (*module)->inputs();
-  auto outs = (*module)->outputs();
+  auto module = Load(**runtime, path);
+  if (!module) return 2;
+  auto session = hexir::Session::Create(module);
+  auto ins = module->inputs();
+  auto outs = module->outputs();
   if (!session.ok() || !ins.ok() || !outs.ok()) return 2;
   std::vector<std::vector<unsigned char>> storage;
   std::vector<hexir::TensorView> in_views;
@@ -93,12 +98,9 @@ int main(int argc, char** argv) {
   std::string path = hexir::testing::WriteTestExecutable(HEXIR_TEST_KERNELS_PATH, "alloc");
   auto runtime = hexir::Runtime::Create({});
   if (!runtime.ok()) return 2;
-  auto module = hexir::Module::Load(**runtime, path);
-  if (!module.ok()) {
-    std::fprintf(stderr, "%s\n", module.status().ToString().c_str());
-    return 2;
-  }
-  auto session = hexir::Session::Create(*module);
+  auto module = Load(**runtime, path);
+  if (!module) return 2;
+  auto session = hexir::Session::Create(module);
   if (!session.ok()) return 2;
   alignas(64) float x[8] = {1, 2, 3, 4, -1, -2, -3, -4};
   float y[8], t[8];

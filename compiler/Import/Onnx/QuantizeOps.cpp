@@ -28,7 +28,6 @@ bool isByte(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
 // (or one element) per tensor, a 1-D tensor of x's `axis` extent per axis.
 struct QuantParams {
   OnnxValue scale, zeroPoint;
-  int64_t axis = -1;  // -1: per tensor
 };
 
 FailureOr<QuantParams> quantParams(NodeContext &ctx, const OnnxValue &x, const OnnxValue &zeroPoint) {
@@ -49,20 +48,9 @@ FailureOr<QuantParams> quantParams(NodeContext &ctx, const OnnxValue &x, const O
                        << " of the input (" << shapeString(x.shape) << "), got " << shapeString(scale.shape);
   std::vector<int64_t> along(x.rank(), 1);
   along[*axis] = x.shape[*axis];
-  p.axis = *axis;
   p.scale = reshaped(ctx, scale, along);
   p.zeroPoint = reshaped(ctx, zeroPoint, along);
   return p;
-}
-
-// Element k of x's parameter `t` (per tensor: its one element; per axis: the one of k's slice).
-int64_t paramIndex(const std::vector<int64_t> &shape, int64_t axis, int64_t k) {
-  if (axis < 0)
-    return 0;
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-  return (k / inner) % shape[axis];
 }
 
 Value toFloat(OpBuilder &b, Location l, Value v, DType from) {
@@ -162,11 +150,11 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
     return failure();
   if (x.isConstant() && p->scale.isConstant() && p->zeroPoint.isConstant()) {
     HostTensor y = HostTensor::zeros(DType::kFloat, x.shape);
+    HostTensor ss = expand(*p->scale.constant, x.shape), zs = expand(*p->zeroPoint.constant, x.shape);
     for (int64_t k = 0; k < y.numElements(); ++k) {
-      int64_t j = paramIndex(x.shape, p->axis, k);
       // In float, as ONNX's reference: exact for 8 bits.
-      float d = static_cast<float>(x.constant->i[k]) - static_cast<float>(p->zeroPoint.constant->i[j]);
-      y.f[k] = d * p->scale.constant->f[j];
+      float d = static_cast<float>(x.constant->i[k]) - static_cast<float>(zs.i[k]);
+      y.f[k] = d * ss.f[k];
     }
     ctx.setOutput(0, OnnxValue::ofConstant(std::move(y)));
     return success();
