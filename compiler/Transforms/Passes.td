@@ -185,6 +185,25 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
                            "mlir::bufferization::BufferizationDialect", "mlir::tensor::TensorDialect"];
 }
 
+def OutlineControlFlow : Pass<"hexir-outline-control-flow", "mlir::ModuleOp"> {
+  let summary = "Turns scf.if and scf.while on tensors into hexir.if and hexir.loop over body functions";
+  let description = [{
+    Runs first on an MLIR input. A graph's `scf.if` whose results are tensors becomes a
+    `hexir.if` whose branches are new functions marked `hexir.body` (the values a branch reads
+    from outside become its captures; constants are copied in). An `scf.while` becomes a
+    `hexir.loop` with a condition: its `before` region runs once in the graph on the initial
+    values, and the loop's body runs `after`, then `before` on its results, carrying the
+    condition and the values `scf.condition` forwards. A condition must be a one-element
+    `tensor<i8>` (a bool) read by `tensor.extract` (then `arith.trunci` to `i1`, or
+    `arith.cmpi ne` against 0), since Hexir's graphs pass tensors only.
+
+    Before: `%r = scf.if %p -> tensor<4xf32> { ... } else { ... }` with
+    `%p = arith.trunci (tensor.extract %c[])`. After:
+    `%r = hexir.if %c then @main_then_0(...) else @main_else_0(...)`.
+  }];
+  let dependentDialects = ["mlir::hexir::HexirDialect", "mlir::func::FuncDialect"];
+}
+
 def FoldEmptyLoops : Pass<"hexir-fold-empty-loops", "mlir::ModuleOp"> {
   let summary = "Replaces linalg ops with a loop of extent 0 by their accumulator's initial value";
   let description = [{

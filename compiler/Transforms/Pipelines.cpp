@@ -22,6 +22,8 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
                                      const GraphTargetRules &rules) {
   bool padsInPlace = rules.padsInPlace;
   int64_t maxPanel = rules.maxPanel;
+  // scf.if and scf.while on tensors become hexir.if and hexir.loop over body functions.
+  pm.addPass(createOutlineControlFlow());
   // Reject what we cannot compile while locations still point at the user's ops.
   VerifyInputOptions verify;
   verify.entries = llvm::to_vector(entries);

@@ -621,6 +621,72 @@ def runtime_matmuls(rng):
     return Graph(text, inputs, ref, list(outs))
 
 
+def scf_control_flow(rng):
+    """MLIR control flow: an scf.while (while sum(|acc|) < 20: acc = acc * 1.5 + x) and an
+    scf.if on a bool input (acc or -acc), each condition read from a tensor<i8> by
+    tensor.extract; hexir-outline-control-flow makes them hexir.loop and hexir.if."""
+    text = """func.func @main(%x: tensor<4xf32> {hexir.name = "x"}, %c: tensor<i8> {hexir.name = "c"})
+    -> (tensor<4xf32> {hexir.name = "r"}, tensor<4xf32> {hexir.name = "y"}) {
+  %limit = arith.constant dense<20.0> : tensor<f32>
+  %shift = "tosa.const"() {values = dense<0> : tensor<1xi8>} : () -> tensor<1xi8>
+  %r = scf.while (%acc = %x) : (tensor<4xf32>) -> tensor<4xf32> {
+    %e = tensor.empty() : tensor<f32>
+    %zero = arith.constant 0.0 : f32
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %s = linalg.generic {indexing_maps = [affine_map<(d) -> (d)>, affine_map<(d) -> ()>], iterator_types = ["reduction"]}
+        ins(%acc : tensor<4xf32>) outs(%init : tensor<f32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = math.absf %a : f32
+      %t = arith.addf %o, %m : f32
+      linalg.yield %t : f32
+    } -> tensor<f32>
+    %eb = tensor.empty() : tensor<i8>
+    %less = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%s, %limit : tensor<f32>, tensor<f32>) outs(%eb : tensor<i8>) {
+    ^bb0(%a: f32, %l: f32, %o: i8):
+      %p = arith.cmpf olt, %a, %l : f32
+      %b = arith.extui %p : i1 to i8
+      linalg.yield %b : i8
+    } -> tensor<i8>
+    %byte = tensor.extract %less[] : tensor<i8>
+    %go = arith.trunci %byte : i8 to i1
+    scf.condition(%go) %acc : tensor<4xf32>
+  } do {
+  ^bb0(%acc: tensor<4xf32>):
+    %k = arith.constant dense<1.5> : tensor<4xf32>
+    %m = tosa.mul %acc, %k, %shift : (tensor<4xf32>, tensor<4xf32>, tensor<1xi8>) -> tensor<4xf32>
+    %n = tosa.add %m, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %n : tensor<4xf32>
+  }
+  %cb = tensor.extract %c[] : tensor<i8>
+  %zero8 = arith.constant 0 : i8
+  %p = arith.cmpi ne, %cb, %zero8 : i8
+  %y = scf.if %p -> tensor<4xf32> {
+    scf.yield %r : tensor<4xf32>
+  } else {
+    %en = tensor.empty() : tensor<4xf32>
+    %neg = linalg.generic {indexing_maps = [affine_map<(d) -> (d)>, affine_map<(d) -> (d)>], iterator_types = ["parallel"]}
+        ins(%r : tensor<4xf32>) outs(%en : tensor<4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %n = arith.negf %a : f32
+      linalg.yield %n : f32
+    } -> tensor<4xf32>
+    scf.yield %neg : tensor<4xf32>
+  }
+  return %r, %y : tensor<4xf32>, tensor<4xf32>
+}
+"""
+    x = (rng.uniform(0.05, 0.4, size=4) * rng.choice([-1, 1], size=4)).astype(np.float32)
+
+    def ref(inp):
+        acc = inp["x"].copy()
+        while np.abs(acc).sum(dtype=np.float32) < 20:
+            acc = acc * np.float32(1.5) + inp["x"]
+        return {"r": acc, "y": acc if inp["c"] else -acc}
+
+    return Graph(text, {"x": x, "c": np.array(rng.integers(0, 2), np.bool_)}, ref, ["r", "y"])
+
+
 GRAPHS = {
     "mlp": mlp,
     "cnn": cnn,
@@ -637,4 +703,5 @@ GRAPHS = {
     "concats": concats,
     "residual_pads": residual_pads,
     "runtime_matmuls": runtime_matmuls,
+    "scf_control_flow": scf_control_flow,
 }
