@@ -93,8 +93,12 @@ class FunctionChecker {
     uint32_t i = 0;
     for (const fb::Command* cmd : *fn_.commands()) {
       command_ = i;
-      // Bodies that ended before this command close.
-      while (!open_.empty() && open_.back().end <= i) open_.pop_back();
+      // Bodies that ended before this command close; an IF's then body, closing, opens its else.
+      while (!open_.empty() && open_.back().end <= i) {
+        Body closed = open_.back();
+        open_.pop_back();
+        if (closed.else_end > closed.end) open_.push_back({closed.else_end, false, 0, 0});
+      }
       Status s = CheckCommand(*cmd);
       if (!s.ok()) return DataLossError("function '", name, "' command ", i, ": ", s.message());
       ++i;
@@ -162,16 +166,18 @@ class FunctionChecker {
   }
 
   // A LOOP or IF body of `length` commands after this one must end inside the bodies around it.
-  Status OpenBody(uint64_t length, uint64_t max_trips, bool loop) {
-    uint64_t end = uint64_t{command_} + 1 + length;
+  Status OpenBody(uint64_t length, uint64_t max_trips, bool loop, uint64_t else_length = 0) {
+    uint64_t end = uint64_t{command_} + 1 + length + else_length;
     uint64_t limit = open_.empty() ? fn_.commands()->size() : open_.back().end;
     if (end > limit)
-      return DataLossError(loop ? "LOOP" : "IF", " body of ", length, " commands ends at command ", end,
+      return DataLossError(loop ? "LOOP" : "IF", " body of ", length + else_length, " commands ends at command ", end,
                            ", past the end of ", open_.empty() ? "the function" : "the body around it", " (", limit,
                            ")");
     if (open_.size() == kMaxBodyNesting)
       return DataLossError("LOOP and IF bodies nest more than ", kMaxBodyNesting, " deep");
-    open_.push_back({end, loop, max_trips});
+    // An IF's then and else are bodies of their own, one after the other (the else opens when
+    // the then closes): a loop in one may not reach into the other.
+    open_.push_back({end - else_length, loop, max_trips, else_length ? end : 0});
     return Status::Ok();
   }
   // A scalar slot control flow reads or writes: 8-aligned (struct fields) and `bytes` long.
@@ -198,10 +204,7 @@ class FunctionChecker {
       case fb::CommandOp::IfCommand: {
         const auto* c = cmd.op_as_IfCommand();
         HEXIR_RETURN_IF_ERROR(CheckScalar(c->condition(), 1, false, "IF condition"));
-        uint64_t then_length = c->then_length(), else_length = c->else_length();
-        // Both branches as one body: neither may reach past the body around the IF.
-        HEXIR_RETURN_IF_ERROR(OpenBody(then_length + else_length, 0, /*loop=*/false));
-        return Status::Ok();
+        return OpenBody(c->then_length(), 0, /*loop=*/false, c->else_length());
       }
       case fb::CommandOp::AllocCommand: {
         if (!open_.empty()) return DataLossError("ALLOC inside a LOOP or IF body");
@@ -317,6 +320,7 @@ class FunctionChecker {
     uint64_t end;        // the first command after it
     bool loop;
     uint64_t max_trips;  // a LOOP's static bound (0: none)
+    uint64_t else_end;   // an IF's then body: where its else body ends (0: no else body)
   };
   std::vector<Body> open_;
 };

@@ -121,6 +121,15 @@ TEST_CASE("the reader refuses malformed loops and branches", "[vm]") {
   }, "IF condition slot holds 4 bytes, not 1");
   refused("if_past_end", [&](Commands& c) { std::get<serializer::IfCommand>(c[6]).else_length = 3; },
           "IF body of 4 commands ends at command 11");
+  // A loop in the then branch may not reach into the else branch (which runs when the loop's
+  // trip is not counted).
+  refused("loop_into_else", [&](Commands& c) {
+    LoopCommand inner;
+    inner.body_length = 2;
+    inner.max_trips = 1;
+    c.insert(c.begin() + 7, inner);
+    std::get<serializer::IfCommand>(c[6]).then_length = 2;
+  }, "LOOP body of 2 commands ends at command 10, past the end of the body around it (9)");
   refused("written_input", [&](Commands& c) { loop(c).iteration = Slot{SlotKind::Input, 1, 0, 8}; },
           "LOOP iteration: writes into input 1");
   refused("alloc_inside", [&](Commands& c) {

@@ -92,10 +92,16 @@ private:
     auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
     if (!fn)
       return op->emitError() << "body " << name << " is missing";
-    // The runtime nests bodies at most this deep; a body that runs itself would never end here.
+    // The runtime nests bodies at most this deep.
     if (depth >= static_cast<int>(::hexir::serializer::kMaxBodyNesting))
       return op->emitError() << "loop and if bodies nest more than " << ::hexir::serializer::kMaxBodyNesting
-                             << " deep (or a body runs itself); Hexir runs at most that many levels";
+                             << " deep; Hexir runs at most that many levels";
+    if (llvm::is_contained(running, fn.getOperation()))
+      return op->emitError() << "body " << name << " runs itself (directly or through the bodies it runs); "
+                                "Hexir's loops and ifs do not recurse";
+    // Its values are planned for one op's steps: a second op running it needs a copy.
+    if (llvm::is_contained(live.bodies, fn))
+      return op->emitError() << "body " << name << " is run by two loops or ifs of this function; each needs its own";
     live.bodies.push_back(fn);
     return fn;
   }
@@ -103,7 +109,9 @@ private:
   // Steps of a body's block, one level deeper.
   LogicalResult nested(Block &body) {
     ++depth;
+    running.push_back(body.getParentOp());
     LogicalResult result = block(body);
+    running.pop_back();
     --depth;
     return result;
   }
@@ -154,6 +162,7 @@ private:
   BufferLiveness &live;
   int64_t next = 0;
   int depth = 0;  // bodies around the block being laid out
+  SmallVector<Operation *> running;  // those bodies, outermost first
 };
 
 // The step at which `use` reads its value.

@@ -206,8 +206,17 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
         fn.commands.push_back(command);
         if (failed(emitBlock(entry)))
           return failure();
-        // The trip's last copies: swapped carried values through their own buffers first.
+        // The trip's last copies. The scan rows first: a row may be an old carried value,
+        // which the carried copies overwrite. Then swapped carried values through their own
+        // buffers, then the carried values.
         auto ret = cast<func::ReturnOp>(entry.getTerminator());
+        unsigned carried = loop.getInits().size();
+        for (unsigned s = 0; s < loop.getNumScans(); ++s) {
+          Value row = ret.getOperand(carried + s);
+          ser::Slot target = slotOf(loop.getResult(carried + s), region.end);
+          target.length = byteSize(row.getType());
+          copy(slotOf(row, region.end), target, target.length);
+        }
         llvm::DenseMap<unsigned, ser::Slot> through;
         for (auto [k, buffer] : live.swapBuffers.lookup(loop)) {
           ser::Slot slot;
@@ -218,16 +227,9 @@ LogicalResult mlir::hexir::emitCommands(func::FuncOp graph, const BufferLiveness
           copy(slotOf(ret.getOperand(k), region.end), slot);
           through[k] = slot;
         }
-        unsigned carried = loop.getInits().size();
         for (unsigned k = 0; k < carried; ++k)
           copy(through.count(k) ? through[k] : slotOf(ret.getOperand(k), region.end),
                slotOf(loop.getResult(k), region.end));
-        for (unsigned s = 0; s < loop.getNumScans(); ++s) {
-          Value row = ret.getOperand(carried + s);
-          ser::Slot target = slotOf(loop.getResult(carried + s), region.end);
-          target.length = byteSize(row.getType());
-          copy(slotOf(row, region.end), target, target.length);
-        }
         std::get<ser::LoopCommand>(fn.commands[at]).body_length = static_cast<uint32_t>(fn.commands.size() - at - 1);
         continue;
       }

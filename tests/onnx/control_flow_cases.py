@@ -72,6 +72,35 @@ def add_cases(cases, errors, model, rnd):
         return m, {"x": x}, outs
 
     @case
+    def loop_scan_of_carried_and_input_condition():
+        # rows[trip] is the carried value as the trip found it (not as it leaves it); the first
+        # condition is a run-time bool input of shape [1], the next ones computed (count < 3);
+        # a condition left out starts true.
+        x = rnd(5)
+        g = body([node("Add", ["x_in", "one_f"], ["x_out"]),
+                  node("Add", ["n_in", "one"], ["n_out"]), node("Less", ["n_out", "three"], ["cond_out"])],
+                 [vi("i", I64, []), vi("cond_in", BOOL, [1]), vi("x_in", F32, [5]), vi("n_in", I64, [])],
+                 [vi("cond_out", BOOL, []), vi("x_out", F32, [5]), vi("n_out", I64, [])],
+                 {"one_f": np.float32(1), "one": np.int64(1), "three": np.int64(3)})
+        go = np.array([True])
+        rows = np.stack([x + np.float32(t) for t in range(3)])
+        outs = {"xf": x + np.float32(3), "n": np.int64(3), "rows": rows}
+        # A scan output needs a static trip count: M = 3 and the condition (true for 3 trips)
+        # cannot be combined with scans, so the rows come from a second Loop without one.
+        g2 = body([node("Add", ["y_in", "one_f"], ["y_out"]), node("Identity", ["y_in"], ["row"]),
+                   node("Identity", ["c_in"], ["c_out"])],
+                  [vi("j", I64, []), vi("c_in", BOOL, []), vi("y_in", F32, [5])],
+                  [vi("c_out", BOOL, []), vi("y_out", F32, [5]), vi("row", F32, [5])],
+                  {"one_f": np.float32(1)}, name="rows")
+        # And with the condition omitted (it starts true) under a bound of 10 trips.
+        outs.update({"xf2": outs["xf"], "n2": outs["n"]})
+        nodes = [node("Loop", ["", "go", "x", "zero"], ["xf", "n"], body=g),
+                 node("Loop", ["M", "", "x"], ["unused", "rows"], body=g2),
+                 node("Loop", ["ten", "", "x", "zero"], ["xf2", "n2"], body=g)]
+        m = model(nodes, {"x": x, "go": go}, outs, {"zero": np.int64(0), "M": np.int64(3), "ten": np.int64(10)})
+        return m, {"x": x, "go": go}, outs
+
+    @case
     def loop_runtime_count_swap():
         # (a, b) = (b, a + b), n times, n an input: the new a is the old b (a swap of carried values).
         a, b, n = rnd(3), rnd(3), np.int64(6)

@@ -24,6 +24,17 @@ const onnx::GraphProto *subgraph(NodeContext &ctx, const char *name) {
   return a && a->has_g() ? &a->g() : nullptr;
 }
 
+// The body's result `index` (a Loop's condition) as rank 0 where the body gives it as [1].
+void scalarResult(func::FuncOp fn, unsigned index) {
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  Value v = ret.getOperand(index);
+  if (cast<RankedTensorType>(v.getType()).getRank() == 0)
+    return;
+  OpBuilder b(ret);
+  ret.setOperand(index, reshapeView(b, ret.getLoc(), v, {}));
+  fn.setType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(), ret.getOperandTypes()));
+}
+
 // The body's results without output `index` (a Loop's condition when it is always true).
 void dropResult(func::FuncOp fn, unsigned index) {
   auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
@@ -141,10 +152,15 @@ LogicalResult convertLoop(NodeContext &ctx, SubgraphImporter &importer) {
   }
 
   SmallVector<Value> inits;
-  if (condition)
-    inits.push_back(materialize(ctx, ctx.input(1)));
-  else
+  if (condition) {
+    // Carried as one bool of rank 0 whatever shape the graph gives it ([1] or scalar); an
+    // omitted condition starts true, as ONNX Runtime and the reference run it.
+    OnnxValue start = ctx.hasInput(1) ? ctx.input(1) : OnnxValue::ofConstant(HostTensor::fromInts({1}, {}, DType::kBool));
+    inits.push_back(materialize(ctx, reshaped(ctx, start, {})));
+    scalarResult(body->fn, 0);
+  } else {
     dropResult(body->fn, 0);
+  }
   for (size_t k = 0; k < carried; ++k)
     inits.push_back(materialize(ctx, ctx.input(2 + k)));
   SmallVector<Type> resultTypes;

@@ -2,7 +2,7 @@
 
 // A loop body that runs itself: refused with a message when it is planned, not laid out
 // forever.
-// CHECK: error: loop and if bodies nest more than 32 deep (or a body runs itself)
+// CHECK: error: body @self runs itself (directly or through the bodies it runs)
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = hexir.loop @self inits(%a) captures() {max_trips = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
