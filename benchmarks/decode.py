@@ -32,31 +32,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "onnx"))
+sys.path.insert(0, os.path.join(HERE, "..", "examples", "generate"))
 import compare_ort as co  # noqa: E402 - the shared runner and ORT installer
-
-FULL = dict(vocab=8192, d=768, heads=12, layers=4, max_seq=128)
-
-
-def export(args, path):
-    """Exports the decoder; returns (prompt [1, P] int64, PyTorch's greedy tokens, cache shape)."""
-    import torch
-    import models
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    model = models.GptKvCache(**({} if args.smoke else FULL)).eval()
-    vocab = model.head.out_features
-    prompt = torch.randint(0, vocab, (1, args.prompt))
-    torch.onnx.export(model, (prompt, torch.tensor([0]), model.empty_cache()), path,
-                      input_names=["tokens", "pos", "cache"], output_names=["logits", "cache_out"],
-                      dynamic_axes={"tokens": {1: "seq"}, "logits": {0: "seq"}}, opset_version=17)
-
-    def step(tokens, pos, cache):
-        with torch.no_grad():
-            return model(torch.as_tensor(tokens), torch.as_tensor(pos), cache)
-
-    want = models.greedy_decode(step, prompt, model.empty_cache(), args.tokens)
-    return prompt.numpy(), want, tuple(model.empty_cache().shape)
-
+import make_generate  # noqa: E402 - the decoder's step, its generation graph and PyTorch's tokens
 
 def hexir_decode(hexir, hxb, threads, prompt, tokens, cache_shape):
     """Greedy tokens, prefill ms and per-step decode ms from a host loop over one session."""
@@ -119,18 +97,16 @@ def main():
     sys.path.insert(0, args.python or os.path.join(os.path.dirname(os.path.abspath(args.bin)), "python"))
     import hexir
 
-    onnx_path, hxb = os.path.join(work, "decoder.onnx"), os.path.join(work, "decoder.hxb")
-    prompt, want, cache_shape = export(args, onnx_path)
+    # The step (exported with a symbolic sequence), the whole generation around it as one graph
+    # (examples/generate), the prompt and PyTorch's greedy tokens.
+    made = make_generate.make(work, args.prompt, args.tokens, full=not args.smoke)
+    onnx_path, gen_path, hxb = made["step"], made["model"], os.path.join(work, "decoder.hxb")
+    prompt, want, cache_shape = np.load(made["prompt"]), np.load(made["tokens"]).tolist(), made["cache_shape"]
     if args.prompt + args.tokens > cache_shape[3]:
         sys.exit(f"decode: a {args.prompt}-token prompt and {args.tokens} tokens overflow the {cache_shape[3]}-position cache")
     _, compile_s = co.run([os.path.join(args.bin, "hexir-compile"), onnx_path, "-o", hxb, "--dim",
                            f"seq=1,{args.prompt}", "--donate", "cache"], "compile", args.timeout)
-    # The whole generation as one graph around the same exported step (examples/generate).
-    sys.path.insert(0, os.path.join(HERE, "..", "examples", "generate"))
-    import make_generate
-    import onnx
-    gen_path, gen_hxb = os.path.join(work, "generate.onnx"), os.path.join(work, "generate.hxb")
-    onnx.save(make_generate.build_generate(onnx.load(onnx_path), args.prompt, args.tokens, cache_shape), gen_path)
+    gen_hxb = os.path.join(work, "generate.hxb")
     _, gen_compile_s = co.run([os.path.join(args.bin, "hexir-compile"), gen_path, "-o", gen_hxb], "compile generate",
                               args.timeout)
     ort_pkg = co.ensure_ort(args.ort_dir)
@@ -138,13 +114,13 @@ def main():
           f"{args.prompt}-token prompt, {args.tokens} tokens, compiled in {compile_s:.1f} s, "
           f"executable {os.path.getsize(hxb) / 2**20:.1f} MiB; host loop, one run a token")
     failed = False
-    totals = {}  # threads -> (in-VM, host loop, ORT) ms per round, tokens equal
+    totals = {}  # threads -> {"vm", "host", "ort": ms per round, "equal": the in-VM tokens equal PyTorch's}
     print("| threads | hexir ms/token | ort ms/token | hx/ort (range) | hexir tokens/s | ort tokens/s | "
           "prefill ms hexir / ort | tokens = PyTorch (hexir, ort) |")
     print("|---|---|---|---|---|---|---|---|")
     for t in threads:
         ratios, hx_ms, ort_ms, hx_pre, ort_pre, same = [], [], [], [], [], [True, True]
-        totals[t] = ([], [], [], True)
+        totals[t] = {"vm": [], "host": [], "ort": [], "equal": True}
         for r in range(rounds):
             order = ("hexir", "ort", "vm") if r % 2 == 0 else ("vm", "ort", "hexir")
             for who in order:
@@ -152,18 +128,18 @@ def main():
                     got, pre, steps = hexir_decode(hexir, hxb, t, prompt, args.tokens, cache_shape)
                     hx_ms.append(statistics.fmean(steps))
                     hx_pre.append(pre)
-                    totals[t][1].append(pre + sum(steps))
+                    totals[t]["host"].append(pre + sum(steps))
                     same[0] &= got == want
                 elif who == "ort":
                     got, pre, steps = ort_decode(args, ort_pkg, onnx_path, t, prompt, cache_shape)
                     ort_ms.append(statistics.fmean(steps))
                     ort_pre.append(pre)
-                    totals[t][2].append(pre + sum(steps))
+                    totals[t]["ort"].append(pre + sum(steps))
                     same[1] &= got == want
                 else:
                     got, ms = hexir_generate(hexir, gen_hxb, t, prompt, cache_shape)
-                    totals[t][0].append(ms)
-                    totals[t] = (*totals[t][:3], totals[t][3] and got == want)
+                    totals[t]["vm"].append(ms)
+                    totals[t]["equal"] &= got == want
             ratios.append(hx_ms[-1] / ort_ms[-1])
         h, o = statistics.median(hx_ms), statistics.median(ort_ms)
         print(f"| {t} | {h:.2f} | {o:.2f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | "
@@ -175,7 +151,8 @@ def main():
     print("| threads | in-VM ms | host loop ms | ORT ms | in-VM / host loop (range) | in-VM / ORT (range) | "
           "in-VM tokens/s | tokens = PyTorch |")
     print("|---|---|---|---|---|---|---|---|")
-    for t, (vm, host, ort, equal) in totals.items():
+    for t, row in totals.items():
+        vm, host, ort, equal = row["vm"], row["host"], row["ort"], row["equal"]
         by_host = [a / b for a, b in zip(vm, host)]
         by_ort = [a / b for a, b in zip(vm, ort)]
         m = statistics.median(vm)

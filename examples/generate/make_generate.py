@@ -100,7 +100,8 @@ def build_generate(step, prompt_len, tokens, cache_shape):
 
 
 def make(out_dir, prompt_len=8, tokens=16, full=False):
-    """Writes the model, the prompt and PyTorch's tokens; returns their paths."""
+    """Writes the step, the generation model, the prompt and PyTorch's tokens; returns their
+    paths (step, model, prompt, tokens) and the cache's shape (cache_shape)."""
     import torch
     import models
     torch.manual_seed(0)
@@ -111,19 +112,19 @@ def make(out_dir, prompt_len=8, tokens=16, full=False):
         sys.exit(f"a {prompt_len}-token prompt and {tokens} tokens overflow the {cache_shape[3]}-position cache")
     prompt = torch.randint(0, model.head.out_features, (1, prompt_len))
     os.makedirs(out_dir, exist_ok=True)
-    step = export_step(model, prompt, os.path.join(out_dir, "step.onnx"))
+    paths = {k: os.path.join(out_dir, f) for k, f in (("step", "step.onnx"), ("model", "generate.onnx"),
+                                                       ("prompt", "prompt.npy"), ("tokens", "pytorch_tokens.npy"))}
+    step = export_step(model, prompt, paths["step"])
 
     def run_step(ids, pos, cache):
         with torch.no_grad():
             return model(torch.as_tensor(ids), torch.as_tensor(pos), cache)
 
     want = models.greedy_decode(run_step, prompt, model.empty_cache(), tokens)
-    paths = {k: os.path.join(out_dir, f) for k, f in
-             (("model", "generate.onnx"), ("prompt", "prompt.npy"), ("tokens", "pytorch_tokens.npy"))}
     onnx.save(build_generate(step, prompt_len, tokens, cache_shape), paths["model"])
     np.save(paths["prompt"], prompt.numpy())
     np.save(paths["tokens"], np.array(want, np.int64))
-    return paths
+    return {**paths, "cache_shape": cache_shape}
 
 
 def main():

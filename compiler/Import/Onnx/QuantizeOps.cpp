@@ -59,6 +59,25 @@ Value toFloat(OpBuilder &b, Location l, Value v, DType from) {
                                : arith::SIToFPOp::create(b, l, f32, v).getResult();
 }
 
+// min(max(v, lo), hi); a NaN becomes lo (maxnumf picks the number), never an undefined
+// conversion later.
+Value clampTo(OpBuilder &b, Location l, Value v, double lo, double hi) {
+  return arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, v, floatConst(b, l, lo)), floatConst(b, l, hi));
+}
+
+// Round half to even without a libm call (roundevenf, which an x86-64 baseline CPU lacks an
+// instruction for): for |v| <= 2^22 (callers clamp first), adding and subtracting 1.5 * 2^23
+// rounds in the FPU's default mode.
+Value roundHalfEven(OpBuilder &b, Location l, Value v) {
+  Value magic = floatConst(b, l, 12582912.0);
+  return arith::SubFOp::create(b, l, arith::AddFOp::create(b, l, v, magic), magic);
+}
+
+// A whole float in [-128, 255] as its byte (int8 or uint8 bits), through int32.
+Value toByte(OpBuilder &b, Location l, Value v) {
+  return arith::TruncIOp::create(b, l, b.getI8Type(), arith::FPToSIOp::create(b, l, b.getI32Type(), v));
+}
+
 } // namespace
 
 FailureOr<OnnxValue> quantizeValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &scale,
@@ -80,18 +99,10 @@ FailureOr<OnnxValue> quantizeValues(NodeContext &ctx, const OnnxValue &x, const 
     return OnnxValue::ofConstant(std::move(y));
   }
   return elementwise(ctx, {&x, &scale, &zeroPoint}, out, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-    // Round half to even without a libm call (roundevenf, which an x86-64 baseline CPU lacks
-    // an instruction for): within +-2^22, adding and subtracting 1.5 * 2^23 rounds in the FPU's
-    // default mode. Beyond it the value saturates anyway; a NaN goes to the lowest bound here.
-    Value d = arith::DivFOp::create(b, l, a[0], a[1]);
-    d = arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, d, floatConst(b, l, -4194304.0)),
-                                 floatConst(b, l, 4194304.0));
-    Value magic = floatConst(b, l, 12582912.0);
-    Value rounded = arith::SubFOp::create(b, l, arith::AddFOp::create(b, l, d, magic), magic);
-    Value v = arith::AddFOp::create(b, l, rounded, toFloat(b, l, a[2], out));
-    v = arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, v, floatConst(b, l, lo)), floatConst(b, l, hi));
-    Value wide = arith::FPToSIOp::create(b, l, b.getI32Type(), v);
-    return arith::TruncIOp::create(b, l, b.getI8Type(), wide);
+    // Beyond +-2^22 the value saturates anyway.
+    Value d = clampTo(b, l, arith::DivFOp::create(b, l, a[0], a[1]), -4194304.0, 4194304.0);
+    Value v = arith::AddFOp::create(b, l, roundHalfEven(b, l, d), toFloat(b, l, a[2], out));
+    return toByte(b, l, clampTo(b, l, v, lo, hi));
   });
 }
 
@@ -199,11 +210,8 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
   auto zeroPoint = elementwise(ctx, {&lo, &*scale}, DType::kUInt8, [](OpBuilder &b, Location l, ValueRange a) -> Value {
     Value zero = floatConst(b, l, 0.0);
     Value z = arith::DivFOp::create(b, l, arith::NegFOp::create(b, l, arith::MinimumFOp::create(b, l, a[0], zero)), a[1]);
-    // Clamped first (a 0 / 0 is NaN: maxnumf gives 0), then rounded half to even as above.
-    z = arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, z, zero), floatConst(b, l, 255.0));
-    Value magic = floatConst(b, l, 12582912.0);
-    z = arith::SubFOp::create(b, l, arith::AddFOp::create(b, l, z, magic), magic);
-    return arith::TruncIOp::create(b, l, b.getI8Type(), arith::FPToSIOp::create(b, l, b.getI32Type(), z));
+    // Clamped first (a 0 / 0 is NaN: it becomes 0), then rounded.
+    return toByte(b, l, roundHalfEven(b, l, clampTo(b, l, z, 0.0, 255.0)));
   });
   if (failed(zeroPoint))
     return failure();
@@ -260,9 +268,9 @@ LogicalResult convertMatMulInteger(NodeContext &ctx) {
   return success();
 }
 
-// QLinearMatMul: the int32 product times a_scale * b_scale / y_scale (in float32, the multiplier
-// folded when the scales are known), requantized as QuantizeLinear does by y_scale's inverse:
-// y = saturate(round_half_even(product * multiplier) + y_zero_point).
+// QLinearMatMul: the int32 product times the multiplier a_scale * b_scale / y_scale (in
+// float32), requantized: y = saturate(round_half_even(product * multiplier) + y_zero_point),
+// QuantizeLinear's kernel with a scale of 1.
 LogicalResult convertQLinearMatMul(NodeContext &ctx) {
   for (size_t i : {1, 4, 6})
     if (!isFloat(ctx.input(i).type) || ctx.input(i).numElements() != 1)
@@ -275,8 +283,6 @@ LogicalResult convertQLinearMatMul(NodeContext &ctx) {
     return failure();
   OnnxValue as = reshaped(ctx, ctx.input(1), {}), bs = reshaped(ctx, ctx.input(4), {}),
             ys = reshaped(ctx, ctx.input(6), {}), zero = reshaped(ctx, yz, {});
-  // The divisor QuantizeLinear takes: 1 / (a_scale * b_scale / y_scale), so that x / divisor is
-  // the product times the multiplier... computed as the multiplier itself, then x * it.
   auto multiplier = elementwise(ctx, {&as, &bs, &ys}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
     return arith::DivFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
   });
