@@ -232,12 +232,12 @@ LogicalResult convertIf(NodeContext &ctx, SubgraphImporter &importer) {
 }
 
 void addControlFlowOps(std::vector<OpSupport> &ops) {
-  // No converter of their own: the importer gives them its subgraphs (convertLoop, convertIf).
+  // Converted with the importer's subgraphs.
   ops.insert(ops.end(), {
-      {"If", 13, 17, nullptr, "both branches give the same shapes", "then_branch else_branch", 1},
+      {"If", 13, 17, nullptr, "both branches give the same shapes", "then_branch else_branch", 1, convertIf, true},
       {"Loop", 13, 17, nullptr,
        "carried values keep their shapes; scan outputs need a constant trip count and no computed condition",
-       "body", 0},
+       "body", 0, convertLoop, true},
   });
 }
 

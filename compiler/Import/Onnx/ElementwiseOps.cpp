@@ -501,7 +501,7 @@ void addElementwiseOps(std::vector<OpSupport> &ops) {
       {"Abs", 13, 17, convertAbs, "", "", 1},
       {"Add", 13, 17, convertAdd, "", "", 2},
       {"And", 13, 17, convertAnd, "", "", 2},
-      {"Cast", 13, 17, convertCast, "run-time casts between float, int64, int32, int8, uint8 and bool", "to", 1},
+      {"Cast", 13, 17, convertCast, "run-time casts between float, int64, int32, int8, uint8 and bool", "to", 1, nullptr, true},
       {"Ceil", 13, 17, convertCeil, "", "", 1},
       {"Clip", 13, 17, convertClip, "min and max known at compile time", "", 1},
       {"Div", 13, 17, convertDiv, "integer division by 0 gives 0, MIN / -1 gives MIN", "", 2},

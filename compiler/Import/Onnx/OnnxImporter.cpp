@@ -413,13 +413,8 @@ private:
     for (const auto &a : node.attribute())
       if (!knowsAttribute(*op, a.name()))
         return ctx.error() << "unsupported attribute '" << a.name() << "'";
-    // uint8 is unsigned: the converters' signed integer arithmetic would be wrong on it. It
-    // flows only through quantization, casts and data movement.
-    static const std::set<std::string> byteOps = {
-        "Cast", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "QLinearMatMul", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-        "Identity", "Concat", "Slice", "Split", "Gather", "Shape", "Size", "Expand", "Loop", "If"};
     for (OnnxValue *in : inputs)
-      if (in && in->type == DType::kUInt8 && !in->isConstant() && !byteOps.count(node.op_type()))
+      if (in && in->type == DType::kUInt8 && !in->isConstant() && !op->readsUint8)
         return ctx.error() << "reads a uint8 tensor; Hexir takes uint8 tensors only through the quantized ops "
                               "(QuantizeLinear, DequantizeLinear, MatMulInteger, ...), Cast and data movement (Reshape, "
                               "Transpose, Concat, Slice, Gather, ...)";
@@ -430,10 +425,7 @@ private:
         return ctx.error() << "input " << i << " is missing (the op needs "
                            << (op->minInputs < 0 ? std::string("one or more inputs, none omitted")
                                                  : std::to_string(op->minInputs) + " inputs") << ")";
-    LogicalResult converted = op->convert          ? op->convert(ctx)
-                              : node.op_type() == "Loop" ? convertLoop(ctx, *this)
-                                                         : convertIf(ctx, *this);
-    if (failed(converted))
+    if (failed(op->convert ? op->convert(ctx) : op->convertSubgraphs(ctx, *this)))
       return failure();
     std::vector<OnnxValue> outputs = ctx.takeOutputs();
     for (int k = 0; k < node.output_size(); ++k) {

@@ -11,16 +11,23 @@
 
 namespace hexir::onnx_import {
 
+class SubgraphImporter;
 using Converter = mlir::LogicalResult (*)(NodeContext &);
+// Ops with subgraphs (Loop, If) convert with the importer's help (ControlFlowOps.h).
+using SubgraphConverter = mlir::LogicalResult (*)(NodeContext &, SubgraphImporter &);
 
 struct OpSupport {
   const char *opType;
   int64_t sinceOpset;  // within the importer's 13..17
   int64_t untilOpset;
-  Converter convert;  // null for ops with subgraphs, which the importer converts itself
+  Converter convert;  // null for ops with subgraphs (convertSubgraphs)
   const char *limits;      // what is not supported, "" if nothing
   const char *attributes;  // the attributes the converter reads, space-separated; any other is an error
   int minInputs;           // inputs that must be present; -1: variadic, at least one, none omitted
+  SubgraphConverter convertSubgraphs = nullptr;
+  // Whether it takes run-time uint8 inputs: the quantized ops and data movement. The others'
+  // integer arithmetic is signed, so a uint8 input is refused before it reaches them.
+  bool readsUint8 = false;
 };
 
 // Whether `op` reads attribute `name` (an unknown attribute must not be silently ignored).

@@ -307,11 +307,11 @@ LogicalResult convertQLinearMatMul(NodeContext &ctx) {
 
 void addQuantizeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"DequantizeLinear", 13, 17, convertDequantizeLinear, "", "axis", 2},
-      {"DynamicQuantizeLinear", 13, 17, convertDynamicQuantizeLinear, "", "", 1},
-      {"MatMulInteger", 13, 17, convertMatMulInteger, "int8/uint8, zero points per tensor, row (a) or column (b)", "", 2},
-      {"QLinearMatMul", 13, 17, convertQLinearMatMul, "per-tensor scales", "", 8},
-      {"QuantizeLinear", 13, 17, convertQuantizeLinear, "float input", "axis", 2},
+      {"DequantizeLinear", 13, 17, convertDequantizeLinear, "", "axis", 2, nullptr, true},
+      {"DynamicQuantizeLinear", 13, 17, convertDynamicQuantizeLinear, "", "", 1, nullptr, true},
+      {"MatMulInteger", 13, 17, convertMatMulInteger, "int8/uint8, zero points per tensor, row (a) or column (b)", "", 2, nullptr, true},
+      {"QLinearMatMul", 13, 17, convertQLinearMatMul, "per-tensor scales", "", 8, nullptr, true},
+      {"QuantizeLinear", 13, 17, convertQuantizeLinear, "float input", "axis", 2, nullptr, true},
   });
 }
 

@@ -644,25 +644,25 @@ LogicalResult convertDropout(NodeContext &ctx) {
 
 void addShapeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"Concat", 13, 17, convertConcat, "", "axis", -1},
+      {"Concat", 13, 17, convertConcat, "", "axis", -1, nullptr, true},
       {"Constant", 13, 17, convertConstant, "no sparse_value", "value value_float value_floats value_int value_ints", 0},
       {"ConstantOfShape", 13, 17, convertConstantOfShape, "", "value", 1},
       {"Dropout", 13, 17, convertDropout, "inference only", "seed", 1},
-      {"Expand", 13, 17, convertExpand, "shape known at compile time", "", 2},
-      {"Flatten", 13, 17, convertFlatten, "", "axis", 1},
-      {"Gather", 13, 17, convertGather, "out-of-range run-time indices are clamped", "axis", 2},
-      {"Identity", 13, 17, convertIdentity, "", "", 1},
+      {"Expand", 13, 17, convertExpand, "shape known at compile time", "", 2, nullptr, true},
+      {"Flatten", 13, 17, convertFlatten, "", "axis", 1, nullptr, true},
+      {"Gather", 13, 17, convertGather, "out-of-range run-time indices are clamped", "axis", 2, nullptr, true},
+      {"Identity", 13, 17, convertIdentity, "", "", 1, nullptr, true},
       {"Pad", 13, 17, convertPad, "mode=constant, pads known at compile time, no negative pads", "mode", 2},
       {"Range", 13, 17, convertRange, "inputs known at compile time", "", 3},
-      {"Reshape", 13, 17, convertReshape, "shape known at compile time", "allowzero", 2},
-      {"Shape", 13, 17, convertShape, "", "start end", 1},
-      {"Size", 13, 17, convertSize, "", "", 1},
-      {"Slice", 13, 17, convertSlice, "starts, ends, axes, steps known at compile time", "", 3},
-      {"Split", 13, 17, convertSplit, "split sizes known at compile time", "axis", 1},
-      {"Squeeze", 13, 17, convertSqueeze, "axes known at compile time", "", 1},
-      {"Transpose", 13, 17, convertTranspose, "", "perm", 1},
+      {"Reshape", 13, 17, convertReshape, "shape known at compile time", "allowzero", 2, nullptr, true},
+      {"Shape", 13, 17, convertShape, "", "start end", 1, nullptr, true},
+      {"Size", 13, 17, convertSize, "", "", 1, nullptr, true},
+      {"Slice", 13, 17, convertSlice, "starts, ends, axes, steps known at compile time", "", 3, nullptr, true},
+      {"Split", 13, 17, convertSplit, "split sizes known at compile time", "axis", 1, nullptr, true},
+      {"Squeeze", 13, 17, convertSqueeze, "axes known at compile time", "", 1, nullptr, true},
+      {"Transpose", 13, 17, convertTranspose, "", "perm", 1, nullptr, true},
       {"Trilu", 14, 17, convertTrilu, "inputs known at compile time", "upper", 1},
-      {"Unsqueeze", 13, 17, convertUnsqueeze, "axes known at compile time", "", 2},
+      {"Unsqueeze", 13, 17, convertUnsqueeze, "axes known at compile time", "", 2, nullptr, true},
   });
 }
 
