@@ -4,9 +4,13 @@ QuantizeLinear and DequantizeLinear per tensor and per axis, int8 and uint8 (the
 point too), ties rounded half to even as ONNX specifies, saturation at -128/127 and 0/255, int8
 and uint8 graph inputs and outputs, DequantizeLinear of int32, a QDQ weight folded at import and
 a run-time Q -> DQ chain; DynamicQuantizeLinear (an all-zero input too); MatMulInteger with zero
-points per tensor, row and column and at the extremes; QLinearMatMul requantizing.
+points per tensor, row and column and at the extremes; QLinearMatMul requantizing; ConvInteger
+and QLinearConv (padding with the zero point, groups, depthwise, strides, 1-D, per-channel weight
+scales and zero points, an int32 bias, saturation) against PyTorch's float64 convolution.
 """
 import numpy as np
+import torch
+import torch.nn.functional as F
 from onnx import helper
 
 
@@ -27,6 +31,16 @@ def dequantize(x, scale, zp, axis=None):
         shape[axis] = -1
         scale, zp = scale.reshape(shape), zp.reshape(shape)
     return ((x.astype(np.float32) - zp.astype(np.float32)) * scale).astype(np.float32)
+
+
+def conv_int(x, xz, w, wz, bias=None, **kw):
+    """(x - xz) (*) (w - wz) exactly (float64 holds every such sum), padding x with its zero point."""
+    xs = torch.from_numpy(x.astype(np.float64) - np.float64(xz))
+    wzs = np.asarray(wz, np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
+    ws = torch.from_numpy(w.astype(np.float64) - wzs)
+    conv = F.conv1d if x.ndim == 3 else F.conv2d
+    b = None if bias is None else torch.from_numpy(bias.astype(np.float64))
+    return conv(xs, ws, b, **kw).numpy().astype(np.int32)
 
 
 def add_cases(cases, errors, model, rnd):
@@ -153,6 +167,63 @@ def add_cases(cases, errors, model, rnd):
         nodes = [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])]
         inits = {"sa": sa, "za": za, "b": b, "sb": sb, "zb": zb, "sy": sy, "zy": zy}
         return model(nodes, {"a": a}, outs, inits), {"a": a}, outs
+
+    @case
+    def conv_integer():
+        # uint8 input, int8 weight with per-output-channel zero points, padded (the padding is the
+        # input's zero point, so it adds nothing); int8 x int8 grouped, strided and dilated with no
+        # zero points; a 1-D depthwise one; the extremes -128 * -128 over 3x3x16.
+        x = rng.integers(0, 256, size=(2, 5, 7, 6)).astype(np.uint8)
+        w = rng.integers(-128, 128, size=(6, 5, 3, 3)).astype(np.int8)
+        xz, wz = np.uint8(131), rng.integers(-20, 20, size=(6,)).astype(np.int8)
+        y1 = conv_int(x, xz, w, wz, padding=1)
+        g = rng.integers(-128, 128, size=(2, 4, 9, 8)).astype(np.int8)
+        gw = rng.integers(-128, 128, size=(6, 2, 3, 2)).astype(np.int8)
+        y2 = conv_int(g, 0, gw, 0, stride=(2, 1), dilation=(1, 2), groups=2)
+        d = rng.integers(-128, 128, size=(1, 3, 11)).astype(np.int8)
+        dw = rng.integers(-128, 128, size=(3, 1, 4)).astype(np.int8)
+        y3 = conv_int(np.pad(d, ((0, 0), (0, 0), (2, 1))), 0, dw, 0, groups=3)
+        e = np.full((1, 16, 3, 3), -128, np.int8)
+        ew = np.full((2, 16, 3, 3), -128, np.int8)
+        y4 = conv_int(e, 0, ew, 0)
+        outs = {"y1": y1, "y2": y2, "y3": y3, "y4": y4}
+        nodes = [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y1"], pads=[1, 1, 1, 1]),
+                 helper.make_node("ConvInteger", ["g", "gw"], ["y2"], strides=[2, 1], dilations=[1, 2], group=2),
+                 helper.make_node("ConvInteger", ["d", "dw"], ["y3"], pads=[2, 1], group=3),
+                 helper.make_node("ConvInteger", ["e", "ew"], ["y4"])]
+        ins = {"x": x, "g": g, "d": d, "e": e}
+        return model(nodes, ins, outs, {"w": w, "xz": xz, "wz": wz, "gw": gw, "dw": dw, "ew": ew}), ins, outs
+
+    @case
+    def qlinear_conv():
+        # uint8 -> uint8 with per-channel weight scales and zero points and an int32 bias, padded;
+        # int8 -> int8 per tensor, saturating both ways. The multiplier x_scale * w_scale / y_scale
+        # in float32 as Hexir computes it (NumPy's reference differs only at exact ties).
+        x = rng.integers(0, 256, size=(1, 6, 5, 5)).astype(np.uint8)
+        w = rng.integers(-128, 128, size=(4, 6, 3, 3)).astype(np.int8)
+        sx, zx = np.float32(0.03), np.uint8(110)
+        sw = np.array([0.002, 0.004, 0.001, 0.003], np.float32)
+        zw = np.array([0, 3, -4, 1], np.int8)
+        sy, zy = np.float32(0.2), np.uint8(90)
+        bias = rng.integers(-5000, 5000, size=(4,)).astype(np.int32)
+        acc = conv_int(x, zx, w, zw, bias, padding=1)
+        m = (sx * sw / sy).astype(np.float32).reshape(1, 4, 1, 1)
+        y1 = np.clip(np.rint(acc.astype(np.float32) * m) + np.float32(zy), 0, 255).astype(np.uint8)
+        a = rng.integers(-128, 128, size=(2, 3, 4, 4)).astype(np.int8)
+        aw = rng.integers(-128, 128, size=(5, 3, 2, 2)).astype(np.int8)
+        sa, za, saw, sb, zb = np.float32(0.5), np.int8(-7), np.float32(0.25), np.float32(1.5), np.int8(5)
+        acc2 = conv_int(a, za, aw, 0, stride=2)
+        y2 = np.clip(np.rint(acc2.astype(np.float32) * (np.float32(sa * saw) / sb)) + np.float32(zb),
+                     -128, 127).astype(np.int8)
+        outs = {"y1": y1, "y2": y2}
+        nodes = [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"], ["y1"],
+                                  pads=[1, 1, 1, 1]),
+                 helper.make_node("QLinearConv", ["a", "sa", "za", "aw", "saw", "zaw", "sb", "zb"], ["y2"],
+                                  strides=[2, 2])]
+        inits = {"sx": sx, "zx": zx, "w": w, "sw": sw, "zw": zw, "sy": sy, "zy": zy, "bias": bias,
+                 "sa": sa, "za": za, "aw": aw, "saw": saw, "zaw": np.int8(0), "sb": sb, "zb": zb}
+        ins = {"x": x, "a": a}
+        return model(nodes, ins, outs, inits), ins, outs
 
     def uint8_add():
         a = rng.integers(0, 256, size=(4,)).astype(np.uint8)

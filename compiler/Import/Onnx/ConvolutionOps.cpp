@@ -3,10 +3,12 @@
 // NCHW throughout, as ONNX: Conv is linalg.conv_2d_nchw_fchw (group 1), depthwise_conv_2d_nchw_chw
 // (one filter per channel) or a grouped linalg.generic; pooling is linalg.pooling_nchw_*. 1-D
 // convolutions and pools run as 2-D ones of height 1. Padding is an explicit tensor.pad.
+// convolveValues also serves ConvInteger and QLinearConv (QuantizeOps.cpp) in int32.
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/OpRegistry.h"
+#include "Import/Onnx/Quantized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -111,7 +113,11 @@ Value padInput(NodeContext &ctx, Value x, const Window &w, double padValue) {
     return x;
   SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(1), w.in[0] + lowH + highH,
                                 w.in[1] + lowW + highW};
-  Value pad = arith::ConstantOp::create(b, ctx.loc, b.getF32FloatAttr(static_cast<float>(padValue)));
+  Type element = type.getElementType();
+  Value pad = isa<FloatType>(element)
+                  ? arith::ConstantOp::create(b, ctx.loc, b.getFloatAttr(element, padValue)).getResult()
+                  : arith::ConstantOp::create(b, ctx.loc, b.getIntegerAttr(element, static_cast<int64_t>(padValue)))
+                        .getResult();
   return tensor::PadOp::create(b, ctx.loc, RankedTensorType::get(shape, type.getElementType()), x,
                                getAsIndexOpFoldResult(b.getContext(), {0, 0, lowH, lowW}),
                                getAsIndexOpFoldResult(b.getContext(), {0, 0, highH, highW}), pad);
@@ -141,81 +147,11 @@ LogicalResult requireFloatInput(NodeContext &ctx) {
 LogicalResult convertConv(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)) || failed(ctx.requireFloatInputs({1, 2})))
     return failure();
-  const OnnxValue &x = ctx.input(0);
-  const OnnxValue &wv = ctx.input(1);
-  if (x.rank() != 3 && x.rank() != 4)
-    return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
-  if (wv.rank() != x.rank())
-    return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
-  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
-  std::vector<int64_t> weightKernel(wv.shape.begin() + 2, wv.shape.end());
-  if (kernel.empty())
-    kernel = weightKernel;
-  if (kernel != weightKernel)
-    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
-                       << shapeString(weightKernel);
-  Window w;
-  if (failed(readWindow(ctx, x.shape, kernel, /*ceilMode=*/false, w)))
+  FailureOr<OnnxValue> y = convolveValues(ctx, ctx.input(0), ctx.input(1), ctx.hasInput(2) ? &ctx.input(2) : nullptr,
+                                          DType::kFloat);
+  if (failed(y))
     return failure();
-  int64_t group = ctx.attrInt("group", 1);
-  int64_t n = x.shape[0], c = x.shape[1], f = wv.shape[0];
-  if (group <= 0 || c % group != 0 || f % group != 0 || wv.shape[1] != c / group)
-    return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input "
-                       << shapeString(x.shape) << " with group " << group;
-  OpBuilder &b = ctx.b;
-  MLIRContext *mc = b.getContext();
-  std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
-  auto outType = tensorType(mc, outShape, DType::kFloat);
-
-  // The bias is the accumulator's initial value.
-  Value init;
-  if (ctx.hasInput(2)) {
-    const OnnxValue &bias = ctx.input(2);
-    if (bias.numElements() != f)
-      return ctx.error() << "bias has " << bias.numElements() << " values for " << f << " filters";
-    init = broadcastTo(ctx, reshaped(ctx, bias, {f, 1, 1}), outShape);
-  } else {
-    Value zero = floatConst(b, ctx.loc, 0.0);
-    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
-    init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
-  }
-
-  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, 0.0);
-  std::vector<int64_t> w4 = as4D(wv.shape);
-  OnnxValue weight = reshaped(ctx, wv, w4);
-  Value out;
-  if (group == 1) {
-    out = linalg::Conv2DNchwFchwOp::create(b, ctx.loc, TypeRange{outType},
-                                           ValueRange{input, materialize(ctx, weight)}, ValueRange{init},
-                                           i64Pair(b, w.stride), i64Pair(b, w.dilation))
-              .getResult(0);
-  } else if (group == c && f == c) {
-    Value filter = materialize(ctx, reshaped(ctx, weight, {c, w4[2], w4[3]}));
-    out = linalg::DepthwiseConv2DNchwChwOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, filter},
-                                                   ValueRange{init}, i64Pair(b, w.stride),
-                                                   i64Pair(b, w.dilation))
-              .getResult(0);
-  } else {
-    // Grouped: output channel oc reads input channels (oc / (F/G)) * (C/G) + [0, C/G).
-    int64_t fg = f / group, cg = c / group;
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, mc); };
-    // Loops: n, oc, oh, ow | ic, kh, kw.
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(7, 0, {d(0), d(1).floorDiv(fg) * cg + d(4), d(2) * w.stride[0] + d(5) * w.dilation[0],
-                              d(3) * w.stride[1] + d(6) * w.dilation[1]}, mc),
-        AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, mc),
-        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, mc)};
-    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
-    iterators.append(3, utils::IteratorType::reduction);
-    out = linalg::GenericOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, materialize(ctx, weight)},
-                                    ValueRange{init}, maps, iterators,
-                                    [](OpBuilder &nb, Location nl, ValueRange a) {
-                                      Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                                      linalg::YieldOp::create(nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
-                                    })
-              .getResult(0);
-  }
-  setWindowOutput(ctx, out, w);
+  ctx.setOutput(0, *y);
   return success();
 }
 
@@ -322,6 +258,96 @@ LogicalResult convertGlobalAveragePool(NodeContext &ctx) { return convertGlobalP
 LogicalResult convertGlobalMaxPool(NodeContext &ctx) { return convertGlobalPool(ctx, true); }
 
 } // namespace
+
+FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &wv, const OnnxValue *bias,
+                                    DType acc) {
+  if (x.type != acc || wv.type != acc)
+    return ctx.error() << "input and weight must be " << dtypeName(acc) << " tensors";
+  if (x.rank() != 3 && x.rank() != 4)
+    return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
+  if (wv.rank() != x.rank())
+    return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  std::vector<int64_t> weightKernel(wv.shape.begin() + 2, wv.shape.end());
+  if (kernel.empty())
+    kernel = weightKernel;
+  if (kernel != weightKernel)
+    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
+                       << shapeString(weightKernel);
+  Window w;
+  if (failed(readWindow(ctx, x.shape, kernel, /*ceilMode=*/false, w)))
+    return failure();
+  int64_t group = ctx.attrInt("group", 1);
+  int64_t n = x.shape[0], c = x.shape[1], f = wv.shape[0];
+  if (group <= 0 || c % group != 0 || f % group != 0 || wv.shape[1] != c / group)
+    return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input "
+                       << shapeString(x.shape) << " with group " << group;
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
+  auto outType = tensorType(mc, outShape, acc);
+  bool isInt = acc != DType::kFloat;
+
+  // The bias is the accumulator's initial value.
+  Value init;
+  if (bias) {
+    if (bias->type != acc)
+      return ctx.error() << "bias must be " << dtypeName(acc) << ", got " << dtypeName(bias->type);
+    if (bias->numElements() != f)
+      return ctx.error() << "bias has " << bias->numElements() << " values for " << f << " filters";
+    init = broadcastTo(ctx, reshaped(ctx, *bias, {f, 1, 1}), outShape);
+  } else {
+    Value zero = scalarConstant(b, ctx.loc, acc, 0.0);
+    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, elementType(mc, acc));
+    init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
+  }
+
+  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, 0.0);
+  std::vector<int64_t> w4 = as4D(wv.shape);
+  OnnxValue weight = reshaped(ctx, wv, w4);
+  Value out;
+  if (group == 1) {
+    out = linalg::Conv2DNchwFchwOp::create(b, ctx.loc, TypeRange{outType},
+                                           ValueRange{input, materialize(ctx, weight)}, ValueRange{init},
+                                           i64Pair(b, w.stride), i64Pair(b, w.dilation))
+              .getResult(0);
+  } else if (group == c && f == c) {
+    Value filter = materialize(ctx, reshaped(ctx, weight, {c, w4[2], w4[3]}));
+    out = linalg::DepthwiseConv2DNchwChwOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, filter},
+                                                   ValueRange{init}, i64Pair(b, w.stride),
+                                                   i64Pair(b, w.dilation))
+              .getResult(0);
+  } else {
+    // Grouped: output channel oc reads input channels (oc / (F/G)) * (C/G) + [0, C/G).
+    int64_t fg = f / group, cg = c / group;
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, mc); };
+    // Loops: n, oc, oh, ow | ic, kh, kw.
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0, {d(0), d(1).floorDiv(fg) * cg + d(4), d(2) * w.stride[0] + d(5) * w.dilation[0],
+                              d(3) * w.stride[1] + d(6) * w.dilation[1]}, mc),
+        AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, mc),
+        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, mc)};
+    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+    iterators.append(3, utils::IteratorType::reduction);
+    out = linalg::GenericOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, materialize(ctx, weight)},
+                                    ValueRange{init}, maps, iterators,
+                                    [isInt](OpBuilder &nb, Location nl, ValueRange a) {
+                                      Value sum;
+                                      if (isInt) {  // exact, wrapping at 32 bits as ONNX allows
+                                        Value p = arith::MulIOp::create(nb, nl, a[0], a[1]);
+                                        sum = arith::AddIOp::create(nb, nl, a[2], p);
+                                      } else {
+                                        Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                                        sum = arith::AddFOp::create(nb, nl, a[2], p);
+                                      }
+                                      linalg::YieldOp::create(nb, nl, sum);
+                                    })
+              .getResult(0);
+  }
+  if (w.oneD)
+    out = reshapeView(b, ctx.loc, out, {n, f, w.out[1]});
+  return OnnxValue::ofValue(out, acc);
+}
 
 void addConvolutionOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {

@@ -226,6 +226,19 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
   return success();
 }
 
+// saturate(round_half_even(acc * multiplier) + zero_point) of an int32 accumulator: QuantizeLinear's
+// kernel with a scale of 1, the product in float32.
+FailureOr<OnnxValue> requantize(NodeContext &ctx, const OnnxValue &acc, const OnnxValue &multiplier,
+                                const OnnxValue &zeroPoint, DType out) {
+  auto scaled = elementwise(ctx, {&acc, &multiplier}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, b.getF32Type(), a[0]), a[1]);
+  });
+  if (failed(scaled))
+    return failure();
+  OnnxValue one = OnnxValue::ofConstant(HostTensor::scalarFloat(1.0f));
+  return quantizeValues(ctx, *scaled, one, zeroPoint, out);
+}
+
 // A matrix input's zero point as it broadcasts against the input: a's per row ([M] -> [M, 1]),
 // b's per column ([N] as it is).
 FailureOr<OnnxValue> matrixZeroPoint(NodeContext &ctx, size_t index, const OnnxValue &x, bool perRow) {
@@ -288,15 +301,98 @@ LogicalResult convertQLinearMatMul(NodeContext &ctx) {
   });
   if (failed(multiplier))
     return failure();
-  auto scaled = elementwise(ctx, {&*product, &*multiplier}, DType::kFloat,
-                            [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                              return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, b.getF32Type(), a[0]),
-                                                           a[1]);
-                            });
-  if (failed(scaled))
+  FailureOr<OnnxValue> y = requantize(ctx, *product, *multiplier, zero, yz.type);
+  if (failed(y))
     return failure();
-  OnnxValue one = OnnxValue::ofConstant(HostTensor::scalarFloat(1.0f));
-  FailureOr<OnnxValue> y = quantizeValues(ctx, *scaled, one, zero, yz.type);
+  ctx.setOutput(0, *y);
+  return success();
+}
+
+// A weight's zero point for ConvInteger and QLinearConv: one, or one per output channel shaped
+// [M, 1, ...] against the weight.
+FailureOr<OnnxValue> filterZeroPoint(NodeContext &ctx, size_t index, const OnnxValue &w) {
+  if (!ctx.hasInput(index))
+    return OnnxValue::ofConstant(HostTensor::zeros(w.type, {}));
+  const OnnxValue &z = ctx.input(index);
+  if (z.type != w.type)
+    return ctx.error() << "zero point (input " << index << ") must be " << dtypeName(w.type) << " as the weight, got "
+                       << dtypeName(z.type);
+  if (z.numElements() == 1)
+    return reshaped(ctx, z, {});
+  if (z.rank() != 1 || w.rank() < 1 || z.shape[0] != w.shape[0])
+    return ctx.error() << "zero point (input " << index << ") of shape " << shapeString(z.shape)
+                       << " is neither one value nor one per output channel (" << (w.rank() ? w.shape[0] : 0) << ")";
+  std::vector<int64_t> along(w.rank(), 1);
+  along[0] = w.shape[0];
+  return reshaped(ctx, z, along);
+}
+
+// (x - x_zero_point) (*) (w - w_zero_point) in int32, from `bias` (int32, one per filter) or zero.
+FailureOr<OnnxValue> integerConvolution(NodeContext &ctx, size_t x, size_t xZero, size_t w, size_t wZero,
+                                        const OnnxValue *bias) {
+  const OnnxValue &xv = ctx.input(x), &wv = ctx.input(w);
+  if (!isByte(xv.type) || !isByte(wv.type))
+    return ctx.error() << "input and weight must be int8 or uint8, got " << dtypeName(xv.type) << " and "
+                       << dtypeName(wv.type);
+  OnnxValue xz = OnnxValue::ofConstant(HostTensor::zeros(xv.type, {}));
+  if (ctx.hasInput(xZero)) {
+    const OnnxValue &z = ctx.input(xZero);
+    if (z.type != xv.type || z.numElements() != 1)
+      return ctx.error() << "input zero point (input " << xZero << ") must be one " << dtypeName(xv.type) << ", got "
+                         << dtypeName(z.type) << " " << shapeString(z.shape);
+    xz = reshaped(ctx, z, {});
+  }
+  FailureOr<OnnxValue> wz = filterZeroPoint(ctx, wZero, wv);
+  if (failed(wz))
+    return failure();
+  // The shifted input pads with zero: the original's padding is its zero point, as ONNX says.
+  FailureOr<OnnxValue> xs = shiftedToInt32(ctx, xv, xz);
+  FailureOr<OnnxValue> ws = shiftedToInt32(ctx, wv, *wz);
+  if (failed(xs) || failed(ws))
+    return failure();
+  return convolveValues(ctx, *xs, *ws, bias, DType::kInt32);
+}
+
+LogicalResult convertConvInteger(NodeContext &ctx) {
+  FailureOr<OnnxValue> y = integerConvolution(ctx, 0, 2, 1, 3, nullptr);
+  if (failed(y))
+    return failure();
+  ctx.setOutput(0, *y);
+  return success();
+}
+
+// QLinearConv: the int32 convolution (from the int32 bias B, whose scale is x_scale * w_scale)
+// times x_scale * w_scale / y_scale (w_scale per tensor or per output channel), requantized as
+// QLinearMatMul.
+LogicalResult convertQLinearConv(NodeContext &ctx) {
+  for (size_t i : {1, 6})
+    if (!isFloat(ctx.input(i).type) || ctx.input(i).numElements() != 1)
+      return ctx.error() << "scale (input " << i << ") must be one float";
+  const OnnxValue &wv = ctx.input(3), &ws = ctx.input(4);
+  int64_t filters = wv.rank() ? wv.shape[0] : 0;
+  if (!isFloat(ws.type) || !(ws.numElements() == 1 || (ws.rank() == 1 && ws.shape[0] == filters)))
+    return ctx.error() << "weight scale (input 4) must be float, one value or one per output channel (" << filters
+                       << "), got " << shapeString(ws.shape);
+  const OnnxValue &yz = ctx.input(7);
+  if (!isByte(yz.type) || yz.numElements() != 1)
+    return ctx.error() << "output zero point (input 7) must be one int8 or uint8";
+  const OnnxValue *bias = ctx.hasInput(8) ? &ctx.input(8) : nullptr;
+  if (bias && bias->type != DType::kInt32)
+    return ctx.error() << "bias (input 8) must be int32, got " << dtypeName(bias->type);
+  FailureOr<OnnxValue> acc = integerConvolution(ctx, 0, 2, 3, 5, bias);
+  if (failed(acc))
+    return failure();
+  // One multiplier per output channel, shaped [M, 1, ...] against the NCHW (or NCW) result.
+  std::vector<int64_t> along(acc->rank() - 1, 1);
+  along[0] = ws.numElements() == 1 ? 1 : filters;
+  OnnxValue xs = reshaped(ctx, ctx.input(1), {}), wss = reshaped(ctx, ws, along), ys = reshaped(ctx, ctx.input(6), {}),
+            zero = reshaped(ctx, yz, {});
+  auto multiplier = elementwise(ctx, {&xs, &wss, &ys}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::DivFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+  });
+  if (failed(multiplier))
+    return failure();
+  FailureOr<OnnxValue> y = requantize(ctx, *acc, *multiplier, zero, yz.type);
   if (failed(y))
     return failure();
   ctx.setOutput(0, *y);
@@ -307,9 +403,11 @@ LogicalResult convertQLinearMatMul(NodeContext &ctx) {
 
 void addQuantizeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
+      {"ConvInteger", 13, 17, convertConvInteger, "1-D and 2-D, weight zero point per tensor or per output channel", "auto_pad dilations group kernel_shape pads strides", 2, nullptr, true},
       {"DequantizeLinear", 13, 17, convertDequantizeLinear, "", "axis", 2, nullptr, true},
       {"DynamicQuantizeLinear", 13, 17, convertDynamicQuantizeLinear, "", "", 1, nullptr, true},
       {"MatMulInteger", 13, 17, convertMatMulInteger, "int8/uint8, zero points per tensor, row (a) or column (b)", "", 2, nullptr, true},
+      {"QLinearConv", 13, 17, convertQLinearConv, "1-D and 2-D, weight scale and zero point per tensor or per output channel", "auto_pad dilations group kernel_shape pads strides", 8, nullptr, true},
       {"QLinearMatMul", 13, 17, convertQLinearMatMul, "per-tensor scales", "", 8, nullptr, true},
       {"QuantizeLinear", 13, 17, convertQuantizeLinear, "float input", "axis", 2, nullptr, true},
   });
