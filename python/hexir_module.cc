@@ -189,7 +189,7 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
                   const std::string& machine, const std::map<std::string, uint64_t>& budgets,
                   const std::map<std::string, std::string>& placements, bool fusion,
                   const std::string& plan_json, const std::string& plan_svg, const std::vector<std::string>& dims,
-                  const std::vector<std::string>& donate, bool allow_tf32) {
+                  const std::vector<std::string>& donate, bool allow_tf32, bool int8_kernels) {
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
   options.inputShapes = shapes;
@@ -212,6 +212,7 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
   options.planSvgPath = plan_svg;
   options.donated = donate;
   options.allowTf32 = allow_tf32;
+  options.int8Kernels = int8_kernels;
   std::vector<uint8_t> bytes;
   std::string diagnostics;
   bool ok;
@@ -242,7 +243,7 @@ PYBIND11_MODULE(_hexir, m) {
   });
   m.def("compile", &Compile, py::arg("path"), py::arg("output"), py::arg("input_shapes"), py::arg("entry"),
         py::arg("target"), py::arg("target_cpu"), py::arg("machine"), py::arg("memory_budgets"), py::arg("placements"), py::arg("fusion"),
-        py::arg("plan_json"), py::arg("plan_svg"), py::arg("dims"), py::arg("donate"), py::arg("allow_tf32"));
+        py::arg("plan_json"), py::arg("plan_svg"), py::arg("dims"), py::arg("donate"), py::arg("allow_tf32"), py::arg("int8_kernels"));
   py::class_<PyModule>(m, "Module")
       .def("function_names", [](const PyModule& mod) { return mod.module->function_names(); })
       .def("inputs", [](const PyModule& mod, const std::string& fn) { return DescribeAll(mod.module->inputs(fn)); })

@@ -55,6 +55,11 @@ int main(int argc, char **argv) {
                           cl::desc("--target cuda: f32 matmuls and convolutions on tensor cores in TF32 (10-bit "
                                    "mantissa inputs, f32 accumulation; sm_80 and newer), as PyTorch's allow_tf32"),
                           cl::init(false), cl::cat(category));
+  cl::opt<bool> int8Kernels("int8-kernels",
+                            cl::desc("Compute a QDQ model's Conv, MatMul and Gemm on its int8 values (int32 "
+                                     "accumulation, int8 tensors between kernels) instead of in f32 on dequantized "
+                                     "copies"),
+                            cl::init(false), cl::cat(category));
   cl::opt<std::string> machine("machine",
                                cl::desc("Machine description: a preset (host, h200, edge) or a machine file "
                                         "(.json): memory spaces and capacities"),
@@ -154,6 +159,7 @@ int main(int argc, char **argv) {
   options.targetCpu = cpu;
   options.cudaArch = cudaArch;
   options.allowTf32 = allowTf32;
+  options.int8Kernels = int8Kernels;
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;
   options.printIRAfterAll = printIR;

@@ -300,6 +300,7 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     importOptions.entry = options.entries.empty() ? "main" : options.entries.front();
     importOptions.inputShapes = options.inputShapes;
     importOptions.donated = options.donated;
+    importOptions.int8Kernels = options.int8Kernels;
     OwningOpRef<ModuleOp> module = importShapeBuckets(context, importOptions, options.dims);
     if (!module)
       return false;

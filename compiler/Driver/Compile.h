@@ -41,6 +41,10 @@ struct CompileOptions {
   // --allow-tf32: f32 matmuls and convolutions on CUDA tensor cores in TF32 (sm_80 and newer),
   // as PyTorch's allow_tf32; off by default.
   bool allowTf32 = false;
+  // --int8-kernels: a QDQ model's Conv, MatMul and Gemm computed on its int8 values (int32
+  // accumulation, int8 tensors between kernels); off by default until the integer kernels
+  // outrun the float ones (see docs/onnx.md).
+  bool int8Kernels = false;
   // --memory-budget SPACE=BYTES: the capacity of a memory space of the target (constants and
   // arena together when both live there).
   std::map<std::string, uint64_t> memoryBudgets;

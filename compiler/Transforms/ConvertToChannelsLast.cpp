@@ -22,6 +22,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cstring>
+
 namespace mlir::hexir {
 #define GEN_PASS_DEF_CONVERTTOCHANNELSLAST
 #include "Transforms/Passes.h.inc"
@@ -175,7 +177,9 @@ struct TransposeProducer : OpRewritePattern<linalg::TransposeOp> {
     }
     if (auto cst = input.getDefiningOp<arith::ConstantOp>()) {
       auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
-      if (!dense || !dense.getElementType().isF32())
+      // Any element of whole bytes (f32 filters, int8 ones of a quantized model), moved as bytes.
+      int64_t bits = dense ? dense.getElementType().getIntOrFloatBitWidth() : 0;
+      if (!dense || bits % 8 != 0 || bits == 0)
         return failure();
       if (dense.isSplat()) {
         rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, dense.resizeSplat(type));
@@ -183,22 +187,23 @@ struct TransposeProducer : OpRewritePattern<linalg::TransposeOp> {
       }
       // out[j...] = in[perm...]: walk the output in order, gather from the input's strides.
       auto inType = cast<RankedTensorType>(dense.getType());
-      int64_t rank = inType.getRank();
+      int64_t rank = inType.getRank(), bytes = bits / 8;
       SmallVector<int64_t> inStrides(rank, 1);
       for (int64_t d = rank - 2; d >= 0; --d)
         inStrides[d] = inStrides[d + 1] * inType.getDimSize(d + 1);
-      auto values = llvm::to_vector(dense.getValues<float>());
-      std::vector<float> out(values.size());
+      ArrayRef<char> raw = dense.getRawData();
+      std::vector<char> out(raw.size());
       SmallVector<int64_t> index(rank, 0);
-      for (size_t i = 0; i < out.size(); ++i) {
+      for (int64_t i = 0, n = inType.getNumElements(); i < n; ++i) {
         int64_t offset = 0;
         for (int64_t j = 0; j < rank; ++j)
           offset += index[j] * inStrides[perm[j]];
-        out[i] = values[offset];
+        std::memcpy(&out[i * bytes], &raw[offset * bytes], bytes);
         for (int64_t j = rank - 1; j >= 0 && ++index[j] == type.getDimSize(j); --j)
           index[j] = 0;
       }
-      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, DenseElementsAttr::get(type, ArrayRef<float>(out)));
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type,
+                                                     DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(out)));
       return success();
     }
     if (auto pad = input.getDefiningOp<tensor::PadOp>(); pad && pad->hasOneUse()) {

@@ -6,7 +6,8 @@ and uint8 graph inputs and outputs, DequantizeLinear of int32, a QDQ weight fold
 a run-time Q -> DQ chain; DynamicQuantizeLinear (an all-zero input too); MatMulInteger with zero
 points per tensor, row and column and at the extremes; QLinearMatMul requantizing; ConvInteger
 and QLinearConv (padding with the zero point, groups, depthwise, strides, 1-D, per-channel weight
-scales and zero points, an int32 bias, saturation) against PyTorch's float64 convolution.
+scales and zero points, an int32 bias, saturation) against PyTorch's float64 convolution; QDQ
+Conv, MatMul and Gemm on int8 values (--int8-kernels) against the float64 evaluation of the graph.
 """
 import numpy as np
 import torch
@@ -224,6 +225,105 @@ def add_cases(cases, errors, model, rnd):
                  "sa": sa, "za": za, "aw": aw, "saw": saw, "zaw": np.int8(0), "sb": sb, "zb": zb}
         ins = {"x": x, "a": a}
         return model(nodes, ins, outs, inits), ins, outs
+
+    def qdq(name, scale, zp, out=None):
+        """A QuantizeLinear -> DequantizeLinear pair on `name` (ONNX Runtime's activation form),
+        writing `out`_q and `out`_d (default: `name`'s)."""
+        out = out or name
+        return [helper.make_node("QuantizeLinear", [name, scale, zp], [out + "_q"]),
+                helper.make_node("DequantizeLinear", [out + "_q", scale, zp], [out + "_d"])]
+
+    def fake_quant(x, scale, zp):
+        return dequantize(quantize(x, scale, zp), scale, zp).astype(np.float64)
+
+    def conv64(x, w, b=None, **kw):
+        conv = F.conv1d if x.ndim == 3 else F.conv2d
+        return conv(torch.from_numpy(x.astype(np.float64)), torch.from_numpy(w.astype(np.float64)),
+                    None if b is None else torch.from_numpy(b.astype(np.float64)), **kw).numpy()
+
+    @case
+    def qdq_int8_conv_chain():
+        # --int8-kernels on ONNX Runtime's S8S8 QDQ form: a per-channel int8 weight with a float
+        # bias, strided and padded (padding the int8 activation with its zero point), ReLU,
+        # requantized; a depthwise per-channel convolution without bias; a 1-D convolution; and
+        # forms that stay in float (a uint8 activation, a weight with a zero point). Against the
+        # float64 evaluation of the ONNX graph; the integer accumulation is exact.
+        x = (rnd(2, 5, 9, 7) * 3).astype(np.float32)
+        sx, zx = np.float32(0.05), np.int8(3)
+        w1 = rng.integers(-127, 128, size=(6, 5, 3, 3)).astype(np.int8)
+        s1, z1 = (rng.random(6) * 0.01 + 0.002).astype(np.float32), np.zeros(6, np.int8)
+        b1 = rnd(6).astype(np.float32)
+        sr, zr = np.float32(0.04), np.int8(-128)
+        w2 = rng.integers(-127, 128, size=(6, 1, 3, 3)).astype(np.int8)
+        s2, z2 = (rng.random(6) * 0.02 + 0.005).astype(np.float32), np.zeros(6, np.int8)
+        sy, zy = np.float32(0.1), np.int8(-2)
+        xd = fake_quant(x, sx, zx)
+        c1 = conv64(xd, w1 * s1.reshape(-1, 1, 1, 1).astype(np.float64), b1, stride=(2, 1), padding=1)
+        rd = fake_quant(np.maximum(c1, 0), sr, zr)
+        c2 = conv64(rd, w2 * s2.reshape(-1, 1, 1, 1).astype(np.float64), padding=1, groups=6)
+        y = dequantize(quantize(c2, sy, zy), sy, zy)
+        # 1-D: [2, 5, 9*7] with a per-tensor weight, no padding.
+        x1 = x.reshape(2, 5, 63)
+        w3, s3 = rng.integers(-127, 128, size=(4, 5, 5)).astype(np.int8), np.float32(0.003)
+        y1 = conv64(fake_quant(x1, sx, zx), w3 * np.float64(s3))
+        # Float forms: a uint8 activation; an int8 weight with zero points.
+        su, zu = np.float32(0.03), np.uint8(128)
+        w4, s4, z4 = w1, s1, rng.integers(-3, 4, size=(6,)).astype(np.int8)
+        y2 = conv64(fake_quant(x, su, zu), (w4.astype(np.float64) - z4.reshape(-1, 1, 1, 1)) * s1.reshape(-1, 1, 1, 1),
+                    padding=1)
+        outs = {"y": y.astype(np.float32), "y1": y1.astype(np.float32), "y2": y2.astype(np.float32)}
+        nodes = qdq("x", "sx", "zx") + [
+            helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=0),
+            helper.make_node("Conv", ["x_d", "w1_d", "b1"], ["c1"], strides=[2, 1], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r"])] + qdq("r", "sr", "zr") + [
+            helper.make_node("DequantizeLinear", ["w2", "s2", "z2"], ["w2_d"], axis=0),
+            helper.make_node("Conv", ["r_d", "w2_d"], ["c2"], pads=[1, 1, 1, 1], group=6),
+            helper.make_node("QuantizeLinear", ["c2", "sy", "zy"], ["c2_q"]),
+            helper.make_node("DequantizeLinear", ["c2_q", "sy", "zy"], ["y"]),
+            helper.make_node("Reshape", ["x", "shape1"], ["x1"])] + qdq("x1", "sx", "zx") + [
+            helper.make_node("DequantizeLinear", ["w3", "s3", "z3"], ["w3_d"]),
+            helper.make_node("Conv", ["x1_d", "w3_d"], ["y1"])] + qdq("x", "su", "zu", out="xu") + [
+            helper.make_node("DequantizeLinear", ["w1", "s1", "z4"], ["w4_d"], axis=0),
+            helper.make_node("Conv", ["xu_d", "w4_d"], ["y2"], pads=[1, 1, 1, 1])]
+        inits = {"sx": sx, "zx": zx, "w1": w1, "s1": s1, "z1": z1, "b1": b1, "sr": sr, "zr": zr, "w2": w2, "s2": s2,
+                 "z2": z2, "sy": sy, "zy": zy, "shape1": np.array([2, 5, 63], np.int64), "w3": w3, "s3": s3,
+                 "z3": np.int8(0), "su": su, "zu": zu, "z4": z4}
+        return model(nodes, {"x": x}, outs, inits), {"x": x}, outs, ["--int8-kernels"]
+
+    @case
+    def qdq_int8_matmul_gemm():
+        # --int8-kernels: MatMul of a batched activation by a weight quantized per column;
+        # Gemm with transB, a per-row (output channel) weight, alpha and a bias C; Gemm with a
+        # per-tensor weight and beta * C; and a MatMul of two activations (stays in float).
+        a = (rnd(2, 3, 20) * 2).astype(np.float32)
+        g = (rnd(4, 20) * 2).astype(np.float32)
+        sa, za = np.float32(0.03), np.int8(-5)
+        w1 = rng.integers(-127, 128, size=(20, 12)).astype(np.int8)
+        s1 = (rng.random(12) * 0.01 + 0.001).astype(np.float32)
+        w2 = rng.integers(-127, 128, size=(12, 20)).astype(np.int8)
+        s2 = (rng.random(12) * 0.01 + 0.001).astype(np.float32)
+        c2 = rnd(12).astype(np.float32)
+        w3, s3 = rng.integers(-127, 128, size=(20, 12)).astype(np.int8), np.float32(0.004)
+        c3 = rnd(4, 12).astype(np.float32)
+        ad, gd = fake_quant(a, sa, za), fake_quant(g, sa, za)
+        y1 = ad @ (w1 * s1.astype(np.float64))
+        y2 = 0.5 * (gd @ (w2 * s2.reshape(-1, 1).astype(np.float64)).T) + c2
+        y3 = gd @ (w3 * np.float64(s3)) + 2.0 * c3
+        y4 = ad @ ad.transpose(0, 2, 1)
+        outs = {k: v.astype(np.float32) for k, v in {"y1": y1, "y2": y2, "y3": y3, "y4": y4}.items()}
+        nodes = qdq("a", "sa", "za") + qdq("g", "sa", "za") + [
+            helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=1),
+            helper.make_node("MatMul", ["a_d", "w1_d"], ["y1"]),
+            helper.make_node("DequantizeLinear", ["w2", "s2", "z2"], ["w2_d"], axis=0),
+            helper.make_node("Gemm", ["g_d", "w2_d", "c2"], ["y2"], transB=1, alpha=0.5),
+            helper.make_node("DequantizeLinear", ["w3", "s3", "z3"], ["w3_d"]),
+            helper.make_node("Gemm", ["g_d", "w3_d", "c3"], ["y3"], beta=2.0),
+            helper.make_node("Transpose", ["a_d"], ["at"], perm=[0, 2, 1]),
+            helper.make_node("MatMul", ["a_d", "at"], ["y4"])]
+        inits = {"sa": sa, "za": za, "w1": w1, "s1": s1, "z1": np.zeros(12, np.int8), "w2": w2, "s2": s2,
+                 "z2": np.zeros(12, np.int8), "c2": c2, "w3": w3, "s3": s3, "z3": np.int8(0), "c3": c3}
+        ins = {"a": a, "g": g}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
     def uint8_add():
         a = rng.integers(0, 256, size=(4,)).astype(np.uint8)

@@ -147,6 +147,13 @@ LogicalResult requireFloatInput(NodeContext &ctx) {
 LogicalResult convertConv(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)) || failed(ctx.requireFloatInputs({1, 2})))
     return failure();
+  FailureOr<std::optional<OnnxValue>> quantized = quantizedConv(ctx);
+  if (failed(quantized))
+    return failure();
+  if (*quantized) {
+    ctx.setOutput(0, **quantized);
+    return success();
+  }
   FailureOr<OnnxValue> y = convolveValues(ctx, ctx.input(0), ctx.input(1), ctx.hasInput(2) ? &ctx.input(2) : nullptr,
                                           DType::kFloat);
   if (failed(y))
@@ -260,8 +267,9 @@ LogicalResult convertGlobalMaxPool(NodeContext &ctx) { return convertGlobalPool(
 } // namespace
 
 FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &wv, const OnnxValue *bias,
-                                    DType acc) {
-  if (x.type != acc || wv.type != acc)
+                                    DType acc, double padValue) {
+  auto accepts = [acc](DType t) { return t == acc || (acc == DType::kInt32 && t == DType::kInt8); };
+  if (!accepts(x.type) || !accepts(wv.type))
     return ctx.error() << "input and weight must be " << dtypeName(acc) << " tensors";
   if (x.rank() != 3 && x.rank() != 4)
     return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
@@ -302,10 +310,11 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
     init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
   }
 
-  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, 0.0);
+  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, padValue);
   std::vector<int64_t> w4 = as4D(wv.shape);
   OnnxValue weight = reshaped(ctx, wv, w4);
   Value out;
+  // The named convolutions widen int8 operands to the int32 accumulator (sign-extending).
   if (group == 1) {
     out = linalg::Conv2DNchwFchwOp::create(b, ctx.loc, TypeRange{outType},
                                            ValueRange{input, materialize(ctx, weight)}, ValueRange{init},
@@ -334,7 +343,11 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
                                     [isInt](OpBuilder &nb, Location nl, ValueRange a) {
                                       Value sum;
                                       if (isInt) {  // exact, wrapping at 32 bits as ONNX allows
-                                        Value p = arith::MulIOp::create(nb, nl, a[0], a[1]);
+                                        Type i32 = a[2].getType();
+                                        auto widen = [&](Value v) -> Value {
+                                          return v.getType() == i32 ? v : arith::ExtSIOp::create(nb, nl, i32, v);
+                                        };
+                                        Value p = arith::MulIOp::create(nb, nl, widen(a[0]), widen(a[1]));
                                         sum = arith::AddIOp::create(nb, nl, a[2], p);
                                       } else {
                                         Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);

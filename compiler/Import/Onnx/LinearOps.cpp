@@ -25,7 +25,9 @@ Value zeroFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, DType type
 
 void multiplyAccumulate(OpBuilder &b, Location l, ValueRange a, double alpha) {
   if (!isa<FloatType>(a[0].getType())) {  // integers: exact, wrapping at 32 bits as ONNX allows
-    Value p = arith::MulIOp::create(b, l, a[0], a[1]);
+    Type acc = a[2].getType();
+    auto widen = [&](Value v) -> Value { return v.getType() == acc ? v : arith::ExtSIOp::create(b, l, acc, v); };
+    Value p = arith::MulIOp::create(b, l, widen(a[0]), widen(a[1]));
     linalg::YieldOp::create(b, l, arith::AddIOp::create(b, l, a[2], p).getResult());
     return;
   }
@@ -38,7 +40,8 @@ void multiplyAccumulate(OpBuilder &b, Location l, ValueRange a, double alpha) {
 } // namespace
 
 FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const OnnxValue &bv, DType acc) {
-  if (av.type != acc || bv.type != acc)
+  auto accepts = [acc](DType t) { return t == acc || (acc == DType::kInt32 && t == DType::kInt8); };
+  if (!accepts(av.type) || !accepts(bv.type))
     return ctx.error() << "inputs must be " << dtypeName(acc) << " tensors";
   if (av.rank() == 0 || bv.rank() == 0)
     return ctx.error() << "inputs must have rank 1 or more";
@@ -118,6 +121,13 @@ namespace {
 LogicalResult convertMatMul(NodeContext &ctx) {
   if (!isFloat(ctx.input(0).type) || !isFloat(ctx.input(1).type))
     return ctx.error() << "inputs must be float tensors";
+  FailureOr<std::optional<OnnxValue>> quantized = quantizedMatMul(ctx);
+  if (failed(quantized))
+    return failure();
+  if (*quantized) {
+    ctx.setOutput(0, **quantized);
+    return success();
+  }
   FailureOr<OnnxValue> y = matmulValues(ctx, ctx.input(0), ctx.input(1), DType::kFloat);
   if (failed(y))
     return failure();
@@ -131,6 +141,13 @@ LogicalResult convertGemm(NodeContext &ctx) {
   const OnnxValue &av = ctx.input(0), &bv = ctx.input(1);
   if (!isFloat(av.type) || !isFloat(bv.type) || av.rank() != 2 || bv.rank() != 2)
     return ctx.error() << "A and B must be 2-D float tensors";
+  FailureOr<std::optional<OnnxValue>> quantized = quantizedGemm(ctx);
+  if (failed(quantized))
+    return failure();
+  if (*quantized) {
+    ctx.setOutput(0, **quantized);
+    return success();
+  }
   bool transA = ctx.attrInt("transA", 0) != 0, transB = ctx.attrInt("transB", 0) != 0;
   double alpha = ctx.attrFloat("alpha", 1.0f), beta = ctx.attrFloat("beta", 1.0f);
   int64_t m = transA ? av.shape[1] : av.shape[0], k = transA ? av.shape[0] : av.shape[1];

@@ -18,15 +18,21 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <memory>
 #include <optional>
 
 namespace hexir::onnx_import {
+
+struct DequantizedSource;
 
 struct OnnxValue {
   DType type = DType::kFloat;
   std::vector<int64_t> shape;
   std::optional<HostTensor> constant;  // known at import time
   mlir::Value value;                   // computed at run time
+  // Set on DequantizeLinear's result: the integers it dequantizes, which a consumer may
+  // compute on instead (QuantizedContractions.cpp).
+  std::shared_ptr<const DequantizedSource> dequantized;
 
   bool isConstant() const { return constant.has_value(); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
@@ -38,6 +44,13 @@ struct OnnxValue {
   static OnnxValue ofValue(mlir::Value v, DType type);
 };
 
+// y = (q - zeroPoint) * scale, per tensor (axis -1) or along `axis`; scale and zero point as
+// DequantizeLinear read them (one value, or 1-D along the axis).
+struct DequantizedSource {
+  OnnxValue q, scale, zeroPoint;
+  int64_t axis = -1;
+};
+
 class NodeContext {
 public:
   NodeContext(mlir::OpBuilder &builder, mlir::Location loc, const onnx::NodeProto &node,
@@ -46,6 +59,7 @@ public:
 
   mlir::OpBuilder &b;
   mlir::Location loc;
+  bool int8Kernels = false;  // OnnxImportOptions::int8Kernels
 
   const onnx::NodeProto &node() const { return node_; }
   int64_t opset() const { return opset_; }

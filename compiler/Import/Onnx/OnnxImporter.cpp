@@ -400,6 +400,7 @@ private:
       inputs.push_back(value);
     }
     NodeContext ctx(b, loc, named, opset_, inputs);
+    ctx.int8Kernels = options_.int8Kernels;
     std::string domain = node.domain();
     if (!domain.empty() && domain != "ai.onnx")
       return ctx.error() << "unsupported op: domain '" << domain << "' is not supported";

@@ -40,6 +40,9 @@ struct OnnxImportOptions {
   // Inputs the caller donates (--donate): the module may update them in place, as a KV cache
   // (hexir.donate; an output computed from one as its last use is tied to it).
   std::vector<std::string> donated;
+  // Conv, MatMul and Gemm of a QDQ model on its int8 values (--int8-kernels, see
+  // QuantizedContractions.cpp); otherwise in float32 on the dequantized copies.
+  bool int8Kernels = false;
 };
 
 // Builds the graph module; null after emitting diagnostics.

@@ -159,6 +159,9 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
   FailureOr<QuantParams> p = quantParams(ctx, x, zero);
   if (failed(p))
     return failure();
+  auto source = std::make_shared<DequantizedSource>(DequantizedSource{x, ctx.input(1), zero, -1});
+  if (ctx.input(1).numElements() != 1 || ctx.input(1).rank() > 1)
+    source->axis = *ctx.axisAttr("axis", 1, x.rank());  // checked by quantParams
   if (x.isConstant() && p->scale.isConstant() && p->zeroPoint.isConstant()) {
     HostTensor y = HostTensor::zeros(DType::kFloat, x.shape);
     HostTensor ss = expand(*p->scale.constant, x.shape), zs = expand(*p->zeroPoint.constant, x.shape);
@@ -167,7 +170,9 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
       float d = static_cast<float>(x.constant->i[k]) - static_cast<float>(zs.i[k]);
       y.f[k] = d * ss.f[k];
     }
-    ctx.setOutput(0, OnnxValue::ofConstant(std::move(y)));
+    OnnxValue out = OnnxValue::ofConstant(std::move(y));
+    out.dequantized = source;
+    ctx.setOutput(0, std::move(out));
     return success();
   }
   DType from = x.type;
@@ -178,6 +183,7 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
                        });
   if (failed(y))
     return failure();
+  y->dequantized = source;
   ctx.setOutput(0, *y);
   return success();
 }

@@ -12,14 +12,15 @@
 
 namespace hexir::onnx_import {
 
-// numpy.matmul of `a` and `b`, both of type `acc` (float, or int32: exact, wrapping at 32 bits).
+// numpy.matmul of `a` and `b`, both of type `acc` (float, or int32: exact, wrapping at 32 bits;
+// int8 operands are sign-extended to it).
 mlir::FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &a, const OnnxValue &b, DType acc);
 
 // ONNX Conv of `x` by `w` (NCHW, 1-D or 2-D, the node's window and group attributes), both of
-// type `acc` (float, or int32: exact, wrapping at 32 bits), starting from `bias` (one per filter)
-// or zero.
+// type `acc` (float, or int32: exact, wrapping at 32 bits; int8 operands are sign-extended to
+// it), starting from `bias` (one per filter, of type `acc`) or zero; x is padded with `padValue`.
 mlir::FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &w,
-                                          const OnnxValue *bias, DType acc);
+                                          const OnnxValue *bias, DType acc, double padValue = 0.0);
 
 // saturate(round_half_even(x / scale) + zero_point) into `out` (int8 or uint8); x float, scale
 // float and zero point of type `out`, each broadcasting against x. Folded when all are known.
@@ -29,6 +30,15 @@ mlir::FailureOr<OnnxValue> quantizeValues(NodeContext &ctx, const OnnxValue &x, 
 // int32(x) - int32(zero_point) (x int8 or uint8, the zero point of its type, broadcasting against
 // it); folded when both are known.
 mlir::FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const OnnxValue &zeroPoint);
+
+// Conv, MatMul and Gemm of int8 values behind DequantizeLinear (a QDQ model's activations per
+// tensor, its constant weights symmetric per tensor or per output channel) computed on the
+// integers: an int32 accumulation, dequantized in float32 by the epilogue (the bias added
+// there), where the ONNX graph computes in float32 on dequantized copies. None when the inputs
+// are not of that form: the float lowering then runs (QuantizedContractions.cpp).
+mlir::FailureOr<std::optional<OnnxValue>> quantizedConv(NodeContext &ctx);
+mlir::FailureOr<std::optional<OnnxValue>> quantizedMatMul(NodeContext &ctx);
+mlir::FailureOr<std::optional<OnnxValue>> quantizedGemm(NodeContext &ctx);
 
 } // namespace hexir::onnx_import
 

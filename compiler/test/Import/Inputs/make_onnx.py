@@ -34,6 +34,27 @@ def maxpool_ceil():
     return nodes, {"x": [1, 2, 6, 6]}, {"y": [1, 2, 3, 3]}, {}
 
 
+def qdq_conv_chain():
+    # ONNX Runtime's S8S8 QDQ form: x quantized per tensor, a per-channel int8 weight with a
+    # float bias, ReLU, requantized for the next convolution (a per-tensor weight), dequantized.
+    rng = np.random.default_rng(0)
+    q = lambda a, s, z: [helper.make_node("QuantizeLinear", [a, s, z], [a + "_q"]),
+                         helper.make_node("DequantizeLinear", [a + "_q", s, z], [a + "_d"])]
+    nodes = q("x", "sx", "zx") + [
+        helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=0),
+        helper.make_node("Conv", ["x_d", "w1_d", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r"])] + q("r", "sr", "zr") + [
+        helper.make_node("DequantizeLinear", ["w2", "s2", "z2"], ["w2_d"]),
+        helper.make_node("Conv", ["r_d", "w2_d"], ["c2"]),
+        helper.make_node("QuantizeLinear", ["c2", "sy", "zy"], ["c2_q"]),
+        helper.make_node("DequantizeLinear", ["c2_q", "sy", "zy"], ["y"])]
+    inits = {"sx": np.float32(0.05), "zx": np.int8(3), "w1": rng.integers(-127, 128, (8, 4, 3, 3)).astype(np.int8),
+             "s1": np.full(8, 0.01, np.float32), "z1": np.zeros(8, np.int8), "b1": np.ones(8, np.float32),
+             "sr": np.float32(0.1), "zr": np.int8(-128), "w2": rng.integers(-127, 128, (8, 8, 1, 1)).astype(np.int8),
+             "s2": np.float32(0.02), "z2": np.int8(0), "sy": np.float32(0.2), "zy": np.int8(0)}
+    return nodes, {"x": [1, 4, 6, 6]}, {"y": [1, 8, 6, 6]}, inits
+
+
 def main():
     nodes, ins, outs, inits = globals()[sys.argv[1]]()
     graph = helper.make_graph(
