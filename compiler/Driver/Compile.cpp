@@ -89,6 +89,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   mlir::hexir::GraphTargetRules rules;
   rules.padsInPlace = (*target)->description().padProducersInKernel;
   rules.maxPanel = (*target)->description().maxPanel;
+  rules.int8DotGroups = (*target)->description().int8DotGroups;
   rules.maxRowsPackedInKernel = (*target)->description().maxRowsPackedInKernel;
   const mlir::hexir::TargetBackend *backend = target->get();
   rules.fusesIntoKernel = [backend](mlir::linalg::LinalgOp op) { return backend->fusesIntoKernel(op); };

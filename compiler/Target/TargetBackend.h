@@ -72,6 +72,9 @@ struct TargetDescription {
   // two vectors, so each reduction step reads whole cache lines of one panel (a 32-wide panel
   // under a 16-wide AVX2 tile doubled the L1 footprint of a cache block).
   int64_t maxPanel = 32;
+  // Whether its kernels compute int8 products as dot products of four (x86 VNNI): int8
+  // weights are then packed in groups of four along the reduction (PackMatmulWeights).
+  bool int8DotGroups = false;
   // Copies the runtime can make between spaces (from a machine file; none by default). With
   // one out of the arena space and one back, values that do not fit are moved out and back.
   std::vector<SpaceTransfer> transfers;

@@ -77,6 +77,26 @@ linalg::GenericOp panelPackOf(linalg::LinalgOp op) {
   return nullptr;
 }
 
+std::optional<unsigned> dotGroupLoop(linalg::LinalgOp op) {
+  if (!linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || dims->k.size() != 2)
+    return std::nullopt;
+  unsigned g = dims->k[1];
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges[g] != 4)
+    return std::nullopt;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    auto type = dyn_cast<ShapedType>(in->get().getType());
+    if (!type || !type.getElementType().isInteger(8) || !map.isProjectedPermutation() || map.getNumResults() == 0 ||
+        map.getDimPosition(map.getNumResults() - 1) != g)
+      return std::nullopt;
+  }
+  return g;
+}
+
 // A convolution with a packed filter (PackConvFilters): a generic op over loops
 // (n, oh, ow, p, fi, kh, kw, c) reading I[n, oh*sh + kh*dh, ow*sw + kw*dw, c] and
 // P[p, kh, kw, c, fi] into O[n, oh, ow, p, fi].
@@ -119,7 +139,8 @@ std::optional<KernelKind> classifyKernel(linalg::LinalgOp op) {
   // and columns in a panel).
   if (linalg::isaContractionOpInterface(op)) {
     FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-    if (failed(dims) || dims->n.empty() || dims->n.size() > 2 || dims->k.size() != 1)
+    if (failed(dims) || dims->n.empty() || dims->n.size() > 2 ||
+        !(dims->k.size() == 1 || (dims->k.size() == 2 && dotGroupLoop(op))))
       return std::nullopt;
     return KernelKind::Contraction;
   }

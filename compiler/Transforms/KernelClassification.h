@@ -29,6 +29,12 @@ enum class KernelKind { Contraction, Conv, Depthwise, Pooling, Elementwise, Redu
 // for anything else.
 std::optional<KernelKind> classifyKernel(linalg::LinalgOp op);
 
+// The dot-product loop of an int8 contraction over weights packed in groups of four along the
+// reduction (PackMatmulWeights): its second reduction loop, of extent 4, innermost in every
+// input, reading 8-bit integers. One step of it is one 32-bit lane of a VNNI dot product
+// (vpdpbusd: four u8 x s8 products summed into each int32 lane).
+std::optional<unsigned> dotGroupLoop(linalg::LinalgOp op);
+
 // Whether `insert` writes a static box of its destination (static shapes and offsets, unit
 // strides, no rank change): a slice a kernel can compute its result into (dispatch formation
 // fuses the producer into the write, the host tiler computes it in the slice).

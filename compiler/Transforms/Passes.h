@@ -37,6 +37,8 @@ struct GraphTargetRules {
   bool padsInPlace = true;
   // The widest panel constant weights are packed into.
   int64_t maxPanel = 32;
+  // Whether int8 weights are packed in dot-product groups of four (TargetDescription).
+  bool int8DotGroups = false;
   // Readers of at most this many rows pack a run-time matmul B themselves (0: never).
   int64_t maxRowsPackedInKernel = 128;
   // Whether it fuses other ops into a kernel rooted at an op; empty: classifyKernel's kinds.

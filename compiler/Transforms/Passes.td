@@ -111,6 +111,8 @@ def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
   let options = [
     Option<"maxPanel", "max-panel", "int64_t", /*default=*/"32",
            "Widest panel (32, 16 or 8 floats): two of the target's vectors">,
+    Option<"dotGroups", "dot-groups", "bool", /*default=*/"false",
+           "Pack int8 weights in groups of four along the reduction (VNNI dot products)">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];

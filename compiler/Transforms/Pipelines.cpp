@@ -46,6 +46,7 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   pm.addPass(createPackConvFilters(convPanels));
   PackMatmulWeightsOptions matmulPanels;
   matmulPanels.maxPanel = maxPanel;
+  matmulPanels.dotGroups = rules.int8DotGroups;
   pm.addPass(createPackMatmulWeights(matmulPanels));
   pm.addPass(createCanonicalizerPass());
   // Elementwise readers of packed results read them directly (they become epilogues).

@@ -19,6 +19,8 @@ bool HostCpuSupports(const std::string& f) {
   if (f == "avx512dq") return __builtin_cpu_supports("avx512dq");
   if (f == "avx512vl") return __builtin_cpu_supports("avx512vl");
   if (f == "avx512cd") return __builtin_cpu_supports("avx512cd");
+  if (f == "avx512vnni") return __builtin_cpu_supports("avx512vnni");
+  if (f == "avxvnni") return __builtin_cpu_supports("avxvnni");
 #endif
   return false;
 }

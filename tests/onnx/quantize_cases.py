@@ -295,11 +295,13 @@ def add_cases(cases, errors, model, rnd):
         # --int8-kernels: MatMul of a batched activation by a weight quantized per column;
         # Gemm with transB, a per-row (output channel) weight, alpha and a bias C; Gemm with a
         # per-tensor weight and beta * C; and a MatMul of two activations (stays in float).
-        a = (rnd(2, 3, 20) * 2).astype(np.float32)
+        # K = 64 and N = 32 take the VNNI dot products where the CPU has them (weights packed
+        # in groups of four); K = 20, N = 12 the widened products.
+        a = (rnd(2, 3, 64) * 2).astype(np.float32)
         g = (rnd(4, 20) * 2).astype(np.float32)
         sa, za = np.float32(0.03), np.int8(-5)
-        w1 = rng.integers(-127, 128, size=(20, 12)).astype(np.int8)
-        s1 = (rng.random(12) * 0.01 + 0.001).astype(np.float32)
+        w1 = rng.integers(-127, 128, size=(64, 32)).astype(np.int8)
+        s1 = (rng.random(32) * 0.01 + 0.001).astype(np.float32)
         w2 = rng.integers(-127, 128, size=(12, 20)).astype(np.int8)
         s2 = (rng.random(12) * 0.01 + 0.001).astype(np.float32)
         c2 = rnd(12).astype(np.float32)
@@ -320,7 +322,7 @@ def add_cases(cases, errors, model, rnd):
             helper.make_node("Gemm", ["g_d", "w3_d", "c3"], ["y3"], beta=2.0),
             helper.make_node("Transpose", ["a_d"], ["at"], perm=[0, 2, 1]),
             helper.make_node("MatMul", ["a_d", "at"], ["y4"])]
-        inits = {"sa": sa, "za": za, "w1": w1, "s1": s1, "z1": np.zeros(12, np.int8), "w2": w2, "s2": s2,
+        inits = {"sa": sa, "za": za, "w1": w1, "s1": s1, "z1": np.zeros(32, np.int8), "w2": w2, "s2": s2,
                  "z2": np.zeros(12, np.int8), "c2": c2, "w3": w3, "s3": s3, "z3": np.int8(0), "c3": c3}
         ins = {"a": a, "g": g}
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]

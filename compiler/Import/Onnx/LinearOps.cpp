@@ -23,11 +23,15 @@ Value zeroFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, DType type
   return linalg::FillOp::create(b, loc, ValueRange{scalarConstant(b, loc, type, 0.0)}, ValueRange{empty}).getResult(0);
 }
 
-void multiplyAccumulate(OpBuilder &b, Location l, ValueRange a, double alpha) {
+void multiplyAccumulate(OpBuilder &b, Location l, ValueRange a, double alpha, bool unsignedA = false) {
   if (!isa<FloatType>(a[0].getType())) {  // integers: exact, wrapping at 32 bits as ONNX allows
     Type acc = a[2].getType();
-    auto widen = [&](Value v) -> Value { return v.getType() == acc ? v : arith::ExtSIOp::create(b, l, acc, v); };
-    Value p = arith::MulIOp::create(b, l, widen(a[0]), widen(a[1]));
+    auto widen = [&](Value v, bool isUnsigned) -> Value {
+      if (v.getType() == acc)
+        return v;
+      return isUnsigned ? arith::ExtUIOp::create(b, l, acc, v).getResult() : arith::ExtSIOp::create(b, l, acc, v).getResult();
+    };
+    Value p = arith::MulIOp::create(b, l, widen(a[0], unsignedA), widen(a[1], false));
     linalg::YieldOp::create(b, l, arith::AddIOp::create(b, l, a[2], p).getResult());
     return;
   }
@@ -39,7 +43,8 @@ void multiplyAccumulate(OpBuilder &b, Location l, ValueRange a, double alpha) {
 
 } // namespace
 
-FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const OnnxValue &bv, DType acc) {
+FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const OnnxValue &bv, DType acc,
+                                  bool unsignedA) {
   auto accepts = [acc](DType t) { return t == acc || (acc == DType::kInt32 && t == DType::kInt8); };
   if (!accepts(av.type) || !accepts(bv.type))
     return ctx.error() << "inputs must be " << dtypeName(acc) << " tensors";
@@ -104,8 +109,8 @@ FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const O
   Value out = linalg::GenericOp::create(b, ctx.loc, TypeRange{init.getType()}, ValueRange{a, bb}, ValueRange{init},
                                         SmallVector<AffineMap>{aMap, bMap, AffineMap::get(r + 3, 0, outExprs, mc)},
                                         iterators,
-                                        [](OpBuilder &nb, Location nl, ValueRange args) {
-                                          multiplyAccumulate(nb, nl, args, 1.0);
+                                        [unsignedA](OpBuilder &nb, Location nl, ValueRange args) {
+                                          multiplyAccumulate(nb, nl, args, 1.0, unsignedA);
                                         })
                   .getResult(0);
   std::vector<int64_t> finalShape = batch;

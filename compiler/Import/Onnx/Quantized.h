@@ -13,8 +13,9 @@
 namespace hexir::onnx_import {
 
 // numpy.matmul of `a` and `b`, both of type `acc` (float, or int32: exact, wrapping at 32 bits;
-// int8 operands are sign-extended to it).
-mlir::FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &a, const OnnxValue &b, DType acc);
+// int8 operands are sign-extended to it, or `a`'s bytes zero-extended with `unsignedA`).
+mlir::FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &a, const OnnxValue &b, DType acc,
+                                        bool unsignedA = false);
 
 // ONNX Conv of `x` by `w` (NCHW, 1-D or 2-D, the node's window and group attributes), both of
 // type `acc` (float, or int32: exact, wrapping at 32 bits; int8 operands are sign-extended to

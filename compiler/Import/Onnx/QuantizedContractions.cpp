@@ -10,7 +10,10 @@
 // float32 epilogue. Computed so, the operands stay int8 (a quarter of the bytes), the f32
 // copies are never made, and dispatch formation fuses the epilogue with what follows (ReLU,
 // the next QuantizeLinear) into the contraction's kernel: int8 in, int8 out. A convolution
-// pads xq with zx, which the correction cancels as the float graph's zero padding.
+// pads xq with zx, which the correction cancels as the float graph's zero padding. MatMul and
+// Gemm read the activation as unsigned bytes xq + 128, whose products with the signed weights
+// are a VNNI dot product's (PackMatmulWeights packs the weights for it where the target has
+// one); the correction is then -(zx + 128) * sum_k wq.
 //
 // Other forms (uint8 or per-axis activations, a weight zero point, a run-time weight) keep the
 // float lowering on the dequantized copies. So does everything without --int8-kernels: with
@@ -127,7 +130,10 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
                                                      const DequantizedSource &w, const HostTensor &wq,
                                                      float alpha, const OnnxValue *bias) {
   int64_t k = wq.shape[0], n = wq.shape[1];
-  int64_t zx = x.zeroPoint.constant->i[0];
+  // The activation as unsigned bytes, xq + 128 (its sign bit flipped, an elementwise op that
+  // fuses into its producer): the form of a VNNI dot product (vpdpbusd multiplies unsigned
+  // by signed bytes). The correction then subtracts (zx + 128) * sum_k wq.
+  int64_t zx = x.zeroPoint.constant->i[0] + 128;
   HostTensor corr = HostTensor::zeros(DType::kInt32, {n});
   for (int64_t c = 0; c < n; ++c) {
     int64_t sum = 0;
@@ -135,11 +141,17 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
       sum += wq.i[r * n + c];
     corr.i[c] = -zx * sum;
   }
+  OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
+  FailureOr<OnnxValue> xu = elementwise(ctx, {&x.q, &signBit}, DType::kInt8, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::XOrIOp::create(b, l, a[0], a[1]);
+  });
+  if (failed(xu))
+    return failure();
   HostTensor scale = channelScales(x, w, n);
   if (alpha != 1.0f)
     for (float &s : scale.f)
       s *= alpha;
-  FailureOr<OnnxValue> acc = matmulValues(ctx, x.q, OnnxValue::ofConstant(wq), DType::kInt32);
+  FailureOr<OnnxValue> acc = matmulValues(ctx, *xu, OnnxValue::ofConstant(wq), DType::kInt32, /*unsignedA=*/true);
   if (failed(acc))
     return failure();
   OnnxValue corrV = OnnxValue::ofConstant(std::move(corr)), scaleV = OnnxValue::ofConstant(std::move(scale));

@@ -154,6 +154,9 @@ FailureOr<KernelPipelineOptions> mlir::hexir::describeHostTarget(const HostTarge
   description.vectorBits = sti->checkFeatures("+avx512f") ? 512 : sti->checkFeatures("+avx") ? 256 : 128;
   description.fma = sti->checkFeatures("+fma");
   description.rounding = sti->checkFeatures("+sse4.1");
+  description.dotBits = description.vectorBits == 512 && sti->checkFeatures("+avx512vnni") ? 512
+                        : description.vectorBits == 256 && sti->checkFeatures("+avxvnni")  ? 256
+                                                                                            : 0;
   return description;
 }
 
@@ -197,7 +200,8 @@ FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<
   // (hal/host/cpu_features.h keeps the same list).
   static const char *kCheckable[] = {"sse4.1", "sse4.2",   "popcnt",   "avx",      "avx2",
                                      "fma",    "f16c",     "bmi",      "bmi2",     "avx512f",
-                                     "avx512bw", "avx512dq", "avx512vl", "avx512cd"};
+                                     "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512vnni",
+                                     "avxvnni"};
   const llvm::MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
   for (const char *feature : kCheckable)
     if (sti->checkFeatures(std::string("+") + feature))

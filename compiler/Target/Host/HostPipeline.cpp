@@ -26,7 +26,9 @@ void mlir::hexir::buildHostKernelPipeline(OpPassManager &pm, const KernelPipelin
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Accumulators in registers, contractions as FMA outer products.
-  pm.addPass(createLowerVectorTiles());
+  LowerVectorTilesOptions lowering;
+  lowering.dotBits = options.dotBits;
+  pm.addPass(createLowerVectorTiles(lowering));
   // Weights stream from memory on every run: fetch the next block while this one is reused.
   pm.addPass(createPrefetchStreams());
   buildHostLoopsToLLVMPipeline(pm, options);
@@ -68,6 +70,8 @@ namespace {
 struct HostPipelineOptions : public PassPipelineOptions<HostPipelineOptions> {
   Option<int64_t> vectorBits{*this, "vector-bits", llvm::cl::desc("Vector register width in bits"),
                              llvm::cl::init(256)};
+  Option<int64_t> dotBits{*this, "dot-bits", llvm::cl::desc("int8 dot products (VNNI) on vectors of this many bits"),
+                          llvm::cl::init(0)};
 };
 } // namespace
 
@@ -79,6 +83,7 @@ void mlir::hexir::registerHostPassesAndPipelines() {
                                                 [](OpPassManager &pm, const HostPipelineOptions &options) {
                                                   KernelPipelineOptions kernel;
                                                   kernel.vectorBits = options.vectorBits;
+                                                  kernel.dotBits = options.dotBits;
                                                   buildHostKernelPipeline(pm, kernel);
                                                 });
 }

@@ -7,10 +7,14 @@
 //   2. hoist the accumulator's transfer_read/transfer_write out of the reduction loops, and
 //      forward a register tile's bias and accumulators through memory to their readers;
 //   3. vector.contract -> outer products -> vector.fma over rows, transfers of rank 1.
+// Before all that, with VNNI (dot-bits), int8 contractions over groups of four become dot
+// products (DotProducts.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Host/Passes.h"
+#include "Target/Host/DotProducts.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -57,6 +61,7 @@ void hideCollapsedViews(func::FuncOp fn) {
 }
 
 struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<LowerVectorTilesPass> {
+  using LowerVectorTilesBase::LowerVectorTilesBase;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
@@ -68,6 +73,12 @@ struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<Low
       if (!hasVectors)
         continue;
       hideCollapsedViews(fn);
+      if (dotBits) {
+        RewritePatternSet patterns(ctx);
+        mlir::hexir::populateDotProductPatterns(patterns, dotBits);
+        if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+          return signalPassFailure();
+      }
       {
         RewritePatternSet patterns(ctx);
         memref::populateFoldMemRefAliasOpPatterns(patterns);

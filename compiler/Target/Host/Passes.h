@@ -20,6 +20,9 @@ struct KernelPipelineOptions {
   int64_t vectorBits = 256;  // vector register width: 128 (SSE), 256 (AVX2), 512 (AVX-512)
   bool fma = true;           // fused multiply-add instructions
   bool rounding = true;      // SSE4.1 roundss/roundps (floor, ceil)
+  // int8 dot products (vpdpbusd) on vectors of this many bits: 512 with AVX512-VNNI, 256 with
+  // AVX-VNNI; 0: none (int8 products are widened to int32 and multiplied).
+  int64_t dotBits = 0;
   // A kernel's stack buffers at most (hexir-check-kernel-stack): 64 KiB, what a worker thread's
   // stack takes without thought; the CUDA emulator allows more (a block's shared memory and every
   // thread's private tile are its stack).

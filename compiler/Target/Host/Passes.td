@@ -51,10 +51,16 @@ def LowerVectorTiles : Pass<"hexir-lower-vector-tiles", "mlir::ModuleOp"> {
     Runs after bufferization on kernels vectorized by hexir-tile-and-vectorize. Folds subviews
     into vector transfers and drops leading unit vector dimensions, hoists the accumulator's
     transfer_read/transfer_write out of the reduction loops (so it lives in registers), then
-    lowers vector.contract to outer products and vector.fma, and transfers to rank 1.
+    lowers vector.contract to outer products and vector.fma, and transfers to rank 1. With
+    dot-bits, int8 contractions over groups of four become VNNI dot products first
+    (DotProducts.h).
   }];
+  let options = [
+    Option<"dotBits", "dot-bits", "int64_t", /*default=*/"0",
+           "int8 dot products (vpdpbusd) on vectors of this many bits (512, 256; 0: none)">,
+  ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
-                           "mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+                           "mlir::scf::SCFDialect", "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def PrefetchStreams : Pass<"hexir-prefetch-streams", "mlir::ModuleOp"> {

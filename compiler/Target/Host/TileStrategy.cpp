@@ -133,6 +133,9 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     // panels gets 13 accumulators, not 1), reduction step 1.
     s.registers[n] = vectorTile(ranges[n], laneTiles);
     s.registers[k] = 1;
+    // An int8 dot-product group is one 32-bit lane of each operand: whole in every tile.
+    if (std::optional<unsigned> g = dotGroupLoop(op))
+      s.registers[*g] = ranges[*g];
     int64_t vectorsPerRow = std::max<int64_t>(s.registers[n] / lanes, 1);
     if (std::optional<unsigned> m = rowLoop(*dims, ranges))
       s.registers[*m] = largestDivisorAtMost(ranges[*m], std::max<int64_t>(broadcastAccumulators(lanes) / vectorsPerRow, 1));

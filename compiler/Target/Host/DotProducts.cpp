@@ -1,0 +1,154 @@
+//===- DotProducts.cpp - int8 register tiles as VNNI dot products ---------===//
+#include "Target/Host/DotProducts.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+
+using namespace mlir;
+
+namespace {
+
+// vector.contract(zext(U), sext(S), acc) over (rows..., column, units..., g) where U reads
+// (rows..., g) and S reads (column, g) (every other dimension of extent 1), g the reduction of
+// four innermost in both, the accumulator [rows..., column] with the column innermost: per row,
+// the row's group of four broadcast as one int32 (`a`) and, per vector of columns, one
+//   acc = vpdpbusd(acc, a, S[columns][4] as int32 lanes)
+// which sums the four u8 x s8 products of each lane into it, exactly as the contraction does.
+struct VnniContraction : OpRewritePattern<vector::ContractionOp> {
+  VnniContraction(MLIRContext *ctx, int64_t dotBits)
+      : OpRewritePattern(ctx, /*benefit=*/10), bits(dotBits), lanes(dotBits / 32) {}
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op, PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (op.getKind() != vector::CombiningKind::ADD || !accType || !accType.getElementType().isInteger(32) ||
+        accType.getRank() < 1 || accType.isScalable())
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // The unsigned operand (rows) and the signed one (columns), in either position.
+    Value u, s;
+    AffineMap uMap, sMap;
+    auto source = [](Value v, bool isSigned) -> Value {
+      Operation *def = v.getDefiningOp();
+      if (isSigned ? !isa_and_nonnull<arith::ExtSIOp>(def) : !isa_and_nonnull<arith::ExtUIOp>(def))
+        return nullptr;
+      auto type = dyn_cast<VectorType>(def->getOperand(0).getType());
+      return type && type.getElementType().isInteger(8) ? def->getOperand(0) : nullptr;
+    };
+    if (Value lu = source(op.getLhs(), false), rs = source(op.getRhs(), true); lu && rs) {
+      u = lu, s = rs, uMap = maps[0], sMap = maps[1];
+    } else if (Value ls = source(op.getLhs(), true), ru = source(op.getRhs(), false); ls && ru) {
+      u = ru, s = ls, uMap = maps[1], sMap = maps[0];
+    } else {
+      return failure();
+    }
+    AffineMap accMap = maps[2];
+    auto uType = cast<VectorType>(u.getType()), sType = cast<VectorType>(s.getType());
+    unsigned numDims = uMap.getNumDims();
+    SmallVector<int64_t> size(numDims, 1);
+    auto record = [&](AffineMap map, ArrayRef<int64_t> shape) {
+      for (unsigned j = 0; j < map.getNumResults(); ++j)
+        size[map.getDimPosition(j)] = shape[j];
+    };
+    record(uMap, uType.getShape());
+    record(sMap, sType.getShape());
+    record(accMap, accType.getShape());
+    auto iterators = op.getIteratorTypesArray();
+    unsigned uRank = uMap.getNumResults(), sRank = sMap.getNumResults(), accRank = accMap.getNumResults();
+    if (uRank < 1 || sRank < 2 || uMap.getDimPosition(uRank - 1) != sMap.getDimPosition(sRank - 1))
+      return failure();
+    unsigned g = uMap.getDimPosition(uRank - 1);
+    if (size[g] != 4 || iterators[g] != vector::IteratorType::reduction)
+      return failure();
+    // The column: S's one other dimension of more than one index, innermost in the accumulator.
+    unsigned column = sMap.getDimPosition(sRank - 2);
+    for (unsigned j = 0; j + 2 < sRank; ++j)
+      if (size[sMap.getDimPosition(j)] != 1)
+        return failure();
+    if (accMap.getDimPosition(accRank - 1) != column || size[column] % lanes != 0)
+      return failure();
+    // Rows: U's dimensions of more than one index (g aside), parallel, in the accumulator's
+    // order; every reduction but g has one index.
+    SmallVector<unsigned> rows;
+    for (unsigned j = 0; j + 1 < uRank; ++j)
+      if (size[uMap.getDimPosition(j)] != 1)
+        rows.push_back(uMap.getDimPosition(j));
+    SmallVector<unsigned> accRows;
+    for (unsigned j = 0; j + 1 < accRank; ++j)
+      if (size[accMap.getDimPosition(j)] != 1)
+        accRows.push_back(accMap.getDimPosition(j));
+    if (rows != accRows)
+      return failure();
+    for (unsigned d = 0; d < numDims; ++d)
+      if (d != g && iterators[d] == vector::IteratorType::reduction && size[d] != 1)
+        return failure();
+
+    Location loc = op.getLoc();
+    Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
+    // The intrinsic takes the accumulators as int32 lanes and both operands as bytes.
+    auto laneType = VectorType::get({lanes}, i32), byteType = VectorType::get({lanes * 4}, i8);
+    StringAttr intrinsic =
+        rewriter.getStringAttr(bits == 512 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256");
+    int64_t columns = size[column];
+    // S's column vectors: [lanes][4] bytes each, one int32 lane per column.
+    SmallVector<int64_t> sLead(sRank - 2, 0);
+    Value sMatrix = sLead.empty() ? s : vector::ExtractOp::create(rewriter, loc, s, sLead).getResult();
+    SmallVector<Value> columnVectors;
+    for (int64_t c = 0; c < columns; c += lanes) {
+      Value slice = vector::ExtractStridedSliceOp::create(rewriter, loc, sMatrix, ArrayRef<int64_t>{c, 0},
+                                                          ArrayRef<int64_t>{lanes, 4}, ArrayRef<int64_t>{1, 1});
+      columnVectors.push_back(vector::ShapeCastOp::create(rewriter, loc, byteType, slice));
+    }
+    int64_t numRows = 1;
+    for (unsigned d : rows)
+      numRows *= size[d];
+    Value result = op.getAcc();
+    SmallVector<int64_t> index(numDims, 0);
+    for (int64_t r = 0; r < numRows; ++r) {
+      // The row's index in each row dimension (row-major over `rows`).
+      for (int64_t rest = r, j = static_cast<int64_t>(rows.size()) - 1; j >= 0; --j) {
+        index[rows[j]] = rest % size[rows[j]];
+        rest /= size[rows[j]];
+      }
+      SmallVector<int64_t> uPos, accPos;
+      for (unsigned j = 0; j + 1 < uRank; ++j)
+        uPos.push_back(index[uMap.getDimPosition(j)]);
+      for (unsigned j = 0; j + 1 < accRank; ++j)
+        accPos.push_back(index[accMap.getDimPosition(j)]);
+      Value group = uPos.empty() ? u : vector::ExtractOp::create(rewriter, loc, u, uPos).getResult();
+      Value word = vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), group);
+      Value broadcast = vector::BitCastOp::create(
+          rewriter, loc, byteType,
+          vector::BroadcastOp::create(rewriter, loc, laneType,
+                                      vector::ExtractOp::create(rewriter, loc, word, ArrayRef<int64_t>{0})));
+      Value accRow = accPos.empty() ? result : vector::ExtractOp::create(rewriter, loc, result, accPos).getResult();
+      for (int64_t c = 0; c < columns; c += lanes) {
+        Value part = vector::ExtractStridedSliceOp::create(rewriter, loc, accRow, ArrayRef<int64_t>{c},
+                                                           ArrayRef<int64_t>{lanes}, ArrayRef<int64_t>{1});
+        Value dot = LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic,
+                                                  ValueRange{part, broadcast, columnVectors[c / lanes]})
+                        .getResult(0);
+        accRow = vector::InsertStridedSliceOp::create(rewriter, loc, dot, accRow, ArrayRef<int64_t>{c},
+                                                      ArrayRef<int64_t>{1});
+      }
+      result = accPos.empty() ? accRow : vector::InsertOp::create(rewriter, loc, accRow, result, accPos).getResult();
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  int64_t bits, lanes;
+};
+
+} // namespace
+
+void mlir::hexir::populateDotProductPatterns(RewritePatternSet &patterns, int64_t dotBits) {
+  if (dotBits != 512 && dotBits != 256)
+    return;
+  patterns.add<VnniContraction>(patterns.getContext(), dotBits);
+  // A register tile's weights [columns][4] are contiguous bytes: read them as one vector (by
+  // default each group of four would be a load of its own). Only narrow rows are flattened
+  // (below 128 bits: groups of bytes), never a float tile's rows of whole vectors.
+  vector::populateFlattenVectorTransferPatterns(patterns, /*targetVectorBitwidth=*/128);
+}

@@ -1,0 +1,25 @@
+//===- DotProducts.h - int8 register tiles as VNNI dot products --*- C++ -*-===//
+//
+// A register tile of an int8 contraction over weights packed in groups of four
+// (PackMatmulWeights' packDotGroups) is a vector.contract of zext(A) [rows x 4] and sext(B)
+// [columns x 4] into int32 accumulators [rows x columns], reducing the group of four. With
+// VNNI that is one vpdpbusd per row and vector of columns: the row's four bytes broadcast to
+// every 32-bit lane (unsigned), the columns' groups of four (signed), four products summed
+// into each lane. Without VNNI the contraction lowers as any other (widened, multiplied): the
+// same exact int32 sums.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HEXIR_COMPILER_TARGET_HOST_DOTPRODUCTS_H
+#define HEXIR_COMPILER_TARGET_HOST_DOTPRODUCTS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::hexir {
+
+// Rewrites such contractions into vpdpbusd on vectors of `dotBits` (512: AVX512-VNNI, 256:
+// AVX-VNNI) when their columns are a multiple of its int32 lanes.
+void populateDotProductPatterns(RewritePatternSet &patterns, int64_t dotBits);
+
+} // namespace mlir::hexir
+
+#endif // HEXIR_COMPILER_TARGET_HOST_DOTPRODUCTS_H
