@@ -97,12 +97,73 @@ std::optional<unsigned> dotGroupLoop(linalg::LinalgOp op) {
   return g;
 }
 
+std::optional<unsigned> dotGroupConvLoop(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp>(op) || op.getNumLoops() != 9 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
+  if (ranges[8] != 4 || iterators[8] != utils::IteratorType::reduction)
+    return std::nullopt;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto type = dyn_cast<ShapedType>(in->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (!type || !type.getElementType().isInteger(8) || map.getNumResults() == 0 ||
+        map.getResult(map.getNumResults() - 1) != getAffineDimExpr(8, op.getContext()))
+      return std::nullopt;
+  }
+  return 8u;
+}
+
 // A convolution with a packed filter (PackConvFilters): a generic op over loops
 // (n, oh, ow, p, fi, kh, kw, c) reading I[n, oh*sh + kh*dh, ow*sw + kw*dw, c] and
-// P[p, kh, kw, c, fi] into O[n, oh, ow, p, fi].
+// P[p, kh, kw, c, fi] into O[n, oh, ow, p, fi]; or, with int8 dot-product groups (DotGroups.h),
+// over (n, oh, ow, p, fi, kh, kw, c4, g) reading I4[n, ..., ..., c4, g] and
+// P[p, kh, kw, c4, fi, g].
 std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op) {
-  if (!isa<linalg::GenericOp>(op) || op.getNumLoops() != 8 || op.getNumDpsInputs() != 2 ||
-      !linalg::isaConvolutionOpInterface(op))
+  if (!isa<linalg::GenericOp>(op) || op.getNumDpsInputs() != 2)
+    return std::nullopt;
+  if (op.getNumLoops() == 9) {
+    // The group of four is a second input channel loop; seen without it, the rest is the
+    // packed convolution's own structure.
+    std::optional<unsigned> g = dotGroupConvLoop(op);
+    if (!g)
+      return std::nullopt;
+    MLIRContext *ctx = op.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    AffineMap image = maps[0];
+    if (image.getNumResults() != 5 || image.getResult(0) != d(0) || image.getResult(3) != d(7) ||
+        image.getResult(4) != d(8) || maps[1] != AffineMap::get(9, 0, {d(3), d(5), d(6), d(7), d(4), d(8)}, ctx) ||
+        maps[2] != AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx))
+      return std::nullopt;
+    linalg::ConvolutionDimensions dims;
+    dims.batch = {0};
+    dims.outputImage = {1, 2};
+    dims.outputChannel = {3, 4};
+    dims.filterLoop = {5, 6};
+    dims.inputChannel = {7, 8};
+    // Strides and dilations: the coefficients of oh, kh (ow, kw) in the image's rows (columns).
+    for (unsigned j : {1u, 2u}) {
+      AffineExpr e = image.getResult(j);
+      auto coefficient = [&](unsigned dim) -> int64_t {
+        SmallVector<AffineExpr> values;
+        for (unsigned i = 0; i < 9; ++i)
+          values.push_back(getAffineConstantExpr(i == dim ? 1 : 0, ctx));
+        auto c = dyn_cast<AffineConstantExpr>(e.replaceDims(values));
+        return c ? c.getValue() : 0;
+      };
+      int64_t stride = coefficient(j), dilation = coefficient(j + 4);
+      SmallVector<AffineExpr> zeros(9, getAffineConstantExpr(0, ctx));
+      auto offset = dyn_cast<AffineConstantExpr>(e.replaceDims(zeros));
+      if (stride <= 0 || dilation <= 0 || !offset || offset.getValue() != 0 ||
+          e != d(j) * stride + d(j + 4) * dilation)
+        return std::nullopt;
+      dims.strides.push_back(stride);
+      dims.dilations.push_back(dilation);
+    }
+    return dims;
+  }
+  if (op.getNumLoops() != 8 || !linalg::isaConvolutionOpInterface(op))
     return std::nullopt;
   FailureOr<linalg::ConvolutionDimensions> dims = linalg::inferConvolutionDims(op);
   if (failed(dims))

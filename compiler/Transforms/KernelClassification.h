@@ -34,6 +34,8 @@ std::optional<KernelKind> classifyKernel(linalg::LinalgOp op);
 // input, reading 8-bit integers. One step of it is one 32-bit lane of a VNNI dot product
 // (vpdpbusd: four u8 x s8 products summed into each int32 lane).
 std::optional<unsigned> dotGroupLoop(linalg::LinalgOp op);
+// The same for a packed int8 convolution over (n, oh, ow, p, fi, kh, kw, c4, g): its loop g.
+std::optional<unsigned> dotGroupConvLoop(linalg::LinalgOp op);
 
 // Whether `insert` writes a static box of its destination (static shapes and offsets, unit
 // strides, no rank change): a slice a kernel can compute its result into (dispatch formation
@@ -60,7 +62,8 @@ bool packsPanelsInKernel(Operation *op, int64_t maxRows);
 // The panel packing that the panels `op` (a contraction or a tile of one) reads come from
 // inside its kernel, through slices; null when they come from outside.
 linalg::GenericOp panelPackOf(linalg::LinalgOp op);
-// A convolution with a packed filter (PackConvFilters), as convolution dimensions.
+// A convolution with a packed filter (PackConvFilters, with or without int8 dot-product groups),
+// as convolution dimensions (with groups: input channels {c4, g}).
 std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op);
 // Output positions [start, start + size) of one spatial dimension of a window op whose windows
 // all have the taps [tapStart, tapStart + taps) inside the unpadded input.

@@ -19,11 +19,12 @@
 // each reader's kernel (packsPanelsInKernel); a batched
 // run-time B read with k innermost (attention's Q x K^T) is transposed by a kernel instead.
 // For a target with int8 dot products (VNNI), constant int8 weights of an unsigned-by-signed
-// int8 contraction are packed with groups of four along k innermost (packDotGroups).
+// int8 contraction are packed with groups of four along k innermost (DotGroups.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 #include "Dialect/Functions.h"
+#include "Transforms/DotGroups.h"
 #include "Transforms/PackedLayout.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -204,135 +205,6 @@ LogicalResult pack(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPane
   return success();
 }
 
-// The body of an int8 dot product: acc + zext(a) * sext(b) (a unsigned, b the weights), the
-// product of a VNNI vpdpbusd lane. The operand order of the multiply may be either.
-bool isUnsignedBySignedDot(linalg::GenericOp op, unsigned weightsIndex) {
-  Block &body = op.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add || body.getOperations().size() != 5)
-    return false;
-  Value acc = body.getArgument(op.getNumDpsInputs());
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getRhs() == acc ? add.getLhs() : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulIOp>() : nullptr;
-  if (!mul)
-    return false;
-  auto isExt = [&](Value v, bool isSigned, unsigned arg) {
-    Operation *def = v.getDefiningOp();
-    bool kind = isSigned ? isa_and_nonnull<arith::ExtSIOp>(def) : isa_and_nonnull<arith::ExtUIOp>(def);
-    return kind && def->getOperand(0) == body.getArgument(arg);
-  };
-  unsigned a = 1 - weightsIndex;
-  return (isExt(mul.getLhs(), false, a) && isExt(mul.getRhs(), true, weightsIndex)) ||
-         (isExt(mul.getRhs(), false, a) && isExt(mul.getLhs(), true, weightsIndex));
-}
-
-// An int8 contraction acc + zext(A[..., m, k]) * sext(B) with a constant B[K][N] (or [N][K]),
-// K a multiple of 4, for a target with VNNI dot products: B's panels hold groups of four along
-// the reduction, P[no][k4][ni][g] = B[4 * k4 + g][no * nr + ni], so one 32-bit lane of a panel
-// row is the four weights a vpdpbusd lane multiplies; A is viewed as [..., m, K/4, 4] (a view).
-// The contraction runs over (..., m, no, ni, ..., k4, ..., g):
-//   C[..., m, no, ni] += zext(A4[..., m, k4, g]) * sext(P[no, k4, ni, g])
-// its result viewed as [..., M, N] as the float panels' is.
-LogicalResult packDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
-  auto loops = columnAndReduction(op);
-  if (!loops || op.getNumDpsInputs() != 2)
-    return failure();
-  unsigned n = loops->first, k = loops->second;
-  std::optional<unsigned> weightsIndex;
-  DenseElementsAttr values;
-  for (unsigned i = 0; i < 2; ++i) {
-    OpOperand *in = op.getDpsInputOperand(i);
-    AffineMap map = op.getMatchingIndexingMap(in);
-    auto cst = in->get().getDefiningOp<arith::ConstantOp>();
-    auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
-    if (dense && dense.getElementType().isInteger(8) && map.getNumResults() == 2 && map.isProjectedPermutation() &&
-        ((map.getDimPosition(0) == k && map.getDimPosition(1) == n) ||
-         (map.getDimPosition(0) == n && map.getDimPosition(1) == k))) {
-      weightsIndex = i;
-      values = dense;
-    }
-  }
-  if (!weightsIndex || !isUnsignedBySignedDot(op, *weightsIndex))
-    return failure();
-  OpOperand *weights = op.getDpsInputOperand(*weightsIndex), *lhs = op.getDpsInputOperand(1 - *weightsIndex);
-  AffineMap lhsMap = op.getMatchingIndexingMap(lhs), outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  auto lhsType = dyn_cast<RankedTensorType>(lhs->get().getType());
-  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  if (!lhsType || !lhsType.getElementType().isInteger(8) || !outType.getElementType().isInteger(32) ||
-      !lhsMap.isProjectedPermutation() || lhsMap.getNumResults() == 0 ||
-      lhsMap.getDimPosition(lhsMap.getNumResults() - 1) != k || !outMap.isProjectedPermutation() ||
-      outMap.getNumResults() == 0 || outMap.getDimPosition(outMap.getNumResults() - 1) != n)
-    return failure();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t N = ranges[n], K = ranges[k];
-  int64_t nr = panelWidth(N, maxPanel);
-  if (!nr || K % 4 != 0)
-    return failure();
-  int64_t NO = N / nr, K4 = K / 4;
-  bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  ArrayRef<char> raw = values.getRawData();
-  std::vector<int8_t> packed(N * K);
-  for (int64_t no = 0; no < NO; ++no)
-    for (int64_t k4 = 0; k4 < K4; ++k4)
-      for (int64_t ni = 0; ni < nr; ++ni)
-        for (int64_t g = 0; g < 4; ++g) {
-          int64_t col = no * nr + ni, kk = 4 * k4 + g;
-          int64_t from = values.isSplat() ? 0 : kMajor ? kk * N + col : col * K + kk;
-          packed[((no * K4 + k4) * nr + ni) * 4 + g] = static_cast<int8_t>(raw[from]);
-        }
-  auto packedType = RankedTensorType::get({NO, K4, nr, 4}, rewriter.getI8Type());
-  Value packedB = arith::ConstantOp::create(
-      rewriter, loc, packedType,
-      DenseElementsAttr::getFromRawBuffer(packedType, ArrayRef<char>(reinterpret_cast<const char *>(packed.data()),
-                                                                      packed.size())));
-  // A's last dimension split into [K/4][4].
-  SmallVector<int64_t> lhsShape(lhsType.getShape());
-  lhsShape.back() = K4;
-  lhsShape.push_back(4);
-  Value lhs4 = tensor::ExpandShapeOp::create(rewriter, loc, RankedTensorType::get(lhsShape, lhsType.getElementType()),
-                                             lhs->get(), splitLastDim(lhsType.getRank()));
-
-  // Loops: old loop n becomes `no`, a new loop `ni` follows it, later loops shift by one, and
-  // the group loop `g` comes last.
-  MLIRContext *ctx = op.getContext();
-  unsigned numLoops = op.getNumLoops() + 2, g = numLoops - 1;
-  auto shifted = [&](unsigned d) { return getAffineDimExpr(d <= n ? d : d + 1, ctx); };
-  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
-  SmallVector<AffineExpr> lhsExprs;
-  for (unsigned j = 0; j < lhsMap.getNumResults(); ++j)
-    lhsExprs.push_back(shifted(lhsMap.getDimPosition(j)));
-  lhsExprs.push_back(dim(g));
-  AffineMap lhs4Map = AffineMap::get(numLoops, 0, lhsExprs, ctx);
-  AffineMap packedMap = AffineMap::get(numLoops, 0, {dim(n), shifted(k), dim(n + 1), dim(g)}, ctx);
-  SmallVector<AffineExpr> outExprs;
-  for (unsigned j = 0; j + 1 < outMap.getNumResults(); ++j)
-    outExprs.push_back(shifted(outMap.getDimPosition(j)));
-  outExprs.push_back(dim(n));
-  outExprs.push_back(dim(n + 1));
-  SmallVector<AffineMap> maps(2);
-  SmallVector<Value> inputs(2);
-  maps[*weightsIndex] = packedMap;
-  inputs[*weightsIndex] = packedB;
-  maps[1 - *weightsIndex] = lhs4Map;
-  inputs[1 - *weightsIndex] = lhs4;
-  maps.push_back(AffineMap::get(numLoops, 0, outExprs, ctx));
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  iterators.insert(iterators.begin() + n + 1, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-
-  Value init = packedInit(rewriter, loc, op.getDpsInits()[0], nr);
-  auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
-                                           maps, iterators);
-  rewriter.cloneRegionBefore(op.getRegion(), generic.getRegion(), generic.getRegion().end());
-  Value result = tensor::CollapseShapeOp::create(rewriter, loc, outType, generic->getResult(0),
-                                                 splitLastDim(outType.getRank()));
-  rewriter.replaceOp(op, result);
-  return success();
-}
-
 // A contraction whose run-time B is read with k innermost (a batched Q x K^T) reads its
 // register tile's row of nr columns from nr rows of B: B is transposed first by an elementwise
 // kernel (K x N reads and writes, against M x N x K multiply-adds), so that its columns are
@@ -390,7 +262,7 @@ struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<P
       SmallVector<linalg::GenericOp> ops;
       fn.walk([&](linalg::GenericOp op) { ops.push_back(op); });
       for (linalg::GenericOp op : ops) {
-        if (dotGroups && succeeded(packDotGroups(rewriter, op, maxPanel)))
+        if (dotGroups && succeeded(packMatmulDotGroups(rewriter, op, maxPanel)))
           continue;
         if (failed(pack(rewriter, op, maxPanel)))
           (void)transposeRunTimeB(rewriter, op);

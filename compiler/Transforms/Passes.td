@@ -81,6 +81,8 @@ def PackConvFilters : Pass<"hexir-pack-conv-filters", "mlir::ModuleOp"> {
   let options = [
     Option<"maxPanel", "max-panel", "int64_t", /*default=*/"32",
            "Widest panel (32, 16 or 8 floats): two of the target's vectors">,
+    Option<"dotGroups", "dot-groups", "bool", /*default=*/"false",
+           "Pack int8 filters in groups of four input channels (VNNI dot products)">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];

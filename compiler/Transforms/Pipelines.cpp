@@ -43,6 +43,7 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   // contiguously, at most as wide as the target's register tile.
   PackConvFiltersOptions convPanels;
   convPanels.maxPanel = maxPanel;
+  convPanels.dotGroups = rules.int8DotGroups;
   pm.addPass(createPackConvFilters(convPanels));
   PackMatmulWeightsOptions matmulPanels;
   matmulPanels.maxPanel = maxPanel;

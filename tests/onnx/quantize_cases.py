@@ -291,6 +291,43 @@ def add_cases(cases, errors, model, rnd):
         return model(nodes, {"x": x}, outs, inits), {"x": x}, outs, ["--int8-kernels"]
 
     @case
+    def qdq_int8_conv_dot_groups():
+        # --int8-kernels where the channels make VNNI dot-product groups (C a multiple of 4, F
+        # of 8): a 3x3 convolution with stride 2, padding and a bias, ReLU folded into the next
+        # quantization; a 1x1 convolution (a contraction); a dilated 3x3 one without padding;
+        # and an odd-sized image (9 columns: register tiles and their remainder).
+        x = (rnd(1, 8, 10, 9) * 3).astype(np.float32)
+        sx, zx = np.float32(0.05), np.int8(-7)
+        w1 = rng.integers(-127, 128, size=(16, 8, 3, 3)).astype(np.int8)
+        s1 = (rng.random(16) * 0.01 + 0.002).astype(np.float32)
+        b1 = rnd(16).astype(np.float32)
+        sr, zr = np.float32(0.03), np.int8(-128)
+        w2 = rng.integers(-127, 128, size=(32, 16, 1, 1)).astype(np.int8)
+        s2 = (rng.random(32) * 0.01 + 0.002).astype(np.float32)
+        sq, zq = np.float32(0.05), np.int8(4)
+        w3 = rng.integers(-127, 128, size=(8, 32, 3, 3)).astype(np.int8)
+        s3 = np.float32(0.002)
+        xd = fake_quant(x, sx, zx)
+        c1 = conv64(xd, w1 * s1.reshape(-1, 1, 1, 1).astype(np.float64), b1, stride=2, padding=1)
+        rd = fake_quant(np.maximum(c1, 0), sr, zr)
+        c2 = conv64(rd, w2 * s2.reshape(-1, 1, 1, 1).astype(np.float64))
+        qd = fake_quant(c2, sq, zq)
+        y = conv64(qd, w3 * np.float64(s3), dilation=2, padding=(2, 1))
+        outs = {"y": y.astype(np.float32)}
+        nodes = qdq("x", "sx", "zx") + [
+            helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=0),
+            helper.make_node("Conv", ["x_d", "w1_d", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r"])] + qdq("r", "sr", "zr") + [
+            helper.make_node("DequantizeLinear", ["w2", "s2", "z2"], ["w2_d"], axis=0),
+            helper.make_node("Conv", ["r_d", "w2_d"], ["c2"])] + qdq("c2", "sq", "zq") + [
+            helper.make_node("DequantizeLinear", ["w3", "s3", "z3"], ["w3_d"]),
+            helper.make_node("Conv", ["c2_d", "w3_d"], ["y"], dilations=[2, 2], pads=[2, 1, 2, 1])]
+        inits = {"sx": sx, "zx": zx, "w1": w1, "s1": s1, "z1": np.zeros(16, np.int8), "b1": b1, "sr": sr, "zr": zr,
+                 "w2": w2, "s2": s2, "z2": np.zeros(32, np.int8), "sq": sq, "zq": zq, "w3": w3, "s3": s3,
+                 "z3": np.int8(0)}
+        return model(nodes, {"x": x}, outs, inits), {"x": x}, outs, ["--int8-kernels"]
+
+    @case
     def qdq_int8_matmul_gemm():
         # --int8-kernels: MatMul of a batched activation by a weight quantized per column;
         # Gemm with transB, a per-row (output channel) weight, alpha and a bias C; Gemm with a

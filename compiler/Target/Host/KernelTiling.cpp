@@ -55,6 +55,37 @@ void mlir::hexir::toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, Arra
   rewriter.replaceOp(op, tensor::InsertSliceOp::create(rewriter, loc, conv, out, zeros, sizes, ones).getResult());
 }
 
+bool mlir::hexir::windowTileAsContraction(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.size() != 9 || ranges[5] != 1 || ranges[6] != 1 || strides.size() != 2)
+    return false;
+  Value image = op.getDpsInputs()[0];
+  auto type = cast<RankedTensorType>(image.getType());
+  // The tile's image slice spans (rows - 1) * stride + 1 positions in each spatial dimension.
+  if (type.getRank() != 5 || type.getDimSize(1) != (ranges[1] - 1) * strides[0] + 1 ||
+      type.getDimSize(2) != (ranges[2] - 1) * strides[1] + 1)
+    return false;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<int64_t> shape = {type.getDimSize(0), ranges[1], ranges[2], type.getDimSize(3), type.getDimSize(4)};
+  SmallVector<OpFoldResult> zeros(5, rewriter.getIndexAttr(0)), sizes, steps;
+  for (int64_t s : shape)
+    sizes.push_back(rewriter.getIndexAttr(s));
+  for (int64_t s : {int64_t{1}, strides[0], strides[1], int64_t{1}, int64_t{1}})
+    steps.push_back(rewriter.getIndexAttr(s));
+  Value rows = tensor::ExtractSliceOp::create(rewriter, loc, RankedTensorType::get(shape, type.getElementType()), image,
+                                              zeros, sizes, steps);
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps[0] = AffineMap::get(9, 0, {d(0), d(1), d(2), d(7), d(8)}, ctx);
+  rewriter.modifyOpInPlace(op, [&] {
+    op.getDpsInputOperand(0)->set(rows);
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+  return true;
+}
+
 // Tiles `op` with `sizes` (0: not tiled) and replaces it; returns the tiled op and the loops.
 FailureOr<scf::SCFTilingResult> mlir::hexir::tileOp(RewriterBase &rewriter, Operation *op, ArrayRef<int64_t> sizes,
                                                     ArrayRef<int64_t> interchange) {

@@ -58,6 +58,13 @@ linalg::GenericOp inPlaceOn(RewriterBase &rewriter, linalg::GenericOp op, Value 
 void toNamedConv(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides,
                  ArrayRef<int64_t> dilations);
 
+// A register tile of a packed int8 convolution over dot-product groups (loops (n, oh, ow, p, fi,
+// kh, kw, c4, g), one tap: kh and kw of one index) as the contraction it is: the image's window
+// rows are a strided view (stride sh, sw) read through (n, oh, ow, c4, g), which the vectorizer
+// takes as a contraction (a named convolution cannot express the groups). Returns false, with
+// nothing changed, for a tile of more than one tap.
+bool windowTileAsContraction(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> strides);
+
 // A kernel that only pads is split into workgroups of rows of its result (at most
 // `maxWorkgroups`, at least `minWork` elements each). Kernels of another shape are unchanged.
 LogicalResult splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);

@@ -391,7 +391,9 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
           if (failed(tiles))
             return writer.emitError() << "could not tile the kernel for the registers";
           for (Operation *tile : *tiles) {
-            if (strategy.packedFilter)
+            if (strategy.dotGroups)
+              (void)windowTileAsContraction(rewriter, cast<linalg::GenericOp>(tile), strategy.strides);
+            else if (strategy.packedFilter)
               toNamedConv(rewriter, cast<linalg::GenericOp>(tile), strategy.strides, strategy.dilations);
             else
               toVectorize.push_back(tile);

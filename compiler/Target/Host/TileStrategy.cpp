@@ -167,6 +167,11 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     s.dilations = llvm::to_vector_of<int64_t>(conv->dilations);
     chooseWindowTile(ranges[2], ranges[4], lanes, broadcastAccumulators(lanes), laneTiles, s.registers[2],
                      s.registers[4], /*broadcast=*/true);
+    // int8 dot-product groups (loop g): whole in every tile, as a contraction's.
+    if (std::optional<unsigned> g = dotGroupConvLoop(op)) {
+      s.registers[*g] = ranges[*g];
+      s.dotGroups = true;
+    }
     return s;
   }
   if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {

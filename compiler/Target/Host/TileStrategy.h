@@ -50,6 +50,10 @@ struct KernelStrategy {
   // dilations of the generic op, which becomes a named convolution once tiled to one panel.
   unsigned channelLoop = 6;
   bool packedFilter = false;
+  // A packed int8 convolution over dot-product groups (DotGroups.h): its register tiles become
+  // contractions over strided views of the image (windowTileAsContraction), not named
+  // convolutions.
+  bool dotGroups = false;
   SmallVector<int64_t> strides, dilations;
   // Contractions over panels whose B is packed inside the kernel (panelPackOf): each cache
   // block of B is packed once, where the block is reached, and then serves every row.
