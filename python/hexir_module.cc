@@ -189,7 +189,7 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
                   const std::string& machine, const std::map<std::string, uint64_t>& budgets,
                   const std::map<std::string, std::string>& placements, bool fusion,
                   const std::string& plan_json, const std::string& plan_svg, const std::vector<std::string>& dims,
-                  const std::vector<std::string>& donate, bool allow_tf32, bool int8_kernels) {
+                  const std::vector<std::string>& donate, bool allow_tf32, int int8_kernels) {
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
   options.inputShapes = shapes;
@@ -212,7 +212,10 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
   options.planSvgPath = plan_svg;
   options.donated = donate;
   options.allowTf32 = allow_tf32;
-  options.int8Kernels = int8_kernels;
+  // -1 auto, 0 off, 1 on.
+  options.int8Kernels = int8_kernels < 0    ? hexir::compiler::CompileOptions::Int8Kernels::kAuto
+                        : int8_kernels == 0 ? hexir::compiler::CompileOptions::Int8Kernels::kOff
+                                            : hexir::compiler::CompileOptions::Int8Kernels::kOn;
   std::vector<uint8_t> bytes;
   std::string diagnostics;
   bool ok;

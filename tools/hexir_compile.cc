@@ -58,8 +58,11 @@ int main(int argc, char **argv) {
   cl::opt<bool> int8Kernels("int8-kernels",
                             cl::desc("Compute a QDQ model's Conv, MatMul and Gemm on its int8 values (int32 "
                                      "accumulation, int8 tensors between kernels) instead of in f32 on dequantized "
-                                     "copies"),
+                                     "copies (default: where the target has int8 dot products, VNNI)"),
                             cl::init(false), cl::cat(category));
+  cl::opt<bool> noInt8Kernels("no-int8-kernels",
+                              cl::desc("Compute a QDQ model's Conv, MatMul and Gemm in f32 on dequantized copies"),
+                              cl::init(false), cl::cat(category));
   cl::opt<std::string> machine("machine",
                                cl::desc("Machine description: a preset (host, h200, edge) or a machine file "
                                         "(.json): memory spaces and capacities"),
@@ -159,7 +162,13 @@ int main(int argc, char **argv) {
   options.targetCpu = cpu;
   options.cudaArch = cudaArch;
   options.allowTf32 = allowTf32;
-  options.int8Kernels = int8Kernels;
+  if (int8Kernels && noInt8Kernels) {
+    llvm::errs() << "hexir-compile: --int8-kernels and --no-int8-kernels contradict each other\n";
+    return 2;
+  }
+  options.int8Kernels = int8Kernels     ? hexir::compiler::CompileOptions::Int8Kernels::kOn
+                        : noInt8Kernels ? hexir::compiler::CompileOptions::Int8Kernels::kOff
+                                        : hexir::compiler::CompileOptions::Int8Kernels::kAuto;
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;
   options.printIRAfterAll = printIR;

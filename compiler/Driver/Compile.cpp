@@ -48,6 +48,21 @@ bool writeText(const std::string &path, const std::string &text, ModuleOp module
   return s.ok();
 }
 
+// Whether the target computes int8 products as dot products (VNNI): there the int8 kernels of a
+// QDQ model outrun its float lowering (with widened int32 multiplies they do not).
+bool hasInt8DotProducts(const CompileOptions &options) {
+  mlir::hexir::TargetOptions targetOptions;
+  targetOptions.name = options.target;
+  targetOptions.cpu = options.targetCpu;
+  targetOptions.linkerPath = options.linkerPath;
+  targetOptions.cudaArch = options.cudaArch;
+  MLIRContext context;
+  // A wrong target is reported once, by the compilation itself.
+  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  auto target = mlir::hexir::createTargetBackend(targetOptions, UnknownLoc::get(&context));
+  return succeeded(target) && (*target)->description().int8DotGroups;
+}
+
 bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions &options,
                     std::vector<uint8_t> &bytes, llvm::raw_ostream *planOutput) {
   if (options.emitMlir) {
@@ -301,7 +316,8 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     importOptions.entry = options.entries.empty() ? "main" : options.entries.front();
     importOptions.inputShapes = options.inputShapes;
     importOptions.donated = options.donated;
-    importOptions.int8Kernels = options.int8Kernels;
+    importOptions.int8Kernels = options.int8Kernels == CompileOptions::Int8Kernels::kOn ||
+                                (options.int8Kernels == CompileOptions::Int8Kernels::kAuto && hasInt8DotProducts(options));
     OwningOpRef<ModuleOp> module = importShapeBuckets(context, importOptions, options.dims);
     if (!module)
       return false;

@@ -41,10 +41,11 @@ struct CompileOptions {
   // --allow-tf32: f32 matmuls and convolutions on CUDA tensor cores in TF32 (sm_80 and newer),
   // as PyTorch's allow_tf32; off by default.
   bool allowTf32 = false;
-  // --int8-kernels: a QDQ model's Conv, MatMul and Gemm computed on its int8 values (int32
-  // accumulation, int8 tensors between kernels); off by default until the integer kernels
-  // outrun the float ones (see docs/onnx.md).
-  bool int8Kernels = false;
+  // A QDQ model's Conv, MatMul and Gemm computed on its int8 values (int32 accumulation, int8
+  // tensors between kernels) or in f32 on dequantized copies: --int8-kernels, --no-int8-kernels,
+  // by default where the target has int8 dot products (VNNI), which make them the faster.
+  enum class Int8Kernels { kAuto, kOn, kOff };
+  Int8Kernels int8Kernels = Int8Kernels::kAuto;
   // --memory-budget SPACE=BYTES: the capacity of a memory space of the target (constants and
   // arena together when both live there).
   std::map<std::string, uint64_t> memoryBudgets;

@@ -83,7 +83,7 @@ TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
 
 def compile(model, *, output=None, input_shapes=None, entry=None, target="host", target_cpu="host",
             machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None,
-            dims=None, donate=None, allow_tf32=False, int8_kernels=False):
+            dims=None, donate=None, allow_tf32=False, int8_kernels=None):
     """Compiles a graph into executable bytes (also written to `output` when given).
 
     `model`: a path to an .onnx model or an .mlir graph, ONNX model bytes, an onnx.ModelProto,
@@ -97,7 +97,8 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
     bucket holds. `donate` [names]: inputs the caller donates (--donate): an output computed
     from one, or written after its last read, is tied to it and may be bound onto its buffer
     (updated in place). `allow_tf32`: CUDA tensor cores in TF32 (--allow-tf32). `int8_kernels`:
-    a QDQ model's Conv, MatMul and Gemm on its int8 values (--int8-kernels). Raises
+    a QDQ model's Conv, MatMul and Gemm on its int8 values (True: --int8-kernels) or in f32 (False:
+    --no-int8-kernels); None: where the target has int8 dot products (VNNI). Raises
     CompileError with the diagnostics.
     """
     with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
@@ -122,7 +123,8 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
             {str(k): str(v) for k, v in (placements or {}).items()}, bool(fusion),
             os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "",
             [f"{name}={','.join(str(int(v)) for v in values)}" for name, values in (dims or {}).items()],
-            [str(name) for name in (donate or [])], bool(allow_tf32), bool(int8_kernels))
+            [str(name) for name in (donate or [])], bool(allow_tf32),
+            -1 if int8_kernels is None else int(bool(int8_kernels)))
         if not ok:
             raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")
         return executable

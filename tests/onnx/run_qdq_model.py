@@ -76,7 +76,7 @@ def main():
         scale = max(float(np.abs(ref).max()), 1e-30)
         ok = True
         results = {}
-        for label, flags, tol in (("int8", ["--int8-kernels"], INT8_TOL), ("float", [], FLOAT_TOL)):
+        for label, flags, tol in (("int8", ["--int8-kernels"], INT8_TOL), ("float", ["--no-int8-kernels"], FLOAT_TOL)):
             hxb = f"{base}.{label}.hxb"
             plan = run([os.path.join(args.bin, "hexir-compile"), base + ".qdq.onnx", "-o", hxb, "--print-plan",
                         "--target-cpu", args.target_cpu] + flags)

@@ -16,11 +16,10 @@
 // one); the correction is then -(zx + 128) * sum_k wq.
 //
 // Other forms (uint8 or per-axis activations, a weight zero point, a run-time weight) keep the
-// float lowering on the dequantized copies. So does everything without --int8-kernels: with
-// int32 multiplies (vpmulld, one a cycle) the integer kernels run about 2.7x slower than the
-// packed f32 FMA kernels; the VNNI dot products (vpdpbusd, 64 multiply-adds an instruction)
-// that make them faster are the next step, and the option becomes the default then.
-//
+// float lowering on the dequantized copies. So does everything with --no-int8-kernels, the
+// default where the target has no int8 dot products: there the integer kernels widen to int32
+// multiplies (vpmulld, one a cycle) and run about 2.7x slower than the packed f32 FMA kernels,
+// where VNNI's vpdpbusd (64 multiply-adds an instruction) makes them 3-4x faster.
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/Quantized.h"
