@@ -14,8 +14,18 @@ its arena and the arena's lower bound, the number of dispatches and the compile 
 ratios per thread count. A model that fails is reported in its row and the others go on; the
 exit status is 1 when any failed.
 
-  benchmarks/compare_ort.py [--models a,b,c] [--runs N] [--rounds R] [--threads 1,2] [--bin build/tools]
-                            [--work-dir build/compare_ort] [--ort-dir build/ort-node] [--smoke]
+  benchmarks/compare_ort.py [--models a,b,c] [--precision f32,int8] [--runs N] [--rounds R] [--threads 1,2]
+                            [--bin build/tools] [--work-dir build/compare_ort] [--ort-dir build/ort-node]
+                            [--agree-inputs N] [--smoke]
+
+--precision int8 adds a row per model and thread count for its S8S8 QDQ model, made here as ONNX
+Runtime's quantize_static makes it (benchmarks/quantize_qdq.py: per-channel int8 weights,
+activations calibrated with min/max on 4 seeded inputs): Hexir (hexir-compile's default: int8
+kernels where the CPU has VNNI) against ONNX Runtime on the same QDQ file, which it fuses into its
+own int8 kernels. The row adds Hexir int8 / Hexir f32 (same threads, same run), the executable's
+size, and the agreement with ONNX Runtime's int8 output over --agree-inputs seeded inputs (default
+100): top-1 equal, and the largest difference in units of max |ort| (for int8 rows hx/ort's check
+is this, not the f32 tolerance). The CPU's vnni/bf16/amx flags head the table.
 
 Each row runs --rounds rounds (default 3) of both runtimes, alternating which goes first; each
 side of a round runs at least --runs times and at least one second (more runs for a model of
@@ -23,7 +33,8 @@ microseconds), the same number for both runtimes. Latencies are the medians of t
 medians; hx/ort is the median of the rounds' ratios, its range in the next column: the
 machines this runs on have slow spells of seconds, which two medians measured one after the
 other turn into a ratio off by 10-20%.
---smoke (CI): the MLP and squeezenet1_1 at the tests' 64x64 size, 3 runs, 1 thread.
+--smoke (CI): the MLP and squeezenet1_1 at the tests' 64x64 size, 3 runs, 1 thread, f32 and int8
+(2 inputs for the agreement).
 onnxruntime-node is installed with npm into --ort-dir once and reused.
 """
 import argparse
@@ -50,6 +61,8 @@ ORT_VERSION = "1.30.0"
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "bert_like", "gpt_like",
           "mlp"]
 SMOKE_MODELS = ["mlp", "squeezenet1_1"]
+PRECISIONS = ["f32", "int8"]
+QUANTIZE_SAMPLES = 4  # calibration inputs of the int8 models
 AGREE = 1e-3  # max |hexir - ort| / max |ort| above this: the row is flagged
 MIN_SECONDS = 1.0  # a row's runs last at least this long (more runs for tiny models)
 
@@ -181,6 +194,65 @@ def export(name, work, full):
     return time.monotonic() - t0
 
 
+def quantize(name, work):
+    """Writes NAME.qdq.onnx from NAME.onnx (benchmarks/quantize_qdq.py) unless it is up to date."""
+    base = os.path.join(work, name)
+    sources = b""
+    for path in (os.path.join(HERE, "quantize_qdq.py"), os.path.join(ROOT, "tests", "onnx", "onnx_numpy.py"),
+                 base + ".stamp"):
+        with open(path, "rb") as f:
+            sources += f.read()
+    key = hashlib.sha256(sources + f"samples={QUANTIZE_SAMPLES}".encode()).hexdigest()
+    stamp = base + ".qdq.stamp"
+    if os.path.exists(stamp) and open(stamp).read() == key and os.path.exists(base + ".qdq.onnx"):
+        return
+    try:
+        import onnx
+        import quantize_qdq
+        model = onnx.load(base + ".onnx")
+        onnx.save(quantize_qdq.quantize(model, quantize_qdq.random_feeds(model, QUANTIZE_SAMPLES, 0)),
+                  base + ".qdq.onnx")
+    except Exception as e:  # noqa: BLE001 - any quantizer failure is this model's failure
+        raise StageError("quantize", first_line(f"{type(e).__name__}: {e}"))
+    with open(stamp, "w") as f:
+        f.write(key)
+
+
+def cpu_flags():
+    """The CPU's flags that reduced precision depends on, as /proc/cpuinfo names them."""
+    wanted = ["avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16"]
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(l for l in f if l.startswith("flags")).split(":", 1)[1].split())
+    except (OSError, StopIteration):
+        return "unknown"
+    return " ".join(f"{w}={'yes' if w in flags else 'no'}" for w in wanted)
+
+
+def agreement(name, args, ort_pkg, model, hxb):
+    """Top-1 agreement of Hexir and ONNX Runtime over --agree-inputs seeded inputs, and the
+    largest difference in units of max |ort|: (equal, count, worst)."""
+    import onnx
+    import quantize_qdq
+    base = os.path.join(args.work_dir, name)
+    m = onnx.load(model, load_external_data=False)
+    in_name, out_name = m.graph.input[0].name, m.graph.output[0].name
+    feeds = quantize_qdq.random_feeds(m, args.agree_inputs, 100)
+    for i, feed in enumerate(feeds):
+        np.save(f"{base}.agree.in.{i}.npy", feed[in_name])
+    out, _ = run(["node", os.path.join(HERE, "ort_bench.js"), "--ort", ort_pkg, "--model", model,
+                  "--input", f"{in_name}={base}.agree.in.{{}}.npy", "--output", f"{out_name}={base}.agree.ort.{{}}.npy",
+                  "--each", str(len(feeds))], "onnxruntime (agreement)", args.timeout)
+    equal, worst = 0, 0.0
+    for i in range(len(feeds)):
+        run([os.path.join(args.bin, "hexir-run"), hxb, "--input", f"{in_name}={base}.agree.in.{i}.npy",
+             "--output", f"{out_name}={base}.agree.hx.{i}.npy"], "hexir-run (agreement)", args.timeout)
+        h, o = np.load(f"{base}.agree.hx.{i}.npy"), np.load(f"{base}.agree.ort.{i}.npy")
+        equal += int(np.array_equal(h.reshape(h.shape[0], -1).argmax(-1), o.reshape(o.shape[0], -1).argmax(-1)))
+        worst = max(worst, rel_diff(h, o))
+    return equal, len(feeds), worst
+
+
 def parse_plan(text):
     m = re.search(r"arena (\d+) bytes; lower bound (\d+) bytes", text)
     if not m:
@@ -208,15 +280,22 @@ def rel_diff(a, b):
     return float(np.abs(a64 - b64).max() / max(float(np.abs(b64).max()), 1e-30))
 
 
-def bench_model(name, args, ort_pkg, full):
+def bench_model(name, args, ort_pkg, full, precision="f32"):
     """One dict per thread count (a row); a failure is recorded in the rows it touches. ONNX
-    Runtime is timed even when Hexir fails, so the row still shows the baseline."""
+    Runtime is timed even when Hexir fails, so the row still shows the baseline. `precision`
+    int8: the model's QDQ form (quantize) on both runtimes."""
     work, tools = args.work_dir, args.bin
     base = os.path.join(work, name)
-    info = {"model": name}
+    int8 = precision == "int8"
+    model = base + (".qdq.onnx" if int8 else ".onnx")
+    hxb = base + (".int8.hxb" if int8 else ".hxb")
+    tag = ".int8" if int8 else ""
+    info = {"model": name, "precision": precision}
     rows = [dict(info, threads=t, runs=args.runs) for t in args.threads]
     try:
         export(name, work, full)
+        if int8:
+            quantize(name, work)
     except StageError as e:
         for row in rows:
             row["error"] = str(e)
@@ -224,22 +303,27 @@ def bench_model(name, args, ort_pkg, full):
     ref = np.load(base + ".ref.npy")
     hexir_out, hexir_error = None, None
     try:
-        plan_text, info["compile_s"] = run([os.path.join(tools, "hexir-compile"), base + ".onnx", "-o",
-                                            base + ".hxb", "--print-plan"], "compile", args.timeout)
-        with open(base + ".plan.txt", "w") as f:
+        plan_text, info["compile_s"] = run([os.path.join(tools, "hexir-compile"), model, "-o",
+                                            hxb, "--print-plan"], "compile", args.timeout)
+        with open(base + tag + ".plan.txt", "w") as f:
             f.write(plan_text)
         info["arena"], info["lower_bound"] = parse_plan(plan_text)
-        # The arena before fusion: the same model with every op its own dispatch.
-        unfused_text, _ = run([os.path.join(tools, "hexir-compile"), base + ".onnx", "-o", base + ".unfused.hxb",
-                               "--no-fusion", "--print-plan"], "compile --no-fusion", args.timeout)
-        os.remove(base + ".unfused.hxb")
-        info["arena_unfused"], _ = parse_plan(unfused_text)
-        dump, _ = run([os.path.join(tools, "hexir-dump"), base + ".hxb"], "hexir-dump", args.timeout)
+        info["file_bytes"] = os.path.getsize(hxb)
+        if not int8:
+            # The arena before fusion: the same model with every op its own dispatch.
+            unfused_text, _ = run([os.path.join(tools, "hexir-compile"), model, "-o", base + ".unfused.hxb",
+                                   "--no-fusion", "--print-plan"], "compile --no-fusion", args.timeout)
+            os.remove(base + ".unfused.hxb")
+            info["arena_unfused"], _ = parse_plan(unfused_text)
+        dump, _ = run([os.path.join(tools, "hexir-dump"), hxb], "hexir-dump", args.timeout)
         info["dispatches"] = len(re.findall(r"^\s*\d+ DISPATCH ", dump, re.M))
         # One plain run for the output the check compares.
-        run([os.path.join(tools, "hexir-run"), base + ".hxb", "--input", f"input={base}.input.npy",
-             "--output", f"output={base}.hexir.npy", "--threads", str(args.threads[0])], "hexir-run", args.timeout)
-        hexir_out = np.load(base + ".hexir.npy")
+        run([os.path.join(tools, "hexir-run"), hxb, "--input", f"input={base}.input.npy",
+             "--output", f"output={base}{tag}.hexir.npy", "--threads", str(args.threads[0])], "hexir-run",
+            args.timeout)
+        hexir_out = np.load(base + tag + ".hexir.npy")
+        if int8 and ort_pkg is not None:
+            info["top1"] = agreement(name, args, ort_pkg, model, hxb)
     except StageError as e:
         hexir_error = str(e)
     for row in rows:
@@ -249,14 +333,14 @@ def bench_model(name, args, ort_pkg, full):
         errors = {"hexir": hexir_error, "ort": None if ort_pkg is not None else args.ort_error}
 
         def hexir_bench(runs):
-            out, _ = run([os.path.join(tools, "hexir-run"), base + ".hxb", "--input", f"input={base}.input.npy",
+            out, _ = run([os.path.join(tools, "hexir-run"), hxb, "--input", f"input={base}.input.npy",
                           "--benchmark", str(runs), "--threads", str(t)],
                          "hexir-run --benchmark", args.timeout, own_rss=True)
             return parse_hexir_benchmark(out)
 
         def ort_bench(runs):
-            out, _ = run(["node", os.path.join(HERE, "ort_bench.js"), "--ort", ort_pkg, "--model", base + ".onnx",
-                          "--input", f"input={base}.input.npy", "--output", f"output={base}.ort.npy",
+            out, _ = run(["node", os.path.join(HERE, "ort_bench.js"), "--ort", ort_pkg, "--model", model,
+                          "--input", f"input={base}.input.npy", "--output", f"output={base}{tag}.ort.npy",
                           "--threads", str(t), "--runs", str(runs), "--warmup", str(min(10, runs // 10 + 1))],
                          "onnxruntime", args.timeout, own_rss=True)
             try:
@@ -306,7 +390,7 @@ def bench_model(name, args, ort_pkg, full):
             row["round_ratios"] = [h["median_ms"] / o["median_ms"] for h, o in zip(hexir_rounds, ort_rounds)
                                    if o["median_ms"] > 0]
         if ort_rounds and hexir_out is not None:
-            ort_out = np.load(base + ".ort.npy")
+            ort_out = np.load(base + tag + ".ort.npy")
             row["diff"] = rel_diff(hexir_out, ort_out)
             row["diff_torch"] = (rel_diff(hexir_out, ref), rel_diff(ort_out, ref))
     return rows
@@ -325,31 +409,46 @@ def num(v, fmt):
     return "-" if v is None else format(v, fmt)
 
 
-COLUMNS = [("model", 16), ("thr", 3), ("hexir ms", 10), ("ort ms", 9), ("hx/ort", 7), ("rounds", 9), ("hx MiB", 7),
-           ("ort MiB", 7), ("load ms", 8), ("sess ms", 8), ("unfused", 8), ("arena", 8), ("lower bd", 8), ("disp", 5),
-           ("compile s", 9), ("check", 0)]
+COLUMNS = [("model", 16), ("prec", 4), ("thr", 3), ("hexir ms", 10), ("ort ms", 9), ("hx/ort", 7), ("rounds", 9),
+           ("vs f32", 6), ("hx MiB", 7), ("ort MiB", 7), ("load ms", 8), ("sess ms", 8), ("unfused", 8), ("arena", 8),
+           ("lower bd", 8), ("file", 7), ("disp", 5), ("compile s", 9), ("check", 0)]
 
 
-def format_row(row):
+def format_row(row, earlier=()):
+    """The row's line; `earlier` rows give an int8 row its f32 row (same model and threads)."""
     hx, ort = row.get("hexir", {}), row.get("ort", {})
     ratio = hx["median_ms"] / ort["median_ms"] if hx and ort and ort["median_ms"] > 0 else None
     rounds = row.get("round_ratios")
     if rounds:
         ratio = statistics.median(rounds)
     row["ratio"] = ratio
-    if "diff" in row:
+    if row.get("precision") == "int8":
+        # Quantized outputs differ where a value rounds to the neighbouring step: top-1 and the
+        # largest difference over many inputs, not the f32 tolerance.
+        top1 = row.get("top1")
+        check = f"top-1 {top1[0]}/{top1[1]}, max|d| {top1[2]:.1e} of max|ort|" if top1 else "-"
+    elif "diff" in row:
         d = row["diff"]
         check = f"ok {d:.0e}" if d <= AGREE else \
             f"WARNING differs {d:.1e} (vs torch: hexir {row['diff_torch'][0]:.1e}, ort {row['diff_torch'][1]:.1e})"
     else:
         check = "-"
+    vs_f32 = None
+    if row.get("precision") == "int8" and hx:
+        f32 = [r for r in earlier if r["model"] == row["model"] and r["threads"] == row["threads"] and
+               r.get("precision") == "f32" and r.get("hexir")]
+        if f32:
+            vs_f32 = hx["median_ms"] / f32[0]["hexir"]["median_ms"]
+    row["vs_f32"] = vs_f32
     if "error" in row:
         check = "FAILED " + row["error"]
-    cells = [row["model"], str(row["threads"]), num(hx.get("median_ms"), ".3f"), num(ort.get("median_ms"), ".3f"),
-             num(ratio, ".2f"), f"{min(rounds):.2f}-{max(rounds):.2f}" if rounds else "-", num(hx.get("peak_rss_kib") and hx["peak_rss_kib"] / 1024, ".0f"),
+    cells = [row["model"], row.get("precision", "f32"), str(row["threads"]), num(hx.get("median_ms"), ".3f"),
+             num(ort.get("median_ms"), ".3f"),
+             num(ratio, ".2f"), f"{min(rounds):.2f}-{max(rounds):.2f}" if rounds else "-", num(vs_f32, ".2f"),
+             num(hx.get("peak_rss_kib") and hx["peak_rss_kib"] / 1024, ".0f"),
              num(ort.get("peak_rss_kib") and ort["peak_rss_kib"] / 1024, ".0f"), num(hx.get("load_ms"), ".2f"),
              num(ort.get("session_ms"), ".0f"), size_text(row.get("arena_unfused")), size_text(row.get("arena")),
-             size_text(row.get("lower_bound")),
+             size_text(row.get("lower_bound")), size_text(row.get("file_bytes")),
              num(row.get("dispatches"), "d"), num(row.get("compile_s"), ".1f"), check]
     return " ".join(c.rjust(w) if i else c.ljust(w) for i, (c, (_, w)) in enumerate(zip(cells, COLUMNS)))
 
@@ -365,12 +464,18 @@ def main():
     p.add_argument("--work-dir", help="exports and executables (default build/compare_ort, smoke build/compare_ort_smoke)")
     p.add_argument("--ort-dir", default=os.path.join(ROOT, "build", "ort-node"), help="npm cache of onnxruntime-node")
     p.add_argument("--timeout", type=int, help="seconds per command (default 3600; smoke 300)")
+    p.add_argument("--precision", help="comma-separated precisions: f32, int8 (default f32; smoke both)")
+    p.add_argument("--agree-inputs", type=int, help="inputs of the int8 rows' agreement check (default 100; smoke 2)")
     p.add_argument("--smoke", action="store_true", help="CI mode: mlp and a 64x64 squeezenet1_1, 3 runs, 1 thread")
     args = p.parse_args()
     models = args.models.split(",") if args.models else (SMOKE_MODELS if args.smoke else MODELS)
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         p.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
+    precisions = (args.precision or ("f32,int8" if args.smoke else "f32")).split(",")
+    if any(pr not in PRECISIONS for pr in precisions):
+        p.error(f"--precision takes {', '.join(PRECISIONS)}")
+    args.agree_inputs = args.agree_inputs or (2 if args.smoke else 100)
     args.runs = args.runs or (3 if args.smoke else 10)
     args.rounds = args.rounds or (1 if args.smoke else 3)
     args.timeout = args.timeout or (300 if args.smoke else 3600)
@@ -399,28 +504,37 @@ def main():
           f"{args.runs} runs, "
           f"{'test-size models (smoke)' if args.smoke else 'full-size models'}; medians; RSS: peak of each process; "
           f"check: max |hexir - ort| / max |ort| <= {AGREE:g}", flush=True)
+    print(f"CPU: {cpu_flags()}", flush=True)
     header = " ".join(n.rjust(w) if i else n.ljust(w) for i, (n, w) in enumerate(COLUMNS))
     print(header)
     print("-" * len(header), flush=True)
     all_rows = []
     for name in models:
-        for row in bench_model(name, args, ort_pkg, full):
-            print(format_row(row), flush=True)
-            all_rows.append(row)
+        for precision in precisions:
+            for row in bench_model(name, args, ort_pkg, full, precision):
+                print(format_row(row, all_rows), flush=True)
+                all_rows.append(row)
 
     print()
-    for t in args.threads:
-        ratios = [r["ratio"] for r in all_rows if r["threads"] == t and r.get("ratio")]
-        if ratios:
-            g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-            print(f"{t} thread(s): geometric mean of hexir/ort over {len(ratios)} model(s): {g:.2f}")
-        else:
-            print(f"{t} thread(s): no model ran on both")
+    geomean = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))  # noqa: E731
+    for precision in precisions:
+        for t in args.threads:
+            rows = [r for r in all_rows if r["threads"] == t and r.get("precision") == precision]
+            ratios = [r["ratio"] for r in rows if r.get("ratio")]
+            if ratios:
+                print(f"{precision}, {t} thread(s): geometric mean of hexir/ort over {len(ratios)} model(s): "
+                      f"{geomean(ratios):.2f}")
+            else:
+                print(f"{precision}, {t} thread(s): no model ran on both")
+            vs = [r["vs_f32"] for r in rows if r.get("vs_f32")]
+            if vs:
+                print(f"{precision}, {t} thread(s): geometric mean of hexir int8/f32 over {len(vs)} model(s): "
+                      f"{geomean(vs):.2f}")
     baselines = [r["ort"]["baseline_rss_kib"] for r in all_rows if "baseline_rss_kib" in r.get("ort", {})]
     if baselines:
         print(f"ORT's peak RSS includes Node.js and the ORT binding: {min(baselines) / 1024:.0f} MiB before a "
               "session is created")
-    disagree = [r for r in all_rows if r.get("diff", 0) > AGREE]
+    disagree = [r for r in all_rows if r.get("precision") != "int8" and r.get("diff", 0) > AGREE]
     if disagree:
         print(f"WARNING: {len(disagree)} row(s) where Hexir and ONNX Runtime disagree: "
               + ", ".join(sorted({r['model'] for r in disagree})))

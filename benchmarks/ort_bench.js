@@ -3,7 +3,11 @@
 //
 //   node ort_bench.js --ort DIR/node_modules/onnxruntime-node --model M.onnx
 //        --input NAME=FILE.npy... [--output NAME=FILE.npy]... [--threads T] [--runs N] [--warmup W]
+//        [--each K]
 //
+// With --each K, nothing is timed: each file name holds "{}", replaced by 0 .. K-1, and the
+// model runs once per index, writing that index's outputs (compare_ort's agreement check over
+// many inputs, one session).
 // Creates the session (intraOpNumThreads T, interOpNumThreads 1, all graph optimizations,
 // sequential execution), runs W warm-up runs, then N timed runs, writes the requested outputs
 // of the last run as .npy files and prints one JSON object on stdout:
@@ -19,7 +23,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const args = {ort: 'onnxruntime-node', model: null, inputs: [], outputs: [], threads: 1, runs: 10, warmup: 2};
+  const args = {ort: 'onnxruntime-node', model: null, inputs: [], outputs: [], threads: 1, runs: 10, warmup: 2, each: 0};
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     const value = () => {
@@ -39,10 +43,12 @@ function parseArgs(argv) {
     else if (a === '--threads') args.threads = parseInt(value(), 10);
     else if (a === '--runs') args.runs = parseInt(value(), 10);
     else if (a === '--warmup') args.warmup = parseInt(value(), 10);
+    else if (a === '--each') args.each = parseInt(value(), 10);
     else fail(`unknown argument '${a}'`);
   }
   if (!args.model) fail('no --model given');
-  if (!(args.threads >= 1) || !(args.runs >= 1) || !(args.warmup >= 0)) fail('bad --threads, --runs or --warmup');
+  if (!(args.threads >= 1) || !(args.runs >= 1) || !(args.warmup >= 0) || !(args.each >= 0))
+    fail('bad --threads, --runs, --warmup or --each');
   return args;
 }
 
@@ -103,11 +109,15 @@ async function main() {
   } catch (e) {
     fail(`cannot load onnxruntime-node from ${args.ort}: ${e.message.split('\n')[0]}`);
   }
-  const feeds = {};
-  for (const [name, file] of args.inputs) {
-    const a = readNpy(file);
-    feeds[name] = new ort.Tensor(a.type, a.data, a.dims);
-  }
+  const feedsOf = (index) => {
+    const feeds = {};
+    for (const [name, file] of args.inputs) {
+      const a = readNpy(file.replace('{}', String(index)));
+      feeds[name] = new ort.Tensor(a.type, a.data, a.dims);
+    }
+    return feeds;
+  };
+  const feeds = args.each ? null : feedsOf(0);
   const baselineRss = process.resourceUsage().maxRSS;  // Node.js and the ORT binding, no model
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(args.model, {
@@ -116,7 +126,18 @@ async function main() {
   });
   const sessionMs = Number(process.hrtime.bigint() - t0) / 1e6;
   for (const name of session.inputNames)
-    if (!(name in feeds)) fail(`the model's input '${name}' has no --input`);
+    if (!args.inputs.some(([n]) => n === name)) fail(`the model's input '${name}' has no --input`);
+  if (args.each) {
+    for (let i = 0; i < args.each; ++i) {
+      const results = await session.run(feedsOf(i));
+      for (const [name, file] of args.outputs) {
+        if (!(name in results)) fail(`no output named '${name}' (outputs: ${session.outputNames.join(', ')})`);
+        writeNpy(file.replace('{}', String(i)), results[name]);
+      }
+    }
+    process.stdout.write(JSON.stringify({each: args.each, session_ms: sessionMs}) + '\n');
+    return;
+  }
   let results;
   for (let i = 0; i < args.warmup; ++i) results = await session.run(feeds);
   const ms = [];

@@ -20,6 +20,42 @@ std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericO
   return std::make_pair(dims->n[0], dims->k[0]);
 }
 
+// Panels of whole vectors of int32 lanes (the dot product's columns: maxPanel / 2 lanes): the
+// widest panel dividing n, else one-vector panels over n padded up with zero columns (a
+// 1000-class classifier: 1008).
+std::pair<int64_t, int64_t> dotPanel(int64_t n, int64_t maxPanel) {
+  int64_t lanes = std::max<int64_t>(maxPanel / 2, 4);
+  int64_t nr = n % maxPanel == 0 ? maxPanel : lanes;
+  return {nr, (n + nr - 1) / nr * nr};
+}
+
+// `init` (a zero fill) widened to `padded` columns in its last dimension; null for anything else.
+Value paddedZeroInit(RewriterBase &rewriter, Location loc, Value init, int64_t padded) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() || !matchPattern(fill.getInputs()[0], m_Zero()))
+    return nullptr;
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = padded;
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)->getResult(0);
+}
+
+// The first `columns` of the last dimension of `v` (a copy kernel where columns were padded).
+Value leadingColumns(RewriterBase &rewriter, Location loc, Value v, int64_t columns) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape().back() == columns)
+    return v;
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = columns;
+  SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0)),
+      ones(type.getRank(), rewriter.getIndexAttr(1)), sizes;
+  for (int64_t d : shape)
+    sizes.push_back(rewriter.getIndexAttr(d));
+  return tensor::ExtractSliceOp::create(rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v, zeros,
+                                        sizes, ones);
+}
+
 // acc + zext(a) * sext(b) in int32: the body of every dot-group contraction.
 void dotBody(OpBuilder &b, Location l, ValueRange args) {
   Type i32 = b.getI32Type();
@@ -85,20 +121,25 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t N = ranges[n], K = ranges[k];
-  int64_t nr = panelWidth(N, maxPanel);
-  if (!nr || K % 4 != 0)
+  auto [nr, paddedN] = dotPanel(N, maxPanel);
+  if (K % 4 != 0)
     return failure();
-  int64_t NO = N / nr, K4 = K / 4;
+  int64_t NO = paddedN / nr, K4 = K / 4;
   bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
+  Value init = op.getDpsInits()[0];
+  if (paddedN != N && !(init = paddedZeroInit(rewriter, loc, init, paddedN)))
+    return failure();
   ArrayRef<char> raw = values.getRawData();
-  std::vector<int8_t> packed(N * K);
+  std::vector<int8_t> packed(paddedN * K, 0);
   for (int64_t no = 0; no < NO; ++no)
     for (int64_t k4 = 0; k4 < K4; ++k4)
       for (int64_t ni = 0; ni < nr; ++ni)
         for (int64_t g = 0; g < 4; ++g) {
           int64_t col = no * nr + ni, kk = 4 * k4 + g;
+          if (col >= N)
+            continue;  // a padding column: zero weights
           int64_t from = values.isSplat() ? 0 : kMajor ? kk * N + col : col * K + kk;
           packed[((no * K4 + k4) * nr + ni) * 4 + g] = static_cast<int8_t>(raw[from]);
         }
@@ -142,13 +183,15 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
   iterators.insert(iterators.begin() + n + 1, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
 
-  Value init = packedInit(rewriter, loc, op.getDpsInits()[0], nr);
+  init = packedInit(rewriter, loc, init, nr);
   auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
                                            maps, iterators);
   rewriter.cloneRegionBefore(op.getRegion(), generic.getRegion(), generic.getRegion().end());
-  Value result = tensor::CollapseShapeOp::create(rewriter, loc, outType, generic->getResult(0),
-                                                 splitLastDim(outType.getRank()));
-  rewriter.replaceOp(op, result);
+  SmallVector<int64_t> wideShape(outType.getShape());
+  wideShape.back() = paddedN;
+  Value result = tensor::CollapseShapeOp::create(rewriter, loc, RankedTensorType::get(wideShape, outType.getElementType()),
+                                                 generic->getResult(0), splitLastDim(outType.getRank()));
+  rewriter.replaceOp(op, leadingColumns(rewriter, loc, result, N));
   return success();
 }
 
@@ -199,9 +242,9 @@ Value flipSignBits(RewriterBase &rewriter, Value v) {
       ->getResult(0);
 }
 
-// The int32 initial value `init` (channels last) plus delta[f] per channel: a zero fill or a
-// broadcast of a constant per-channel value, rebuilt as a broadcast of the sum; null for
-// anything else.
+// The int32 initial value `init` (channels last) plus delta[f] per channel, widened to delta's
+// channels (the padding ones start at their delta, zero): a zero fill or a broadcast of a
+// constant per-channel value, rebuilt as a broadcast of the sum; null for anything else.
 Value shiftedInit(RewriterBase &rewriter, Location loc, Value init, ArrayRef<int32_t> delta) {
   auto type = cast<RankedTensorType>(init.getType());
   int64_t rank = type.getRank(), F = type.getShape().back();
@@ -228,10 +271,14 @@ Value shiftedInit(RewriterBase &rewriter, Location loc, Value init, ArrayRef<int
   } else {
     return nullptr;
   }
-  auto channelType = RankedTensorType::get({F}, rewriter.getI32Type());
+  int64_t W = static_cast<int64_t>(values.size());
+  auto channelType = RankedTensorType::get({W}, rewriter.getI32Type());
   Value channels = arith::ConstantOp::create(rewriter, loc, channelType,
                                              DenseIntElementsAttr::get(channelType, ArrayRef<int32_t>(values)));
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = W;
+  type = RankedTensorType::get(shape, type.getElementType());
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx),
                                  rewriter.getMultiDimIdentityMap(rank)};
@@ -257,16 +304,18 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
     return failure();
   ArrayRef<int64_t> fshape = values.getType().getShape();  // KH, KW, C, F
   int64_t KH = fshape[0], KW = fshape[1], C = fshape[2], F = fshape[3];
-  int64_t nr = panelWidth(F, maxPanel);
-  if (!nr || C % 4 != 0)
+  auto [nr, paddedF] = dotPanel(F, maxPanel);
+  if (C % 4 != 0)
     return failure();
-  int64_t P = F / nr, C4 = C / 4;
+  int64_t P = paddedF / nr, C4 = C / 4;
   ArrayRef<char> raw = values.getRawData();
   auto weight = [&](int64_t kh, int64_t kw, int64_t c, int64_t f) -> int8_t {
+    if (f >= F)
+      return 0;  // a padding channel
     return static_cast<int8_t>(raw[values.isSplat() ? 0 : ((kh * KW + kw) * C + c) * F + f]);
   };
   // The unsigned image adds 128 * sum(w) to each channel: the initial value takes it back.
-  std::vector<int32_t> delta(F, 0);
+  std::vector<int32_t> delta(paddedF, 0);
   for (int64_t kh = 0; kh < KH; ++kh)
     for (int64_t kw = 0; kw < KW; ++kw)
       for (int64_t c = 0; c < C; ++c)
@@ -323,8 +372,11 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
   init = packedInit(rewriter, loc, init, nr);
   auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{init.getType()}, ValueRange{image4, filter},
                                            ValueRange{init}, maps, iterators, dotBody);
-  Value result = tensor::CollapseShapeOp::create(rewriter, loc, outType, generic->getResult(0), splitLastDim(4));
-  rewriter.replaceOp(op, result);
+  SmallVector<int64_t> wideShape(outType.getShape());
+  wideShape.back() = paddedF;
+  Value result = tensor::CollapseShapeOp::create(rewriter, loc, RankedTensorType::get(wideShape, outType.getElementType()),
+                                                 generic->getResult(0), splitLastDim(4));
+  rewriter.replaceOp(op, leadingColumns(rewriter, loc, result, F));
   if (cst->use_empty())
     rewriter.eraseOp(cst);
   return success();

@@ -294,18 +294,19 @@ def add_cases(cases, errors, model, rnd):
     def qdq_int8_conv_dot_groups():
         # --int8-kernels where the channels make VNNI dot-product groups (C a multiple of 4, F
         # of 8): a 3x3 convolution with stride 2, padding and a bias, ReLU folded into the next
-        # quantization; a 1x1 convolution (a contraction); a dilated 3x3 one without padding;
-        # and an odd-sized image (9 columns: register tiles and their remainder).
+        # quantization; a 1x1 convolution (a contraction) to 24 channels (one-vector panels
+        # padded to 32 with zero channels); a dilated 3x3 one without padding; and an odd-sized
+        # image (9 columns: register tiles and their remainder).
         x = (rnd(1, 8, 10, 9) * 3).astype(np.float32)
         sx, zx = np.float32(0.05), np.int8(-7)
         w1 = rng.integers(-127, 128, size=(16, 8, 3, 3)).astype(np.int8)
         s1 = (rng.random(16) * 0.01 + 0.002).astype(np.float32)
         b1 = rnd(16).astype(np.float32)
         sr, zr = np.float32(0.03), np.int8(-128)
-        w2 = rng.integers(-127, 128, size=(32, 16, 1, 1)).astype(np.int8)
-        s2 = (rng.random(32) * 0.01 + 0.002).astype(np.float32)
+        w2 = rng.integers(-127, 128, size=(24, 16, 1, 1)).astype(np.int8)
+        s2 = (rng.random(24) * 0.01 + 0.002).astype(np.float32)
         sq, zq = np.float32(0.05), np.int8(4)
-        w3 = rng.integers(-127, 128, size=(8, 32, 3, 3)).astype(np.int8)
+        w3 = rng.integers(-127, 128, size=(8, 24, 3, 3)).astype(np.int8)
         s3 = np.float32(0.002)
         xd = fake_quant(x, sx, zx)
         c1 = conv64(xd, w1 * s1.reshape(-1, 1, 1, 1).astype(np.float64), b1, stride=2, padding=1)
@@ -323,7 +324,7 @@ def add_cases(cases, errors, model, rnd):
             helper.make_node("DequantizeLinear", ["w3", "s3", "z3"], ["w3_d"]),
             helper.make_node("Conv", ["c2_d", "w3_d"], ["y"], dilations=[2, 2], pads=[2, 1, 2, 1])]
         inits = {"sx": sx, "zx": zx, "w1": w1, "s1": s1, "z1": np.zeros(16, np.int8), "b1": b1, "sr": sr, "zr": zr,
-                 "w2": w2, "s2": s2, "z2": np.zeros(32, np.int8), "sq": sq, "zq": zq, "w3": w3, "s3": s3,
+                 "w2": w2, "s2": s2, "z2": np.zeros(24, np.int8), "sq": sq, "zq": zq, "w3": w3, "s3": s3,
                  "z3": np.int8(0)}
         return model(nodes, {"x": x}, outs, inits), {"x": x}, outs, ["--int8-kernels"]
 
@@ -333,7 +334,8 @@ def add_cases(cases, errors, model, rnd):
         # Gemm with transB, a per-row (output channel) weight, alpha and a bias C; Gemm with a
         # per-tensor weight and beta * C; and a MatMul of two activations (stays in float).
         # K = 64 and N = 32 take the VNNI dot products where the CPU has them (weights packed
-        # in groups of four); K = 20, N = 12 the widened products.
+        # in groups of four), so does N = 40 (panels padded to 48 with zero columns); K = 20,
+        # N = 12 the widened products.
         a = (rnd(2, 3, 64) * 2).astype(np.float32)
         g = (rnd(4, 20) * 2).astype(np.float32)
         sa, za = np.float32(0.03), np.int8(-5)
@@ -349,7 +351,10 @@ def add_cases(cases, errors, model, rnd):
         y2 = 0.5 * (gd @ (w2 * s2.reshape(-1, 1).astype(np.float64)).T) + c2
         y3 = gd @ (w3 * np.float64(s3)) + 2.0 * c3
         y4 = ad @ ad.transpose(0, 2, 1)
-        outs = {k: v.astype(np.float32) for k, v in {"y1": y1, "y2": y2, "y3": y3, "y4": y4}.items()}
+        w5 = rng.integers(-127, 128, size=(64, 40)).astype(np.int8)
+        s5 = (rng.random(40) * 0.01 + 0.001).astype(np.float32)
+        y5 = ad @ (w5 * s5.astype(np.float64))
+        outs = {k: v.astype(np.float32) for k, v in {"y1": y1, "y2": y2, "y3": y3, "y4": y4, "y5": y5}.items()}
         nodes = qdq("a", "sa", "za") + qdq("g", "sa", "za") + [
             helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=1),
             helper.make_node("MatMul", ["a_d", "w1_d"], ["y1"]),
@@ -358,9 +363,12 @@ def add_cases(cases, errors, model, rnd):
             helper.make_node("DequantizeLinear", ["w3", "s3", "z3"], ["w3_d"]),
             helper.make_node("Gemm", ["g_d", "w3_d", "c3"], ["y3"], beta=2.0),
             helper.make_node("Transpose", ["a_d"], ["at"], perm=[0, 2, 1]),
-            helper.make_node("MatMul", ["a_d", "at"], ["y4"])]
+            helper.make_node("MatMul", ["a_d", "at"], ["y4"]),
+            helper.make_node("DequantizeLinear", ["w5", "s5", "z5"], ["w5_d"], axis=1),
+            helper.make_node("MatMul", ["a_d", "w5_d"], ["y5"])]
         inits = {"sa": sa, "za": za, "w1": w1, "s1": s1, "z1": np.zeros(32, np.int8), "w2": w2, "s2": s2,
-                 "z2": np.zeros(12, np.int8), "c2": c2, "w3": w3, "s3": s3, "z3": np.int8(0), "c3": c3}
+                 "z2": np.zeros(12, np.int8), "c2": c2, "w3": w3, "s3": s3, "z3": np.int8(0), "c3": c3,
+                 "w5": w5, "s5": s5, "z5": np.zeros(40, np.int8)}
         ins = {"a": a, "g": g}
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
