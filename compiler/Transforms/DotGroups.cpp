@@ -305,12 +305,12 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
   ArrayRef<int64_t> fshape = values.getType().getShape();  // KH, KW, C, F
   int64_t KH = fshape[0], KW = fshape[1], C = fshape[2], F = fshape[3];
   auto [nr, paddedF] = dotPanel(F, maxPanel);
-  if (C % 4 != 0)
-    return failure();
-  int64_t P = paddedF / nr, C4 = C / 4;
+  // Input channels in whole groups of four: a first layer's 3 channels read as 4, the fourth's
+  // weights zero (the image gains a channel of any value).
+  int64_t P = paddedF / nr, C4 = (C + 3) / 4;
   ArrayRef<char> raw = values.getRawData();
   auto weight = [&](int64_t kh, int64_t kw, int64_t c, int64_t f) -> int8_t {
-    if (f >= F)
+    if (f >= F || c >= C)
       return 0;  // a padding channel
     return static_cast<int8_t>(raw[values.isSplat() ? 0 : ((kh * KW + kw) * C + c) * F + f]);
   };
@@ -347,6 +347,20 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
                                                                       packed.size())));
   Value flipped = flipSignBits(rewriter, image);
   rewriter.setInsertionPoint(op);
+  if (C % 4 != 0) {
+    // The channel padding takes the spatial padding's value, so that the two pads fold into one.
+    Value value;
+    if (auto pad = flipped.getDefiningOp<tensor::PadOp>())
+      value = pad.getConstantPaddingValue();
+    if (!value)
+      value = arith::ConstantOp::create(rewriter, loc, rewriter.getIntegerAttr(rewriter.getI8Type(), 0));
+    SmallVector<int64_t> shape(imageType.getShape());
+    shape.back() = 4 * C4;
+    SmallVector<OpFoldResult> low(4, rewriter.getIndexAttr(0)), high(4, rewriter.getIndexAttr(0));
+    high[3] = rewriter.getIndexAttr(4 * C4 - C);
+    flipped = tensor::PadOp::create(rewriter, loc, RankedTensorType::get(shape, rewriter.getI8Type()), flipped, low,
+                                    high, value);
+  }
   SmallVector<int64_t> imageShape(imageType.getShape());
   imageShape.back() = C4;
   imageShape.push_back(4);

@@ -25,12 +25,12 @@ namespace mlir::hexir {
 LogicalResult packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel);
 
 // A channels-last int8 convolution (signed image and constant filter, int32 accumulator from a
-// zero fill or a constant per-channel broadcast), C a multiple of 4: the image's sign bits
-// flipped (folded into its producer or padding where it can be), the initial value less
-// 128 * sum(w) per channel, and the filter packed as P[p][kh][kw][c4][fi][g] =
-// W[kh][kw][4 * c4 + g][p * nr + fi]. The convolution becomes a generic over
-// (n, oh, ow, p, fi, kh, kw, c4, g) (a 1x1 convolution with stride 1: a contraction over
-// (n, oh, ow, p, fi, c4, g)) reading the image as [N, H, W, C/4, 4].
+// zero fill or a constant per-channel broadcast): the image's sign bits flipped (folded into its
+// producer or padding where it can be), the initial value less 128 * sum(w) per channel, and the
+// filter packed as P[p][kh][kw][c4][fi][g] = W[kh][kw][4 * c4 + g][p * nr + fi]. The convolution
+// becomes a generic over (n, oh, ow, p, fi, kh, kw, c4, g) (a 1x1 convolution with stride 1: a
+// contraction over (n, oh, ow, p, fi, c4, g)) reading the image as [N, H, W, C/4, 4]. Channels
+// are padded to whole groups (3 -> 4: a zero weight) and output channels to whole vectors.
 LogicalResult packConvDotGroups(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel);
 
 } // namespace mlir::hexir
