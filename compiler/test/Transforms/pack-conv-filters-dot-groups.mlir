@@ -1,0 +1,73 @@
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters="dot-groups=true" | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters | FileCheck %s --check-prefix=NODOT
+
+// An int8 channels-last convolution on a target with VNNI dot products: the image's sign bits
+// are flipped inside its padding (the pad of the source's producer; the pad value 3 becomes
+// 3 ^ 0x80 = -125), the filter is packed as P[p][kh][kw][c4][fi][4], the initial value (a
+// constant bias) loses 128 * sum(w) per channel, and the convolution becomes a generic over
+// (n, oh, ow, p, fi, kh, kw, c4, g) reading the image as [N, H, W, C/4, 4] through
+// zext x sext. Without dot groups, int8 filters stay as they are.
+// CHECK-LABEL: func.func @conv3x3
+// CHECK: arith.xori
+// CHECK: tensor.pad
+// CHECK: tensor.yield %c-125_i8
+// CHECK: arith.constant dense<{{.*}}> : tensor<1x3x3x2x16x4xi8>
+// CHECK: tensor.expand_shape {{.*}} : tensor<1x10x10x8xi8> into tensor<1x10x10x2x4xi8>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
+// CHECK: arith.extui
+// CHECK: arith.extsi
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x8x8x16xi32>
+// NODOT-LABEL: func.func @conv3x3
+// NODOT: linalg.conv_2d_nhwc_hwcf
+func.func @conv3x3(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x8x16xi32> {
+  %e0 = tensor.empty() : tensor<1x8x8x8xi8>
+  %q = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x8x8x8xf32>) outs(%e0 : tensor<1x8x8x8xi8>) {
+  ^bb0(%in: f32, %o: i8):
+    %i = arith.fptosi %in : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<1x8x8x8xi8>
+  %zp = arith.constant 3 : i8
+  %p = tensor.pad %q low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zp : i8
+  } : tensor<1x8x8x8xi8> to tensor<1x10x10x8xi8>
+  %w = arith.constant dense<1> : tensor<3x3x8x16xi8>
+  %bias = arith.constant dense<7> : tensor<16xi32>
+  %e = tensor.empty() : tensor<1x8x8x16xi32>
+  %init = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                          iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<16xi32>) outs(%e : tensor<1x8x8x16xi32>) {
+  ^bb0(%in: i32, %o: i32):
+    linalg.yield %in : i32
+  } -> tensor<1x8x8x16xi32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w : tensor<1x10x10x8xi8>, tensor<3x3x8x16xi8>) outs(%init : tensor<1x8x8x16xi32>) -> tensor<1x8x8x16xi32>
+  return %r : tensor<1x8x8x16xi32>
+}
+
+// -----
+
+// A 1x1 convolution with stride 1 over 3 channels (padded to a group of 4 with a zero weight)
+// into 24 channels (one-vector panels of 16, padded to 32 and sliced back): a contraction over
+// (n, oh, ow, p, fi, c4, g); the image is an argument, so its flip is an elementwise op of its
+// own. The correction is -128 * 2 * 3 = -768 per real channel, 0 for the padding ones.
+// CHECK-LABEL: func.func @pointwise_padded
+// CHECK: %[[FLIP:.*]] = linalg.generic
+// CHECK: arith.xori
+// CHECK: arith.constant dense<[-768, {{.*}}, -768, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<32xi32>
+// CHECK: arith.constant dense<{{.*}}> : tensor<2x1x16x4xi8>
+// CHECK: tensor.pad %[[FLIP]] low[0, 0, 0, 0] high[0, 0, 0, 1]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x4x4x32xi32>
+// CHECK: tensor.extract_slice {{.*}} to tensor<1x4x4x24xi32>
+func.func @pointwise_padded(%q: tensor<1x4x4x3xi8>) -> (tensor<1x4x4x24xi32>, tensor<1x4x4x3xi8>) {
+  %w = arith.constant dense<2> : tensor<1x1x3x24xi8>
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x4x4x24xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x4x4x24xi32>) -> tensor<1x4x4x24xi32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%q, %w : tensor<1x4x4x3xi8>, tensor<1x1x3x24xi8>) outs(%init : tensor<1x4x4x24xi32>) -> tensor<1x4x4x24xi32>
+  return %r, %q : tensor<1x4x4x24xi32>, tensor<1x4x4x3xi8>
+}
