@@ -104,15 +104,20 @@ def fold_constants(model):
     used = {name for node in kept for name in node.input} | outputs
     initializers = [t for t in g.initializer if t.name in used or t.name in inputs]
     initializers += [numpy_helper.from_array(values[name], name) for name in sorted(folded & used)]
+    _replace_graph(g, kept, initializers)
+    return model
+
+
+def _replace_graph(g, nodes, initializers):
+    """Sets the graph's nodes and initializers, keeping the value_info of what the nodes produce."""
     del g.node[:]
-    g.node.extend(kept)
+    g.node.extend(nodes)
     del g.initializer[:]
     g.initializer.extend(initializers)
-    produced = {name for node in kept for name in node.output}
+    produced = {name for node in nodes for name in node.output}
     vi = [v for v in g.value_info if v.name in produced]
     del g.value_info[:]
     g.value_info.extend(vi)
-    return model
 
 
 def calibrate(model, calibration_feeds, names):
@@ -334,15 +339,7 @@ def quantize(model, calibration_feeds, keep_activations=False):
     assert not after, f"unplaced pairs: {sorted(after)}"
 
     used = {name for n in order for name in n.input} | graph_outputs
-    initializers = [t for t in g.initializer if t.name in used] + new_inits
-    del g.node[:]
-    g.node.extend(order)
-    del g.initializer[:]
-    g.initializer.extend(initializers)
-    produced = {o for n in order for o in n.output}
-    vi = [v for v in g.value_info if v.name in produced]
-    del g.value_info[:]
-    g.value_info.extend(vi)
+    _replace_graph(g, order, [t for t in g.initializer if t.name in used] + new_inits)
     onnx.checker.check_model(model, full_check=True)
     return model
 

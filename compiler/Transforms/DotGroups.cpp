@@ -10,16 +10,6 @@ using namespace mlir::hexir;
 
 namespace {
 
-// The column loop n and the reduction loop k of a contraction with one of each.
-std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
-    return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1)
-    return std::nullopt;
-  return std::make_pair(dims->n[0], dims->k[0]);
-}
-
 // Panels of whole vectors of int32 lanes (the dot product's columns: maxPanel / 2 lanes): the
 // widest panel dividing n, else one-vector panels over n padded up with zero columns (a
 // 1000-class classifier: 1008).

@@ -53,16 +53,6 @@ bool packsRunTimeB(int64_t rows, int64_t N) {
   return rows >= 64 || (rows >= 32 && (N * static_cast<int64_t>(sizeof(float))) % kSetStride == 0);
 }
 
-// The column loop n and the reduction loop k of a contraction with one of each.
-std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
-    return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1)
-    return std::nullopt;
-  return std::make_pair(dims->n[0], dims->k[0]);
-}
-
 // Rows of the contraction (the product of its parallel loops but n): how often each element of
 // B is read.
 int64_t contractionRows(linalg::GenericOp op, unsigned n) {

@@ -2,6 +2,7 @@
 #include "Transforms/PackedLayout.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cstring>
@@ -13,6 +14,15 @@ int64_t mlir::hexir::panelWidth(int64_t n, int64_t widest) {
     if (w <= widest && n % w == 0)
       return w;
   return 0;
+}
+
+std::optional<std::pair<unsigned, unsigned>> mlir::hexir::columnAndReduction(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || dims->n.size() != 1 || dims->k.size() != 1)
+    return std::nullopt;
+  return std::make_pair(dims->n[0], dims->k[0]);
 }
 
 std::vector<float> mlir::hexir::denseFloats(DenseElementsAttr values) {

@@ -13,6 +13,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace mlir::hexir {
@@ -33,6 +35,9 @@ linalg::GenericOp initBroadcast(Value init);
 // or a bias broadcast is rebuilt in that shape (so that dispatch formation still recomputes it
 // inside the kernel), anything else is viewed.
 Value packedInit(OpBuilder &b, Location loc, Value init, int64_t nr);
+
+// The column loop n and the reduction loop k of a contraction on tensors with one of each.
+std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op);
 
 // The values of an f32 constant, read from its raw storage (a splat is expanded).
 std::vector<float> denseFloats(DenseElementsAttr values);

@@ -54,6 +54,35 @@ const DequantizedSource *int8Weight(const OnnxValue &v, int64_t outAxis) {
   return d;
 }
 
+// The int8 activation (input 0) and weight (input 1, output channels along `outAxis`) of an op
+// computed on the integers: none without --int8-kernels or where either is of another form.
+struct Int8Operands {
+  const DequantizedSource *x, *w;
+};
+std::optional<Int8Operands> int8Operands(NodeContext &ctx, int64_t outAxis) {
+  if (!ctx.int8Kernels)
+    return std::nullopt;
+  const DequantizedSource *x = int8Activation(ctx.input(0));
+  const DequantizedSource *w = int8Weight(ctx.input(1), outAxis);
+  if (!x || !w)
+    return std::nullopt;
+  return Int8Operands{x, w};
+}
+
+// -zx * sum_k wq[c * channelStride + k * stride] for each of `channels` output channels, k over
+// `reduction` steps: the constant correction of an activation with zero point zx.
+HostTensor correction(const HostTensor &wq, int64_t zx, int64_t channels, int64_t channelStride, int64_t reduction,
+                      int64_t stride) {
+  HostTensor corr = HostTensor::zeros(DType::kInt32, {channels});
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < reduction; ++k)
+      sum += wq.i[c * channelStride + k * stride];
+    corr.i[c] = -zx * sum;
+  }
+  return corr;
+}
+
 // sx * sw[n] for each of `n` output channels, in float32 as the float graph's factors.
 HostTensor channelScales(const DequantizedSource &x, const DequantizedSource &w, int64_t n) {
   HostTensor s = HostTensor::zeros(DType::kFloat, {n});
@@ -82,26 +111,17 @@ FailureOr<OnnxValue> dequantizeAccumulator(NodeContext &ctx, const OnnxValue &ac
 } // namespace
 
 FailureOr<std::optional<OnnxValue>> quantizedConv(NodeContext &ctx) {
-  if (!ctx.int8Kernels)
+  std::optional<Int8Operands> ops = int8Operands(ctx, 0);
+  if (!ops || ops->w->q.rank() < 3)
     return std::optional<OnnxValue>();
-  const DequantizedSource *x = int8Activation(ctx.input(0));
-  const DequantizedSource *w = int8Weight(ctx.input(1), 0);
-  if (!x || !w || w->q.rank() < 3)
-    return std::optional<OnnxValue>();
+  const DequantizedSource *x = ops->x, *w = ops->w;
   const OnnxValue *bias = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
   if (bias && !isFloat(bias->type))
     return std::optional<OnnxValue>();
   const HostTensor &wq = *w->q.constant;
   int64_t filters = wq.shape[0], perFilter = wq.numElements() / std::max<int64_t>(filters, 1);
   int64_t zx = x->zeroPoint.constant->i[0];
-  HostTensor corr = HostTensor::zeros(DType::kInt32, {filters});
-  for (int64_t f = 0; f < filters; ++f) {
-    int64_t sum = 0;
-    for (int64_t k = 0; k < perFilter; ++k)
-      sum += wq.i[f * perFilter + k];
-    corr.i[f] = -zx * sum;
-  }
-  OnnxValue corrV = OnnxValue::ofConstant(std::move(corr));
+  OnnxValue corrV = OnnxValue::ofConstant(correction(wq, zx, filters, perFilter, perFilter, 1));
   // The correction starts the accumulator, as a float bias does.
   FailureOr<OnnxValue> acc = convolveValues(ctx, x->q, w->q, &corrV, DType::kInt32, static_cast<double>(zx));
   if (failed(acc))
@@ -132,14 +152,7 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
   // The activation as unsigned bytes, xq + 128 (its sign bit flipped, an elementwise op that
   // fuses into its producer): the form of a VNNI dot product (vpdpbusd multiplies unsigned
   // by signed bytes). The correction then subtracts (zx + 128) * sum_k wq.
-  int64_t zx = x.zeroPoint.constant->i[0] + 128;
-  HostTensor corr = HostTensor::zeros(DType::kInt32, {n});
-  for (int64_t c = 0; c < n; ++c) {
-    int64_t sum = 0;
-    for (int64_t r = 0; r < k; ++r)
-      sum += wq.i[r * n + c];
-    corr.i[c] = -zx * sum;
-  }
+  HostTensor corr = correction(wq, x.zeroPoint.constant->i[0] + 128, n, 1, k, n);
   OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
   FailureOr<OnnxValue> xu = elementwise(ctx, {&x.q, &signBit}, DType::kInt8, [](OpBuilder &b, Location l, ValueRange a) -> Value {
     return arith::XOrIOp::create(b, l, a[0], a[1]);
@@ -163,23 +176,18 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
 } // namespace
 
 FailureOr<std::optional<OnnxValue>> quantizedMatMul(NodeContext &ctx) {
-  if (!ctx.int8Kernels)
+  std::optional<Int8Operands> ops = int8Operands(ctx, 1);
+  if (!ops || ops->x->q.rank() < 2 || ops->w->q.rank() != 2)
     return std::optional<OnnxValue>();
-  const DequantizedSource *x = int8Activation(ctx.input(0));
-  const DequantizedSource *w = int8Weight(ctx.input(1), 1);
-  if (!x || !w || x->q.rank() < 2 || w->q.rank() != 2)
-    return std::optional<OnnxValue>();
-  return quantizedProduct(ctx, *x, *w, *w->q.constant, 1.0f, nullptr);
+  return quantizedProduct(ctx, *ops->x, *ops->w, *ops->w->q.constant, 1.0f, nullptr);
 }
 
 FailureOr<std::optional<OnnxValue>> quantizedGemm(NodeContext &ctx) {
-  if (!ctx.int8Kernels)
-    return std::optional<OnnxValue>();
   bool transB = ctx.attrInt("transB", 0) != 0;
-  const DequantizedSource *x = int8Activation(ctx.input(0));
-  const DequantizedSource *w = int8Weight(ctx.input(1), transB ? 0 : 1);
-  if (!x || !w || ctx.attrInt("transA", 0) != 0 || x->q.rank() != 2 || w->q.rank() != 2)
+  std::optional<Int8Operands> ops = int8Operands(ctx, transB ? 0 : 1);
+  if (!ops || ctx.attrInt("transA", 0) != 0 || ops->x->q.rank() != 2 || ops->w->q.rank() != 2)
     return std::optional<OnnxValue>();
+  const DequantizedSource *x = ops->x, *w = ops->w;
   float alpha = ctx.attrFloat("alpha", 1.0f), beta = ctx.attrFloat("beta", 1.0f);
   std::optional<OnnxValue> c;
   if (ctx.hasInput(2) && beta != 0.0f) {
