@@ -178,7 +178,7 @@ struct TransposeProducer : OpRewritePattern<linalg::TransposeOp> {
     if (auto cst = input.getDefiningOp<arith::ConstantOp>()) {
       auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
       // Any element of whole bytes (f32 filters, int8 ones of a quantized model), moved as bytes.
-      int64_t bits = dense ? dense.getElementType().getIntOrFloatBitWidth() : 0;
+      int64_t bits = dense && dense.getElementType().isIntOrFloat() ? dense.getElementType().getIntOrFloatBitWidth() : 0;
       if (!dense || bits % 8 != 0 || bits == 0)
         return failure();
       if (dense.isSplat()) {

@@ -46,6 +46,9 @@ Value leadingColumns(RewriterBase &rewriter, Location loc, Value v, int64_t colu
                                         sizes, ones);
 }
 
+// `v` modulo 2^32 as int32: the accumulators wrap (an int32 sum beyond them is not exact anyway).
+int32_t wrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
+
 // acc + zext(a) * sext(b) in int32: the body of every dot-group contraction.
 void dotBody(OpBuilder &b, Location l, ValueRange args) {
   Type i32 = b.getI32Type();
@@ -252,12 +255,15 @@ Value shiftedInit(RewriterBase &rewriter, Location loc, Value init, ArrayRef<int
       auto c = dyn_cast<AffineConstantExpr>(e);
       return (d && d.getPosition() == rank - 1) || (c && c.getValue() == 0);
     });
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
     if (!dense || dense.getNumElements() != F || !channelOnly || body.getOperations().size() != 1 ||
-        !dense.getElementType().isInteger(32))
+        yield.getOperand(0) != body.getArgument(0) || !dense.getElementType().isInteger(32))
       return nullptr;
     int64_t f = 0;
-    for (const APInt &v : dense.getValues<APInt>())
-      values[f++] += static_cast<int32_t>(v.getSExtValue());
+    for (const APInt &v : dense.getValues<APInt>()) {
+      values[f] = wrapToInt32(static_cast<int64_t>(values[f]) + v.getSExtValue());
+      ++f;
+    }
   } else {
     return nullptr;
   }
@@ -305,12 +311,15 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
     return static_cast<int8_t>(raw[values.isSplat() ? 0 : ((kh * KW + kw) * C + c) * F + f]);
   };
   // The unsigned image adds 128 * sum(w) to each channel: the initial value takes it back.
-  std::vector<int32_t> delta(paddedF, 0);
+  std::vector<int64_t> sums(paddedF, 0);
   for (int64_t kh = 0; kh < KH; ++kh)
     for (int64_t kw = 0; kw < KW; ++kw)
       for (int64_t c = 0; c < C; ++c)
         for (int64_t f = 0; f < F; ++f)
-          delta[f] -= 128 * weight(kh, kw, c, f);
+          sums[f] += weight(kh, kw, c, f);
+  std::vector<int32_t> delta(paddedF);
+  for (int64_t f = 0; f < paddedF; ++f)
+    delta[f] = wrapToInt32(-128 * sums[f]);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value init = shiftedInit(rewriter, loc, op.getDpsInits()[0], delta);

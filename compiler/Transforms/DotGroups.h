@@ -3,9 +3,10 @@
 // A VNNI dot product (vpdpbusd) multiplies four unsigned bytes by four signed bytes and adds
 // the four products into one int32 lane. On a target that has it, the packing passes store
 // constant int8 weights with groups of four consecutive reduction indices innermost, so one
-// 32-bit lane of a panel row is what a lane multiplies, and read the activation as unsigned
-// bytes (xq + 128, its sign bit flipped; the constant correction -128 * sum(w) joins the
-// accumulator's initial value). The host kernel generator lowers the register tiles of these
+// 32-bit lane of a panel row is what a lane multiplies. The activation is read as unsigned bytes
+// (xq + 128, its sign bit flipped): a convolution's packing flips it and adds the constant
+// correction -128 * sum(w) to the accumulator's initial value; MatMul and Gemm arrive in that
+// form from the importer, their correction in the epilogue. The host kernel generator lowers the register tiles of these
 // contractions to vpdpbusd (Target/Host/DotProducts.h); they stay exact int32 sums on any
 // target.
 //

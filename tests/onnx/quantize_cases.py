@@ -12,7 +12,7 @@ Conv, MatMul and Gemm on int8 values (--int8-kernels) against the float64 evalua
 import numpy as np
 import torch
 import torch.nn.functional as F
-from onnx import helper
+from onnx import TensorProto, helper
 
 
 def quantize(x, scale, zp, axis=None):
@@ -370,6 +370,31 @@ def add_cases(cases, errors, model, rnd):
                  "z2": np.zeros(12, np.int8), "c2": c2, "w3": w3, "s3": s3, "z3": np.int8(0), "c3": c3,
                  "w5": w5, "s5": s5, "z5": np.zeros(40, np.int8)}
         ins = {"a": a, "g": g}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
+
+    @case
+    def qdq_int8_in_if_branch():
+        # --int8-kernels where a branch's MatMul reads an int8 activation dequantized outside
+        # it (a capture: the body sees only the dequantized value, its MatMul runs in float)
+        # and a weight dequantized inside it.
+        x = (rnd(2, 64) * 2).astype(np.float32)
+        sx, zx = np.float32(0.03), np.int8(5)
+        w = rng.integers(-127, 128, size=(64, 32)).astype(np.int8)
+        sw = np.float32(0.004)
+        c = np.bool_(True)
+        xd = fake_quant(x, sx, zx)
+        outs = {"y": (xd @ (w * np.float64(sw))).astype(np.float32)}
+        then_b = helper.make_graph(
+            [helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["w_d"]),
+             helper.make_node("MatMul", ["x_d", "w_d"], ["t"])], "then", [],
+            [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2, 32])])
+        else_b = helper.make_graph(
+            [helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["w_d2"]),
+             helper.make_node("MatMul", ["x", "w_d2"], ["e"])], "else", [],
+            [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2, 32])])
+        nodes = qdq("x", "sx", "zx") + [helper.make_node("If", ["c"], ["y"], then_branch=then_b, else_branch=else_b)]
+        ins = {"c": c, "x": x}
+        inits = {"sx": sx, "zx": zx, "w": w, "sw": sw, "zw": np.int8(0)}
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
     def uint8_add():

@@ -306,6 +306,9 @@ private:
       return outer;
     OnnxValue captured = *outer;
     captured.value = here.fn.getBody().front().addArgument(outer->value.getType(), here.fn.getLoc());
+    // Its int8 source lives in the enclosing function, which a body cannot read: the body sees
+    // the dequantized value only (its Conv or MatMul runs in float).
+    captured.dequantized.reset();
     here.captureNames.push_back(name);
     return &(here.values[name] = std::move(captured));
   }

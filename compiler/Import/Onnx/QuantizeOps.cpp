@@ -159,9 +159,13 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
   FailureOr<QuantParams> p = quantParams(ctx, x, zero);
   if (failed(p))
     return failure();
-  auto source = std::make_shared<DequantizedSource>(DequantizedSource{x, ctx.input(1), zero, -1});
-  if (ctx.input(1).numElements() != 1 || ctx.input(1).rank() > 1)
-    source->axis = *ctx.axisAttr("axis", 1, x.rank());  // checked by quantParams
+  // The int8 source, for the integer kernels only (it holds a copy of a constant x).
+  std::shared_ptr<DequantizedSource> source;
+  if (ctx.int8Kernels) {
+    source = std::make_shared<DequantizedSource>(DequantizedSource{x, ctx.input(1), zero, -1});
+    if (ctx.input(1).numElements() != 1 || ctx.input(1).rank() > 1)
+      source->axis = *ctx.axisAttr("axis", 1, x.rank());  // checked by quantParams
+  }
   if (x.isConstant() && p->scale.isConstant() && p->zeroPoint.isConstant()) {
     HostTensor y = HostTensor::zeros(DType::kFloat, x.shape);
     HostTensor ss = expand(*p->scale.constant, x.shape), zs = expand(*p->zeroPoint.constant, x.shape);

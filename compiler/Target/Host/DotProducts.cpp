@@ -148,7 +148,8 @@ void mlir::hexir::populateDotProductPatterns(RewritePatternSet &patterns, int64_
     return;
   patterns.add<VnniContraction>(patterns.getContext(), dotBits);
   // A register tile's weights [columns][4] are contiguous bytes: read them as one vector (by
-  // default each group of four would be a load of its own). Only narrow rows are flattened
-  // (below 128 bits: groups of bytes), never a float tile's rows of whole vectors.
+  // default each group of four would be a load of its own). Only contiguous transfers whose
+  // rows are under 128 bits are flattened (groups of bytes; in a float kernel, at most its
+  // single-element rows), never a tile of whole vectors.
   vector::populateFlattenVectorTransferPatterns(patterns, /*targetVectorBitwidth=*/128);
 }

@@ -1,7 +1,7 @@
 //===- DotProducts.h - int8 register tiles as VNNI dot products --*- C++ -*-===//
 //
-// A register tile of an int8 contraction over weights packed in groups of four
-// (PackMatmulWeights' packDotGroups) is a vector.contract of zext(A) [rows x 4] and sext(B)
+// A register tile of an int8 contraction or convolution tap over weights packed in groups of four
+// (Transforms/DotGroups.h) is a vector.contract of zext(A) [rows x 4] and sext(B)
 // [columns x 4] into int32 accumulators [rows x columns], reducing the group of four. With
 // VNNI that is one vpdpbusd per row and vector of columns: the row's four bytes broadcast to
 // every 32-bit lane (unsigned), the columns' groups of four (signed), four products summed

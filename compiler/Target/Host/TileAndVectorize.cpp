@@ -392,6 +392,7 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
             return writer.emitError() << "could not tile the kernel for the registers";
           for (Operation *tile : *tiles) {
             if (strategy.dotGroups)
+              // (A tile of several taps, which the strategy never makes, would stay scalar loops.)
               (void)windowTileAsContraction(rewriter, cast<linalg::GenericOp>(tile), strategy.strides);
             else if (strategy.packedFilter)
               toNamedConv(rewriter, cast<linalg::GenericOp>(tile), strategy.strides, strategy.dilations);
