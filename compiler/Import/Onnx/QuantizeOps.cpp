@@ -59,10 +59,16 @@ Value toFloat(OpBuilder &b, Location l, Value v, DType from) {
                                : arith::SIToFPOp::create(b, l, f32, v).getResult();
 }
 
-// min(max(v, lo), hi); a NaN becomes lo (maxnumf picks the number), never an undefined
+// min(max(v, lo), hi); a NaN becomes lo, never an undefined
 // conversion later.
 Value clampTo(OpBuilder &b, Location l, Value v, double lo, double hi) {
-  return arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, v, floatConst(b, l, lo)), floatConst(b, l, hi));
+  // Compares and selects rather than maxnumf/minnumf: without SSE4.1 LLVM calls libm's fmaxf
+  // for those, which a kernel may not.
+  Value low = floatConst(b, l, lo), high = floatConst(b, l, hi);
+  Value below = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ULT, v, low);  // or NaN
+  Value r = arith::SelectOp::create(b, l, below, low, v);
+  Value above = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, r, high);
+  return arith::SelectOp::create(b, l, above, high, r);
 }
 
 // Round half to even without a libm call (roundevenf, which an x86-64 baseline CPU lacks an
