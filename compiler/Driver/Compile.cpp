@@ -50,12 +50,22 @@ bool writeText(const std::string &path, const std::string &text, ModuleOp module
 
 // Whether the target computes int8 products as dot products (VNNI): there the int8 kernels of a
 // QDQ model outrun its float lowering (with widened int32 multiplies they do not).
-bool hasInt8DotProducts(const CompileOptions &options) {
+// The target's options from the command line's (the machine, if any, loaded by the caller).
+mlir::hexir::TargetOptions targetOptionsOf(const CompileOptions &options,
+                                           const mlir::hexir::MachineDescription *machine) {
   mlir::hexir::TargetOptions targetOptions;
+  targetOptions.machine = machine;
   targetOptions.name = options.target;
   targetOptions.cpu = options.targetCpu;
   targetOptions.linkerPath = options.linkerPath;
   targetOptions.cudaArch = options.cudaArch;
+  targetOptions.allowTf32 = options.allowTf32;
+  return targetOptions;
+}
+
+bool hasInt8DotProducts(const CompileOptions &options) {
+  // (A machine file describes memory spaces, not the CPU's instructions.)
+  mlir::hexir::TargetOptions targetOptions = targetOptionsOf(options, nullptr);
   MLIRContext context;
   // A wrong target is reported once, by the compilation itself.
   ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
@@ -84,13 +94,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     }
     machine = std::move(*loaded);
   }
-  mlir::hexir::TargetOptions targetOptions;
-  targetOptions.machine = machine ? &*machine : nullptr;
-  targetOptions.name = options.target;
-  targetOptions.cpu = options.targetCpu;
-  targetOptions.linkerPath = options.linkerPath;
-  targetOptions.cudaArch = options.cudaArch;
-  targetOptions.allowTf32 = options.allowTf32;
+  mlir::hexir::TargetOptions targetOptions = targetOptionsOf(options, machine ? &*machine : nullptr);
   auto target = mlir::hexir::createTargetBackend(targetOptions, module.getLoc());
   if (failed(target))
     return false;

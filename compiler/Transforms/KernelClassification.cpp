@@ -77,40 +77,33 @@ linalg::GenericOp panelPackOf(linalg::LinalgOp op) {
   return nullptr;
 }
 
+namespace {
+// Whether loop `g` has four indices and every input is int8 with `g` as its innermost index.
+bool readsGroupsOfFour(linalg::LinalgOp op, unsigned g) {
+  if (op.getStaticLoopRanges()[g] != 4)
+    return false;
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    auto type = dyn_cast<ShapedType>(in->get().getType());
+    return type && type.getElementType().isInteger(8) && map.getNumResults() > 0 &&
+           map.getResult(map.getNumResults() - 1) == getAffineDimExpr(g, op.getContext());
+  });
+}
+} // namespace
+
 std::optional<unsigned> dotGroupLoop(linalg::LinalgOp op) {
   if (!linalg::isaContractionOpInterface(op))
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->k.size() != 2)
+  if (failed(dims) || dims->k.size() != 2 || !readsGroupsOfFour(op, dims->k[1]))
     return std::nullopt;
-  unsigned g = dims->k[1];
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges[g] != 4)
-    return std::nullopt;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    AffineMap map = op.getMatchingIndexingMap(in);
-    auto type = dyn_cast<ShapedType>(in->get().getType());
-    if (!type || !type.getElementType().isInteger(8) || !map.isProjectedPermutation() || map.getNumResults() == 0 ||
-        map.getDimPosition(map.getNumResults() - 1) != g)
-      return std::nullopt;
-  }
-  return g;
+  return dims->k[1];
 }
 
 std::optional<unsigned> dotGroupConvLoop(linalg::LinalgOp op) {
-  if (!isa<linalg::GenericOp>(op) || op.getNumLoops() != 9 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+  if (!isa<linalg::GenericOp>(op) || op.getNumLoops() != 9 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getIteratorTypesArray()[8] != utils::IteratorType::reduction || !readsGroupsOfFour(op, 8))
     return std::nullopt;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto iterators = op.getIteratorTypesArray();
-  if (ranges[8] != 4 || iterators[8] != utils::IteratorType::reduction)
-    return std::nullopt;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    auto type = dyn_cast<ShapedType>(in->get().getType());
-    AffineMap map = op.getMatchingIndexingMap(in);
-    if (!type || !type.getElementType().isInteger(8) || map.getNumResults() == 0 ||
-        map.getResult(map.getNumResults() - 1) != getAffineDimExpr(8, op.getContext()))
-      return std::nullopt;
-  }
   return 8u;
 }
 
@@ -153,10 +146,7 @@ std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op)
         return c ? c.getValue() : 0;
       };
       int64_t stride = coefficient(j), dilation = coefficient(j + 4);
-      SmallVector<AffineExpr> zeros(9, getAffineConstantExpr(0, ctx));
-      auto offset = dyn_cast<AffineConstantExpr>(e.replaceDims(zeros));
-      if (stride <= 0 || dilation <= 0 || !offset || offset.getValue() != 0 ||
-          e != d(j) * stride + d(j + 4) * dilation)
+      if (stride <= 0 || dilation <= 0 || e != d(j) * stride + d(j + 4) * dilation)
         return std::nullopt;
       dims.strides.push_back(stride);
       dims.dilations.push_back(dilation);

@@ -294,7 +294,6 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
   MLIRContext *mc = b.getContext();
   std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
   auto outType = tensorType(mc, outShape, acc);
-  bool isInt = acc != DType::kFloat;
 
   // The bias is the accumulator's initial value.
   Value init;
@@ -340,20 +339,8 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
     iterators.append(3, utils::IteratorType::reduction);
     out = linalg::GenericOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, materialize(ctx, weight)},
                                     ValueRange{init}, maps, iterators,
-                                    [isInt](OpBuilder &nb, Location nl, ValueRange a) {
-                                      Value sum;
-                                      if (isInt) {  // exact, wrapping at 32 bits as ONNX allows
-                                        Type i32 = a[2].getType();
-                                        auto widen = [&](Value v) -> Value {
-                                          return v.getType() == i32 ? v : arith::ExtSIOp::create(nb, nl, i32, v);
-                                        };
-                                        Value p = arith::MulIOp::create(nb, nl, widen(a[0]), widen(a[1]));
-                                        sum = arith::AddIOp::create(nb, nl, a[2], p);
-                                      } else {
-                                        Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                                        sum = arith::AddFOp::create(nb, nl, a[2], p);
-                                      }
-                                      linalg::YieldOp::create(nb, nl, sum);
+                                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                                      yieldMultiplyAccumulate(nb, nl, a);
                                     })
               .getResult(0);
   }

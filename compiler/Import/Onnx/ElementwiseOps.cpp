@@ -485,8 +485,7 @@ LogicalResult convertCast(NodeContext &ctx) {
       return v;
     if (fw > tw)
       return arith::TruncIOp::create(b, l, et, v);
-    return unsignedFrom ? arith::ExtUIOp::create(b, l, et, v).getResult()
-                        : arith::ExtSIOp::create(b, l, et, v).getResult();
+    return widenInt(b, l, v, et, unsignedFrom);
   });
   if (failed(result))
     return failure();

@@ -319,6 +319,27 @@ Value addScalar(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::AddIOp::create(b, loc, x, y);
 }
 
+Value widenInt(OpBuilder &b, Location loc, Value v, Type to, bool isUnsigned) {
+  if (v.getType() == to)
+    return v;
+  return isUnsigned ? arith::ExtUIOp::create(b, loc, to, v).getResult() : arith::ExtSIOp::create(b, loc, to, v).getResult();
+}
+
+void yieldMultiplyAccumulate(OpBuilder &b, Location loc, ValueRange args, double alpha, bool unsignedA) {
+  Value sum;
+  if (!isa<FloatType>(args[2].getType())) {
+    Type acc = args[2].getType();
+    Value p = arith::MulIOp::create(b, loc, widenInt(b, loc, args[0], acc, unsignedA), widenInt(b, loc, args[1], acc, false));
+    sum = arith::AddIOp::create(b, loc, args[2], p);
+  } else {
+    Value p = arith::MulFOp::create(b, loc, args[0], args[1]);
+    if (alpha != 1.0)
+      p = arith::MulFOp::create(b, loc, p, floatConst(b, loc, alpha));
+    sum = arith::AddFOp::create(b, loc, args[2], p);
+  }
+  linalg::YieldOp::create(b, loc, sum);
+}
+
 Value mulScalar(OpBuilder &b, Location loc, Value x, Value y) {
   if (isa<FloatType>(x.getType()))
     return arith::MulFOp::create(b, loc, x, y);

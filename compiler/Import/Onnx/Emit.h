@@ -62,6 +62,13 @@ mlir::Value transposeValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v
 mlir::Value addScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
 mlir::Value mulScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
 mlir::Value floatConst(mlir::OpBuilder &b, mlir::Location loc, double v);
+// An integer widened to `to` (zero- or sign-extended); `v` itself when it is of that type.
+mlir::Value widenInt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type to, bool isUnsigned);
+// The body of a contraction: yields acc + alpha * a * b for block arguments (a, b, acc); integers
+// are widened to the accumulator's type (a zero-extended with `unsignedA`, b sign-extended) and
+// wrap as ONNX allows.
+void yieldMultiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange args, double alpha = 1.0,
+                             bool unsignedA = false);
 
 std::vector<int64_t> shapeOf(mlir::Value v);
 

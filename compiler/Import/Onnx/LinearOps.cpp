@@ -23,24 +23,6 @@ Value zeroFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, DType type
   return linalg::FillOp::create(b, loc, ValueRange{scalarConstant(b, loc, type, 0.0)}, ValueRange{empty}).getResult(0);
 }
 
-void multiplyAccumulate(OpBuilder &b, Location l, ValueRange a, double alpha, bool unsignedA = false) {
-  if (!isa<FloatType>(a[0].getType())) {  // integers: exact, wrapping at 32 bits as ONNX allows
-    Type acc = a[2].getType();
-    auto widen = [&](Value v, bool isUnsigned) -> Value {
-      if (v.getType() == acc)
-        return v;
-      return isUnsigned ? arith::ExtUIOp::create(b, l, acc, v).getResult() : arith::ExtSIOp::create(b, l, acc, v).getResult();
-    };
-    Value p = arith::MulIOp::create(b, l, widen(a[0], unsignedA), widen(a[1], false));
-    linalg::YieldOp::create(b, l, arith::AddIOp::create(b, l, a[2], p).getResult());
-    return;
-  }
-  Value p = arith::MulFOp::create(b, l, a[0], a[1]);
-  if (alpha != 1.0)
-    p = arith::MulFOp::create(b, l, p, floatConst(b, l, alpha));
-  linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, a[2], p).getResult());
-}
-
 } // namespace
 
 FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const OnnxValue &bv, DType acc,
@@ -110,7 +92,7 @@ FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const O
                                         SmallVector<AffineMap>{aMap, bMap, AffineMap::get(r + 3, 0, outExprs, mc)},
                                         iterators,
                                         [unsignedA](OpBuilder &nb, Location nl, ValueRange args) {
-                                          multiplyAccumulate(nb, nl, args, 1.0, unsignedA);
+                                          yieldMultiplyAccumulate(nb, nl, args, 1.0, unsignedA);
                                         })
                   .getResult(0);
   std::vector<int64_t> finalShape = batch;
@@ -206,7 +188,7 @@ LogicalResult convertGemm(NodeContext &ctx) {
                                         ValueRange{materialize(ctx, av), materialize(ctx, bv)}, ValueRange{init},
                                         maps, iterators,
                                         [alpha](OpBuilder &nb, Location nl, ValueRange args) {
-                                          multiplyAccumulate(nb, nl, args, alpha);
+                                          yieldMultiplyAccumulate(nb, nl, args, alpha);
                                         })
                   .getResult(0);
   ctx.setOutput(0, OnnxValue::ofValue(out, DType::kFloat));

@@ -125,11 +125,9 @@ FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const 
   }
   DType from = x.type;
   return elementwise(ctx, {&x, &zeroPoint}, DType::kInt32, [from](OpBuilder &b, Location l, ValueRange a) -> Value {
-    auto widen = [&](Value v) -> Value {
-      return from == DType::kUInt8 ? arith::ExtUIOp::create(b, l, b.getI32Type(), v).getResult()
-                                   : arith::ExtSIOp::create(b, l, b.getI32Type(), v).getResult();
-    };
-    return arith::SubIOp::create(b, l, widen(a[0]), widen(a[1]));
+    bool isUnsigned = from == DType::kUInt8;
+    return arith::SubIOp::create(b, l, widenInt(b, l, a[0], b.getI32Type(), isUnsigned),
+                                 widenInt(b, l, a[1], b.getI32Type(), isUnsigned));
   });
 }
 

@@ -207,14 +207,10 @@ FailureOr<std::optional<OnnxValue>> quantizedGemm(NodeContext &ctx) {
     }
   }
   const HostTensor &wq = *w->q.constant;
-  HostTensor kn = wq;
-  if (transB) {  // [N, K] -> [K, N]
-    int64_t n = wq.shape[0], k = wq.shape[1];
-    kn = HostTensor::zeros(DType::kInt8, {k, n});
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t col = 0; col < k; ++col)
-        kn.i[col * n + r] = wq.i[r * k + col];
-  }
+  std::optional<HostTensor> transposed;
+  if (transB)  // [N, K] -> [K, N]
+    transposed = transpose(wq, {1, 0});
+  const HostTensor &kn = transposed ? *transposed : wq;
   int64_t m = x->q.shape[0], n = kn.shape[1];
   if (x->q.shape[1] != kn.shape[0])
     return ctx.error() << "A " << shapeString(x->q.shape) << " and B " << shapeString(wq.shape)

@@ -73,7 +73,12 @@ struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<Low
       if (!hasVectors)
         continue;
       hideCollapsedViews(fn);
-      if (dotBits) {
+      // (Only kernels with integer contractions: the dot patterns flatten narrow transfers too.)
+      bool intContractions = false;
+      fn.walk([&](vector::ContractionOp op) {
+        intContractions |= getElementTypeOrSelf(op.getAccType()).isInteger(32);
+      });
+      if (dotBits && intContractions) {
         RewritePatternSet patterns(ctx);
         mlir::hexir::populateDotProductPatterns(patterns, dotBits);
         if (failed(applyPatternsGreedily(fn, std::move(patterns))))
