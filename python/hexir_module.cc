@@ -189,7 +189,8 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
                   const std::string& machine, const std::map<std::string, uint64_t>& budgets,
                   const std::map<std::string, std::string>& placements, bool fusion,
                   const std::string& plan_json, const std::string& plan_svg, const std::vector<std::string>& dims,
-                  const std::vector<std::string>& donate, bool allow_tf32, int int8_kernels) {
+                  const std::vector<std::string>& donate, bool allow_tf32, int int8_kernels,
+                  const std::string& precision) {
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
   options.inputShapes = shapes;
@@ -216,6 +217,7 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
   options.int8Kernels = int8_kernels < 0    ? hexir::compiler::CompileOptions::Int8Kernels::kAuto
                         : int8_kernels == 0 ? hexir::compiler::CompileOptions::Int8Kernels::kOff
                                             : hexir::compiler::CompileOptions::Int8Kernels::kOn;
+  options.precision = precision;
   std::vector<uint8_t> bytes;
   std::string diagnostics;
   bool ok;
@@ -246,7 +248,8 @@ PYBIND11_MODULE(_hexir, m) {
   });
   m.def("compile", &Compile, py::arg("path"), py::arg("output"), py::arg("input_shapes"), py::arg("entry"),
         py::arg("target"), py::arg("target_cpu"), py::arg("machine"), py::arg("memory_budgets"), py::arg("placements"), py::arg("fusion"),
-        py::arg("plan_json"), py::arg("plan_svg"), py::arg("dims"), py::arg("donate"), py::arg("allow_tf32"), py::arg("int8_kernels"));
+        py::arg("plan_json"), py::arg("plan_svg"), py::arg("dims"), py::arg("donate"), py::arg("allow_tf32"), py::arg("int8_kernels"),
+        py::arg("precision"));
   py::class_<PyModule>(m, "Module")
       .def("function_names", [](const PyModule& mod) { return mod.module->function_names(); })
       .def("inputs", [](const PyModule& mod, const std::string& fn) { return DescribeAll(mod.module->inputs(fn)); })

@@ -63,6 +63,11 @@ int main(int argc, char **argv) {
   cl::opt<bool> noInt8Kernels("no-int8-kernels",
                               cl::desc("Compute a QDQ model's Conv, MatMul and Gemm in f32 on dequantized copies"),
                               cl::init(false), cl::cat(category));
+  cl::opt<std::string> precision("precision",
+                                 cl::desc("f32 (default), or bf16: matmuls and convolutions with constant weights "
+                                          "multiply bf16 values (weights stored in bf16) and accumulate in f32, "
+                                          "on AVX512-BF16 dot products where the CPU has them"),
+                                 cl::value_desc("f32|bf16"), cl::init("f32"), cl::cat(category));
   cl::opt<std::string> machine("machine",
                                cl::desc("Machine description: a preset (host, h200, edge) or a machine file "
                                         "(.json): memory spaces and capacities"),
@@ -169,6 +174,7 @@ int main(int argc, char **argv) {
   options.int8Kernels = int8Kernels     ? hexir::compiler::CompileOptions::Int8Kernels::kOn
                         : noInt8Kernels ? hexir::compiler::CompileOptions::Int8Kernels::kOff
                                         : hexir::compiler::CompileOptions::Int8Kernels::kAuto;
+  options.precision = precision;
   options.linkerPath = linker;
   options.verifyPlan = verifyPlan;
   options.printIRAfterAll = printIR;

@@ -109,6 +109,21 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   rules.padsInPlace = (*target)->description().padProducersInKernel;
   rules.maxPanel = (*target)->description().maxPanel;
   rules.int8DotGroups = (*target)->description().int8DotGroups;
+  if (options.precision == "bf16") {
+    if ((*target)->description().name != "host") {
+      module.emitError() << "--precision bf16 is implemented for the host target only, not '" << options.target << "'";
+      return false;
+    }
+    rules.bf16 = true;
+    rules.bf16DotGroups = (*target)->description().bf16DotGroups;
+    if (!rules.bf16DotGroups)
+      emitWarning(module.getLoc()) << "the target CPU '" << options.targetCpu
+                                   << "' has no AVX512-BF16: --precision bf16 rounds the operands to bf16 and "
+                                      "computes on the f32 kernels (the same results, no speed-up)";
+  } else if (options.precision != "f32") {
+    module.emitError() << "unknown --precision '" << options.precision << "': expected f32 or bf16";
+    return false;
+  }
   rules.maxRowsPackedInKernel = (*target)->description().maxRowsPackedInKernel;
   const mlir::hexir::TargetBackend *backend = target->get();
   rules.fusesIntoKernel = [backend](mlir::linalg::LinalgOp op) { return backend->fusesIntoKernel(op); };

@@ -46,6 +46,9 @@ struct CompileOptions {
   // by default where the target has int8 dot products (VNNI), which make them the faster.
   enum class Int8Kernels { kAuto, kOn, kOff };
   Int8Kernels int8Kernels = Int8Kernels::kAuto;
+  // --precision: "f32", or "bf16": matmuls and convolutions with constant weights multiply bf16
+  // values and accumulate in f32 (host targets; Transforms/ReducePrecision.cpp).
+  std::string precision = "f32";
   // --memory-budget SPACE=BYTES: the capacity of a memory space of the target (constants and
   // arena together when both live there).
   std::map<std::string, uint64_t> memoryBudgets;

@@ -75,6 +75,10 @@ struct TargetDescription {
   // Whether its kernels compute int8 products as dot products of four (x86 VNNI): int8
   // weights are then packed in groups of four along the reduction (PackMatmulWeights).
   bool int8DotGroups = false;
+  // Whether they compute bf16 products as dot products of pairs into f32 (AVX512-BF16): with
+  // --precision bf16, contractions then run on bf16 tensors with their weights packed in pairs;
+  // without, their operands are only rounded to bf16 (Transforms/ReducePrecision.cpp).
+  bool bf16DotGroups = false;
   // Copies the runtime can make between spaces (from a machine file; none by default). With
   // one out of the arena space and one back, values that do not fit are moved out and back.
   std::vector<SpaceTransfer> transfers;

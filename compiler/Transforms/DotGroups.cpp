@@ -1,9 +1,11 @@
-//===- DotGroups.cpp - int8 weights packed for VNNI dot products ---------===//
+//===- DotGroups.cpp - weights packed for int8 and bf16 dot products -----===//
 #include "Transforms/DotGroups.h"
 #include "Transforms/PackedLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::hexir;
@@ -49,103 +51,145 @@ Value leadingColumns(RewriterBase &rewriter, Location loc, Value v, int64_t colu
 // `v` modulo 2^32 as int32: the accumulators wrap (an int32 sum beyond them is not exact anyway).
 int32_t wrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
 
-// acc + zext(a) * sext(b) in int32: the body of every dot-group contraction.
-void dotBody(OpBuilder &b, Location l, ValueRange args) {
+// The body of every int8 dot-group convolution: acc + zext(a) * sext(b) in int32.
+void int8DotBody(OpBuilder &b, Location l, ValueRange args) {
   Type i32 = b.getI32Type();
   Value product = arith::MulIOp::create(b, l, arith::ExtUIOp::create(b, l, i32, args[0]),
                                         arith::ExtSIOp::create(b, l, i32, args[1]));
   linalg::YieldOp::create(b, l, arith::AddIOp::create(b, l, args[2], product).getResult());
 }
 
-// The body of an int8 dot product: acc + zext(a) * sext(b) (a unsigned, b the weights), the
-// product of a VNNI vpdpbusd lane. The operand order of the multiply may be either.
-bool isUnsignedBySignedDot(linalg::GenericOp op, unsigned weightsIndex) {
+// A bf16 one's: acc + extf(a) * extf(b) in f32.
+void bf16DotBody(OpBuilder &b, Location l, ValueRange args) {
+  Type f32 = b.getF32Type();
+  Value product = arith::MulFOp::create(b, l, arith::ExtFOp::create(b, l, f32, args[0]),
+                                        arith::ExtFOp::create(b, l, f32, args[1]));
+  linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
+}
+
+// Whether the body is a dot product's: acc + zext(a) * sext(b) in int32 (a unsigned, b the
+// weights: a VNNI vpdpbusd lane), or acc + extf(a) * extf(b) in f32 of bf16 operands. The
+// operand order of the multiply and of the add may be either.
+bool isDotBody(linalg::GenericOp op, unsigned weightsIndex) {
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add || body.getOperations().size() != 5)
+  if (body.getOperations().size() != 5)
     return false;
   Value acc = body.getArgument(op.getNumDpsInputs());
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getRhs() == acc ? add.getLhs() : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulIOp>() : nullptr;
-  if (!mul)
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<arith::AddIOp, arith::AddFOp>(add))
     return false;
-  auto isExt = [&](Value v, bool isSigned, unsigned arg) {
+  bool isFloat = isa<arith::AddFOp>(add);
+  Value product = add->getOperand(0) == acc ? add->getOperand(1) : add->getOperand(1) == acc ? add->getOperand(0) : Value();
+  Operation *mul = product ? product.getDefiningOp() : nullptr;
+  if (!mul || (isFloat ? !isa<arith::MulFOp>(mul) : !isa<arith::MulIOp>(mul)))
+    return false;
+  // `v` extends argument `arg`: the weights sign-extended and the activation zero-extended
+  // (int8), both by extf (bf16).
+  auto isExt = [&](Value v, unsigned arg) {
     Operation *def = v.getDefiningOp();
-    bool kind = isSigned ? isa_and_nonnull<arith::ExtSIOp>(def) : isa_and_nonnull<arith::ExtUIOp>(def);
+    bool kind = isFloat                 ? isa_and_nonnull<arith::ExtFOp>(def)
+                : arg == weightsIndex   ? isa_and_nonnull<arith::ExtSIOp>(def)
+                                        : isa_and_nonnull<arith::ExtUIOp>(def);
     return kind && def->getOperand(0) == body.getArgument(arg);
   };
   unsigned a = 1 - weightsIndex;
-  return (isExt(mul.getLhs(), false, a) && isExt(mul.getRhs(), true, weightsIndex)) ||
-         (isExt(mul.getRhs(), false, a) && isExt(mul.getLhs(), true, weightsIndex));
+  return (isExt(mul->getOperand(0), a) && isExt(mul->getOperand(1), weightsIndex)) ||
+         (isExt(mul->getOperand(1), a) && isExt(mul->getOperand(0), weightsIndex));
+}
+
+// The element of `values` (row-major, `bytes` wide; a splat has one) at `index`, copied to `to`.
+void copyElement(DenseElementsAttr values, int64_t index, int64_t bytes, char *to) {
+  ArrayRef<char> raw = values.getRawData();
+  std::memcpy(to, raw.data() + (values.isSplat() ? 0 : index) * bytes, bytes);
+}
+
+// A constant of `type` from its raw bytes.
+Value rawConstant(RewriterBase &rewriter, Location loc, RankedTensorType type, ArrayRef<char> bytes) {
+  return arith::ConstantOp::create(rewriter, loc, type, DenseElementsAttr::getFromRawBuffer(type, bytes));
 }
 
 } // namespace
 
-LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
+std::optional<int64_t> mlir::hexir::dotGroupSize(Type t) {
+  if (t.isInteger(8))
+    return 4;
+  if (t.isBF16())
+    return 2;
+  return std::nullopt;
+}
+
+std::optional<MatmulDotOperands> mlir::hexir::matmulDotOperands(linalg::GenericOp op) {
   auto loops = columnAndReduction(op);
   if (!loops || op.getNumDpsInputs() != 2)
-    return failure();
+    return std::nullopt;
   unsigned n = loops->first, k = loops->second;
-  std::optional<unsigned> weightsIndex;
-  DenseElementsAttr values;
+  std::optional<unsigned> weights;
   for (unsigned i = 0; i < 2; ++i) {
-    OpOperand *in = op.getDpsInputOperand(i);
-    AffineMap map = op.getMatchingIndexingMap(in);
-    auto cst = in->get().getDefiningOp<arith::ConstantOp>();
-    auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
-    if (dense && dense.getElementType().isInteger(8) && map.getNumResults() == 2 && map.isProjectedPermutation() &&
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(i));
+    auto cst = op.getDpsInputs()[i].getDefiningOp<arith::ConstantOp>();
+    if (cst && isa<DenseElementsAttr>(cst.getValue()) && map.getNumResults() == 2 && map.isProjectedPermutation() &&
         ((map.getDimPosition(0) == k && map.getDimPosition(1) == n) ||
-         (map.getDimPosition(0) == n && map.getDimPosition(1) == k))) {
-      weightsIndex = i;
-      values = dense;
-    }
+         (map.getDimPosition(0) == n && map.getDimPosition(1) == k)))
+      weights = i;
   }
-  if (!weightsIndex || !isUnsignedBySignedDot(op, *weightsIndex))
+  if (!weights)
+    return std::nullopt;
+  AffineMap lhsMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1 - *weights));
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!isa<RankedTensorType>(op.getDpsInputs()[1 - *weights].getType()) || !lhsMap.isProjectedPermutation() ||
+      lhsMap.getNumResults() == 0 || lhsMap.getDimPosition(lhsMap.getNumResults() - 1) != k ||
+      !outMap.isProjectedPermutation() || outMap.getNumResults() == 0 ||
+      outMap.getDimPosition(outMap.getNumResults() - 1) != n)
+    return std::nullopt;
+  return MatmulDotOperands{*weights, n, k};
+}
+
+LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
+  std::optional<MatmulDotOperands> operands = matmulDotOperands(op);
+  if (!operands)
     return failure();
-  OpOperand *weights = op.getDpsInputOperand(*weightsIndex), *lhs = op.getDpsInputOperand(1 - *weightsIndex);
-  AffineMap lhsMap = op.getMatchingIndexingMap(lhs), outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  auto lhsType = dyn_cast<RankedTensorType>(lhs->get().getType());
+  unsigned n = operands->n, k = operands->k, weightsIndex = operands->weights;
+  OpOperand *weights = op.getDpsInputOperand(weightsIndex), *lhs = op.getDpsInputOperand(1 - weightsIndex);
+  auto values = cast<DenseElementsAttr>(weights->get().getDefiningOp<arith::ConstantOp>().getValue());
+  Type element = values.getElementType();
+  std::optional<int64_t> G = dotGroupSize(element);
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto lhsType = cast<RankedTensorType>(lhs->get().getType());
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  if (!lhsType || !lhsType.getElementType().isInteger(8) || !outType.getElementType().isInteger(32) ||
-      !lhsMap.isProjectedPermutation() || lhsMap.getNumResults() == 0 ||
-      lhsMap.getDimPosition(lhsMap.getNumResults() - 1) != k || !outMap.isProjectedPermutation() ||
-      outMap.getNumResults() == 0 || outMap.getDimPosition(outMap.getNumResults() - 1) != n)
+  Type accumulator = element.isBF16() ? Type(rewriter.getF32Type()) : Type(rewriter.getI32Type());
+  if (!G || lhsType.getElementType() != element || outType.getElementType() != accumulator ||
+      !isDotBody(op, weightsIndex))
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t N = ranges[n], K = ranges[k];
   auto [nr, paddedN] = dotPanel(N, maxPanel);
-  if (K % 4 != 0)
+  if (K % *G != 0)
     return failure();
-  int64_t NO = paddedN / nr, K4 = K / 4;
+  int64_t NO = paddedN / nr, KG = K / *G, bytes = element.getIntOrFloatBitWidth() / 8;
   bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value init = op.getDpsInits()[0];
-  if (paddedN != N && !(init = paddedZeroInit(rewriter, loc, init, paddedN)))
+  if (paddedN != N &&
+      !(init = accumulator.isF32() ? padChannels(rewriter, loc, init, paddedN) : paddedZeroInit(rewriter, loc, init, paddedN)))
     return failure();
-  ArrayRef<char> raw = values.getRawData();
-  std::vector<int8_t> packed(paddedN * K, 0);
+  std::vector<char> packed(paddedN * K * bytes, 0);  // padding columns: zero weights
   for (int64_t no = 0; no < NO; ++no)
-    for (int64_t k4 = 0; k4 < K4; ++k4)
+    for (int64_t kg = 0; kg < KG; ++kg)
       for (int64_t ni = 0; ni < nr; ++ni)
-        for (int64_t g = 0; g < 4; ++g) {
-          int64_t col = no * nr + ni, kk = 4 * k4 + g;
-          if (col >= N)
-            continue;  // a padding column: zero weights
-          int64_t from = values.isSplat() ? 0 : kMajor ? kk * N + col : col * K + kk;
-          packed[((no * K4 + k4) * nr + ni) * 4 + g] = static_cast<int8_t>(raw[from]);
+        for (int64_t g = 0; g < *G; ++g) {
+          int64_t col = no * nr + ni, kk = *G * kg + g;
+          if (col < N)
+            copyElement(values, kMajor ? kk * N + col : col * K + kk, bytes,
+                        &packed[(((no * KG + kg) * nr + ni) * *G + g) * bytes]);
         }
-  auto packedType = RankedTensorType::get({NO, K4, nr, 4}, rewriter.getI8Type());
-  Value packedB = arith::ConstantOp::create(
-      rewriter, loc, packedType,
-      DenseElementsAttr::getFromRawBuffer(packedType, ArrayRef<char>(reinterpret_cast<const char *>(packed.data()),
-                                                                      packed.size())));
-  // A's last dimension split into [K/4][4].
+  Value packedB = rawConstant(rewriter, loc, RankedTensorType::get({NO, KG, nr, *G}, element), packed);
+  // A's last dimension split into [K/G][G].
   SmallVector<int64_t> lhsShape(lhsType.getShape());
-  lhsShape.back() = K4;
-  lhsShape.push_back(4);
-  Value lhs4 = tensor::ExpandShapeOp::create(rewriter, loc, RankedTensorType::get(lhsShape, lhsType.getElementType()),
+  lhsShape.back() = KG;
+  lhsShape.push_back(*G);
+  Value lhsGroups = tensor::ExpandShapeOp::create(rewriter, loc, RankedTensorType::get(lhsShape, lhsType.getElementType()),
                                              lhs->get(), splitLastDim(lhsType.getRank()));
 
   // Loops: old loop n becomes `no`, a new loop `ni` follows it, later loops shift by one, and
@@ -154,11 +198,12 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
   unsigned numLoops = op.getNumLoops() + 2, g = numLoops - 1;
   auto shifted = [&](unsigned d) { return getAffineDimExpr(d <= n ? d : d + 1, ctx); };
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  AffineMap lhsMap = op.getMatchingIndexingMap(lhs);
   SmallVector<AffineExpr> lhsExprs;
   for (unsigned j = 0; j < lhsMap.getNumResults(); ++j)
     lhsExprs.push_back(shifted(lhsMap.getDimPosition(j)));
   lhsExprs.push_back(dim(g));
-  AffineMap lhs4Map = AffineMap::get(numLoops, 0, lhsExprs, ctx);
+  AffineMap lhsGroupsMap = AffineMap::get(numLoops, 0, lhsExprs, ctx);
   AffineMap packedMap = AffineMap::get(numLoops, 0, {dim(n), shifted(k), dim(n + 1), dim(g)}, ctx);
   SmallVector<AffineExpr> outExprs;
   for (unsigned j = 0; j + 1 < outMap.getNumResults(); ++j)
@@ -167,10 +212,10 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
   outExprs.push_back(dim(n + 1));
   SmallVector<AffineMap> maps(2);
   SmallVector<Value> inputs(2);
-  maps[*weightsIndex] = packedMap;
-  inputs[*weightsIndex] = packedB;
-  maps[1 - *weightsIndex] = lhs4Map;
-  inputs[1 - *weightsIndex] = lhs4;
+  maps[weightsIndex] = packedMap;
+  inputs[weightsIndex] = packedB;
+  maps[1 - weightsIndex] = lhsGroupsMap;
+  inputs[1 - weightsIndex] = lhsGroups;
   maps.push_back(AffineMap::get(numLoops, 0, outExprs, ctx));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   iterators.insert(iterators.begin() + n + 1, utils::IteratorType::parallel);
@@ -295,87 +340,87 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
   Value image = op.getDpsInputOperand(0)->get();
   auto imageType = cast<RankedTensorType>(image.getType());
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  if (!values || !values.getElementType().isInteger(8) || !imageType.getElementType().isInteger(8) ||
-      !outType.getElementType().isInteger(32) || !imageType.hasStaticShape() || !outType.hasStaticShape())
+  Type element = values ? values.getElementType() : Type();
+  std::optional<int64_t> G = element ? dotGroupSize(element) : std::nullopt;
+  bool isInt8 = G && element.isInteger(8);
+  if (!G || imageType.getElementType() != element ||
+      outType.getElementType() != (isInt8 ? Type(rewriter.getI32Type()) : Type(rewriter.getF32Type())) ||
+      !imageType.hasStaticShape() || !outType.hasStaticShape())
     return failure();
   ArrayRef<int64_t> fshape = values.getType().getShape();  // KH, KW, C, F
   int64_t KH = fshape[0], KW = fshape[1], C = fshape[2], F = fshape[3];
   auto [nr, paddedF] = dotPanel(F, maxPanel);
-  // Input channels in whole groups of four: a first layer's 3 channels read as 4, the fourth's
-  // weights zero (the image gains a channel of any value).
-  int64_t P = paddedF / nr, C4 = (C + 3) / 4;
-  ArrayRef<char> raw = values.getRawData();
-  auto weight = [&](int64_t kh, int64_t kw, int64_t c, int64_t f) -> int8_t {
-    if (f >= F || c >= C)
-      return 0;  // a padding channel
-    return static_cast<int8_t>(raw[values.isSplat() ? 0 : ((kh * KW + kw) * C + c) * F + f]);
-  };
-  // The unsigned image adds 128 * sum(w) to each channel: the initial value takes it back.
-  std::vector<int64_t> sums(paddedF, 0);
-  for (int64_t kh = 0; kh < KH; ++kh)
-    for (int64_t kw = 0; kw < KW; ++kw)
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t f = 0; f < F; ++f)
-          sums[f] += weight(kh, kw, c, f);
-  std::vector<int32_t> delta(paddedF);
-  for (int64_t f = 0; f < paddedF; ++f)
-    delta[f] = wrapToInt32(-128 * sums[f]);
+  // Input channels in whole groups: a first layer's 3 channels read as 4, the fourth's weights
+  // zero (the image gains a channel of any value).
+  int64_t P = paddedF / nr, CG = (C + *G - 1) / *G, bytes = element.getIntOrFloatBitWidth() / 8;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  Value init = shiftedInit(rewriter, loc, op.getDpsInits()[0], delta);
+  Value init;
+  if (isInt8) {
+    // The unsigned image adds 128 * sum(w) to each channel: the initial value takes it back.
+    ArrayRef<char> raw = values.getRawData();
+    std::vector<int64_t> sums(paddedF, 0);
+    for (int64_t t = 0; t < KH * KW * C; ++t)
+      for (int64_t f = 0; f < F; ++f)
+        sums[f] += static_cast<int8_t>(raw[values.isSplat() ? 0 : t * F + f]);
+    std::vector<int32_t> delta(paddedF);
+    for (int64_t f = 0; f < paddedF; ++f)
+      delta[f] = wrapToInt32(-128 * sums[f]);
+    init = shiftedInit(rewriter, loc, op.getDpsInits()[0], delta);
+  } else {
+    init = paddedF == F ? op.getDpsInits()[0] : padChannels(rewriter, loc, op.getDpsInits()[0], paddedF);
+  }
   if (!init)
     return failure();
   SmallVector<int64_t> strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
   SmallVector<int64_t> dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
   bool pointwise = KH == 1 && KW == 1 && strides[0] == 1 && strides[1] == 1;
-  std::vector<int8_t> packed(P * KH * KW * C4 * nr * 4);
-  int64_t at = 0;
+  std::vector<char> packed(P * KH * KW * CG * nr * *G * bytes, 0);  // padding channels: zero weights
+  char *at = packed.data();
   for (int64_t p = 0; p < P; ++p)
     for (int64_t kh = 0; kh < KH; ++kh)
       for (int64_t kw = 0; kw < KW; ++kw)
-        for (int64_t c4 = 0; c4 < C4; ++c4)
+        for (int64_t cg = 0; cg < CG; ++cg)
           for (int64_t fi = 0; fi < nr; ++fi)
-            for (int64_t g = 0; g < 4; ++g)
-              packed[at++] = weight(kh, kw, 4 * c4 + g, p * nr + fi);
+            for (int64_t g = 0; g < *G; ++g, at += bytes) {
+              int64_t c = *G * cg + g, f = p * nr + fi;
+              if (c < C && f < F)
+                copyElement(values, ((kh * KW + kw) * C + c) * F + f, bytes, at);
+            }
   SmallVector<int64_t> packedShape =
-      pointwise ? SmallVector<int64_t>{P, C4, nr, 4} : SmallVector<int64_t>{P, KH, KW, C4, nr, 4};
-  auto packedType = RankedTensorType::get(packedShape, rewriter.getI8Type());
-  Value filter = arith::ConstantOp::create(
-      rewriter, loc, packedType,
-      DenseElementsAttr::getFromRawBuffer(packedType, ArrayRef<char>(reinterpret_cast<const char *>(packed.data()),
-                                                                      packed.size())));
-  Value flipped = flipSignBits(rewriter, image);
+      pointwise ? SmallVector<int64_t>{P, CG, nr, *G} : SmallVector<int64_t>{P, KH, KW, CG, nr, *G};
+  Value filter = rawConstant(rewriter, loc, RankedTensorType::get(packedShape, element), packed);
+  Value grouped = isInt8 ? flipSignBits(rewriter, image) : image;
   rewriter.setInsertionPoint(op);
-  if (C % 4 != 0) {
+  if (C % *G != 0) {
     // The channel padding takes the spatial padding's value, so that the two pads fold into one.
     Value value;
-    if (auto pad = flipped.getDefiningOp<tensor::PadOp>())
+    if (auto pad = grouped.getDefiningOp<tensor::PadOp>())
       value = pad.getConstantPaddingValue();
     if (!value)
-      value = arith::ConstantOp::create(rewriter, loc, rewriter.getIntegerAttr(rewriter.getI8Type(), 0));
+      value = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
     SmallVector<int64_t> shape(imageType.getShape());
-    shape.back() = 4 * C4;
+    shape.back() = *G * CG;
     SmallVector<OpFoldResult> low(4, rewriter.getIndexAttr(0)), high(4, rewriter.getIndexAttr(0));
-    high[3] = rewriter.getIndexAttr(4 * C4 - C);
-    flipped = tensor::PadOp::create(rewriter, loc, RankedTensorType::get(shape, rewriter.getI8Type()), flipped, low,
-                                    high, value);
+    high[3] = rewriter.getIndexAttr(*G * CG - C);
+    grouped = tensor::PadOp::create(rewriter, loc, RankedTensorType::get(shape, element), grouped, low, high, value);
   }
   SmallVector<int64_t> imageShape(imageType.getShape());
-  imageShape.back() = C4;
-  imageShape.push_back(4);
-  Value image4 = tensor::ExpandShapeOp::create(rewriter, loc, RankedTensorType::get(imageShape, rewriter.getI8Type()),
-                                               flipped, splitLastDim(4));
+  imageShape.back() = CG;
+  imageShape.push_back(*G);
+  Value imageGroups = tensor::ExpandShapeOp::create(rewriter, loc, RankedTensorType::get(imageShape, element), grouped,
+                                                    splitLastDim(4));
   MLIRContext *ctx = op.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps;
   SmallVector<utils::IteratorType> iterators(5, utils::IteratorType::parallel);
   if (pointwise) {
-    // Loops (n, oh, ow, p, fi, c4, g).
+    // Loops (n, oh, ow, p, fi, cg, g).
     maps = {AffineMap::get(7, 0, {d(0), d(1), d(2), d(5), d(6)}, ctx), AffineMap::get(7, 0, {d(3), d(5), d(4), d(6)}, ctx),
             AffineMap::get(7, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx)};
     iterators.append(2, utils::IteratorType::reduction);
   } else {
-    // Loops (n, oh, ow, p, fi, kh, kw, c4, g).
+    // Loops (n, oh, ow, p, fi, kh, kw, cg, g).
     maps = {AffineMap::get(9, 0, {d(0), d(1) * strides[0] + d(5) * dilations[0], d(2) * strides[1] + d(6) * dilations[1],
                                   d(7), d(8)}, ctx),
             AffineMap::get(9, 0, {d(3), d(5), d(6), d(7), d(4), d(8)}, ctx),
@@ -383,8 +428,8 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
     iterators.append(4, utils::IteratorType::reduction);
   }
   init = packedInit(rewriter, loc, init, nr);
-  auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{init.getType()}, ValueRange{image4, filter},
-                                           ValueRange{init}, maps, iterators, dotBody);
+  auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{init.getType()}, ValueRange{imageGroups, filter},
+                                           ValueRange{init}, maps, iterators, isInt8 ? int8DotBody : bf16DotBody);
   SmallVector<int64_t> wideShape(outType.getShape());
   wideShape.back() = paddedF;
   Value result = tensor::CollapseShapeOp::create(rewriter, loc, RankedTensorType::get(wideShape, outType.getElementType()),

@@ -1,14 +1,18 @@
-//===- DotGroups.h - int8 weights packed for VNNI dot products ----*- C++ -*-===//
+//===- DotGroups.h - weights packed for int8 and bf16 dot products -*- C++ -*-===//
 //
-// A VNNI dot product (vpdpbusd) multiplies four unsigned bytes by four signed bytes and adds
-// the four products into one int32 lane. On a target that has it, the packing passes store
-// constant int8 weights with groups of four consecutive reduction indices innermost, so one
-// 32-bit lane of a panel row is what a lane multiplies. The activation is read as unsigned bytes
-// (xq + 128, its sign bit flipped): a convolution's packing flips it and adds the constant
-// correction -128 * sum(w) to the accumulator's initial value; MatMul and Gemm arrive in that
-// form from the importer, their correction in the epilogue. The host kernel generator lowers the register tiles of these
-// contractions to vpdpbusd (Target/Host/DotProducts.h); they stay exact int32 sums on any
-// target.
+// A dot-product instruction multiplies a group of narrow values in each 32-bit lane and adds
+// the products into the lane: VNNI's vpdpbusd four unsigned bytes by four signed bytes into
+// int32, AVX512-BF16's vdpbf16ps two bf16 by two bf16 into f32. On a target that has it, the
+// packing passes store constant weights of that type with groups of consecutive reduction
+// indices innermost, so one 32-bit lane of a panel row is what a lane multiplies.
+//
+// int8: the activation is read as unsigned bytes (xq + 128, its sign bit flipped): a
+// convolution's packing flips it and adds the constant correction -128 * sum(w) to the
+// accumulator's initial value; MatMul and Gemm arrive in that form from the importer, their
+// correction in the epilogue. bf16 (--precision bf16, Transforms/ReducePrecision.cpp): the
+// operands are bf16 tensors already. The host kernel generator lowers the register tiles of
+// these contractions to dot products (Target/Host/DotProducts.h); on any other target they
+// lower as any contraction, widened.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HEXIR_COMPILER_TRANSFORMS_DOTGROUPS_H
@@ -17,21 +21,38 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+
 namespace mlir::hexir {
 
-// A contraction acc + zext(A[..., m, k]) * sext(B) with a constant int8 B[K][N] (or [N][K]), K a
-// multiple of 4 (MatMul and Gemm of --int8-kernels): P[no][k4][ni][g] = B[4 * k4 + g][no * nr +
-// ni], A viewed as [..., m, K/4, 4], loops (..., m, no, ni, ..., k4, ..., g), the result viewed
-// as [..., M, N]. Failure (nothing changed) for any other op.
+// The number of values of element type `t` in a dot-product group: 4 for i8, 2 for bf16; none
+// for any other type.
+std::optional<int64_t> dotGroupSize(Type t);
+
+// What packMatmulDotGroups needs of a contraction before its types: one column loop n and one
+// reduction k, a constant weight operand read as [k][n] or [n][k], the other operand with k
+// innermost, the result with n innermost.
+struct MatmulDotOperands {
+  unsigned weights;  // the weights' input index (0 or 1)
+  unsigned n, k;     // the column and reduction loops
+};
+std::optional<MatmulDotOperands> matmulDotOperands(linalg::GenericOp op);
+
+// A contraction acc + zext(A[..., m, k]) * sext(B) in int32 with a constant int8 B[K][N] (or
+// [N][K]) (MatMul and Gemm of --int8-kernels), or acc + extf(A) * extf(B) in f32 with bf16 A
+// and B, K a multiple of the group size G: P[no][kg][ni][g] = B[G * kg + g][no * nr + ni], A
+// viewed as [..., m, K/G, G], loops (..., m, no, ni, ..., kg, ..., g), the result viewed as
+// [..., M, N]. Failure (nothing changed) for any other op.
 LogicalResult packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel);
 
 // A channels-last int8 convolution (signed image and constant filter, int32 accumulator from a
-// zero fill or a constant per-channel broadcast): the image's sign bits flipped (folded into its
-// producer or padding where it can be), the initial value less 128 * sum(w) per channel, and the
-// filter packed as P[p][kh][kw][c4][fi][g] = W[kh][kw][4 * c4 + g][p * nr + fi]. The convolution
-// becomes a generic over (n, oh, ow, p, fi, kh, kw, c4, g) (a 1x1 convolution with stride 1: a
-// contraction over (n, oh, ow, p, fi, c4, g)) reading the image as [N, H, W, C/4, 4]. Channels
-// are padded to whole groups (3 -> 4: a zero weight) and output channels to whole vectors.
+// zero fill or a constant per-channel broadcast) or bf16 one (f32 accumulator from a zero fill
+// or a constant bias): the filter packed as P[p][kh][kw][cg][fi][g] = W[kh][kw][G * cg + g][p *
+// nr + fi]. The convolution becomes a generic over (n, oh, ow, p, fi, kh, kw, cg, g) (a 1x1
+// convolution with stride 1: a contraction over (n, oh, ow, p, fi, cg, g)) reading the image as
+// [N, H, W, C/G, G]. Channels are padded to whole groups (3 -> 4: a zero weight) and output
+// channels to whole vectors. int8 only: the image's sign bits flipped (folded into its producer
+// or padding where it can be), the initial value less 128 * sum(w) per channel.
 LogicalResult packConvDotGroups(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel);
 
 } // namespace mlir::hexir

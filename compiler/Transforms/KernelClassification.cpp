@@ -1,5 +1,6 @@
 //===- KernelClassification.cpp - what kind of kernel an op roots --------===//
 #include "Transforms/KernelClassification.h"
+#include "Transforms/DotGroups.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -78,14 +79,16 @@ linalg::GenericOp panelPackOf(linalg::LinalgOp op) {
 }
 
 namespace {
-// Whether loop `g` has four indices and every input is int8 with `g` as its innermost index.
-bool readsGroupsOfFour(linalg::LinalgOp op, unsigned g) {
-  if (op.getStaticLoopRanges()[g] != 4)
+// Whether every input has one element type of dot-product groups (int8 or bf16), `g` as its
+// innermost index, and loop `g` is one group (DotGroups.h).
+bool readsDotGroups(linalg::LinalgOp op, unsigned g) {
+  Type element = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  std::optional<int64_t> size = dotGroupSize(element);
+  if (!size || op.getStaticLoopRanges()[g] != *size)
     return false;
   return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
     AffineMap map = op.getMatchingIndexingMap(in);
-    auto type = dyn_cast<ShapedType>(in->get().getType());
-    return type && type.getElementType().isInteger(8) && map.getNumResults() > 0 &&
+    return getElementTypeOrSelf(in->get().getType()) == element && map.getNumResults() > 0 &&
            map.getResult(map.getNumResults() - 1) == getAffineDimExpr(g, op.getContext());
   });
 }
@@ -95,28 +98,28 @@ std::optional<unsigned> dotGroupLoop(linalg::LinalgOp op) {
   if (!linalg::isaContractionOpInterface(op))
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->k.size() != 2 || !readsGroupsOfFour(op, dims->k[1]))
+  if (failed(dims) || dims->k.size() != 2 || !readsDotGroups(op, dims->k[1]))
     return std::nullopt;
   return dims->k[1];
 }
 
 std::optional<unsigned> dotGroupConvLoop(linalg::LinalgOp op) {
   if (!isa<linalg::GenericOp>(op) || op.getNumLoops() != 9 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getIteratorTypesArray()[8] != utils::IteratorType::reduction || !readsGroupsOfFour(op, 8))
+      op.getIteratorTypesArray()[8] != utils::IteratorType::reduction || !readsDotGroups(op, 8))
     return std::nullopt;
   return 8u;
 }
 
 // A convolution with a packed filter (PackConvFilters): a generic op over loops
 // (n, oh, ow, p, fi, kh, kw, c) reading I[n, oh*sh + kh*dh, ow*sw + kw*dw, c] and
-// P[p, kh, kw, c, fi] into O[n, oh, ow, p, fi]; or, with int8 dot-product groups (DotGroups.h),
-// over (n, oh, ow, p, fi, kh, kw, c4, g) reading I4[n, ..., ..., c4, g] and
-// P[p, kh, kw, c4, fi, g].
+// P[p, kh, kw, c, fi] into O[n, oh, ow, p, fi]; or, with dot-product groups (DotGroups.h),
+// over (n, oh, ow, p, fi, kh, kw, cg, g) reading IG[n, ..., ..., cg, g] and
+// P[p, kh, kw, cg, fi, g].
 std::optional<linalg::ConvolutionDimensions> packedConvDims(linalg::LinalgOp op) {
   if (!isa<linalg::GenericOp>(op) || op.getNumDpsInputs() != 2)
     return std::nullopt;
   if (op.getNumLoops() == 9) {
-    // The group of four is a second input channel loop; seen without it, the rest is the
+    // The group is a second input channel loop; seen without it, the rest is the
     // packed convolution's own structure.
     std::optional<unsigned> g = dotGroupConvLoop(op);
     if (!g)

@@ -29,12 +29,13 @@ enum class KernelKind { Contraction, Conv, Depthwise, Pooling, Elementwise, Redu
 // for anything else.
 std::optional<KernelKind> classifyKernel(linalg::LinalgOp op);
 
-// The dot-product loop of an int8 contraction over weights packed in groups of four along the
-// reduction (PackMatmulWeights): its second reduction loop, of extent 4, innermost in every
-// input, reading 8-bit integers. One step of it is one 32-bit lane of a VNNI dot product
-// (vpdpbusd: four u8 x s8 products summed into each int32 lane).
+// The dot-product loop of an int8 or bf16 contraction over weights packed in groups along the
+// reduction (PackMatmulWeights, DotGroups.h): its second reduction loop, innermost in every
+// input, of extent 4 reading 8-bit integers or 2 reading bf16. One step of it is one 32-bit
+// lane of a dot product (vpdpbusd: four u8 x s8 products summed into each int32 lane;
+// vdpbf16ps: two bf16 products into each f32 lane).
 std::optional<unsigned> dotGroupLoop(linalg::LinalgOp op);
-// The same for a packed int8 convolution over (n, oh, ow, p, fi, kh, kw, c4, g): its loop g.
+// The same for a packed convolution over (n, oh, ow, p, fi, kh, kw, cg, g): its loop g.
 std::optional<unsigned> dotGroupConvLoop(linalg::LinalgOp op);
 
 // Whether `insert` writes a static box of its destination (static shapes and offsets, unit

@@ -3,7 +3,9 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cstring>
 
@@ -116,3 +118,42 @@ Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr
                                        splitLastDim(type.getRank()));
 }
 
+Value mlir::hexir::padChannels(RewriterBase &rewriter, Location loc, Value init, int64_t paddedF) {
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t F = shape.back();
+  shape.back() = paddedF;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
+                                                          matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    return linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs()[0], empty)->getResult(0);
+  }
+  linalg::GenericOp bcast = initBroadcast(init);
+  if (!bcast)
+    return nullptr;
+  Block &body = bcast.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto cst = bcast.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto values = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
+  AffineMap map = bcast.getMatchingIndexingMap(bcast.getDpsInputOperand(0));
+  // A bias of F values (any unit dimensions around it) read by the channel loop, yielded as is.
+  std::optional<unsigned> channel;
+  for (unsigned j = 0; j < map.getNumResults(); ++j)
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(j)); d && d.getPosition() == shape.size() - 1)
+      channel = j;
+  if (!values || !values.getElementType().isF32() || body.getOperations().size() != 1 ||
+      yield.getOperand(0) != body.getArgument(0) || !channel || values.getNumElements() != F)
+    return nullptr;
+  std::vector<float> bias = denseFloats(values);
+  bias.resize(paddedF, 0.0f);
+  SmallVector<int64_t> biasShape(values.getType().getShape());
+  biasShape[*channel] = paddedF;
+  auto biasType = RankedTensorType::get(biasShape, rewriter.getF32Type());
+  Value wideBias = arith::ConstantOp::create(rewriter, loc, biasType, DenseElementsAttr::get(biasType, ArrayRef<float>(bias)));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  auto wide = linalg::GenericOp::create(rewriter, bcast.getLoc(), TypeRange{empty.getType()}, ValueRange{wideBias},
+                                        ValueRange{empty}, bcast.getIndexingMapsArray(),
+                                        bcast.getIteratorTypesArray());
+  rewriter.cloneRegionBefore(bcast.getRegion(), wide.getRegion(), wide.getRegion().end());
+  return wide->getResult(0);
+}

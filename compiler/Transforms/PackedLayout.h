@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <optional>
 #include <utility>
@@ -35,6 +36,11 @@ linalg::GenericOp initBroadcast(Value init);
 // or a bias broadcast is rebuilt in that shape (so that dispatch formation still recomputes it
 // inside the kernel), anything else is viewed.
 Value packedInit(OpBuilder &b, Location loc, Value init, int64_t nr);
+
+// The accumulator's initial value widened from F to `paddedF` channels (its last dimension),
+// the new channels zero: a zero fill, or a broadcast of a constant f32 bias (padded with
+// zeros). Null if it is anything else.
+Value padChannels(RewriterBase &rewriter, Location loc, Value init, int64_t paddedF);
 
 // The column loop n and the reduction loop k of a contraction on tensors with one of each.
 std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op);

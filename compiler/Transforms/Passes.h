@@ -39,6 +39,10 @@ struct GraphTargetRules {
   int64_t maxPanel = 32;
   // Whether int8 weights are packed in dot-product groups of four (TargetDescription).
   bool int8DotGroups = false;
+  // --precision bf16: contractions with constant weights on bf16 operands (ReducePrecision),
+  // as bf16 tensors packed in dot-product pairs where the target has them (bf16DotGroups).
+  bool bf16 = false;
+  bool bf16DotGroups = false;
   // Readers of at most this many rows pack a run-time matmul B themselves (0: never).
   int64_t maxRowsPackedInKernel = 128;
   // Whether it fuses other ops into a kernel rooted at an op; empty: classifyKernel's kinds.

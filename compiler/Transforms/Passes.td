@@ -46,6 +46,31 @@ def ConvertToChannelsLast : Pass<"hexir-convert-to-channels-last", "mlir::Module
                            "mlir::arith::ArithDialect"];
 }
 
+def ReducePrecision : Pass<"hexir-reduce-precision", "mlir::ModuleOp"> {
+  let summary = "Runs contractions with constant f32 weights on bf16 operands, accumulating in f32";
+  let description = [{
+    --precision bf16. Runs on the graph after hexir-convert-to-channels-last. A contraction
+    with one column and one reduction loop whose body is acc + a * b (MatMul, Gemm) reading a
+    constant f32 matrix, and a linalg.conv_2d_nhwc_hwcf with a constant f32 filter, all into
+    f32: the weights are rounded to bf16 at compile time (nearest, ties to even), the other
+    operand by an elementwise op (one per activation, shared by its readers), and the body
+    becomes acc + extf(a) * extf(b). Everything else stays f32.
+
+    Without bf16-operands (a target without bf16 dot products), and for a contraction whose
+    reduction is odd, the operands are rounded to bf16 values but stay f32 tensors
+    (truncf then extf): the same products on the f32 kernels.
+
+    Before: `C = generic(A, W : f32)`. After: `Ab = generic(A) {truncf}`, `C = generic(Ab,
+    Wb : bf16) {acc + extf * extf}`, Wb a bf16 constant.
+  }];
+  let options = [
+    Option<"bf16Operands", "bf16-operands", "bool", /*default=*/"true",
+           "bf16 tensors (the target has bf16 dot products); else values rounded to bf16 in f32 tensors">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def FuseElementwise : Pass<"hexir-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Fuses each elementwise op into the one generic op that reads it";
   let description = [{

@@ -34,6 +34,14 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   // Convolutions vectorize along channels: NHWC inside, NCHW only at the edges.
   pm.addPass(createConvertToChannelsLast());
   pm.addPass(createCanonicalizerPass());
+  // --precision bf16: before elementwise fusion, so that rounding an activation joins the ops
+  // that produce it.
+  if (rules.bf16) {
+    ReducePrecisionOptions precision;
+    precision.bf16Operands = rules.bf16DotGroups;
+    pm.addPass(createReducePrecision(precision));
+    pm.addPass(createCanonicalizerPass());
+  }
   // Chains of elementwise ops (GELU, SiLU, softmax steps) as one op.
   if (fuseElementwise) {
     pm.addPass(createFuseElementwise());
@@ -43,11 +51,11 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   // contiguously, at most as wide as the target's register tile.
   PackConvFiltersOptions convPanels;
   convPanels.maxPanel = maxPanel;
-  convPanels.dotGroups = rules.int8DotGroups;
+  convPanels.dotGroups = rules.int8DotGroups || rules.bf16DotGroups;
   pm.addPass(createPackConvFilters(convPanels));
   PackMatmulWeightsOptions matmulPanels;
   matmulPanels.maxPanel = maxPanel;
-  matmulPanels.dotGroups = rules.int8DotGroups;
+  matmulPanels.dotGroups = rules.int8DotGroups || rules.bf16DotGroups;
   pm.addPass(createPackMatmulWeights(matmulPanels));
   pm.addPass(createCanonicalizerPass());
   // Elementwise readers of packed results read them directly (they become epilogues).

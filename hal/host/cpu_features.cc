@@ -21,6 +21,7 @@ bool HostCpuSupports(const std::string& f) {
   if (f == "avx512cd") return __builtin_cpu_supports("avx512cd");
   if (f == "avx512vnni") return __builtin_cpu_supports("avx512vnni");
   if (f == "avxvnni") return __builtin_cpu_supports("avxvnni");
+  if (f == "avx512bf16") return __builtin_cpu_supports("avx512bf16");
 #endif
   return false;
 }

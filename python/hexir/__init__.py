@@ -83,7 +83,7 @@ TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
 
 def compile(model, *, output=None, input_shapes=None, entry=None, target="host", target_cpu="host",
             machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None,
-            dims=None, donate=None, allow_tf32=False, int8_kernels=None):
+            dims=None, donate=None, allow_tf32=False, int8_kernels=None, precision="f32"):
     """Compiles a graph into executable bytes (also written to `output` when given).
 
     `model`: a path to an .onnx model or an .mlir graph, ONNX model bytes, an onnx.ModelProto,
@@ -98,8 +98,9 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
     from one, or written after its last read, is tied to it and may be bound onto its buffer
     (updated in place). `allow_tf32`: CUDA tensor cores in TF32 (--allow-tf32). `int8_kernels`:
     a QDQ model's Conv, MatMul and Gemm on its int8 values (True: --int8-kernels) or in f32 (False:
-    --no-int8-kernels); None: where the target has int8 dot products (VNNI). Raises
-    CompileError with the diagnostics.
+    --no-int8-kernels); None: where the target has int8 dot products (VNNI). `precision`: "f32"
+    or "bf16" (--precision: matmuls and convolutions with constant weights on bf16 operands,
+    accumulating in f32). Raises CompileError with the diagnostics.
     """
     with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
         if hasattr(model, "SerializeToString"):
@@ -124,7 +125,7 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
             os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "",
             [f"{name}={','.join(str(int(v)) for v in values)}" for name, values in (dims or {}).items()],
             [str(name) for name in (donate or [])], bool(allow_tf32),
-            -1 if int8_kernels is None else int(bool(int8_kernels)))
+            -1 if int8_kernels is None else int(bool(int8_kernels)), str(precision))
         if not ok:
             raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")
         return executable

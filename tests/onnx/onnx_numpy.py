@@ -1,6 +1,6 @@
 """A small reference evaluator of ONNX graphs in NumPy (PyTorch for convolutions only).
 
-    run(model, feeds, outputs=None) -> {name: array}
+    run(model, feeds, outputs=None, bf16=False) -> {name: array}
 
 `outputs` may name any tensor of the graph (a graph input, an initializer, any node's output),
 not only the graph outputs: quantization calibration reads intermediate activations.
@@ -14,6 +14,12 @@ in float32, not a bit-exact copy of one. QuantizeLinear divides in float32 and r
 even (as ONNX and ONNX Runtime do), then saturates; DequantizeLinear subtracts the zero point
 exactly and multiplies in float32.
 
+bf16=True evaluates the graph as `hexir-compile --precision bf16` specifies it (and as ONNX
+Runtime's and oneDNN's bf16 modes do): a MatMul whose B, a Gemm (transA 0, alpha 1) whose B, and a Conv
+(group 1) whose W is a constant (an initializer, or computed from constants only) multiply the values
+of their activation and weight rounded to bf16 (nearest, ties to even: PyTorch's conversion),
+still summed in float64; everything else is unchanged.
+
 Only the default domain is supported, and only the ops in OPS; any other op raises
 NotImplementedError naming it (all of them, before anything runs). Known limits: MaxPool's
 Indices output, block-wise Q/DQ (opset 21 block_size) and float8/int4 types are unsupported;
@@ -24,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from onnx import helper, numpy_helper
 
-__all__ = ["run", "run_node", "OPS", "np_dtype"]
+__all__ = ["run", "run_node", "OPS", "np_dtype", "bf16_operands"]
 
 
 def np_dtype(tensor_type):
@@ -496,9 +502,25 @@ def run_node(node, inputs, opset):
     return [np.asarray(r) for r in result]
 
 
-def run(model, feeds, outputs=None):
+def _round_bf16(x):
+    """float32 values rounded to the nearest bf16 (ties to even), as float32."""
+    return torch.from_numpy(np.ascontiguousarray(x, np.float32)).to(torch.bfloat16).to(torch.float32).numpy()
+
+
+def bf16_operands(node, constants):
+    """The input positions rounded to bf16 under bf16=True (activation and weight), or ()."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    weight = {"MatMul": 1, "Gemm": 1, "Conv": 1}.get(node.op_type)
+    if weight is None or len(node.input) <= weight or node.input[weight] not in constants:
+        return ()
+    if (node.op_type == "Gemm" and (attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0)) or (node.op_type == "Conv" and attrs.get("group", 1) != 1):
+        return ()
+    return (0, 1)
+
+
+def run(model, feeds, outputs=None, bf16=False):
     """Evaluates `model` (ModelProto) on `feeds` ({graph input name: array}); returns {name:
-    array} for `outputs` (any tensor names; default: the graph outputs)."""
+    array} for `outputs` (any tensor names; default: the graph outputs). `bf16`: see above."""
     graph = model.graph
     opset = _opset(model)
     _check_supported(graph.node)
@@ -514,8 +536,18 @@ def run(model, feeds, outputs=None):
     for i, node in enumerate(graph.node):
         for name in node.input:
             last_use[name] = i
+    # Constants: initializers and what only constants compute (a transposed or sliced weight),
+    # as the compiler folds them.
+    constants = {t.name for t in graph.initializer}
+    for node in graph.node:
+        if all(not name or name in constants for name in node.input):
+            constants.update(node.output)
     for i, node in enumerate(graph.node):
         args = [env[name] if name else None for name in node.input]
+        if bf16:
+            for j in bf16_operands(node, constants):
+                if args[j] is not None and args[j].dtype == np.float32:
+                    args[j] = _round_bf16(args[j])
         for name, value in zip(node.output, run_node(node, args, opset)):
             if name and (name in keep or name in last_use):  # an output nothing reads is dropped
                 env[name] = value

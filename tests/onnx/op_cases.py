@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
+import bf16_cases
 import control_flow_cases
 import quantize_cases
 
@@ -860,6 +861,7 @@ for _name, _args in {
 # (tests/onnx/quantize_cases.py).
 control_flow_cases.add_cases(CASES, ERRORS, model, rnd)
 quantize_cases.add_cases(CASES, ERRORS, model, rnd)
+bf16_cases.add_cases(CASES, ERRORS, model, rnd)
 
 
 def run_tool(cmd):
@@ -998,6 +1000,8 @@ def main():
     if args.target:
         TARGET_ARGS.append("--target=" + args.target)
         TARGET["target"] = args.target
+        if args.target != "host":
+            bf16_cases.host_only(CASES, ERRORS)
     if args.python:
         global HEXIR
         sys.path.insert(0, args.python)

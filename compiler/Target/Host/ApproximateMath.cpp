@@ -8,6 +8,7 @@
 #include "Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/Matchers.h"
@@ -127,6 +128,8 @@ struct ApproximateMathPass : public mlir::hexir::impl::ApproximateMathBase<Appro
       patterns.add<UnfuseFma>(&getContext());
     if (!rounding)
       patterns.add<ExpandRounding<math::FloorOp, false>, ExpandRounding<math::CeilOp, true>>(&getContext());
+    if (!bf16)
+      arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -1,4 +1,4 @@
-//===- DotProducts.cpp - int8 register tiles as VNNI dot products ---------===//
+//===- DotProducts.cpp - register tiles as int8 and bf16 dot products ----===//
 #include "Target/Host/DotProducts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,34 +16,46 @@ namespace {
 // the row's group of four broadcast as one int32 (`a`) and, per vector of columns, one
 //   acc = vpdpbusd(acc, a, S[columns][4] as int32 lanes)
 // which sums the four u8 x s8 products of each lane into it, exactly as the contraction does.
-struct VnniContraction : OpRewritePattern<vector::ContractionOp> {
-  VnniContraction(MLIRContext *ctx, int64_t dotBits)
-      : OpRewritePattern(ctx, /*benefit=*/10), bits(dotBits), lanes(dotBits / 32) {}
+// The same with extf(U), extf(S) of bf16, g of two and f32 accumulators is one vdpbf16ps
+// (AVX512-BF16) per row and vector of columns: f32 sums of bf16 products, which are exact.
+struct DotContraction : OpRewritePattern<vector::ContractionOp> {
+  DotContraction(MLIRContext *ctx, int64_t int8Bits, int64_t bf16Bits)
+      : OpRewritePattern(ctx, /*benefit=*/10), int8Bits(int8Bits), bf16Bits(bf16Bits) {}
 
   LogicalResult matchAndRewrite(vector::ContractionOp op, PatternRewriter &rewriter) const override {
     auto accType = dyn_cast<VectorType>(op.getAccType());
-    if (op.getKind() != vector::CombiningKind::ADD || !accType || !accType.getElementType().isInteger(32) ||
-        accType.getRank() < 1 || accType.isScalable())
+    if (op.getKind() != vector::CombiningKind::ADD || !accType || accType.getRank() < 1 || accType.isScalable())
       return failure();
+    bool isInt8 = accType.getElementType().isInteger(32);
+    if (!(isInt8 ? int8Bits : accType.getElementType().isF32() ? bf16Bits : 0))
+      return failure();
+    int64_t bits = isInt8 ? int8Bits : bf16Bits, lanes = bits / 32, G = isInt8 ? 4 : 2;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    // The unsigned operand (rows) and the signed one (columns), in either position.
+    AffineMap accMap = maps[2];
+    // The unsigned operand (rows) and the signed one (columns), in either position; of bf16,
+    // the one whose other dimension is the accumulator's innermost is the columns.
     Value u, s;
     AffineMap uMap, sMap;
-    auto source = [](Value v, bool isSigned) -> Value {
+    auto source = [&](Value v, bool isSigned) -> Value {
       Operation *def = v.getDefiningOp();
-      if (isSigned ? !isa_and_nonnull<arith::ExtSIOp>(def) : !isa_and_nonnull<arith::ExtUIOp>(def))
-        return nullptr;
-      auto type = dyn_cast<VectorType>(def->getOperand(0).getType());
-      return type && type.getElementType().isInteger(8) ? def->getOperand(0) : nullptr;
+      bool kind = !isInt8    ? isa_and_nonnull<arith::ExtFOp>(def)
+                  : isSigned ? isa_and_nonnull<arith::ExtSIOp>(def)
+                             : isa_and_nonnull<arith::ExtUIOp>(def);
+      auto type = kind ? dyn_cast<VectorType>(def->getOperand(0).getType()) : nullptr;
+      Type element = type ? type.getElementType() : Type();
+      return element && (isInt8 ? element.isInteger(8) : element.isBF16()) ? def->getOperand(0) : nullptr;
     };
-    if (Value lu = source(op.getLhs(), false), rs = source(op.getRhs(), true); lu && rs) {
+    auto readsColumns = [&](AffineMap map) {
+      return map.getNumResults() >= 2 &&
+             map.getDimPosition(map.getNumResults() - 2) == accMap.getDimPosition(accMap.getNumResults() - 1);
+    };
+    if (Value lu = source(op.getLhs(), false), rs = source(op.getRhs(), true); lu && rs && (isInt8 || readsColumns(maps[1]))) {
       u = lu, s = rs, uMap = maps[0], sMap = maps[1];
     } else if (Value ls = source(op.getLhs(), true), ru = source(op.getRhs(), false); ls && ru) {
       u = ru, s = ls, uMap = maps[1], sMap = maps[0];
     } else {
       return failure();
     }
-    AffineMap accMap = maps[2];
     auto uType = cast<VectorType>(u.getType()), sType = cast<VectorType>(s.getType());
     unsigned numDims = uMap.getNumDims();
     SmallVector<int64_t> size(numDims, 1);
@@ -59,7 +71,7 @@ struct VnniContraction : OpRewritePattern<vector::ContractionOp> {
     if (uRank < 1 || sRank < 2 || uMap.getDimPosition(uRank - 1) != sMap.getDimPosition(sRank - 1))
       return failure();
     unsigned g = uMap.getDimPosition(uRank - 1);
-    if (size[g] != 4 || iterators[g] != vector::IteratorType::reduction)
+    if (size[g] != G || iterators[g] != vector::IteratorType::reduction)
       return failure();
     // The column: S's one other dimension of more than one index, innermost in the accumulator.
     unsigned column = sMap.getDimPosition(sRank - 2);
@@ -85,21 +97,26 @@ struct VnniContraction : OpRewritePattern<vector::ContractionOp> {
         return failure();
 
     Location loc = op.getLoc();
-    Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
-    // The intrinsic takes the accumulators as int32 lanes and both operands as bytes.
-    auto laneType = VectorType::get({lanes}, i32), byteType = VectorType::get({lanes * 4}, i8);
-    StringAttr intrinsic =
-        rewriter.getStringAttr(bits == 512 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256");
+    Type i32 = rewriter.getI32Type(), element = cast<VectorType>(u.getType()).getElementType();
+    // The intrinsic takes the accumulators as lanes of 32 bits and both operands as vectors of
+    // their groups.
+    auto laneType = VectorType::get({lanes}, accType.getElementType()), wordType = VectorType::get({lanes}, i32);
+    auto groupsType = VectorType::get({lanes * G}, element);
+    StringAttr intrinsic = rewriter.getStringAttr(
+        !isInt8       ? "llvm.x86.avx512bf16.dpbf16ps.512"
+        : bits == 512 ? "llvm.x86.avx512.vpdpbusd.512"
+                      : "llvm.x86.avx512.vpdpbusd.256");
     int64_t columns = size[column];
-    // S's column vectors: [lanes][4] bytes each, one int32 lane per column.
+    // S's column vectors: [lanes][G] each, one 32-bit lane per column.
     SmallVector<int64_t> sLead(sRank - 2, 0);
     Value sMatrix = sLead.empty() ? s : vector::ExtractOp::create(rewriter, loc, s, sLead).getResult();
+    // Flat first, then sliced: the flat vector folds into the flattened load of the weights
+    // (a slice of rows cast on its own would be lowered row by row).
+    Value sFlat = vector::ShapeCastOp::create(rewriter, loc, VectorType::get({columns * G}, element), sMatrix);
     SmallVector<Value> columnVectors;
-    for (int64_t c = 0; c < columns; c += lanes) {
-      Value slice = vector::ExtractStridedSliceOp::create(rewriter, loc, sMatrix, ArrayRef<int64_t>{c, 0},
-                                                          ArrayRef<int64_t>{lanes, 4}, ArrayRef<int64_t>{1, 1});
-      columnVectors.push_back(vector::ShapeCastOp::create(rewriter, loc, byteType, slice));
-    }
+    for (int64_t c = 0; c < columns; c += lanes)
+      columnVectors.push_back(vector::ExtractStridedSliceOp::create(rewriter, loc, sFlat, ArrayRef<int64_t>{c * G},
+                                                                    ArrayRef<int64_t>{lanes * G}, ArrayRef<int64_t>{1}));
     int64_t numRows = 1;
     for (unsigned d : rows)
       numRows *= size[d];
@@ -119,8 +136,8 @@ struct VnniContraction : OpRewritePattern<vector::ContractionOp> {
       Value group = uPos.empty() ? u : vector::ExtractOp::create(rewriter, loc, u, uPos).getResult();
       Value word = vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), group);
       Value broadcast = vector::BitCastOp::create(
-          rewriter, loc, byteType,
-          vector::BroadcastOp::create(rewriter, loc, laneType,
+          rewriter, loc, groupsType,
+          vector::BroadcastOp::create(rewriter, loc, wordType,
                                       vector::ExtractOp::create(rewriter, loc, word, ArrayRef<int64_t>{0})));
       Value accRow = accPos.empty() ? result : vector::ExtractOp::create(rewriter, loc, result, accPos).getResult();
       for (int64_t c = 0; c < columns; c += lanes) {
@@ -138,18 +155,22 @@ struct VnniContraction : OpRewritePattern<vector::ContractionOp> {
     return success();
   }
 
-  int64_t bits, lanes;
+  int64_t int8Bits, bf16Bits;
 };
 
 } // namespace
 
-void mlir::hexir::populateDotProductPatterns(RewritePatternSet &patterns, int64_t dotBits) {
-  if (dotBits != 512 && dotBits != 256)
+void mlir::hexir::populateDotProductPatterns(RewritePatternSet &patterns, int64_t int8Bits, int64_t bf16Bits) {
+  if (int8Bits != 512 && int8Bits != 256)
+    int8Bits = 0;
+  if (bf16Bits != 512)
+    bf16Bits = 0;
+  if (!int8Bits && !bf16Bits)
     return;
-  patterns.add<VnniContraction>(patterns.getContext(), dotBits);
-  // A register tile's weights [columns][4] are contiguous bytes: read them as one vector (by
-  // default each group of four would be a load of its own). Only contiguous transfers whose
-  // rows are under 128 bits are flattened (groups of bytes; in a float kernel, at most its
-  // single-element rows), never a tile of whole vectors.
+  patterns.add<DotContraction>(patterns.getContext(), int8Bits, bf16Bits);
+  // A register tile's weights [columns][G] are contiguous: read them as one vector (by default
+  // each group would be a load of its own). Only contiguous transfers whose rows are under 128
+  // bits are flattened (groups; in a float kernel, at most its single-element rows), never a
+  // tile of whole vectors.
   vector::populateFlattenVectorTransferPatterns(patterns, /*targetVectorBitwidth=*/128);
 }

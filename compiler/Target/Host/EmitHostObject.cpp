@@ -157,6 +157,7 @@ FailureOr<KernelPipelineOptions> mlir::hexir::describeHostTarget(const HostTarge
   description.dotBits = description.vectorBits == 512 && sti->checkFeatures("+avx512vnni") ? 512
                         : description.vectorBits == 256 && sti->checkFeatures("+avxvnni")  ? 256
                                                                                             : 0;
+  description.bf16DotBits = description.vectorBits == 512 && sti->checkFeatures("+avx512bf16") ? 512 : 0;
   return description;
 }
 
@@ -201,7 +202,7 @@ FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<
   static const char *kCheckable[] = {"sse4.1", "sse4.2",   "popcnt",   "avx",      "avx2",
                                      "fma",    "f16c",     "bmi",      "bmi2",     "avx512f",
                                      "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512vnni",
-                                     "avxvnni"};
+                                     "avxvnni",  "avx512bf16"};
   const llvm::MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
   for (const char *feature : kCheckable)
     if (sti->checkFeatures(std::string("+") + feature))

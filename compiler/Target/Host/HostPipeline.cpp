@@ -28,6 +28,7 @@ void mlir::hexir::buildHostKernelPipeline(OpPassManager &pm, const KernelPipelin
   // Accumulators in registers, contractions as FMA outer products.
   LowerVectorTilesOptions lowering;
   lowering.dotBits = options.dotBits;
+  lowering.bf16DotBits = options.bf16DotBits;
   pm.addPass(createLowerVectorTiles(lowering));
   // Weights stream from memory on every run: fetch the next block while this one is reused.
   pm.addPass(createPrefetchStreams());
@@ -43,6 +44,7 @@ void mlir::hexir::buildHostLoopsToLLVMPipeline(OpPassManager &pm, const KernelPi
   ApproximateMathOptions approximate;
   approximate.fma = options.fma;
   approximate.rounding = options.rounding;
+  approximate.bf16 = options.bf16DotBits != 0;
   pm.addPass(createApproximateMath(approximate));
   // Fully unrolled: the n-D transfers left (an accumulator tile, a strided column of pixels)
   // become 1-D ones, not loops over a stack buffer allocated in every iteration.
@@ -72,6 +74,9 @@ struct HostPipelineOptions : public PassPipelineOptions<HostPipelineOptions> {
                              llvm::cl::init(256)};
   Option<int64_t> dotBits{*this, "dot-bits", llvm::cl::desc("int8 dot products (VNNI) on vectors of this many bits"),
                           llvm::cl::init(0)};
+  Option<int64_t> bf16DotBits{*this, "bf16-dot-bits",
+                              llvm::cl::desc("bf16 dot products (AVX512-BF16) on vectors of this many bits"),
+                              llvm::cl::init(0)};
 };
 } // namespace
 
@@ -84,6 +89,7 @@ void mlir::hexir::registerHostPassesAndPipelines() {
                                                   KernelPipelineOptions kernel;
                                                   kernel.vectorBits = options.vectorBits;
                                                   kernel.dotBits = options.dotBits;
+                                                  kernel.bf16DotBits = options.bf16DotBits;
                                                   buildHostKernelPipeline(pm, kernel);
                                                 });
 }

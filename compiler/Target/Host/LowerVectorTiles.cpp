@@ -8,7 +8,7 @@
 //      forward a register tile's bias and accumulators through memory to their readers;
 //   3. vector.contract -> outer products -> vector.fma over rows, transfers of rank 1.
 // Before all that, with VNNI (dot-bits), int8 contractions over groups of four become dot
-// products (DotProducts.h).
+// products, and with AVX512-BF16 (bf16-dot-bits) bf16 ones over pairs (DotProducts.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Host/Passes.h"
@@ -73,14 +73,17 @@ struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<Low
       if (!hasVectors)
         continue;
       hideCollapsedViews(fn);
-      // (Only kernels with integer contractions: the dot patterns flatten narrow transfers too.)
-      bool intContractions = false;
+      // (Only kernels with dot-product contractions, int32 or of bf16: the dot patterns flatten
+      // narrow transfers too.)
+      bool dotContractions = false;
       fn.walk([&](vector::ContractionOp op) {
-        intContractions |= getElementTypeOrSelf(op.getAccType()).isInteger(32);
+        auto ext = op.getLhs().getDefiningOp<arith::ExtFOp>();
+        dotContractions |= getElementTypeOrSelf(op.getAccType()).isInteger(32) ||
+                           (ext && getElementTypeOrSelf(ext.getIn().getType()).isBF16());
       });
-      if (dotBits && intContractions) {
+      if ((dotBits || bf16DotBits) && dotContractions) {
         RewritePatternSet patterns(ctx);
-        mlir::hexir::populateDotProductPatterns(patterns, dotBits);
+        mlir::hexir::populateDotProductPatterns(patterns, dotBits, bf16DotBits);
         if (failed(applyPatternsGreedily(fn, std::move(patterns))))
           return signalPassFailure();
       }

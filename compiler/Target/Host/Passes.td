@@ -52,12 +52,14 @@ def LowerVectorTiles : Pass<"hexir-lower-vector-tiles", "mlir::ModuleOp"> {
     into vector transfers and drops leading unit vector dimensions, hoists the accumulator's
     transfer_read/transfer_write out of the reduction loops (so it lives in registers), then
     lowers vector.contract to outer products and vector.fma, and transfers to rank 1. With
-    dot-bits, int8 contractions over groups of four become VNNI dot products first
-    (DotProducts.h).
+    dot-bits, int8 contractions over groups of four become VNNI dot products first, and with
+    bf16-dot-bits bf16 contractions over pairs become vdpbf16ps (DotProducts.h).
   }];
   let options = [
     Option<"dotBits", "dot-bits", "int64_t", /*default=*/"0",
            "int8 dot products (vpdpbusd) on vectors of this many bits (512, 256; 0: none)">,
+    Option<"bf16DotBits", "bf16-dot-bits", "int64_t", /*default=*/"0",
+           "bf16 dot products (vdpbf16ps) on vectors of this many bits (512; 0: none)">,
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect", "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
@@ -132,13 +134,17 @@ def ApproximateMath : Pass<"hexir-approximate-math", "mlir::ModuleOp"> {
     math.erf, math.log and friends become arithmetic: MLIR's polynomial approximations, accurate
     to a few ulp in f32. On a target without fused multiply-add (x86-64, x86-64-v2), the
     polynomials' math.fma become a multiply and an add: LLVM would otherwise call libm's
-    fmaf. Likewise floor and ceil without SSE4.1 (x86-64 baseline), instead of floorf/ceilf.
+    fmaf. Likewise floor and ceil without SSE4.1 (x86-64 baseline), instead of floorf/ceilf,
+    and f32 <-> bf16 conversions without AVX512-BF16 (--precision bf16 on such a target),
+    instead of __truncsfbf2.
   }];
   let options = [
     Option<"fma", "fma", "bool", /*default=*/"true",
            "The target has fused multiply-add instructions">,
     Option<"rounding", "rounding", "bool", /*default=*/"true",
            "The target has SSE4.1 rounding instructions (else floor and ceil go through integers)">,
+    Option<"bf16", "bf16", "bool", /*default=*/"false",
+           "The target converts f32 to bf16 itself (AVX512-BF16; else the conversions go through integers)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect"];

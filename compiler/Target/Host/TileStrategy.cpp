@@ -133,7 +133,7 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     // panels gets 13 accumulators, not 1), reduction step 1.
     s.registers[n] = vectorTile(ranges[n], laneTiles);
     s.registers[k] = 1;
-    // An int8 dot-product group is one 32-bit lane of each operand: whole in every tile.
+    // A dot-product group (int8 or bf16) is one 32-bit lane of each operand: whole in every tile.
     if (std::optional<unsigned> g = dotGroupLoop(op))
       s.registers[*g] = ranges[*g];
     int64_t vectorsPerRow = std::max<int64_t>(s.registers[n] / lanes, 1);
@@ -167,7 +167,7 @@ std::optional<KernelStrategy> chooseStrategy(linalg::LinalgOp op, int64_t lanes)
     s.dilations = llvm::to_vector_of<int64_t>(conv->dilations);
     chooseWindowTile(ranges[2], ranges[4], lanes, broadcastAccumulators(lanes), laneTiles, s.registers[2],
                      s.registers[4], /*broadcast=*/true);
-    // int8 dot-product groups (loop g): whole in every tile, as a contraction's.
+    // Dot-product groups (loop g): whole in every tile, as a contraction's.
     if (std::optional<unsigned> g = dotGroupConvLoop(op)) {
       s.registers[*g] = ranges[*g];
       s.dotGroups = true;

@@ -50,7 +50,7 @@ struct KernelStrategy {
   // dilations of the generic op, which becomes a named convolution once tiled to one panel.
   unsigned channelLoop = 6;
   bool packedFilter = false;
-  // A packed int8 convolution over dot-product groups (DotGroups.h): its register tiles become
+  // A packed int8 or bf16 convolution over dot-product groups (DotGroups.h): its register tiles become
   // contractions over strided views of the image (windowTileAsContraction), not named
   // convolutions.
   bool dotGroups = false;

@@ -71,3 +71,37 @@ func.func @pointwise_padded(%q: tensor<1x4x4x3xi8>) -> (tensor<1x4x4x24xi32>, te
       ins(%q, %w : tensor<1x4x4x3xi8>, tensor<1x1x3x24xi8>) outs(%init : tensor<1x4x4x24xi32>) -> tensor<1x4x4x24xi32>
   return %r, %q : tensor<1x4x4x24xi32>, tensor<1x4x4x3xi8>
 }
+
+// -----
+
+// bf16 (--precision bf16): a 3x3 convolution over 3 channels into 24, its bias broadcast: the
+// channels padded to a pair (the image's pad takes the channel too, with the spatial padding's
+// value), the filter packed as P[p][kh][kw][c2][fi][2], the bias widened to 32 channels with
+// zeros. No sign flip, no correction.
+// CHECK-LABEL: func.func @bf16_padded
+// CHECK-NOT: arith.xori
+// CHECK: arith.constant dense<{{.*}}> : tensor<32xf32>
+// CHECK: arith.constant dense<{{.*}}> : tensor<2x3x3x2x16x2xbf16>
+// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 0, 1]
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x10x10x2x2xbf16>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x10x10x2x2xbf16>, tensor<2x3x3x2x16x2xbf16>) outs(%{{.*}} : tensor<1x8x8x2x16xf32>)
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK: tensor.extract_slice {{.*}} to tensor<1x8x8x24xf32>
+// NODOT-LABEL: func.func @bf16_padded
+// NODOT: linalg.conv_2d_nhwc_hwcf
+func.func @bf16_padded(%x: tensor<1x10x10x3xbf16>) -> tensor<1x8x8x24xf32> {
+  %w = arith.constant dense<1.5> : tensor<3x3x3x24xbf16>
+  %bias = arith.constant dense<0.25> : tensor<24xf32>
+  %e = tensor.empty() : tensor<1x8x8x24xf32>
+  %init = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                          iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<24xf32>) outs(%e : tensor<1x8x8x24xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x8x8x24xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x10x10x3xbf16>, tensor<3x3x3x24xbf16>) outs(%init : tensor<1x8x8x24xf32>) -> tensor<1x8x8x24xf32>
+  return %r : tensor<1x8x8x24xf32>
+}

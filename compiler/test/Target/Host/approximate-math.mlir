@@ -1,4 +1,5 @@
 // RUN: %hexir-opt %s -hexir-approximate-math | FileCheck %s
+// RUN: %hexir-opt %s -hexir-approximate-math="bf16=true" | FileCheck %s --check-prefix=BF16
 
 // Transcendentals become arithmetic: no math.exp / math.tanh remain to become libm calls.
 // CHECK-LABEL: func.func @f
@@ -31,4 +32,20 @@ func.func @logistic(%x: vector<16xf32>, %y: vector<16xf32>) -> (vector<16xf32>, 
   %q = arith.divf %x, %y : vector<16xf32>
   %r = arith.divf %x, %d : vector<16xf32>
   return %s, %q, %r : vector<16xf32>, vector<16xf32>, vector<16xf32>
+}
+
+// f32 <-> bf16 (--precision bf16): without AVX512-BF16 LLVM would call __truncsfbf2, so the
+// conversions become integer arithmetic (rounding to nearest even); with it they stay.
+// CHECK-LABEL: func.func @bf16_round_trip
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: arith.extf
+// CHECK: arith.shrui
+// CHECK: return
+// BF16-LABEL: func.func @bf16_round_trip
+// BF16: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// BF16: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+func.func @bf16_round_trip(%x: vector<16xf32>) -> vector<16xf32> {
+  %b = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+  %f = arith.extf %b : vector<16xbf16> to vector<16xf32>
+  return %f : vector<16xf32>
 }
