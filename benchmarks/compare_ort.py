@@ -14,7 +14,7 @@ its arena and the arena's lower bound, the number of dispatches and the compile 
 ratios per thread count. A model that fails is reported in its row and the others go on; the
 exit status is 1 when any failed.
 
-  benchmarks/compare_ort.py [--models a,b,c] [--precision f32,int8] [--runs N] [--rounds R] [--threads 1,2]
+  benchmarks/compare_ort.py [--models a,b,c] [--precision f32,int8,bf16] [--runs N] [--rounds R] [--threads 1,2]
                             [--bin build/tools] [--work-dir build/compare_ort] [--ort-dir build/ort-node]
                             [--agree-inputs N] [--smoke]
 
@@ -27,14 +27,20 @@ size, and the agreement with ONNX Runtime's int8 output over --agree-inputs seed
 100): top-1 equal, and the largest difference in units of max |ort| (for int8 rows hx/ort's check
 is this, not the f32 tolerance). The CPU's vnni/bf16/amx flags head the table.
 
+--precision bf16 adds a row per model and thread count for Hexir's --precision bf16 (matmuls and
+convolutions on bf16 operands, f32 accumulation; AVX512-BF16 dot products where the CPU has them)
+against ONNX Runtime's f32 on the same f32 model (ONNX Runtime has no bf16 mode for f32 models on
+x86). The row adds Hexir bf16 / Hexir f32 and the accuracy bf16 costs: agreement with ONNX
+Runtime's f32 output over --agree-inputs seeded inputs, as for int8.
+
 Each row runs --rounds rounds (default 3) of both runtimes, alternating which goes first; each
 side of a round runs at least --runs times and at least one second (more runs for a model of
 microseconds), the same number for both runtimes. Latencies are the medians of the rounds'
 medians; hx/ort is the median of the rounds' ratios, its range in the next column: the
 machines this runs on have slow spells of seconds, which two medians measured one after the
 other turn into a ratio off by 10-20%.
---smoke (CI): the MLP and squeezenet1_1 at the tests' 64x64 size, 3 runs, 1 thread, f32 and int8
-(2 inputs for the agreement).
+--smoke (CI): the MLP and squeezenet1_1 at the tests' 64x64 size, 3 runs, 1 thread, f32, int8 and
+bf16 (2 inputs for the agreement).
 onnxruntime-node is installed with npm into --ort-dir once and reused.
 """
 import argparse
@@ -61,7 +67,7 @@ ORT_VERSION = "1.30.0"
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "bert_like", "gpt_like",
           "mlp"]
 SMOKE_MODELS = ["mlp", "squeezenet1_1"]
-PRECISIONS = ["f32", "int8"]
+PRECISIONS = ["f32", "int8", "bf16"]
 QUANTIZE_SAMPLES = 4  # calibration inputs of the int8 models
 AGREE = 1e-3  # max |hexir - ort| / max |ort| above this: the row is flagged
 MIN_SECONDS = 1.0  # a row's runs last at least this long (more runs for tiny models)
@@ -283,13 +289,15 @@ def rel_diff(a, b):
 def bench_model(name, args, ort_pkg, full, precision="f32"):
     """One dict per thread count (a row); a failure is recorded in the rows it touches. ONNX
     Runtime is timed even when Hexir fails, so the row still shows the baseline. `precision`
-    int8: the model's QDQ form (quantize) on both runtimes."""
+    int8: the model's QDQ form (quantize) on both runtimes; bf16: Hexir's --precision bf16
+    against ONNX Runtime's f32 (it has no bf16 mode for an f32 model on x86)."""
     work, tools = args.work_dir, args.bin
     base = os.path.join(work, name)
     int8 = precision == "int8"
     model = base + (".qdq.onnx" if int8 else ".onnx")
-    hxb = base + (".int8.hxb" if int8 else ".hxb")
-    tag = ".int8" if int8 else ""
+    tag = "" if precision == "f32" else "." + precision
+    hxb = base + tag + ".hxb"
+    flags = ["--precision", "bf16"] if precision == "bf16" else []
     info = {"model": name, "precision": precision}
     rows = [dict(info, threads=t, runs=args.runs) for t in args.threads]
     try:
@@ -304,12 +312,12 @@ def bench_model(name, args, ort_pkg, full, precision="f32"):
     hexir_out, hexir_error = None, None
     try:
         plan_text, info["compile_s"] = run([os.path.join(tools, "hexir-compile"), model, "-o",
-                                            hxb, "--print-plan"], "compile", args.timeout)
+                                            hxb, "--print-plan"] + flags, "compile", args.timeout)
         with open(base + tag + ".plan.txt", "w") as f:
             f.write(plan_text)
         info["arena"], info["lower_bound"] = parse_plan(plan_text)
         info["file_bytes"] = os.path.getsize(hxb)
-        if not int8:
+        if precision == "f32":
             # The arena before fusion: the same model with every op its own dispatch.
             unfused_text, _ = run([os.path.join(tools, "hexir-compile"), model, "-o", base + ".unfused.hxb",
                                    "--no-fusion", "--print-plan"], "compile --no-fusion", args.timeout)
@@ -322,7 +330,7 @@ def bench_model(name, args, ort_pkg, full, precision="f32"):
              "--output", f"output={base}{tag}.hexir.npy", "--threads", str(args.threads[0])], "hexir-run",
             args.timeout)
         hexir_out = np.load(base + tag + ".hexir.npy")
-        if int8 and ort_pkg is not None:
+        if precision != "f32" and ort_pkg is not None:
             info["top1"] = agreement(name, args, ort_pkg, model, hxb)
     except StageError as e:
         hexir_error = str(e)
@@ -415,16 +423,17 @@ COLUMNS = [("model", 16), ("prec", 4), ("thr", 3), ("hexir ms", 10), ("ort ms", 
 
 
 def format_row(row, earlier=()):
-    """The row's line; `earlier` rows give an int8 row its f32 row (same model and threads)."""
+    """The row's line; `earlier` rows give an int8 or bf16 row its f32 row (same model and threads)."""
     hx, ort = row.get("hexir", {}), row.get("ort", {})
     ratio = hx["median_ms"] / ort["median_ms"] if hx and ort and ort["median_ms"] > 0 else None
     rounds = row.get("round_ratios")
     if rounds:
         ratio = statistics.median(rounds)
     row["ratio"] = ratio
-    if row.get("precision") == "int8":
-        # Quantized outputs differ where a value rounds to the neighbouring step: top-1 and the
-        # largest difference over many inputs, not the f32 tolerance.
+    if row.get("precision") in ("int8", "bf16"):
+        # Quantized outputs differ where a value rounds to the neighbouring step (bf16: by its
+        # 8-bit significand): top-1 and the largest difference over many inputs, not the f32
+        # tolerance.
         top1 = row.get("top1")
         check = f"top-1 {top1[0]}/{top1[1]}, max|d| {top1[2]:.1e} of max|ort|" if top1 else "-"
     elif "diff" in row:
@@ -434,7 +443,7 @@ def format_row(row, earlier=()):
     else:
         check = "-"
     vs_f32 = None
-    if row.get("precision") == "int8" and hx:
+    if row.get("precision") != "f32" and hx:
         f32 = [r for r in earlier if r["model"] == row["model"] and r["threads"] == row["threads"] and
                r.get("precision") == "f32" and r.get("hexir")]
         if f32:
@@ -464,15 +473,16 @@ def main():
     p.add_argument("--work-dir", help="exports and executables (default build/compare_ort, smoke build/compare_ort_smoke)")
     p.add_argument("--ort-dir", default=os.path.join(ROOT, "build", "ort-node"), help="npm cache of onnxruntime-node")
     p.add_argument("--timeout", type=int, help="seconds per command (default 3600; smoke 300)")
-    p.add_argument("--precision", help="comma-separated precisions: f32, int8 (default f32; smoke both)")
-    p.add_argument("--agree-inputs", type=int, help="inputs of the int8 rows' agreement check (default 100; smoke 2)")
+    p.add_argument("--precision", help="comma-separated precisions: f32, int8, bf16 (default f32; smoke all)")
+    p.add_argument("--agree-inputs", type=int, help="inputs of the int8 and bf16 rows' agreement check (default 100; "
+                   "smoke 2)")
     p.add_argument("--smoke", action="store_true", help="CI mode: mlp and a 64x64 squeezenet1_1, 3 runs, 1 thread")
     args = p.parse_args()
     models = args.models.split(",") if args.models else (SMOKE_MODELS if args.smoke else MODELS)
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         p.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
-    precisions = (args.precision or ("f32,int8" if args.smoke else "f32")).split(",")
+    precisions = (args.precision or (",".join(PRECISIONS) if args.smoke else "f32")).split(",")
     if any(pr not in PRECISIONS for pr in precisions):
         p.error(f"--precision takes {', '.join(PRECISIONS)}")
     args.agree_inputs = args.agree_inputs or (2 if args.smoke else 100)
@@ -528,13 +538,13 @@ def main():
                 print(f"{precision}, {t} thread(s): no model ran on both")
             vs = [r["vs_f32"] for r in rows if r.get("vs_f32")]
             if vs:
-                print(f"{precision}, {t} thread(s): geometric mean of hexir int8/f32 over {len(vs)} model(s): "
+                print(f"{precision}, {t} thread(s): geometric mean of hexir {precision}/f32 over {len(vs)} model(s): "
                       f"{geomean(vs):.2f}")
     baselines = [r["ort"]["baseline_rss_kib"] for r in all_rows if "baseline_rss_kib" in r.get("ort", {})]
     if baselines:
         print(f"ORT's peak RSS includes Node.js and the ORT binding: {min(baselines) / 1024:.0f} MiB before a "
               "session is created")
-    disagree = [r for r in all_rows if r.get("precision") != "int8" and r.get("diff", 0) > AGREE]
+    disagree = [r for r in all_rows if r.get("precision") == "f32" and r.get("diff", 0) > AGREE]
     if disagree:
         print(f"WARNING: {len(disagree)} row(s) where Hexir and ONNX Runtime disagree: "
               + ", ".join(sorted({r['model'] for r in disagree})))
