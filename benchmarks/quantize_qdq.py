@@ -26,7 +26,8 @@ Rules (ORT's, with the numbers computed as ORT's quant_utils computes them):
 - Activations: int8 per tensor, asymmetric, from the min and max over all calibration samples:
   rmin = min(min, 0), rmax = max(max, 0), scale = float64(rmax - rmin) / 255 (1.0 and zero point
   0 below float32's smallest normal), zero_point = round_half_even(-128 - rmin / scale), scale
-  stored as float32. One QuantizeLinear -> DequantizeLinear pair right after the producer (or
+  stored as float32. --activations uint8 (U8S8, ORT's QUInt8): uint8, zero_point =
+  round_half_even(-rmin / scale) in [0, 255]. One QuantizeLinear -> DequantizeLinear pair right after the producer (or
   the graph input), shared by all consumers.
   Quantized: every non-constant float input of Conv, Gemm, MatMul (both inputs of an activation
   x activation MatMul) and Add, and their outputs. Where an output's only consumer is a Relu, or
@@ -137,15 +138,17 @@ def calibrate(model, calibration_feeds, names):
     return ranges, dtypes
 
 
-def activation_params(rmin, rmax):
-    """(scale float32, zero point int8) of an asymmetric int8 tensor over [rmin, rmax]."""
+def activation_params(rmin, rmax, dtype=np.int8):
+    """(scale float32, zero point of `dtype`) of an asymmetric int8 (or uint8) tensor over
+    [rmin, rmax]."""
+    qmin, qmax = np.iinfo(dtype).min, np.iinfo(dtype).max
     rmin = np.minimum(np.float32(rmin), np.float32(0))
     rmax = np.maximum(np.float32(rmax), np.float32(0))
     scale = np.float64(rmax - rmin) / 255.0  # the difference in float32, as ORT
     if scale < F32_TINY:
-        return np.float32(1.0), np.int8(0)
-    zero_point = np.round(-128.0 - np.float64(rmin) / scale)
-    return np.float32(scale), np.int8(np.clip(zero_point, -128, 127))
+        return np.float32(1.0), dtype(0)
+    zero_point = np.round(qmin - np.float64(rmin) / scale)
+    return np.float32(scale), dtype(np.clip(zero_point, qmin, qmax))
 
 
 def quantize_weight(w, axis):
@@ -177,9 +180,10 @@ def _clip_min_is_zero(node, consts, opset):
     return len(node.input) > 1 and node.input[1] in consts and float(consts[node.input[1]]) == 0.0
 
 
-def quantize(model, calibration_feeds, keep_activations=False):
+def quantize(model, calibration_feeds, keep_activations=False, activation_type=np.int8):
     """An S8S8 QDQ copy of the float32 `model` (ModelProto), calibrated on `calibration_feeds`
-    (a list of {graph input name: array}). See the module's docstring for the rules."""
+    (a list of {graph input name: array}); U8S8 with activation_type=np.uint8 (ORT's QUInt8
+    activations). See the module's docstring for the rules."""
     if not calibration_feeds:
         raise ValueError("quantize: no calibration samples")
     if _opset(model) < 13:
@@ -292,7 +296,7 @@ def quantize(model, calibration_feeds, keep_activations=False):
             weight_dq[(w, axis)] = (out, scale)
         nodes[i].input[k] = weight_dq[(w, axis)][0]
 
-    params = {t: activation_params(*range_of(t)) for t in acts}
+    params = {t: activation_params(*range_of(t), activation_type) for t in acts}
     bias_dq = {}
     for i, (k, x, w, axis, beta) in biases.items():
         b = nodes[i].input[k]
@@ -387,12 +391,15 @@ def main():
     p.add_argument("output")
     p.add_argument("--samples", type=int, default=8, help="calibration samples (default 8)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random calibration inputs (default 0)")
+    p.add_argument("--activations", choices=["int8", "uint8"], default="int8",
+                   help="activation type: int8 (S8S8, the default) or uint8 (U8S8)")
     p.add_argument("--keep-activations", action="store_true",
                    help="keep a Relu/Clip after a quantized output (pair after it) instead of removing it")
     args = p.parse_args()
     t0 = time.monotonic()
     model = onnx.load(args.input)
-    q = quantize(model, random_feeds(model, args.samples, args.seed), keep_activations=args.keep_activations)
+    q = quantize(model, random_feeds(model, args.samples, args.seed), keep_activations=args.keep_activations,
+                 activation_type=np.uint8 if args.activations == "uint8" else np.int8)
     onnx.save(q, args.output)
     print(f"{args.output}: {summary(q)} ({time.monotonic() - t0:.1f}s)")
 

@@ -7,7 +7,8 @@ a run-time Q -> DQ chain; DynamicQuantizeLinear (an all-zero input too); MatMulI
 points per tensor, row and column and at the extremes; QLinearMatMul requantizing; ConvInteger
 and QLinearConv (padding with the zero point, groups, depthwise, strides, 1-D, per-channel weight
 scales and zero points, an int32 bias, saturation) against PyTorch's float64 convolution; QDQ
-Conv, MatMul and Gemm on int8 values (--int8-kernels) against the float64 evaluation of the graph.
+Conv, MatMul and Gemm on int8 values (--int8-kernels), with int8 and with uint8 (U8S8) activations,
+against the float64 evaluation of the graph.
 """
 import numpy as np
 import torch
@@ -246,7 +247,7 @@ def add_cases(cases, errors, model, rnd):
         # --int8-kernels on ONNX Runtime's S8S8 QDQ form: a per-channel int8 weight with a float
         # bias, strided and padded (padding the int8 activation with its zero point), ReLU,
         # requantized; a depthwise per-channel convolution without bias; a 1-D convolution; and
-        # forms that stay in float (a uint8 activation, a weight with a zero point). Against the
+        # forms that stay in float (a weight with a zero point, here read by a uint8 activation). Against the
         # float64 evaluation of the ONNX graph; the integer accumulation is exact.
         x = (rnd(2, 5, 9, 7) * 3).astype(np.float32)
         sx, zx = np.float32(0.05), np.int8(3)
@@ -370,6 +371,67 @@ def add_cases(cases, errors, model, rnd):
                  "z2": np.zeros(12, np.int8), "c2": c2, "w3": w3, "s3": s3, "z3": np.int8(0), "c3": c3,
                  "w5": w5, "s5": s5, "z5": np.zeros(40, np.int8)}
         ins = {"a": a, "g": g}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
+
+    @case
+    def qdq_uint8_activations():
+        # --int8-kernels on U8S8 QDQ (ONNX Runtime's QUInt8 activations): a uint8 activation is
+        # the int8 tensor xq - 128 with the zero point zx - 128. A convolution padding with the
+        # zero point 200 (strided, a bias, ReLU, requantized to uint8 with zero point 0), then a
+        # 3x3 one over its 8 channels; requantized with zero point 128 (no correction left) for
+        # a 1x1 and a depthwise one; a batched MatMul and a Gemm with transB, saturating at 0 and
+        # 255. Against the float64 evaluation of the graph.
+        x = (rnd(1, 3, 9, 8) * 2).astype(np.float32)
+        sx, zx = np.float32(0.02), np.uint8(200)
+        w1 = rng.integers(-127, 128, size=(8, 3, 3, 3)).astype(np.int8)
+        s1 = (rng.random(8) * 0.01 + 0.002).astype(np.float32)
+        b1 = rnd(8).astype(np.float32)
+        sr, zr = np.float32(0.03), np.uint8(0)
+        w2 = rng.integers(-127, 128, size=(8, 8, 3, 3)).astype(np.int8)
+        s2 = np.float32(0.004)
+        sq, zq = np.float32(0.05), np.uint8(128)
+        w3 = rng.integers(-127, 128, size=(16, 8, 1, 1)).astype(np.int8)
+        w6 = rng.integers(-127, 128, size=(8, 1, 3, 3)).astype(np.int8)
+        s3 = (rng.random(8) * 0.02 + 0.005).astype(np.float32)
+        xd = fake_quant(x, sx, zx)
+        c1 = conv64(xd, w1 * s1.reshape(-1, 1, 1, 1).astype(np.float64), b1, stride=2, padding=1)
+        rd = fake_quant(np.maximum(c1, 0), sr, zr)
+        y1 = conv64(rd, w2 * np.float64(s2), padding=1)
+        qd = fake_quant(rd.astype(np.float32), sq, zq)
+        y2 = conv64(qd, w3 * np.float64(s2))
+        y5 = conv64(qd, w6 * s3.reshape(-1, 1, 1, 1).astype(np.float64), padding=1, groups=8)
+        a = (rnd(2, 3, 64) * 3).astype(np.float32)
+        a[0, 0, :4] = [-10, 10, -10, 10]  # saturates to 0 and 255
+        g = (rnd(5, 64) * 3).astype(np.float32)
+        sa, za = np.float32(0.02), np.uint8(100)
+        w4 = rng.integers(-127, 128, size=(64, 32)).astype(np.int8)
+        s4 = (rng.random(32) * 0.01 + 0.001).astype(np.float32)
+        w5 = rng.integers(-127, 128, size=(24, 64)).astype(np.int8)
+        s5, c5 = np.float32(0.003), rnd(24).astype(np.float32)
+        ad, gd = fake_quant(a, sa, za), fake_quant(g, sa, za)
+        y3 = ad @ (w4 * s4.astype(np.float64))
+        y4 = gd @ (w5 * np.float64(s5)).T + c5
+        outs = {k: v.astype(np.float32) for k, v in {"y1": y1, "y2": y2, "y3": y3, "y4": y4, "y5": y5}.items()}
+        nodes = qdq("x", "sx", "zx") + [
+            helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=0),
+            helper.make_node("Conv", ["x_d", "w1_d", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r"])] + qdq("r", "sr", "zr") + [
+            helper.make_node("DequantizeLinear", ["w2", "s2", "z0"], ["w2_d"]),
+            helper.make_node("Conv", ["r_d", "w2_d"], ["y1"], pads=[1, 1, 1, 1])] + qdq("r_d", "sq", "zq", out="q") + [
+            helper.make_node("DequantizeLinear", ["w3", "s2", "z0"], ["w3_d"]),
+            helper.make_node("Conv", ["q_d", "w3_d"], ["y2"]),
+            helper.make_node("DequantizeLinear", ["w6", "s3", "z3"], ["w6_d"], axis=0),
+            helper.make_node("Conv", ["q_d", "w6_d"], ["y5"], pads=[1, 1, 1, 1], group=8)] + \
+            qdq("a", "sa", "za") + qdq("g", "sa", "za") + [
+            helper.make_node("DequantizeLinear", ["w4", "s4", "z4"], ["w4_d"], axis=1),
+            helper.make_node("MatMul", ["a_d", "w4_d"], ["y3"]),
+            helper.make_node("DequantizeLinear", ["w5", "s5", "z0"], ["w5_d"]),
+            helper.make_node("Gemm", ["g_d", "w5_d", "c5"], ["y4"], transB=1)]
+        inits = {"sx": sx, "zx": zx, "w1": w1, "s1": s1, "z1": np.zeros(8, np.int8), "b1": b1, "sr": sr, "zr": zr,
+                 "w2": w2, "s2": s2, "z0": np.int8(0), "sq": sq, "zq": zq, "w3": w3, "w6": w6, "s3": s3,
+                 "z3": np.zeros(8, np.int8), "sa": sa, "za": za, "w4": w4, "s4": s4, "z4": np.zeros(32, np.int8),
+                 "w5": w5, "s5": s5, "c5": c5}
+        ins = {"x": x, "a": a, "g": g}
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
     @case

@@ -16,7 +16,8 @@ with hexir twice:
 - the float lowering (weights dequantized at import): the same argmax and within 5% of max|ref|
   (its f32 sums round some quantized activations to the neighbouring step).
 Prints the error, sizes and arenas of both.
-Usage: run_qdq_model.py NAME --bin BUILD/tools [--work DIR] [--target-cpu CPU]
+--activations uint8 quantizes the activations to uint8 (U8S8, ONNX Runtime's QUInt8) instead.
+Usage: run_qdq_model.py NAME --bin BUILD/tools [--work DIR] [--target-cpu CPU] [--activations uint8]
 """
 import argparse
 import os
@@ -52,6 +53,8 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--work", help="keep files here instead of a temporary directory")
     p.add_argument("--target-cpu", default="host")
+    p.add_argument("--activations", choices=["int8", "uint8"], default="int8",
+                   help="quantize the activations to int8 (S8S8) or uint8 (U8S8)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
@@ -64,7 +67,8 @@ def main():
         print(f"{args.name} f32: max|numpy - torch| / max|torch| {check:.2e}")
         if check > 1e-4:
             sys.exit(f"FAIL the NumPy evaluator differs from PyTorch by {check:.2e}")
-        qdq = quantize_qdq.quantize(f32, quantize_qdq.random_feeds(f32, 4, 1))
+        qdq = quantize_qdq.quantize(f32, quantize_qdq.random_feeds(f32, 4, 1),
+                                    activation_type=np.uint8 if args.activations == "uint8" else np.int8)
         onnx.save(qdq, base + ".qdq.onnx")
         feed = quantize_qdq.random_feeds(f32, 1, 1234)[0]
         inputs = []

@@ -17,8 +17,9 @@
 // are a VNNI dot product's (PackMatmulWeights packs the weights for it where the target has
 // one); the correction is then -(zx + 128) * sum_k wq.
 //
-// Other forms (uint8 or per-axis activations, a weight zero point, a run-time weight) keep the
-// float lowering on the dequantized copies. So does everything with --no-int8-kernels, the
+// A uint8 activation (U8S8) is first the int8 one with the same dequantized values. Other
+// forms (per-axis activations, a weight zero point, a run-time weight) keep the float lowering
+// on the dequantized copies. So does everything with --no-int8-kernels, the
 // default where the target has no int8 dot products: there the integer kernels widen to int32
 // multiplies (vpmulld, one a cycle) and run about 2.7x slower than the packed f32 FMA kernels,
 // where VNNI's vpdpbusd (64 multiply-adds an instruction) makes them 3-4x faster.
@@ -33,13 +34,29 @@ using namespace mlir;
 namespace hexir::onnx_import {
 namespace {
 
-// The int8 activation behind `v`: run-time, per tensor, with a known scale and zero point.
-const DequantizedSource *int8Activation(const OnnxValue &v) {
+// The int8 activation behind `v`: run-time, per tensor, with a known scale and zero point. A
+// uint8 one (U8S8, ONNX Runtime's QUInt8 activations) is the same dequantized values as the
+// int8 tensor xq - 128 (its sign bit flipped: an elementwise op that fuses into its producer)
+// with the zero point zx - 128.
+std::optional<DequantizedSource> int8Activation(NodeContext &ctx, const OnnxValue &v) {
   const DequantizedSource *d = v.dequantized.get();
-  if (!d || d->q.type != DType::kInt8 || d->q.isConstant() || d->axis >= 0 || !d->scale.isConstant() ||
-      !d->zeroPoint.isConstant())
-    return nullptr;
-  return d;
+  if (!d || (d->q.type != DType::kInt8 && d->q.type != DType::kUInt8) || d->q.isConstant() || d->axis >= 0 ||
+      !d->scale.isConstant() || !d->zeroPoint.isConstant())
+    return std::nullopt;
+  if (d->q.type == DType::kInt8)
+    return *d;
+  DequantizedSource s = *d;
+  OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
+  FailureOr<OnnxValue> flipped = elementwise(ctx, {&d->q, &signBit}, DType::kInt8,
+                                             [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                               return arith::XOrIOp::create(b, l, a[0], a[1]);
+                                             });
+  if (failed(flipped))
+    return std::nullopt;
+  s.q = *flipped;
+  s.zeroPoint = OnnxValue::ofConstant(
+      HostTensor::fromInts({d->zeroPoint.constant->i[0] - 128}, d->zeroPoint.shape, DType::kInt8));
+  return s;
 }
 
 // The int8 weight behind `v`: constant, symmetric (every zero point 0), per tensor or along
@@ -59,16 +76,19 @@ const DequantizedSource *int8Weight(const OnnxValue &v, int64_t outAxis) {
 // The int8 activation (input 0) and weight (input 1, output channels along `outAxis`) of an op
 // computed on the integers: none without --int8-kernels or where either is of another form.
 struct Int8Operands {
-  const DequantizedSource *x, *w;
+  DequantizedSource x;
+  const DequantizedSource *w;
 };
 std::optional<Int8Operands> int8Operands(NodeContext &ctx, int64_t outAxis) {
   if (!ctx.int8Kernels)
     return std::nullopt;
-  const DequantizedSource *x = int8Activation(ctx.input(0));
   const DequantizedSource *w = int8Weight(ctx.input(1), outAxis);
-  if (!x || !w)
+  if (!w)
     return std::nullopt;
-  return Int8Operands{x, w};
+  std::optional<DequantizedSource> x = int8Activation(ctx, ctx.input(0));
+  if (!x)
+    return std::nullopt;
+  return Int8Operands{std::move(*x), w};
 }
 
 // -zx * sum_k wq[c * channelStride + k * stride] for each of `channels` output channels, k over
@@ -116,16 +136,20 @@ FailureOr<std::optional<OnnxValue>> quantizedConv(NodeContext &ctx) {
   std::optional<Int8Operands> ops = int8Operands(ctx, 0);
   if (!ops || ops->w->q.rank() < 3)
     return std::optional<OnnxValue>();
-  const DequantizedSource *x = ops->x, *w = ops->w;
+  const DequantizedSource *x = &ops->x, *w = ops->w;
   const OnnxValue *bias = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
   if (bias && !isFloat(bias->type))
     return std::optional<OnnxValue>();
   const HostTensor &wq = *w->q.constant;
   int64_t filters = wq.shape[0], perFilter = wq.numElements() / std::max<int64_t>(filters, 1);
   int64_t zx = x->zeroPoint.constant->i[0];
-  OnnxValue corrV = OnnxValue::ofConstant(correction(wq, zx, filters, perFilter, perFilter, 1));
-  // The correction starts the accumulator, as a float bias does.
-  FailureOr<OnnxValue> acc = convolveValues(ctx, x->q, w->q, &corrV, DType::kInt32, static_cast<double>(zx));
+  HostTensor corr = correction(wq, zx, filters, perFilter, perFilter, 1);
+  OnnxValue corrV = OnnxValue::ofConstant(corr);
+  // The correction starts the accumulator, as a float bias does; none for zx = 0 (a zero fill,
+  // which the packing passes recognize; a broadcast of zeros folds into a generic they do not).
+  bool anyCorrection = llvm::any_of(corr.i, [](int64_t v) { return v != 0; });
+  FailureOr<OnnxValue> acc = convolveValues(ctx, x->q, w->q, anyCorrection ? &corrV : nullptr, DType::kInt32,
+                                            static_cast<double>(zx));
   if (failed(acc))
     return failure();
   std::vector<int64_t> along(acc->rank() - 1, 1);
@@ -179,17 +203,17 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
 
 FailureOr<std::optional<OnnxValue>> quantizedMatMul(NodeContext &ctx) {
   std::optional<Int8Operands> ops = int8Operands(ctx, 1);
-  if (!ops || ops->x->q.rank() < 2 || ops->w->q.rank() != 2)
+  if (!ops || ops->x.q.rank() < 2 || ops->w->q.rank() != 2)
     return std::optional<OnnxValue>();
-  return quantizedProduct(ctx, *ops->x, *ops->w, *ops->w->q.constant, 1.0f, nullptr);
+  return quantizedProduct(ctx, ops->x, *ops->w, *ops->w->q.constant, 1.0f, nullptr);
 }
 
 FailureOr<std::optional<OnnxValue>> quantizedGemm(NodeContext &ctx) {
   bool transB = ctx.attrInt("transB", 0) != 0;
   std::optional<Int8Operands> ops = int8Operands(ctx, transB ? 0 : 1);
-  if (!ops || ctx.attrInt("transA", 0) != 0 || ops->x->q.rank() != 2 || ops->w->q.rank() != 2)
+  if (!ops || ctx.attrInt("transA", 0) != 0 || ops->x.q.rank() != 2 || ops->w->q.rank() != 2)
     return std::optional<OnnxValue>();
-  const DequantizedSource *x = ops->x, *w = ops->w;
+  const DequantizedSource *x = &ops->x, *w = ops->w;
   float alpha = ctx.attrFloat("alpha", 1.0f), beta = ctx.attrFloat("beta", 1.0f);
   std::optional<OnnxValue> c;
   if (ctx.hasInput(2) && beta != 0.0f) {

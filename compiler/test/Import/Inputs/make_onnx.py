@@ -55,6 +55,28 @@ def qdq_conv_chain():
     return nodes, {"x": [1, 4, 6, 6]}, {"y": [1, 8, 6, 6]}, inits
 
 
+def qdq_u8_conv_matmul():
+    # U8S8 (ONNX Runtime's QUInt8 activations): a uint8 activation (zero point 128) into a
+    # convolution, requantized to uint8 (zero point 0) after ReLU for a 1x1 one; a uint8
+    # activation into a MatMul by an int8 weight.
+    rng = np.random.default_rng(1)
+    q = lambda a, s, z: [helper.make_node("QuantizeLinear", [a, s, z], [a + "_q"]),
+                         helper.make_node("DequantizeLinear", [a + "_q", s, z], [a + "_d"])]
+    nodes = q("x", "sx", "zx") + [
+        helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=0),
+        helper.make_node("Conv", ["x_d", "w1_d"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r"])] + q("r", "sr", "zr") + [
+        helper.make_node("DequantizeLinear", ["w2", "s2", "z2"], ["w2_d"]),
+        helper.make_node("Conv", ["r_d", "w2_d"], ["y"])] + q("m", "sx", "zx") + [
+        helper.make_node("DequantizeLinear", ["w3", "s2", "z2"], ["w3_d"]),
+        helper.make_node("MatMul", ["m_d", "w3_d"], ["z"])]
+    inits = {"sx": np.float32(0.05), "zx": np.uint8(128), "w1": rng.integers(-127, 128, (8, 4, 3, 3)).astype(np.int8),
+             "s1": np.full(8, 0.01, np.float32), "z1": np.zeros(8, np.int8), "sr": np.float32(0.1),
+             "zr": np.uint8(0), "w2": rng.integers(-127, 128, (8, 8, 1, 1)).astype(np.int8), "s2": np.float32(0.02),
+             "z2": np.int8(0), "w3": rng.integers(-127, 128, (16, 32)).astype(np.int8)}
+    return nodes, {"x": [1, 4, 6, 6], "m": [4, 16]}, {"y": [1, 8, 6, 6], "z": [4, 32]}, inits
+
+
 def main():
     nodes, ins, outs, inits = globals()[sys.argv[1]]()
     graph = helper.make_graph(
