@@ -118,8 +118,9 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
     rules.bf16DotGroups = (*target)->description().bf16DotGroups;
     if (!rules.bf16DotGroups)
       emitWarning(module.getLoc()) << "the target CPU '" << options.targetCpu
-                                   << "' has no AVX512-BF16: --precision bf16 rounds the operands to bf16 and "
-                                      "computes on the f32 kernels (the same results, no speed-up)";
+                                   << "' has no AVX512-BF16 (at 512-bit vectors): --precision bf16 rounds the "
+                                      "operands to bf16 and computes on the f32 kernels (the same results, no "
+                                      "speed-up)";
   } else if (options.precision != "f32") {
     module.emitError() << "unknown --precision '" << options.precision << "': expected f32 or bf16";
     return false;

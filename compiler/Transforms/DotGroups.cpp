@@ -59,14 +59,6 @@ void int8DotBody(OpBuilder &b, Location l, ValueRange args) {
   linalg::YieldOp::create(b, l, arith::AddIOp::create(b, l, args[2], product).getResult());
 }
 
-// A bf16 one's: acc + extf(a) * extf(b) in f32.
-void bf16DotBody(OpBuilder &b, Location l, ValueRange args) {
-  Type f32 = b.getF32Type();
-  Value product = arith::MulFOp::create(b, l, arith::ExtFOp::create(b, l, f32, args[0]),
-                                        arith::ExtFOp::create(b, l, f32, args[1]));
-  linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
-}
-
 // Whether the body is a dot product's: acc + zext(a) * sext(b) in int32 (a unsigned, b the
 // weights: a VNNI vpdpbusd lane), or acc + extf(a) * extf(b) in f32 of bf16 operands. The
 // operand order of the multiply and of the add may be either.
@@ -111,6 +103,13 @@ Value rawConstant(RewriterBase &rewriter, Location loc, RankedTensorType type, A
 
 } // namespace
 
+void mlir::hexir::bf16DotBody(OpBuilder &b, Location l, ValueRange args) {
+  Type f32 = b.getF32Type();
+  Value product = arith::MulFOp::create(b, l, arith::ExtFOp::create(b, l, f32, args[0]),
+                                        arith::ExtFOp::create(b, l, f32, args[1]));
+  linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
+}
+
 std::optional<int64_t> mlir::hexir::dotGroupSize(Type t) {
   if (t.isInteger(8))
     return 4;
@@ -143,6 +142,24 @@ std::optional<MatmulDotOperands> mlir::hexir::matmulDotOperands(linalg::GenericO
       outMap.getDimPosition(outMap.getNumResults() - 1) != n)
     return std::nullopt;
   return MatmulDotOperands{*weights, n, k};
+}
+
+bool mlir::hexir::bf16MatmulPackable(linalg::GenericOp op, int64_t maxPanel) {
+  std::optional<MatmulDotOperands> operands = matmulDotOperands(op);
+  if (!operands)
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t N = ranges[operands->n];
+  return ranges[operands->k] % 2 == 0 &&
+         (dotPanel(N, maxPanel).second == N || canPadChannels(op.getDpsInits()[0]));
+}
+
+bool mlir::hexir::bf16ConvPackable(linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel) {
+  auto image = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t F = out.getShape().back();
+  return op.hasPureTensorSemantics() && image.hasStaticShape() && out.hasStaticShape() &&
+         (dotPanel(F, maxPanel).second == F || canPadChannels(op.getDpsInits()[0]));
 }
 
 LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {

@@ -38,6 +38,16 @@ struct MatmulDotOperands {
 };
 std::optional<MatmulDotOperands> matmulDotOperands(linalg::GenericOp op);
 
+// The body of a bf16 dot-group contraction: acc + extf(a) * extf(b) in f32.
+void bf16DotBody(OpBuilder &b, Location l, ValueRange args);
+
+// Whether packMatmulDotGroups and packConvDotGroups will pack `op` once its operands are bf16
+// (ReducePrecision asks before it makes them so): the structure, a reduction of whole pairs
+// (a convolution pads its channels), static shapes, and an initial value they can widen where
+// the output columns are padded to whole panels.
+bool bf16MatmulPackable(linalg::GenericOp op, int64_t maxPanel);
+bool bf16ConvPackable(linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel);
+
 // A contraction acc + zext(A[..., m, k]) * sext(B) in int32 with a constant int8 B[K][N] (or
 // [N][K]) (MatMul and Gemm of --int8-kernels), or acc + extf(A) * extf(B) in f32 with bf16 A
 // and B, K a multiple of the group size G: P[no][kg][ni][g] = B[G * kg + g][no * nr + ni], A

@@ -118,39 +118,66 @@ Value mlir::hexir::packedInit(OpBuilder &b, Location loc, Value init, int64_t nr
                                        splitLastDim(type.getRank()));
 }
 
-Value mlir::hexir::padChannels(RewriterBase &rewriter, Location loc, Value init, int64_t paddedF) {
+namespace {
+// An accumulator's zero fill (f32) into tensor.empty.
+linalg::FillOp zeroFloatFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
+                 matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
+             ? fill
+             : nullptr;
+}
+
+// A broadcast of a constant f32 bias of F values (any unit dimensions around it) along the
+// accumulator's last dimension, yielded as is: the op, the values and the bias's dimension.
+struct ChannelBias {
+  linalg::GenericOp bcast;
+  DenseElementsAttr values;
+  unsigned channel;
+};
+std::optional<ChannelBias> channelBias(Value init) {
   auto type = cast<RankedTensorType>(init.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  int64_t F = shape.back();
-  shape.back() = paddedF;
-  if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
-                                                          matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
-    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
-    return linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs()[0], empty)->getResult(0);
-  }
-  linalg::GenericOp bcast = initBroadcast(init);
+  linalg::GenericOp bcast = mlir::hexir::initBroadcast(init);
   if (!bcast)
-    return nullptr;
+    return std::nullopt;
   Block &body = bcast.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto cst = bcast.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto values = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
   AffineMap map = bcast.getMatchingIndexingMap(bcast.getDpsInputOperand(0));
-  // A bias of F values (any unit dimensions around it) read by the channel loop, yielded as is.
   std::optional<unsigned> channel;
   for (unsigned j = 0; j < map.getNumResults(); ++j)
-    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(j)); d && d.getPosition() == shape.size() - 1)
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(j)); d && d.getPosition() == type.getRank() - 1)
       channel = j;
   if (!values || !values.getElementType().isF32() || body.getOperations().size() != 1 ||
-      yield.getOperand(0) != body.getArgument(0) || !channel || values.getNumElements() != F)
+      yield.getOperand(0) != body.getArgument(0) || !channel || values.getNumElements() != type.getShape().back())
+    return std::nullopt;
+  return ChannelBias{bcast, values, *channel};
+}
+} // namespace
+
+bool mlir::hexir::canPadChannels(Value init) { return zeroFloatFill(init) || channelBias(init); }
+
+Value mlir::hexir::padChannels(RewriterBase &rewriter, Location loc, Value init, int64_t paddedF) {
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = paddedF;
+  if (linalg::FillOp fill = zeroFloatFill(init)) {
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    return linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs()[0], empty)->getResult(0);
+  }
+  std::optional<ChannelBias> bias = channelBias(init);
+  if (!bias)
     return nullptr;
-  std::vector<float> bias = denseFloats(values);
-  bias.resize(paddedF, 0.0f);
-  SmallVector<int64_t> biasShape(values.getType().getShape());
-  biasShape[*channel] = paddedF;
+  std::vector<float> values = denseFloats(bias->values);
+  values.resize(paddedF, 0.0f);
+  SmallVector<int64_t> biasShape(bias->values.getType().getShape());
+  biasShape[bias->channel] = paddedF;
   auto biasType = RankedTensorType::get(biasShape, rewriter.getF32Type());
-  Value wideBias = arith::ConstantOp::create(rewriter, loc, biasType, DenseElementsAttr::get(biasType, ArrayRef<float>(bias)));
+  Value wideBias =
+      arith::ConstantOp::create(rewriter, loc, biasType, DenseElementsAttr::get(biasType, ArrayRef<float>(values)));
   Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  linalg::GenericOp bcast = bias->bcast;
   auto wide = linalg::GenericOp::create(rewriter, bcast.getLoc(), TypeRange{empty.getType()}, ValueRange{wideBias},
                                         ValueRange{empty}, bcast.getIndexingMapsArray(),
                                         bcast.getIteratorTypesArray());

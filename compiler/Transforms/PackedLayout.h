@@ -41,6 +41,8 @@ Value packedInit(OpBuilder &b, Location loc, Value init, int64_t nr);
 // the new channels zero: a zero fill, or a broadcast of a constant f32 bias (padded with
 // zeros). Null if it is anything else.
 Value padChannels(RewriterBase &rewriter, Location loc, Value init, int64_t paddedF);
+// Whether padChannels would widen `init` (asks without building anything).
+bool canPadChannels(Value init);
 
 // The column loop n and the reduction loop k of a contraction on tensors with one of each.
 std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op);

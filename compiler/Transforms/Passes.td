@@ -56,9 +56,10 @@ def ReducePrecision : Pass<"hexir-reduce-precision", "mlir::ModuleOp"> {
     operand by an elementwise op (one per activation, shared by its readers), and the body
     becomes acc + extf(a) * extf(b). Everything else stays f32.
 
-    Without bf16-operands (a target without bf16 dot products), and for a contraction whose
-    reduction is odd, the operands are rounded to bf16 values but stay f32 tensors
-    (truncf then extf): the same products on the f32 kernels.
+    Without bf16-operands (a target without bf16 dot products), and for a contraction the
+    packing passes could not group in pairs (an odd reduction, columns padded to whole panels
+    over an initial value they cannot widen: DotGroups.h), the operands are rounded to bf16
+    values but stay f32 tensors (truncf then extf): the same products on the f32 kernels.
 
     Before: `C = generic(A, W : f32)`. After: `Ab = generic(A) {truncf}`, `C = generic(Ab,
     Wb : bf16) {acc + extf * extf}`, Wb a bf16 constant.
@@ -66,6 +67,8 @@ def ReducePrecision : Pass<"hexir-reduce-precision", "mlir::ModuleOp"> {
   let options = [
     Option<"bf16Operands", "bf16-operands", "bool", /*default=*/"true",
            "bf16 tensors (the target has bf16 dot products); else values rounded to bf16 in f32 tensors">,
+    Option<"maxPanel", "max-panel", "int64_t", /*default=*/"32",
+           "The packing passes' widest panel (whether a contraction's columns are padded)">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];

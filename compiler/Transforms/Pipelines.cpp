@@ -39,6 +39,7 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   if (rules.bf16) {
     ReducePrecisionOptions precision;
     precision.bf16Operands = rules.bf16DotGroups;
+    precision.maxPanel = maxPanel;
     pm.addPass(createReducePrecision(precision));
     pm.addPass(createCanonicalizerPass());
   }

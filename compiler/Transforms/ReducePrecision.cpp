@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
@@ -93,14 +94,33 @@ bool isMultiplyAdd(linalg::GenericOp op) {
 
 class Rounding {
 public:
-  Rounding(RewriterBase &rewriter, bool bf16Operands) : rewriter(rewriter), bf16Operands(bf16Operands) {}
+  Rounding(RewriterBase &rewriter, bool bf16Operands, int64_t maxPanel)
+      : rewriter(rewriter), bf16Operands(bf16Operands), maxPanel(maxPanel) {}
 
   // The activation `v` rounded to bf16 (a bf16 tensor, or `asF32` f32 values), made once.
   Value activation(Value v, bool asF32) {
-    auto [it, inserted] = rounded.try_emplace({v, asF32 ? 1u : 0u});
-    if (!inserted)
+    std::pair<Value, unsigned> key(v, asF32 ? 1u : 0u);
+    if (auto it = rounded_.find(key); it != rounded_.end())
       return it->second;
     OpBuilder::InsertionGuard guard(rewriter);
+    // A padded activation (a convolution's): its source rounded, then padded with the rounded
+    // value, so that the rounding kernel writes into the padded tensor (a pad's producer does)
+    // and an odd channel count's pad folds into the spatial one (packConvDotGroups).
+    FloatAttr padValue;
+    if (auto pad = v.getDefiningOp<tensor::PadOp>();
+        pad && pad.getConstantPaddingValue() && matchPattern(pad.getConstantPaddingValue(), m_Constant(&padValue))) {
+      Value source = activation(pad.getSource(), asF32);
+      rewriter.setInsertionPoint(pad);
+      uint32_t bits = static_cast<uint32_t>(toBF16Bits(static_cast<float>(padValue.getValueAsDouble()))) << 16;
+      float rounded;
+      std::memcpy(&rounded, &bits, sizeof rounded);
+      Type element = asF32 ? rewriter.getF32Type() : rewriter.getBF16Type();
+      Value value = arith::ConstantOp::create(rewriter, pad.getLoc(), rewriter.getFloatAttr(element, rounded));
+      auto type = RankedTensorType::get(pad.getResultType().getShape(), element);
+      return rounded_[key] = tensor::PadOp::create(rewriter, pad.getLoc(), type, source, pad.getMixedLowPad(),
+                                                   pad.getMixedHighPad(), value)
+                                 .getResult();
+    }
     rewriter.setInsertionPointAfterValue(v);
     auto type = cast<RankedTensorType>(v.getType());
     Type element = asF32 ? rewriter.getF32Type() : rewriter.getBF16Type();
@@ -108,7 +128,7 @@ public:
     Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), element);
     AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
     SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
-    it->second = linalg::GenericOp::create(
+    return rounded_[key] = linalg::GenericOp::create(
                      rewriter, loc, TypeRange{empty.getType()}, ValueRange{v}, ValueRange{empty},
                      ArrayRef<AffineMap>{identity, identity}, iterators,
                      [&](OpBuilder &b, Location l, ValueRange args) {
@@ -118,11 +138,11 @@ public:
                        linalg::YieldOp::create(b, l, x);
                      })
                      ->getResult(0);
-    return it->second;
   }
 
-  // A matmul or Gemm with constant f32 weights: on bf16 operands. bf16 tensors need whole pairs
-  // along the reduction (K even), else the operands are rounded as f32.
+  // A matmul or Gemm with constant f32 weights: on bf16 operands. As bf16 tensors where the
+  // packing will group them in pairs (K even, ...: bf16MatmulPackable); else (an unpacked bf16
+  // contraction would run on no dot product) rounded as f32.
   void contraction(linalg::GenericOp op) {
     std::optional<MatmulDotOperands> operands = matmulDotOperands(op);
     if (!operands || !isMultiplyAdd(op) || !isF32Tensor(op->getResult(0)))
@@ -132,7 +152,7 @@ public:
     Value lhs = op.getDpsInputs()[1 - w];
     if (!weights || !isF32Tensor(lhs))
       return;
-    bool asF32 = !bf16Operands || op.getStaticLoopRanges()[operands->k] % 2 != 0;
+    bool asF32 = !bf16Operands || !bf16MatmulPackable(op, maxPanel);
     rewriter.setInsertionPoint(op);
     SmallVector<Value> inputs(2);
     inputs[w] = roundedConstant(rewriter, op.getLoc(), weights, asF32);
@@ -142,26 +162,21 @@ public:
       return;
     }
     rewriter.setInsertionPoint(op);
-    auto generic = linalg::GenericOp::create(
-        rewriter, op.getLoc(), op->getResultTypes(), inputs, op.getDpsInits(), op.getIndexingMapsArray(),
-        op.getIteratorTypesArray(), [](OpBuilder &b, Location l, ValueRange args) {
-          Type f32 = b.getF32Type();
-          Value product = arith::MulFOp::create(b, l, arith::ExtFOp::create(b, l, f32, args[0]),
-                                                arith::ExtFOp::create(b, l, f32, args[1]));
-          linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
-        });
+    auto generic = linalg::GenericOp::create(rewriter, op.getLoc(), op->getResultTypes(), inputs, op.getDpsInits(),
+                                             op.getIndexingMapsArray(), op.getIteratorTypesArray(), bf16DotBody);
     rewriter.replaceOp(op, generic->getResults());
   }
 
-  // A channels-last convolution with a constant f32 filter: the same.
+  // A channels-last convolution with a constant f32 filter: the same (bf16ConvPackable).
   void convolution(linalg::Conv2DNhwcHwcfOp op) {
     DenseElementsAttr filter = f32Constant(op.getDpsInputs()[1]);
     Value image = op.getDpsInputs()[0];
     if (!filter || !op.hasPureTensorSemantics() || !isF32Tensor(image) || !isF32Tensor(op->getResult(0)))
       return;
+    bool asF32 = !bf16Operands || !bf16ConvPackable(op, maxPanel);
     rewriter.setInsertionPoint(op);
-    Value rounded = roundedConstant(rewriter, op.getLoc(), filter, !bf16Operands);
-    Value roundedImage = activation(image, !bf16Operands);
+    Value rounded = roundedConstant(rewriter, op.getLoc(), filter, asF32);
+    Value roundedImage = activation(image, asF32);
     rewriter.setInsertionPoint(op);
     auto conv = linalg::Conv2DNhwcHwcfOp::create(rewriter, op.getLoc(), op->getResultTypes(),
                                                  ValueRange{roundedImage, rounded}, op.getDpsInits(), op.getStrides(),
@@ -172,7 +187,8 @@ public:
 private:
   RewriterBase &rewriter;
   bool bf16Operands;
-  llvm::DenseMap<std::pair<Value, unsigned>, Value> rounded;  // (activation, asF32)
+  int64_t maxPanel;
+  llvm::DenseMap<std::pair<Value, unsigned>, Value> rounded_;  // (activation, asF32)
 };
 
 struct ReducePrecisionPass : public mlir::hexir::impl::ReducePrecisionBase<ReducePrecisionPass> {
@@ -185,7 +201,7 @@ struct ReducePrecisionPass : public mlir::hexir::impl::ReducePrecisionBase<Reduc
         if (isa<linalg::GenericOp, linalg::Conv2DNhwcHwcfOp>(op))
           ops.push_back(op);
       });
-      Rounding rounding(rewriter, bf16Operands);
+      Rounding rounding(rewriter, bf16Operands, maxPanel);
       for (Operation *op : ops) {
         if (auto generic = dyn_cast<linalg::GenericOp>(op))
           rounding.contraction(generic);

@@ -15,10 +15,11 @@ even (as ONNX and ONNX Runtime do), then saturates; DequantizeLinear subtracts t
 exactly and multiplies in float32.
 
 bf16=True evaluates the graph as `hexir-compile --precision bf16` specifies it (and as ONNX
-Runtime's and oneDNN's bf16 modes do): a MatMul whose B, a Gemm (transA 0, alpha 1) whose B, and a Conv
-(group 1) whose W is a constant (an initializer, or computed from constants only) multiply the values
-of their activation and weight rounded to bf16 (nearest, ties to even: PyTorch's conversion),
-still summed in float64; everything else is unchanged.
+Runtime's and oneDNN's bf16 modes do): a MatMul whose B is a constant matrix (rank 2), a Gemm
+(transA 0, alpha 1) whose B is a constant, and a Conv (group 1) whose W is a constant multiply
+the values of their activation and weight rounded to bf16 (nearest, ties to even: PyTorch's
+conversion), still summed in float64; everything else is unchanged. A constant is an
+initializer or what only constants compute (a transposed weight), as the compiler folds it.
 
 Only the default domain is supported, and only the ops in OPS; any other op raises
 NotImplementedError naming it (all of them, before anything runs). Known limits: MaxPool's
@@ -508,11 +509,14 @@ def _round_bf16(x):
 
 
 def bf16_operands(node, constants):
-    """The input positions rounded to bf16 under bf16=True (activation and weight), or ()."""
+    """The input positions rounded to bf16 under bf16=True (activation and weight), or ().
+    `constants`: {name: rank} of the graph's constants."""
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     weight = {"MatMul": 1, "Gemm": 1, "Conv": 1}.get(node.op_type)
     if weight is None or len(node.input) <= weight or node.input[weight] not in constants:
         return ()
+    if node.op_type == "MatMul" and constants[node.input[weight]] != 2:
+        return ()  # a batched weight ([1, K, N] too) stays f32
     if (node.op_type == "Gemm" and (attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0)) or (node.op_type == "Conv" and attrs.get("group", 1) != 1):
         return ()
     return (0, 1)
@@ -538,13 +542,16 @@ def run(model, feeds, outputs=None, bf16=False):
             last_use[name] = i
     # Constants: initializers and what only constants compute (a transposed or sliced weight),
     # as the compiler folds them.
-    constants = {t.name for t in graph.initializer}
+    constants = {t.name: len(t.dims) for t in graph.initializer}
     for node in graph.node:
         if all(not name or name in constants for name in node.input):
-            constants.update(node.output)
+            constants.update({name: None for name in node.output})
     for i, node in enumerate(graph.node):
         args = [env[name] if name else None for name in node.input]
         if bf16:
+            for name, value in zip(node.input, args):
+                if name in constants and constants[name] is None:
+                    constants[name] = value.ndim  # a folded constant's rank, once computed
             for j in bf16_operands(node, constants):
                 if args[j] is not None and args[j].dtype == np.float32:
                     args[j] = _round_bf16(args[j])

@@ -53,7 +53,7 @@ def contraction_weight_bytes(model):
     names = set()
     for node in model.graph.node:
         if node.op_type in ("MatMul", "Gemm", "Conv") and len(node.input) > 1 and node.input[1] in inits and \
-                onnx_numpy.bf16_operands(node, set(inits)):
+                onnx_numpy.bf16_operands(node, {n: len(t.dims) for n, t in inits.items()}):
             names.add(node.input[1])
     return sum(4 * int(np.prod(inits[n].dims)) for n in names)
 

@@ -1,4 +1,4 @@
-// RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters="dot-groups=true" | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters="dot-groups=true" -mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters | FileCheck %s --check-prefix=NODOT
 
 // An int8 channels-last convolution on a target with VNNI dot products: the image's sign bits
@@ -75,14 +75,18 @@ func.func @pointwise_padded(%q: tensor<1x4x4x3xi8>) -> (tensor<1x4x4x24xi32>, te
 // -----
 
 // bf16 (--precision bf16): a 3x3 convolution over 3 channels into 24, its bias broadcast: the
-// channels padded to a pair (the image's pad takes the channel too, with the spatial padding's
-// value), the filter packed as P[p][kh][kw][c2][fi][2], the bias widened to 32 channels with
-// zeros. No sign flip, no correction.
+// channels padded to a pair, the fourth channel taking the spatial padding's value (-1: the
+// canonicalizer folds the two pads into one), the filter packed as P[p][kh][kw][c2][fi][2] (W[kh][kw][c][f] = c +
+// 0.5 f at tap (0, 0): P[0][0][0][0][fi] = [0.5 fi, 1 + 0.5 fi], P[0][0][0][1][fi] = [2 + 0.5 fi,
+// 0]), the bias widened to 32 channels with zeros. No sign flip, no correction.
 // CHECK-LABEL: func.func @bf16_padded
 // CHECK-NOT: arith.xori
-// CHECK: arith.constant dense<{{.*}}> : tensor<32xf32>
-// CHECK: arith.constant dense<{{.*}}> : tensor<2x3x3x2x16x2xbf16>
-// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 0, 1]
+// CHECK: %[[S:.*]] = tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: tensor.yield %[[V:.*]] : bf16
+// CHECK: arith.constant dense<[2.500000e-01, {{.*}}, 2.500000e-01, 0.000000e+00, {{.*}}]> : tensor<32xf32>
+// CHECK: arith.constant dense<{{\[\[\[\[\[\[}}0.000000e+00, 1.000000e+00], [5.000000e-01, 1.500000e+00]{{.*}}[7.500000e+00, 8.500000e+00]], {{\[\[}}2.000000e+00, 0.000000e+00], [2.500000e+00, 0.000000e+00]{{.*}}> : tensor<2x3x3x2x16x2xbf16>
+// CHECK: tensor.pad %[[S]] low[0, 0, 0, 0] high[0, 0, 0, 1]
+// CHECK: tensor.yield %[[V]] : bf16
 // CHECK: tensor.expand_shape {{.*}} into tensor<1x10x10x2x2xbf16>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
 // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x10x10x2x2xbf16>, tensor<2x3x3x2x16x2xbf16>) outs(%{{.*}} : tensor<1x8x8x2x16xf32>)
@@ -91,8 +95,16 @@ func.func @pointwise_padded(%q: tensor<1x4x4x3xi8>) -> (tensor<1x4x4x24xi32>, te
 // CHECK: tensor.extract_slice {{.*}} to tensor<1x8x8x24xf32>
 // NODOT-LABEL: func.func @bf16_padded
 // NODOT: linalg.conv_2d_nhwc_hwcf
-func.func @bf16_padded(%x: tensor<1x10x10x3xbf16>) -> tensor<1x8x8x24xf32> {
-  %w = arith.constant dense<1.5> : tensor<3x3x3x24xbf16>
+func.func @bf16_padded(%x: tensor<1x8x8x3xbf16>) -> tensor<1x8x8x24xf32> {
+  %minus = arith.constant -1.0 : bf16
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %minus : bf16
+  } : tensor<1x8x8x3xbf16> to tensor<1x10x10x3xbf16>
+  // W[kh][kw][c][f] = c + 0.5 f
+  %w = arith.constant dense<[[[[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]], [[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]], [[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]]],
+      [[[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]], [[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]], [[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]]],
+      [[[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]], [[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]], [[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5], [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5, 13.0, 13.5]]]]> : tensor<3x3x3x24xbf16>
   %bias = arith.constant dense<0.25> : tensor<24xf32>
   %e = tensor.empty() : tensor<1x8x8x24xf32>
   %init = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
@@ -102,6 +114,6 @@ func.func @bf16_padded(%x: tensor<1x10x10x3xbf16>) -> tensor<1x8x8x24xf32> {
     linalg.yield %in : f32
   } -> tensor<1x8x8x24xf32>
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%x, %w : tensor<1x10x10x3xbf16>, tensor<3x3x3x24xbf16>) outs(%init : tensor<1x8x8x24xf32>) -> tensor<1x8x8x24xf32>
+      ins(%p, %w : tensor<1x10x10x3xbf16>, tensor<3x3x3x24xbf16>) outs(%init : tensor<1x8x8x24xf32>) -> tensor<1x8x8x24xf32>
   return %r : tensor<1x8x8x24xf32>
 }

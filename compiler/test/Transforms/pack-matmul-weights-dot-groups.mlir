@@ -1,4 +1,4 @@
-// RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights="dot-groups=true" | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights="dot-groups=true" -mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights | FileCheck %s --check-prefix=NODOT
 
 // An int8 contraction zext(A) x sext(B) with a constant B[K][N] on a target with VNNI dot
@@ -75,36 +75,40 @@ func.func @not_dot_groups(%a: tensor<8x16xi8>, %c: tensor<8x18xi8>) -> (tensor<8
 
 // -----
 
-// bf16 (--precision bf16): pairs along k, P[no][k2][ni][2]; 40 columns in panels of 16, padded
-// to 48 with zero weights and a zero-padded bias, the 40 real ones sliced back.
+// bf16 (--precision bf16): pairs along k, P[no][k2][ni][2] = B[2 k2 + g][16 no + ni] (B[k][n] =
+// 10 k + n); 20 columns in panels of 16, padded to 32 with zero weights and a zero-padded bias,
+// the 20 real ones sliced back.
 // CHECK-LABEL: func.func @bf16_pairs
-// CHECK: arith.constant dense<{{.*}}> : tensor<48xf32>
-// CHECK: %[[P:.*]] = arith.constant dense<{{.*}}> : tensor<3x8x16x2xbf16>
-// CHECK: %[[A:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [8, 8, 2] : tensor<8x16xbf16> into tensor<8x8x2xbf16>
-// CHECK: linalg.generic {{.*}} ins(%[[A]], %[[P]] : tensor<8x8x2xbf16>, tensor<3x8x16x2xbf16>) outs(%{{.*}} : tensor<8x3x16xf32>)
-// CHECK: tensor.extract_slice {{.*}} to tensor<8x40xf32>
+// CHECK: arith.constant dense<[2.500000e-01, {{.*}}, 2.500000e-01, 0.000000e+00, {{.*}}]> : tensor<32xf32>
+// CHECK: %[[P:.*]] = arith.constant dense<{{\[\[\[\[}}0.000000e+00, 1.000000e+01], [1.000000e+00, 1.100000e+01], [2.000000e+00, 1.200000e+01]{{.*}}> : tensor<2x2x16x2xbf16>
+// CHECK: %[[A:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [8, 2, 2] : tensor<8x4xbf16> into tensor<8x2x2xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[A]], %[[P]] : tensor<8x2x2xbf16>, tensor<2x2x16x2xbf16>) outs(%{{.*}} : tensor<8x2x16xf32>)
+// CHECK: tensor.extract_slice {{.*}} to tensor<8x20xf32>
 // NODOT-LABEL: func.func @bf16_pairs
-// NODOT: ins(%arg0, %{{.*}} : tensor<8x16xbf16>, tensor<16x40xbf16>)
-func.func @bf16_pairs(%a: tensor<8x16xbf16>) -> tensor<8x40xf32> {
-  %b = arith.constant dense<0.5> : tensor<16x40xbf16>
-  %bias = arith.constant dense<0.25> : tensor<40xf32>
-  %e = tensor.empty() : tensor<8x40xf32>
+// NODOT: ins(%arg0, %{{.*}} : tensor<8x4xbf16>, tensor<4x20xbf16>)
+func.func @bf16_pairs(%a: tensor<8x4xbf16>) -> tensor<8x20xf32> {
+  %b = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0],
+                             [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0],
+                             [20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0],
+                             [30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0]]> : tensor<4x20xbf16>
+  %bias = arith.constant dense<0.25> : tensor<20xf32>
+  %e = tensor.empty() : tensor<8x20xf32>
   %init = linalg.generic {indexing_maps = [affine_map<(m, n) -> (n)>, affine_map<(m, n) -> (m, n)>],
                           iterator_types = ["parallel", "parallel"]}
-      ins(%bias : tensor<40xf32>) outs(%e : tensor<8x40xf32>) {
+      ins(%bias : tensor<20xf32>) outs(%e : tensor<8x20xf32>) {
   ^bb0(%in: f32, %o: f32):
     linalg.yield %in : f32
-  } -> tensor<8x40xf32>
+  } -> tensor<8x20xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>,
                                         affine_map<(m, n, k) -> (m, n)>],
                        iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : tensor<8x16xbf16>, tensor<16x40xbf16>) outs(%init : tensor<8x40xf32>) {
+      ins(%a, %b : tensor<8x4xbf16>, tensor<4x20xbf16>) outs(%init : tensor<8x20xf32>) {
   ^bb0(%x: bf16, %w: bf16, %acc: f32):
     %xf = arith.extf %x : bf16 to f32
     %wf = arith.extf %w : bf16 to f32
     %p = arith.mulf %xf, %wf : f32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
-  } -> tensor<8x40xf32>
-  return %r : tensor<8x40xf32>
+  } -> tensor<8x20xf32>
+  return %r : tensor<8x20xf32>
 }
