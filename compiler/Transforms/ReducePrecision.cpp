@@ -45,6 +45,14 @@ uint16_t toBF16Bits(float f) {
   return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
+// The same bf16 as an f32 value (the 16 bits on top, zeros below: exact).
+float bf16Value(uint16_t bf16) {
+  uint32_t bits = static_cast<uint32_t>(bf16) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 // An f32 constant's values rounded to bf16: as a bf16 constant, or (`asF32`) as f32 values.
 Value roundedConstant(RewriterBase &rewriter, Location loc, DenseElementsAttr values, bool asF32) {
   std::vector<float> floats = denseFloats(values);
@@ -52,10 +60,8 @@ Value roundedConstant(RewriterBase &rewriter, Location loc, DenseElementsAttr va
   for (size_t i = 0; i < floats.size(); ++i)
     rounded[i] = toBF16Bits(floats[i]);
   if (asF32) {
-    for (size_t i = 0; i < floats.size(); ++i) {
-      uint32_t bits = static_cast<uint32_t>(rounded[i]) << 16;
-      std::memcpy(&floats[i], &bits, sizeof bits);
-    }
+    for (size_t i = 0; i < floats.size(); ++i)
+      floats[i] = bf16Value(rounded[i]);
     return arith::ConstantOp::create(rewriter, loc, values.getType(),
                                      DenseElementsAttr::get(values.getType(), ArrayRef<float>(floats)));
   }
@@ -111,9 +117,7 @@ public:
         pad && pad.getConstantPaddingValue() && matchPattern(pad.getConstantPaddingValue(), m_Constant(&padValue))) {
       Value source = activation(pad.getSource(), asF32);
       rewriter.setInsertionPoint(pad);
-      uint32_t bits = static_cast<uint32_t>(toBF16Bits(static_cast<float>(padValue.getValueAsDouble()))) << 16;
-      float rounded;
-      std::memcpy(&rounded, &bits, sizeof rounded);
+      float rounded = bf16Value(toBF16Bits(static_cast<float>(padValue.getValueAsDouble())));
       Type element = asF32 ? rewriter.getF32Type() : rewriter.getBF16Type();
       Value value = arith::ConstantOp::create(rewriter, pad.getLoc(), rewriter.getFloatAttr(element, rounded));
       auto type = RankedTensorType::get(pad.getResultType().getShape(), element);

@@ -508,17 +508,16 @@ def _round_bf16(x):
     return torch.from_numpy(np.ascontiguousarray(x, np.float32)).to(torch.bfloat16).to(torch.float32).numpy()
 
 
-def bf16_operands(node, constants):
+def bf16_operands(node, constants, weight_rank):
     """The input positions rounded to bf16 under bf16=True (activation and weight), or ().
-    `constants`: {name: rank} of the graph's constants."""
+    `constants`: the names of the graph's constants; `weight_rank`: the rank of input 1."""
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    weight = {"MatMul": 1, "Gemm": 1, "Conv": 1}.get(node.op_type)
-    if weight is None or len(node.input) <= weight or node.input[weight] not in constants:
+    if node.op_type not in ("MatMul", "Gemm", "Conv") or len(node.input) < 2 or node.input[1] not in constants:
         return ()
-    if node.op_type == "MatMul" and constants[node.input[weight]] != 2:
-        return ()  # a batched weight ([1, K, N] too) stays f32
-    if (node.op_type == "Gemm" and (attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0)) or (node.op_type == "Conv" and attrs.get("group", 1) != 1):
-        return ()
+    if (node.op_type == "MatMul" and weight_rank != 2) or \
+            (node.op_type == "Gemm" and (attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0)) or \
+            (node.op_type == "Conv" and attrs.get("group", 1) != 1):
+        return ()  # (a batched weight, [1, K, N] too, stays f32)
     return (0, 1)
 
 
@@ -542,17 +541,14 @@ def run(model, feeds, outputs=None, bf16=False):
             last_use[name] = i
     # Constants: initializers and what only constants compute (a transposed or sliced weight),
     # as the compiler folds them.
-    constants = {t.name: len(t.dims) for t in graph.initializer}
+    constants = {t.name for t in graph.initializer}
     for node in graph.node:
         if all(not name or name in constants for name in node.input):
-            constants.update({name: None for name in node.output})
+            constants.update(node.output)
     for i, node in enumerate(graph.node):
         args = [env[name] if name else None for name in node.input]
         if bf16:
-            for name, value in zip(node.input, args):
-                if name in constants and constants[name] is None:
-                    constants[name] = value.ndim  # a folded constant's rank, once computed
-            for j in bf16_operands(node, constants):
+            for j in bf16_operands(node, constants, args[1].ndim if len(args) > 1 and args[1] is not None else 0):
                 if args[j] is not None and args[j].dtype == np.float32:
                     args[j] = _round_bf16(args[j])
         for name, value in zip(node.output, run_node(node, args, opset)):

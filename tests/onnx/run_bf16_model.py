@@ -52,8 +52,8 @@ def contraction_weight_bytes(model):
     inits = {t.name: t for t in model.graph.initializer}
     names = set()
     for node in model.graph.node:
-        if node.op_type in ("MatMul", "Gemm", "Conv") and len(node.input) > 1 and node.input[1] in inits and \
-                onnx_numpy.bf16_operands(node, {n: len(t.dims) for n, t in inits.items()}):
+        if node.input[1:2] and node.input[1] in inits and \
+                onnx_numpy.bf16_operands(node, set(inits), len(inits[node.input[1]].dims)):
             names.add(node.input[1])
     return sum(4 * int(np.prod(inits[n].dims)) for n in names)
 

@@ -240,6 +240,15 @@ FailureOr<OnnxValue> elementwise(NodeContext &ctx, ArrayRef<const OnnxValue *> i
 Value broadcastTo(NodeContext &ctx, const OnnxValue &v, ArrayRef<int64_t> shape) {
   if (v.value && v.shape == std::vector<int64_t>(shape.begin(), shape.end()))
     return v.value;
+  // A splat (a bias or an int8 correction of one value) as a fill: the initializer form every
+  // pass recognizes (a generic yielding the scalar is not recomputed in its readers' kernels,
+  // nor widened by the packing passes).
+  if (v.isSplat()) {
+    OpBuilder &b = ctx.b;
+    Value empty = tensor::EmptyOp::create(b, ctx.loc, shape, elementType(b.getContext(), v.type));
+    Value scalar = scalarConstant(b, ctx.loc, v.type, v.constant->asDouble(0));
+    return linalg::FillOp::create(b, ctx.loc, ValueRange{scalar}, ValueRange{empty}).getResult(0);
+  }
   auto result = elementwiseTo(ctx, {&v}, shape, v.type,
                               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   return result->value;

@@ -28,7 +28,7 @@ Value zeroFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, DType type
 FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const OnnxValue &bv, DType acc,
                                   bool unsignedA) {
   auto accepts = [acc](DType t) { return t == acc || (acc == DType::kInt32 && t == DType::kInt8); };
-  if (!accepts(av.type) || !accepts(bv.type))
+  if (!(accepts(av.type) || (unsignedA && acc == DType::kInt32 && av.type == DType::kUInt8)) || !accepts(bv.type))
     return ctx.error() << "inputs must be " << dtypeName(acc) << " tensors";
   if (av.rank() == 0 || bv.rank() == 0)
     return ctx.error() << "inputs must have rank 1 or more";

@@ -17,10 +17,10 @@
 // are a VNNI dot product's (PackMatmulWeights packs the weights for it where the target has
 // one); the correction is then -(zx + 128) * sum_k wq.
 //
-// A uint8 activation (U8S8) is first the int8 one with the same dequantized values. Other
-// forms (per-axis activations, a weight zero point, a run-time weight) keep the float lowering
-// on the dequantized copies. So does everything with --no-int8-kernels, the
-// default where the target has no int8 dot products: there the integer kernels widen to int32
+// A uint8 activation (U8S8) is the same: a convolution reads it as int8 (xq - 128, zero point
+// zx - 128), a matrix product as it is. Other forms (per-axis activations, a weight zero point,
+// a run-time weight) keep the float lowering on the dequantized copies. So does everything with
+// --no-int8-kernels, the default where the target has no int8 dot products: there the integer kernels widen to int32
 // multiplies (vpmulld, one a cycle) and run about 2.7x slower than the packed f32 FMA kernels,
 // where VNNI's vpdpbusd (64 multiply-adds an instruction) makes them 3-4x faster.
 //===----------------------------------------------------------------------===//
@@ -34,28 +34,33 @@ using namespace mlir;
 namespace hexir::onnx_import {
 namespace {
 
-// The int8 activation behind `v`: run-time, per tensor, with a known scale and zero point. A
-// uint8 one (U8S8, ONNX Runtime's QUInt8 activations) is the same dequantized values as the
-// int8 tensor xq - 128 (its sign bit flipped: an elementwise op that fuses into its producer)
-// with the zero point zx - 128.
-std::optional<DequantizedSource> int8Activation(NodeContext &ctx, const OnnxValue &v) {
+// The int8 or uint8 (U8S8, ONNX Runtime's QUInt8) activation behind `v`: run-time, per tensor,
+// with a known scale and zero point.
+const DequantizedSource *int8Activation(const OnnxValue &v) {
   const DequantizedSource *d = v.dequantized.get();
   if (!d || (d->q.type != DType::kInt8 && d->q.type != DType::kUInt8) || d->q.isConstant() || d->axis >= 0 ||
       !d->scale.isConstant() || !d->zeroPoint.isConstant())
-    return std::nullopt;
-  if (d->q.type == DType::kInt8)
-    return *d;
-  DequantizedSource s = *d;
+    return nullptr;
+  return d;
+}
+
+// The same dequantized values as the other 8-bit type: xq with its sign bit flipped (an
+// elementwise op that fuses into its producer) and the zero point moved by 128 (int8 xq - 128
+// for uint8 xq, uint8 xq + 128 for int8 xq). `x` itself when it is of type `to` already.
+FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSource &x, DType to) {
+  if (x.q.type == to)
+    return x;
+  DequantizedSource s = x;
   OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
-  FailureOr<OnnxValue> flipped = elementwise(ctx, {&d->q, &signBit}, DType::kInt8,
-                                             [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                               return arith::XOrIOp::create(b, l, a[0], a[1]);
-                                             });
+  FailureOr<OnnxValue> flipped = elementwise(ctx, {&x.q, &signBit}, to, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::XOrIOp::create(b, l, a[0], a[1]);
+  });
   if (failed(flipped))
-    return std::nullopt;
+    return failure();
   s.q = *flipped;
-  s.zeroPoint = OnnxValue::ofConstant(
-      HostTensor::fromInts({d->zeroPoint.constant->i[0] - 128}, d->zeroPoint.shape, DType::kInt8));
+  int64_t zx = x.zeroPoint.constant->i[0];
+  s.zeroPoint =
+      OnnxValue::ofConstant(HostTensor::fromInts({to == DType::kInt8 ? zx - 128 : zx + 128}, x.zeroPoint.shape, to));
   return s;
 }
 
@@ -76,19 +81,16 @@ const DequantizedSource *int8Weight(const OnnxValue &v, int64_t outAxis) {
 // The int8 activation (input 0) and weight (input 1, output channels along `outAxis`) of an op
 // computed on the integers: none without --int8-kernels or where either is of another form.
 struct Int8Operands {
-  DequantizedSource x;
-  const DequantizedSource *w;
+  const DequantizedSource *x, *w;
 };
 std::optional<Int8Operands> int8Operands(NodeContext &ctx, int64_t outAxis) {
   if (!ctx.int8Kernels)
     return std::nullopt;
+  const DequantizedSource *x = int8Activation(ctx.input(0));
   const DequantizedSource *w = int8Weight(ctx.input(1), outAxis);
-  if (!w)
+  if (!x || !w)
     return std::nullopt;
-  std::optional<DequantizedSource> x = int8Activation(ctx, ctx.input(0));
-  if (!x)
-    return std::nullopt;
-  return Int8Operands{std::move(*x), w};
+  return Int8Operands{x, w};
 }
 
 // -zx * sum_k wq[c * channelStride + k * stride] for each of `channels` output channels, k over
@@ -136,20 +138,20 @@ FailureOr<std::optional<OnnxValue>> quantizedConv(NodeContext &ctx) {
   std::optional<Int8Operands> ops = int8Operands(ctx, 0);
   if (!ops || ops->w->q.rank() < 3)
     return std::optional<OnnxValue>();
-  const DequantizedSource *x = &ops->x, *w = ops->w;
+  // Convolutions take signed images (linalg's named convolutions extend both operands signed).
+  FailureOr<DequantizedSource> signedX = as8Bit(ctx, *ops->x, DType::kInt8);
+  if (failed(signedX))
+    return failure();
+  const DequantizedSource *x = &*signedX, *w = ops->w;
   const OnnxValue *bias = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
   if (bias && !isFloat(bias->type))
     return std::optional<OnnxValue>();
   const HostTensor &wq = *w->q.constant;
   int64_t filters = wq.shape[0], perFilter = wq.numElements() / std::max<int64_t>(filters, 1);
   int64_t zx = x->zeroPoint.constant->i[0];
-  HostTensor corr = correction(wq, zx, filters, perFilter, perFilter, 1);
-  OnnxValue corrV = OnnxValue::ofConstant(corr);
-  // The correction starts the accumulator, as a float bias does; none for zx = 0 (a zero fill,
-  // which the packing passes recognize; a broadcast of zeros folds into a generic they do not).
-  bool anyCorrection = llvm::any_of(corr.i, [](int64_t v) { return v != 0; });
-  FailureOr<OnnxValue> acc = convolveValues(ctx, x->q, w->q, anyCorrection ? &corrV : nullptr, DType::kInt32,
-                                            static_cast<double>(zx));
+  OnnxValue corrV = OnnxValue::ofConstant(correction(wq, zx, filters, perFilter, perFilter, 1));
+  // The correction starts the accumulator, as a float bias does.
+  FailureOr<OnnxValue> acc = convolveValues(ctx, x->q, w->q, &corrV, DType::kInt32, static_cast<double>(zx));
   if (failed(acc))
     return failure();
   std::vector<int64_t> along(acc->rank() - 1, 1);
@@ -175,21 +177,18 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
                                                      const DequantizedSource &w, const HostTensor &wq,
                                                      float alpha, const OnnxValue *bias) {
   int64_t k = wq.shape[0], n = wq.shape[1];
-  // The activation as unsigned bytes, xq + 128 (its sign bit flipped, an elementwise op that
-  // fuses into its producer): the form of a VNNI dot product (vpdpbusd multiplies unsigned
-  // by signed bytes). The correction then subtracts (zx + 128) * sum_k wq.
-  HostTensor corr = correction(wq, x.zeroPoint.constant->i[0] + 128, n, 1, k, n);
-  OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
-  FailureOr<OnnxValue> xu = elementwise(ctx, {&x.q, &signBit}, DType::kInt8, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-    return arith::XOrIOp::create(b, l, a[0], a[1]);
-  });
+  // The activation as unsigned bytes (an int8 one flipped to xq + 128): the form of a VNNI dot
+  // product (vpdpbusd multiplies unsigned by signed bytes). The correction subtracts the
+  // unsigned zero point times sum_k wq.
+  FailureOr<DequantizedSource> xu = as8Bit(ctx, x, DType::kUInt8);
   if (failed(xu))
     return failure();
+  HostTensor corr = correction(wq, xu->zeroPoint.constant->i[0], n, 1, k, n);
   HostTensor scale = channelScales(x, w, n);
   if (alpha != 1.0f)
     for (float &s : scale.f)
       s *= alpha;
-  FailureOr<OnnxValue> acc = matmulValues(ctx, *xu, OnnxValue::ofConstant(wq), DType::kInt32, /*unsignedA=*/true);
+  FailureOr<OnnxValue> acc = matmulValues(ctx, xu->q, OnnxValue::ofConstant(wq), DType::kInt32, /*unsignedA=*/true);
   if (failed(acc))
     return failure();
   OnnxValue corrV = OnnxValue::ofConstant(std::move(corr)), scaleV = OnnxValue::ofConstant(std::move(scale));
@@ -203,17 +202,17 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
 
 FailureOr<std::optional<OnnxValue>> quantizedMatMul(NodeContext &ctx) {
   std::optional<Int8Operands> ops = int8Operands(ctx, 1);
-  if (!ops || ops->x.q.rank() < 2 || ops->w->q.rank() != 2)
+  if (!ops || ops->x->q.rank() < 2 || ops->w->q.rank() != 2)
     return std::optional<OnnxValue>();
-  return quantizedProduct(ctx, ops->x, *ops->w, *ops->w->q.constant, 1.0f, nullptr);
+  return quantizedProduct(ctx, *ops->x, *ops->w, *ops->w->q.constant, 1.0f, nullptr);
 }
 
 FailureOr<std::optional<OnnxValue>> quantizedGemm(NodeContext &ctx) {
   bool transB = ctx.attrInt("transB", 0) != 0;
   std::optional<Int8Operands> ops = int8Operands(ctx, transB ? 0 : 1);
-  if (!ops || ctx.attrInt("transA", 0) != 0 || ops->x.q.rank() != 2 || ops->w->q.rank() != 2)
+  if (!ops || ctx.attrInt("transA", 0) != 0 || ops->x->q.rank() != 2 || ops->w->q.rank() != 2)
     return std::optional<OnnxValue>();
-  const DequantizedSource *x = &ops->x, *w = ops->w;
+  const DequantizedSource *x = ops->x, *w = ops->w;
   float alpha = ctx.attrFloat("alpha", 1.0f), beta = ctx.attrFloat("beta", 1.0f);
   std::optional<OnnxValue> c;
   if (ctx.hasInput(2) && beta != 0.0f) {
