@@ -109,6 +109,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   rules.padsInPlace = (*target)->description().padProducersInKernel;
   rules.maxPanel = (*target)->description().maxPanel;
   rules.int8DotGroups = (*target)->description().int8DotGroups;
+  rules.narrowingEpilogues = (*target)->description().narrowingEpilogues;
   if (options.precision == "bf16") {
     if ((*target)->description().name != "host") {
       module.emitError() << "--precision bf16 is implemented for the host target only, not '" << options.target << "'";

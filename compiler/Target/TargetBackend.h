@@ -79,6 +79,10 @@ struct TargetDescription {
   // --precision bf16, contractions then run on bf16 tensors with their weights packed in pairs;
   // without, their operands are only rounded to bf16 (Transforms/ReducePrecision.cpp).
   bool bf16DotGroups = false;
+  // Whether a contraction's or convolution's kernel takes an epilogue of another element type
+  // (int32 accumulators requantized to int8), narrowing each register tile: dispatch formation
+  // then fuses it, and the wide tensor never exists.
+  bool narrowingEpilogues = false;
   // Copies the runtime can make between spaces (from a machine file; none by default). With
   // one out of the arena space and one back, values that do not fit are moved out and back.
   std::vector<SpaceTransfer> transfers;

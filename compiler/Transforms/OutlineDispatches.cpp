@@ -113,8 +113,10 @@ bool startsEmpty(linalg::LinalgOp op) {
 // epilogue (a bias add, an activation, a residual add after a matmul or convolution): a
 // compute op the kernel generator vectorizes, not elementwise itself, read only by `anchor`,
 // element for element. The kernel updates the root's result in place (TileAndVectorize), so no
-// intermediate tensor exists.
-Operation *epilogueRoot(Operation *anchor, const FusesIntoKernel &fuses) {
+// intermediate tensor exists. With `narrowing`, the epilogue of a contraction or convolution
+// may write another element type (a requantization to int8): the kernel narrows each register
+// tile of the root's (TileAndVectorize), so no tensor of the root's type exists either.
+Operation *epilogueRoot(Operation *anchor, const FusesIntoKernel &fuses, bool narrowing) {
   auto epilogue = dyn_cast<linalg::GenericOp>(anchor);
   if (!epilogue || epilogue->getNumResults() != 1 || epilogue.getNumDpsInits() != 1 ||
       !epilogue.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || !allParallel(epilogue) ||
@@ -123,9 +125,16 @@ Operation *epilogueRoot(Operation *anchor, const FusesIntoKernel &fuses) {
   for (OpOperand *in : epilogue.getDpsInputOperands()) {
     auto root = in->get().getDefiningOp<linalg::LinalgOp>();
     if (!root || root->getNumResults() != 1 || root.getNumDpsInits() != 1 || allParallel(root) ||
-        !root.hasPureTensorSemantics() || in->get().getType() != epilogue->getResult(0).getType() ||
-        !startsEmpty(root) || !fuses(root))
+        !root.hasPureTensorSemantics() || !startsEmpty(root) || !fuses(root))
       continue;
+    auto rootType = cast<RankedTensorType>(in->get().getType());
+    auto outType = cast<RankedTensorType>(epilogue->getResult(0).getType());
+    if (rootType != outType) {
+      std::optional<KernelKind> kind = classifyKernel(root);
+      if (!narrowing || rootType.getShape() != outType.getShape() ||
+          !(kind == KernelKind::Contraction || kind == KernelKind::Conv))
+        continue;
+    }
     if (llvm::all_of(root->getUses(), [&](OpOperand &use) {
           return use.getOwner() == anchor && epilogue.isDpsInput(&use) &&
                  epilogue.getMatchingIndexingMap(&use).isIdentity();
@@ -498,7 +507,7 @@ struct OutlineDispatchesPass
     fused.clear();
     if (fuseProducers) {
       for (Operation *anchor : anchors)
-        if (Operation *root = epilogueRoot(anchor, fuses))
+        if (Operation *root = epilogueRoot(anchor, fuses, narrowingEpilogues))
           fused.insert(root);
       // A depthwise convolution or pooling computes its border itself from the unpadded
       // tensor: its pad joins its kernel (no padded tensor, no copy; see borderPad).
@@ -525,7 +534,7 @@ struct OutlineDispatchesPass
       // Row kernels: neither their members nor their last op may have taken another op in.
       llvm::SmallPtrSet<Operation *, 16> taken(fused.begin(), fused.end());
       for (Operation *anchor : anchors)
-        if (epilogueRoot(anchor, fuses) || (padsInPlace && (padProducer(anchor, fuses) || insertProducer(anchor, fuses))))
+        if (epilogueRoot(anchor, fuses, narrowingEpilogues) || (padsInPlace && (padProducer(anchor, fuses) || insertProducer(anchor, fuses))))
           taken.insert(anchor);
       for (Operation *anchor : llvm::reverse(anchors)) {
         if (taken.contains(anchor))

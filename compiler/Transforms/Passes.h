@@ -43,6 +43,9 @@ struct GraphTargetRules {
   // as bf16 tensors packed in dot-product pairs where the target has them (bf16DotGroups).
   bool bf16 = false;
   bool bf16DotGroups = false;
+  // Whether its kernels narrow a contraction's register tiles in an epilogue of another
+  // element type (TargetDescription::narrowingEpilogues).
+  bool narrowingEpilogues = false;
   // Readers of at most this many rows pack a run-time matmul B themselves (0: never).
   int64_t maxRowsPackedInKernel = 128;
   // Whether it fuses other ops into a kernel rooted at an op; empty: classifyKernel's kinds.

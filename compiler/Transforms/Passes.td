@@ -202,7 +202,10 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
     copy disappear. With pack-in-kernel-max-rows N > 0, the run-time packing of a matmul's B
     into panels whose readers each have at most N rows
     (hexir-pack-matmul-weights) goes into each kernel that reads the panels, which packs each
-    block of B where it uses it: B is read once and never written packed.
+    block of B where it uses it: B is read once and never written packed. With
+    narrowing-epilogues, an epilogue may write another element type than its root (a QDQ
+    convolution's int32 accumulators requantized to int8): the kernel narrows each register tile,
+    and no int32 tensor exists.
     `fuse-producers=false` (hexir-compile --no-fusion) keeps them apart.
   }];
   let options = [
@@ -210,6 +213,8 @@ def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
            "Compute epilogues, row kernels and (with pads-in-place) the producer of a pad in one kernel">,
     Option<"padsInPlace", "pads-in-place", "bool", /*default=*/"true",
            "Compute the producer of a pad inside the pad's kernel (targets whose kernels write the interior)">,
+    Option<"narrowingEpilogues", "narrowing-epilogues", "bool", /*default=*/"false",
+           "Fuse an epilogue of another element type than its root's (int32 accumulators requantized to int8) into a contraction's or convolution's kernel (targets whose kernels narrow each register tile)">,
     Option<"packInKernelMaxRows", "pack-in-kernel-max-rows", "int64_t", /*default=*/"128",
            "Pack a run-time matmul B into panels inside each kernel that reads them, where each has at most this many rows (0: never; the target's maxRowsPackedInKernel)">,
   ];

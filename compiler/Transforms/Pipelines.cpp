@@ -71,6 +71,7 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   outline.fuseProducers = fuseElementwise;
   outline.padsInPlace = padsInPlace;
   outline.packInKernelMaxRows = rules.maxRowsPackedInKernel;
+  outline.narrowingEpilogues = rules.narrowingEpilogues;
   pm.addPass(createOutlineDispatches(outline, rules.fusesIntoKernel));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -9,9 +9,9 @@
 // an int8 x int8 contraction accumulating in int32, whose correction is a constant, and a
 // float32 epilogue. Computed so, the operands stay int8 (a quarter of the bytes), the f32
 // copies are never made, and dispatch formation fuses the epilogue with what follows (ReLU,
-// the next QuantizeLinear) into one kernel that reads the int32 accumulators and writes int8
-// (a kernel of its own for now: dispatch formation fuses into a contraction's kernel only
-// epilogues of its element type). A convolution
+// the next QuantizeLinear) into one kernel that reads the int32 accumulators and writes int8;
+// on the host that kernel is the contraction's own, which narrows each register tile of
+// accumulators (no int32 tensor exists; TargetDescription::narrowingEpilogues). A convolution
 // pads xq with zx, which the correction cancels as the float graph's zero padding. MatMul and
 // Gemm read the activation as unsigned bytes xq + 128, whose products with the signed weights
 // are a VNNI dot product's (PackMatmulWeights packs the weights for it where the target has

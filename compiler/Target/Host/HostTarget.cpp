@@ -24,6 +24,7 @@ public:
     description_.maxPanel = widestPanel(pipeline_.vectorBits);
     description_.int8DotGroups = pipeline_.dotBits == pipeline_.vectorBits;
     description_.bf16DotGroups = pipeline_.bf16DotBits == pipeline_.vectorBits;
+    description_.narrowingEpilogues = true;
     // A run-time B is packed inside its readers' kernels where each has at most 128 rows.
     // Measured on a Zen 3 with B an input (GEMM, of the FMA peak, packing kernel -> packed in
     // the matmul's kernel): 32x3072x768 0.59 -> 0.67, 64x768x768 0.77 -> 0.84, 64x3072x768

@@ -412,17 +412,105 @@ FailureOr<linalg::LinalgOp> mlir::hexir::tileOnChunk(RewriterBase &rewriter, lin
   return tiledOp;
 }
 
+std::optional<bool> mlir::hexir::narrowingChain(ArrayRef<linalg::LinalgOp> writers) {
+  if (writers.size() < 2)
+    return false;
+  auto wide = cast<RankedTensorType>(writers.front()->getResult(0).getType());
+  auto out = cast<RankedTensorType>(writers.back()->getResult(0).getType());
+  if (llvm::any_of(writers.drop_back(), [&](linalg::LinalgOp w) {
+        return w->getResult(0).getType() != wide;
+      }))
+    return std::nullopt;
+  if (out == wide)
+    return false;
+  if (out.getShape() != wide.getShape())
+    return std::nullopt;
+  return true;
+}
+
+Value mlir::hexir::chainDestination(ArrayRef<linalg::LinalgOp> writers) {
+  std::optional<bool> narrows = narrowingChain(writers);
+  linalg::LinalgOp owner = narrows && *narrows ? writers.back() : writers.front();
+  return owner.getDpsInits()[0];
+}
+
+// Marks a kernel's stack buffers for the wide tiles of a narrowing chain.
+static constexpr llvm::StringLiteral kWideTileAttr = "hexir.wide_tile";
+
+// A tensor of `type` in a stack buffer of the kernel (allocated once at its entry, shared by
+// every tile of that size: the blocks of one thread run one after the other), where a
+// narrowing chain's root accumulates one tile before its epilogue narrows it.
+static Value wideTile(RewriterBase &rewriter, Location loc, RankedTensorType type) {
+  Operation *parent = rewriter.getInsertionBlock()->getParentOp();
+  auto fn = isa<func::FuncOp>(parent) ? cast<func::FuncOp>(parent) : parent->getParentOfType<func::FuncOp>();
+  int64_t bytes = type.getNumElements() * static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+  auto bufferType = MemRefType::get({bytes}, rewriter.getI8Type());
+  memref::AllocaOp buffer;
+  for (auto alloca : fn.getBody().front().getOps<memref::AllocaOp>())
+    if (alloca->hasAttr(kWideTileAttr) && alloca.getType() == bufferType)
+      buffer = alloca;
+  if (!buffer) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    buffer = memref::AllocaOp::create(rewriter, loc, bufferType, rewriter.getI64IntegerAttr(64));
+    buffer->setAttr(kWideTileAttr, rewriter.getUnitAttr());
+  }
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value view = memref::ViewOp::create(rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()), buffer,
+                                      zero, ValueRange{});
+  return bufferization::ToTensorOp::create(rewriter, loc, type, view, rewriter.getUnitAttr(), rewriter.getUnitAttr());
+}
+
 // The chunk [offsets, offsets + sizes) of `dest` computed by every writer's tile in order, each
-// onto the previous one's (appended to `tiled`), and inserted back: the updated `dest`.
+// onto the previous one's (appended to `tiled`), and inserted back: the updated `dest`. A
+// narrowing chain's root and initializers compute the chunk in a wide tile of their own (see
+// wideTile), which the epilogue's tile reads in place of the root's result and narrows into
+// the chunk of `dest`: no wide tensor the size of the output exists.
 static FailureOr<Value> writersOnChunk(RewriterBase &rewriter, Location loc, ArrayRef<linalg::LinalgOp> writers,
                                        Value dest, ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
                                        SmallVectorImpl<linalg::LinalgOp> &tiled) {
+  std::optional<bool> narrows = narrowingChain(writers);
+  if (!narrows)
+    return failure();
   SmallVector<OpFoldResult> ones(offsets.size(), rewriter.getIndexAttr(1));
-  Value current = tensor::ExtractSliceOp::create(rewriter, loc, dest, offsets, sizes, ones);
-  for (linalg::LinalgOp writer : writers) {
+  Value out = tensor::ExtractSliceOp::create(rewriter, loc, dest, offsets, sizes, ones);
+  ArrayRef<linalg::LinalgOp> chain = *narrows ? writers.drop_back() : writers;
+  Value current = out;
+  if (*narrows) {
+    auto wide = cast<RankedTensorType>(chain.front()->getResult(0).getType());
+    SmallVector<int64_t> shape;
+    for (OpFoldResult size : sizes) {
+      std::optional<int64_t> s = getConstantIntValue(size);
+      if (!s)
+        return failure();
+      shape.push_back(*s);
+    }
+    current = wideTile(rewriter, loc, RankedTensorType::get(shape, wide.getElementType()));
+  }
+  for (linalg::LinalgOp writer : chain) {
     FailureOr<linalg::LinalgOp> tiledOp = tileOnChunk(rewriter, writer, offsets, sizes, current);
     if (failed(tiledOp))
       return failure();
+    current = (*tiledOp)->getResult(0);
+    tiled.push_back(*tiledOp);
+  }
+  if (*narrows) {
+    linalg::LinalgOp epilogue = writers.back();
+    Value wide = chain.back()->getResult(0);
+    SmallVector<unsigned> reads;
+    for (OpOperand *in : epilogue.getDpsInputOperands())
+      if (in->get() == wide)
+        reads.push_back(in->getOperandNumber());
+    FailureOr<linalg::LinalgOp> tiledOp = tileOnChunk(rewriter, epilogue, offsets, sizes, out);
+    if (failed(tiledOp))
+      return failure();
+    for (unsigned operand : reads) {
+      OpOperand &read = (*tiledOp)->getOpOperand(operand);
+      Operation *slice = read.get().getDefiningOp();
+      rewriter.modifyOpInPlace(*tiledOp, [&] { read.set(current); });
+      if (slice && slice->use_empty())
+        rewriter.eraseOp(slice);
+    }
     current = (*tiledOp)->getResult(0);
     tiled.push_back(*tiledOp);
   }
@@ -440,10 +528,10 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   linalg::LinalgOp last = writers.back();
   Location loc = last.getLoc();
   auto type = cast<RankedTensorType>(last->getResult(0).getType());
-  if (llvm::any_of(writers, [&](linalg::LinalgOp w) { return w->getResult(0).getType() != type; }))
+  if (!narrowingChain(writers))
     return failure();
   rewriter.setInsertionPoint(last);
-  Value dest = writers.front().getDpsInits()[0];
+  Value dest = chainDestination(writers);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value lower = range.getBegin(), upper = range.getEnd();
   if (base) {
@@ -493,8 +581,7 @@ LogicalResult mlir::hexir::blockLoops(RewriterBase &rewriter, SmallVector<linalg
   linalg::LinalgOp last = writers.back();
   Location loc = last.getLoc();
   auto type = cast<RankedTensorType>(last->getResult(0).getType());
-  if (llvm::any_of(writers, [&](linalg::LinalgOp w) { return w->getResult(0).getType() != type; }) ||
-      !type.hasStaticShape() || blocks.size() != static_cast<size_t>(type.getRank()))
+  if (!narrowingChain(writers) || !type.hasStaticShape() || blocks.size() != static_cast<size_t>(type.getRank()))
     return failure();
   ArrayRef<int64_t> shape = type.getShape();
   SmallVector<OpFoldResult> offsets, sizes;
@@ -505,7 +592,7 @@ LogicalResult mlir::hexir::blockLoops(RewriterBase &rewriter, SmallVector<linalg
     sizes.push_back(rewriter.getIndexAttr(blocks[d] > 0 ? blocks[d] : shape[d]));
   }
   rewriter.setInsertionPoint(last);
-  Value dest = writers.front().getDpsInits()[0];
+  Value dest = chainDestination(writers);
   // The loop nest, outermost first, each loop carrying the output through its iterations.
   SmallVector<scf::ForOp> loops;
   for (unsigned d : order) {
@@ -520,17 +607,23 @@ LogicalResult mlir::hexir::blockLoops(RewriterBase &rewriter, SmallVector<linalg
     offsets[d] = loop.getInductionVar();
     loops.push_back(loop);
   }
-  if (loops.empty()) {
+  // (One block: a narrowing chain still takes its wide tile, which stays in registers.)
+  if (loops.empty() && !*narrowingChain(writers)) {
     tiled.assign(writers.begin(), writers.end());
     return success();
   }
   tiled.clear();
-  FailureOr<Value> updated =
-      writersOnChunk(rewriter, loc, writers, loops.back().getRegionIterArgs()[0], offsets, sizes, tiled);
+  FailureOr<Value> updated = writersOnChunk(rewriter, loc, writers,
+                                            loops.empty() ? dest : loops.back().getRegionIterArgs()[0], offsets,
+                                            sizes, tiled);
   if (failed(updated))
     return failure();
-  scf::YieldOp::create(rewriter, loc, *updated);
-  rewriter.replaceAllUsesWith(last->getResult(0), loops.front().getResult(0));
+  if (loops.empty()) {
+    rewriter.replaceAllUsesWith(last->getResult(0), *updated);
+  } else {
+    scf::YieldOp::create(rewriter, loc, *updated);
+    rewriter.replaceAllUsesWith(last->getResult(0), loops.front().getResult(0));
+  }
   for (linalg::LinalgOp writer : llvm::reverse(writers))
     rewriter.eraseOp(writer);
   return success();
@@ -565,7 +658,10 @@ FailureOr<bool> mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp f
   SmallVector<std::pair<linalg::LinalgOp, ReassociationIndices>> writers;
   for (Operation &op : fn.getBody().front()) {
     auto writer = dyn_cast<linalg::LinalgOp>(op);
-    if (!writer || op.getNumResults() != 1 || op.getResult(0).getType() != type)
+    // (A narrowing epilogue writes the same shape in another element type.)
+    auto writerType = writer && op.getNumResults() == 1 ? dyn_cast<RankedTensorType>(op.getResult(0).getType())
+                                                        : RankedTensorType();
+    if (!writerType || writerType.getShape() != type.getShape())
       continue;
     if (writer.getNumDpsInits() != 1)
       return false;
@@ -591,7 +687,9 @@ FailureOr<bool> mlir::hexir::collapseRows(RewriterBase &rewriter, func::FuncOp f
     if (auto fill = dyn_cast<linalg::FillOp>(writer.getOperation())) {
       Value dest = tensor::CollapseShapeOp::create(rewriter, loc, fill.getDpsInits()[0], reassociation);
       Value filled = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], dest)->getResult(0);
-      rewriter.replaceOp(fill, tensor::ExpandShapeOp::create(rewriter, loc, type, filled, reassociation).getResult());
+      rewriter.replaceOp(fill, tensor::ExpandShapeOp::create(rewriter, loc, fill.getResultTypes()[0], filled,
+                                                             reassociation)
+                                   .getResult());
       continue;
     }
     FailureOr<linalg::CollapseResult> collapsed = linalg::collapseOpIterationDims(writer, {loops}, rewriter);
@@ -652,11 +750,11 @@ LogicalResult mlir::hexir::splitWriters(RewriterBase &rewriter, ArrayRef<linalg:
   linalg::LinalgOp last = writers.back();
   Location loc = last.getLoc();
   auto type = cast<RankedTensorType>(last->getResult(0).getType());
-  if (llvm::any_of(writers, [&](linalg::LinalgOp w) { return w->getResult(0).getType() != type; }) ||
-      dim >= type.getRank() || split <= 0 || split >= type.getDimSize(dim))
+  if (!narrowingChain(writers) || dim >= type.getRank() || split <= 0 ||
+      split >= type.getDimSize(dim))
     return failure();
   rewriter.setInsertionPoint(last);
-  Value dest = linalg::LinalgOp(writers.front()).getDpsInits()[0];
+  Value dest = chainDestination(writers);
   int64_t rank = type.getRank();
   for (auto [start, size] : {std::pair<int64_t, int64_t>(0, split), {split, type.getDimSize(dim) - split}}) {
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;

@@ -72,6 +72,15 @@ LogicalResult splitPad(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);
 // dimension. Kernels of another shape are unchanged.
 LogicalResult splitConcat(func::FuncOp fn, int64_t minWork, int64_t maxWorkgroups);
 
+// Whether a kernel's writers (initializers, root, epilogue, in order) end in a narrowing
+// epilogue: one that reads the root's result and writes the output in another element type
+// (int32 accumulators requantized to int8), the others all writing the root's type. False where
+// all write one type; none where the writers are of another form.
+std::optional<bool> narrowingChain(ArrayRef<linalg::LinalgOp> writers);
+// The tensor the writers' chain updates: the first writer's destination, or the narrowing
+// epilogue's (the kernel's output).
+Value chainDestination(ArrayRef<linalg::LinalgOp> writers);
+
 // The workgroup loop over this invocation's chunks of the output: every writer computes its
 // tile of the chunk, in order. Replaces `writers` by their tiles in `tiled`. With `base`, the
 // chunks are the kernel's workgroups [base, base + chunks) (one part of several, see

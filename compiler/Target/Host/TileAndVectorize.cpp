@@ -86,6 +86,9 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     tensor::PadOp pad;
     tensor::InsertSliceOp insert;  // writes the result into a slice of its destination
     Strategy strategy;
+    // The epilogue writes another element type than the root's (int32 accumulators
+    // requantized to int8): the root accumulates each register tile apart (narrowingChain).
+    bool narrows = false;
   };
 
   std::optional<KernelShape> findRoot(func::FuncOp fn, int64_t lanes) {
@@ -119,8 +122,14 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       // The epilogue reads the root's result element for element, and only it does.
       k.epilogue = dyn_cast<linalg::GenericOp>(compute.back().getOperation());
       std::optional<Strategy> e = k.epilogue ? chooseStrategy(k.epilogue, lanes) : std::nullopt;
-      if (!e || e->kind != Kind::Elementwise || k.epilogue->getResult(0).getType() != k.root->getResult(0).getType() ||
+      auto rootType = cast<RankedTensorType>(k.root->getResult(0).getType());
+      auto outType = cast<RankedTensorType>(k.epilogue->getResult(0).getType());
+      if (!e || e->kind != Kind::Elementwise || outType.getShape() != rootType.getShape() ||
           !isEmptyTensor(k.epilogue.getDpsInits()[0]))
+        return std::nullopt;
+      k.narrows = outType != rootType;
+      // Only where the root's tiles can be its register tiles (see fusedBlocks).
+      if (k.narrows && k.strategy.kind != Kind::Contraction && k.strategy.kind != Kind::Conv)
         return std::nullopt;
       // (A SiLU reads it twice.)
       for (OpOperand &use : k.root->getUses())
@@ -277,19 +286,25 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
     }
     unsigned rootIndex = writers.size();
     writers.push_back(root);
+    bool narrows = shape->narrows;
     if (shape->epilogue)
-      writers.push_back(hexir::inPlaceOn(rewriter, shape->epilogue, root->getResult(0)));
+      writers.push_back(narrows ? linalg::LinalgOp(shape->epilogue)
+                                : hexir::inPlaceOn(rewriter, shape->epilogue, root->getResult(0)));
     if (interior) {
-      OpOperand *first = writers.front().getDpsInitOperand(0);
+      // (The chain's destination: a narrowing epilogue's.)
+      OpOperand *first = (narrows ? writers.back() : writers.front()).getDpsInitOperand(0);
       if (!first->get().getDefiningOp<tensor::EmptyOp>())
         return root.emitError() << "a padded or slice-writing kernel's accumulator must start from tensor.empty";
-      rewriter.modifyOpInPlace(writers.front(), [&] { first->set(interior); });
+      rewriter.modifyOpInPlace(first->getOwner(), [&] { first->set(interior); });
     }
 
     SmallVector<Operation *> toVectorize;
     // A depthwise convolution or pooling reading a pad computes its border itself (no padded
     // tensor): its own workgroups and register tiles (WindowBorders.cpp).
-    if (tensor::PadOp inputPad = borderPad(root)) {
+    tensor::PadOp inputPad = borderPad(root);
+    if (inputPad && narrows)
+      return root.emitError() << "a window op over its padded input cannot take a narrowing epilogue";
+    if (inputPad) {
       FailureOr<int64_t> workgroups =
           tileWindowWithBorders(rewriter, writers, rootIndex, inputPad, range, lanes, minWork, maxWorkgroups);
       if (failed(workgroups))
@@ -321,13 +336,16 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
         // tiles, or in its cache blocks when the reduction is split into blocks.
         bool inRegisters = false;
         if (tiledWriters.size() > 1)
-          if (std::optional<FusedBlocks> fused = fusedBlocks(tiledWriters[rootIndex], strategy, lanes)) {
+          if (std::optional<FusedBlocks> fused = fusedBlocks(tiledWriters[rootIndex], strategy, lanes, narrows)) {
             SmallVector<linalg::LinalgOp> blocked;
             if (failed(blockLoops(rewriter, tiledWriters, fused->blocks, fused->order, blocked)))
               return root.emitError() << "could not fuse the kernel's initializers and epilogue into its tiles";
             tiledWriters = blocked;
             inRegisters = fused->registers;
           }
+        // A narrowing chain's wide tiles are register tiles, never a tensor the size of the chunk.
+        if (narrows && !inRegisters)
+          return root.emitError() << "no register tiles for the root of a narrowing epilogue";
 
         // Cache and register tiles, then vector code.
         for (auto [index, writer] : llvm::enumerate(tiledWriters)) {

@@ -548,7 +548,8 @@ SmallVector<int64_t> collapsibleRows(linalg::LinalgOp op, const KernelStrategy &
   return loops;
 }
 
-std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes) {
+std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes,
+                                       bool narrowing) {
   std::optional<KernelStrategy> chunk = chooseStrategy(root, lanes);
   if (!chunk || chunk->kind != s.kind)
     return std::nullopt;
@@ -558,6 +559,8 @@ std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrate
   bool registers = true;
   switch (s.kind) {
   case KernelKind::Contraction: {
+    if (narrowing)
+      break;
     KernelStrategy cache = *chunk;
     chooseCacheTiles(cache, ranges);
     if (cache.cache[cache.dims.k[0]] != 0) {
@@ -577,7 +580,7 @@ std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrate
     // that each block of the filter serves every row of the chunk: with the blocks inside each
     // row instead (the bias and activation one row at a time), 7x7 layers of 512 channels
     // streamed their filter once per row and ran 15-20% slower. Their chunk's passes are small.
-    if (ranges[chunk->channelLoop] > convChannelBlock(lanes))
+    if (ranges[chunk->channelLoop] > convChannelBlock(lanes) && !narrowing)
       return std::nullopt;
     break;
   case KernelKind::Depthwise:
@@ -600,8 +603,10 @@ std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrate
     if (!dim)
       return std::nullopt;
     unsigned loop = dim.getPosition();
+    // (Rows peeled into whole tiles and the rest, see splitRowTiles: a narrowing chain's
+    // blocks take the largest tile that divides them.)
     if (sizes[loop] > 0 && sizes[loop] < ranges[loop])
-      fused.blocks[d] = sizes[loop];
+      fused.blocks[d] = largestDivisorAtMost(ranges[loop], sizes[loop]);
   }
   for (int64_t loop : loops)
     for (unsigned d = 0; d < outMap.getNumResults(); ++d)

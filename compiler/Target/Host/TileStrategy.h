@@ -101,14 +101,18 @@ inline int64_t convChannelBlock(int64_t lanes) { return lanes >= 16 ? 64 : 32; }
 // bias and take the activation in registers, and the output is written once), else the cache
 // block of a contraction whose reduction is split into blocks (the bias and the activation then
 // read and write a block in L1, not a whole chunk in L2). None for a convolution over more
-// input channels than a cache block (they run chunk by chunk). `blocks`: per output
-// dimension, 0 for whole; `order`: the output dimensions' loops, outermost first.
+// input channels than a cache block (they run chunk by chunk). A `narrowing` chain (its
+// epilogue writes another element type, see narrowingChain) always gets register blocks, whose
+// wide accumulators never leave the registers: its reduction then runs whole inside each
+// register tile. `blocks`: per output dimension, 0 for whole; `order`: the output dimensions'
+// loops, outermost first.
 struct FusedBlocks {
   SmallVector<int64_t> blocks;
   SmallVector<unsigned> order;
   bool registers;
 };
-std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes);
+std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrategy &s, int64_t lanes,
+                                       bool narrowing = false);
 
 // The row loops of a contraction that are better walked as one (a 1x1 convolution's output
 // rows and columns, [oh, ow]): consecutive row loops, each of more than one index, ending at
