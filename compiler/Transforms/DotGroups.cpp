@@ -253,6 +253,20 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
 
 namespace {
 
+// Whether `op` only flips the sign bits of its one int8 input (x xor -128), element for element.
+bool isSignFlip(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op->getNumResults() != 1 ||
+      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block *body = op.getBody();
+  auto xori = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0).getDefiningOp<arith::XOrIOp>();
+  IntegerAttr bit;
+  return xori && xori.getLhs() == body->getArgument(0) && matchPattern(xori.getRhs(), m_Constant(&bit)) &&
+         bit.getInt() == -128 && llvm::all_of(body->without_terminator(), [&](Operation &inner) {
+           return &inner == xori.getOperation() || isa<arith::ConstantOp>(inner);
+         });
+}
+
 // `v` with its sign bits flipped (int8 x as the unsigned byte x + 128): a pad by a constant
 // becomes a pad of the flipped source by the flipped constant (its kernel computes both); an
 // elementwise op only this reads yields the flipped value; anything else gets an elementwise op
@@ -284,6 +298,11 @@ Value flipSignBits(RewriterBase &rewriter, Value v) {
     rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, flipped); });
     return v;
   }
+  // Another reader's flip of `v` already (a pooled tensor read by two convolutions): shared,
+  // so that `v` keeps one reader and the flip can join its producer's kernel.
+  for (Operation *user : v.getUsers())
+    if (auto other = dyn_cast<linalg::GenericOp>(user); other && isSignFlip(other) && other.getDpsInputs()[0] == v)
+      return other->getResult(0);
   rewriter.setInsertionPointAfterValue(v);
   Location loc = v.getLoc();
   Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), i8);

@@ -36,6 +36,69 @@ constexpr int64_t kMaxFusedBodyOps = 256;
 
 int64_t bodyOps(linalg::GenericOp op) { return static_cast<int64_t>(op.getBody()->getOperations().size()); }
 
+// Marks an op that stays out of its reader (see keepNarrowJoins).
+constexpr llvm::StringLiteral kKeepAttr = "hexir.keep_narrow";
+
+unsigned elementBits(Value v) { return getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth(); }
+
+bool allParallel(linalg::GenericOp op) { return op.getNumParallelLoops() == op.getNumLoops(); }
+
+// The contraction or convolution `v` is computed from through a chain of elementwise generics,
+// each read only by the next and computing on one tensor that is not a constant, and the
+// chain's narrowest value (the fewest bits per element; of equals, the one nearest the root).
+struct RootChain {
+  Operation *root;
+  Value narrowest;
+};
+std::optional<RootChain> chainToRoot(Value v) {
+  Value narrowest = v;
+  while (true) {
+    auto op = v.getDefiningOp<linalg::LinalgOp>();
+    if (!op || op->getNumResults() != 1 || !v.hasOneUse())
+      return std::nullopt;
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic || !allParallel(generic))
+      return RootChain{op, narrowest};
+    Value next;
+    for (Value in : generic.getDpsInputs()) {
+      if (in.getDefiningOp<arith::ConstantOp>())
+        continue;
+      if (next)
+        return std::nullopt;
+      next = in;
+    }
+    if (!next || !isa<RankedTensorType>(next.getType()))
+      return std::nullopt;
+    if (elementBits(next) <= elementBits(narrowest) && next.getDefiningOp<linalg::GenericOp>() &&
+        allParallel(next.getDefiningOp<linalg::GenericOp>()))
+      narrowest = next;
+    v = next;
+  }
+}
+
+// An elementwise op reading the results of several contractions or convolutions through
+// chains of elementwise ops (a QDQ residual add: each convolution's int32 accumulators
+// dequantized, requantized to int8, dequantized again) would, fused whole, read every int32
+// result: only one of them can be its kernel's root, the others would be int32 tensors in
+// memory. The first chain fuses; in each other chain, the op computing the narrowest tensor
+// (the int8 output of the QuantizeLinear) stays out of its reader, so it becomes its own
+// contraction's narrowing epilogue and the join reads int8.
+void keepNarrowJoins(func::FuncOp fn) {
+  fn.walk([&](linalg::GenericOp join) {
+    if (!allParallel(join) || join->getNumResults() != 1)
+      return;
+    llvm::SmallPtrSet<Operation *, 4> roots;
+    for (Value in : join.getDpsInputs()) {
+      std::optional<RootChain> chain = chainToRoot(in);
+      if (!chain || !roots.insert(chain->root).second || roots.size() == 1)
+        continue;
+      Value narrowest = chain->narrowest;
+      if (narrowest != in && elementBits(narrowest) < elementBits(chain->root->getResult(0)))
+        narrowest.getDefiningOp()->setAttr(kKeepAttr, UnitAttr::get(fn.getContext()));
+    }
+  });
+}
+
 // Upstream's fusion, keeping both ops' locations on the fused op (so that a dispatch still names
 // every source op it computes, see --print-dispatches).
 struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
@@ -46,7 +109,7 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
     for (OpOperand &operand : consumer->getOpOperands()) {
       auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
       // Read only by this op (a GELU reads its input twice: each read is fused in turn).
-      if (!producer || !linalg::areElementwiseOpsFusable(&operand) ||
+      if (!producer || producer->hasAttr(kKeepAttr) || !linalg::areElementwiseOpsFusable(&operand) ||
           llvm::any_of(producer->getUsers(), [&](Operation *user) { return user != consumer.getOperation(); }) ||
           bodyOps(producer) + bodyOps(consumer) > kMaxFusedBodyOps)
         continue;
@@ -55,6 +118,9 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
       if (failed(fused))
         continue;
       fused->fusedOp->setLoc(loc);
+      // (A kept op stays kept with its producers fused in.)
+      if (consumer->hasAttr(kKeepAttr))
+        fused->fusedOp->setAttr(kKeepAttr, rewriter.getUnitAttr());
       for (auto [original, replacement] : fused->replacements)
         rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
       rewriter.eraseOp(consumer);
@@ -112,12 +178,17 @@ struct ComputeWithoutUnitViews : OpRewritePattern<linalg::GenericOp> {
 };
 
 struct FuseElementwisePass : public mlir::hexir::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
+
   void runOnOperation() override {
     for (func::FuncOp fn : mlir::hexir::graphFunctions(getOperation())) {
+      if (narrowingEpilogues)
+        keepNarrowJoins(fn);
       RewritePatternSet patterns(&getContext());
       patterns.add<FuseIntoReader, ComputeWithoutUnitViews>(&getContext());
       if (failed(applyPatternsGreedily(fn, std::move(patterns))))
         return signalPassFailure();
+      fn.walk([](linalg::GenericOp op) { op->removeAttr(kKeepAttr); });
     }
   }
 };

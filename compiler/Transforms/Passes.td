@@ -84,7 +84,17 @@ def FuseElementwise : Pass<"hexir-fuse-elementwise", "mlir::ModuleOp"> {
 
     Before: `%e = exp(%x)`, `%s = reduce_sum(%e)` as two generic ops. After: one generic op
     computing `exp` inside the reduction.
+
+    With narrowing-epilogues (targets whose contraction kernels take an epilogue of another
+    element type), an op reading two contractions' results through chains of elementwise ops
+    (a QDQ residual add of two convolutions) keeps the other chains' narrowest tensors (the
+    int8 output of a QuantizeLinear): the first chain becomes its epilogue, the others their own
+    contractions' narrowing epilogues, and no int32 result is read across kernels.
   }];
+  let options = [
+    Option<"narrowingEpilogues", "narrowing-epilogues", "bool", /*default=*/"false",
+           "Keep the narrowest tensor of every chain but one that joins an op reading several contractions">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 

@@ -45,7 +45,9 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   }
   // Chains of elementwise ops (GELU, SiLU, softmax steps) as one op.
   if (fuseElementwise) {
-    pm.addPass(createFuseElementwise());
+    FuseElementwiseOptions fuse;
+    fuse.narrowingEpilogues = rules.narrowingEpilogues;
+    pm.addPass(createFuseElementwise(fuse));
     pm.addPass(createCanonicalizerPass());
   }
   // Constant matmul weights and convolution filters as panels the register tile reads

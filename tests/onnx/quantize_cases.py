@@ -435,6 +435,56 @@ def add_cases(cases, errors, model, rnd):
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
     @case
+    def qdq_int8_maxpool_residual():
+        # --int8-kernels on a QDQ resnet's stem and block: a convolution, ReLU and requantization
+        # (one kernel writing int8), a 3x3 stride-2 max pooling of the int8 values (padded with
+        # -128), requantized with its input's scale and zero point (which gives the integers
+        # back) and, for a second output, with others; two 1x1 convolutions of the pooled tensor,
+        # each requantized, added (a residual: one convolution is the add's kernel, the other
+        # one's requantization its own kernel's epilogue), ReLU, requantized. Against the float64
+        # evaluation of the graph.
+        x = (rnd(1, 4, 11, 10) * 2).astype(np.float32)
+        sx, zx = np.float32(0.02), np.int8(-3)
+        w1 = rng.integers(-127, 128, size=(32, 4, 3, 3)).astype(np.int8)
+        s1 = (rng.random(32) * 0.005 + 0.002).astype(np.float32)
+        b1 = rnd(32).astype(np.float32)
+        sr, zr = np.float32(0.04), np.int8(-128)
+        sp, zp = np.float32(0.05), np.int8(-100)
+        wa = rng.integers(-127, 128, size=(64, 32, 1, 1)).astype(np.int8)
+        wb = rng.integers(-127, 128, size=(64, 32, 1, 1)).astype(np.int8)
+        sa, sb = (rng.random(64) * 0.002 + 0.001).astype(np.float32), np.float32(0.0015)
+        sqa, zqa, sqb, zqb = np.float32(0.06), np.int8(4), np.float32(0.05), np.int8(-6)
+        so, zo = np.float32(0.07), np.int8(-128)
+        pool = lambda t: F.max_pool2d(torch.from_numpy(t), 3, 2, 1).numpy()
+        xd = fake_quant(x, sx, zx)
+        rd = fake_quant(np.maximum(conv64(xd, w1 * s1.reshape(-1, 1, 1, 1).astype(np.float64), b1, padding=1), 0), sr, zr)
+        pd = fake_quant(pool(rd).astype(np.float32), sr, zr)
+        p2 = fake_quant(pool(rd).astype(np.float32), sp, zp)
+        ca = fake_quant(conv64(pd, wa * sa.reshape(-1, 1, 1, 1).astype(np.float64)).astype(np.float32), sqa, zqa)
+        cb = fake_quant(conv64(pd, wb * np.float64(sb)).astype(np.float32), sqb, zqb)
+        y = fake_quant(np.maximum(ca + cb, 0).astype(np.float32), so, zo)
+        outs = {"y": y.astype(np.float32), "p2": p2.astype(np.float32)}
+        nodes = qdq("x", "sx", "zx") + [
+            helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=0),
+            helper.make_node("Conv", ["x_d", "w1_d", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r"])] + qdq("r", "sr", "zr") + [
+            helper.make_node("MaxPool", ["r_d"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])] + \
+            qdq("p", "sr", "zr") + qdq("p", "sp", "zp", out="p2") + [
+            helper.make_node("DequantizeLinear", ["wa", "sa", "za"], ["wa_d"], axis=0),
+            helper.make_node("Conv", ["p_d", "wa_d"], ["ca"]),
+            helper.make_node("DequantizeLinear", ["wb", "sb", "z0"], ["wb_d"]),
+            helper.make_node("Conv", ["p_d", "wb_d"], ["cb"])] + qdq("ca", "sqa", "zqa") + qdq("cb", "sqb", "zqb") + [
+            helper.make_node("Add", ["ca_d", "cb_d"], ["s"]),
+            helper.make_node("Relu", ["s"], ["sr_"])] + qdq("sr_", "so", "zo") + [
+            helper.make_node("Identity", ["sr__d"], ["y"]),
+            helper.make_node("Identity", ["p2_d"], ["p2"])]
+        inits = {"sx": sx, "zx": zx, "w1": w1, "s1": s1, "z1": np.zeros(32, np.int8), "b1": b1, "sr": sr, "zr": zr,
+                 "sp": sp, "zp": zp, "wa": wa, "sa": sa, "za": np.zeros(64, np.int8), "wb": wb, "sb": sb,
+                 "z0": np.int8(0), "sqa": sqa, "zqa": zqa, "sqb": sqb, "zqb": zqb, "so": so, "zo": zo}
+        ins = {"x": x}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
+
+    @case
     def qdq_int8_in_if_branch():
         # --int8-kernels where a branch's MatMul reads an int8 activation dequantized outside
         # it (a capture: the body sees only the dequantized value, its MatMul runs in float)

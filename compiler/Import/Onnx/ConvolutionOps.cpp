@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -130,6 +131,18 @@ std::vector<int64_t> as4D(const std::vector<int64_t> &shape) {
 }
 
 // Sets output 0 from an NCHW result, back to 1-D if the input was.
+// The int8 activation a QDQ model's max pooling reads behind DequantizeLinear (run time, per
+// tensor, a positive constant scale), pooled on its integers with the int8 kernels; null
+// otherwise.
+const DequantizedSource *int8PoolSource(NodeContext &ctx, const OnnxValue &x) {
+  const DequantizedSource *d = x.dequantized.get();
+  if (!ctx.int8Kernels || !d || d->q.type != DType::kInt8 || d->q.isConstant() || d->axis >= 0 ||
+      !d->scale.isConstant() || !d->zeroPoint.isConstant() || d->scale.numElements() != 1 ||
+      !(d->scale.constant->f[0] > 0.0f) || std::isinf(d->scale.constant->f[0]))
+    return nullptr;
+  return d;
+}
+
 void setWindowOutput(NodeContext &ctx, Value out, const Window &w) {
   if (w.oneD) {
     auto s = shapeOf(out);
@@ -164,14 +177,19 @@ LogicalResult convertConv(NodeContext &ctx) {
 
 // A 2-D pooling of `x` over the window `w`: padded with `padValue`, accumulated into a tensor
 // filled with `padValue` (the reduction's identity), by linalg.pooling_nchw_max or _sum.
+// (An int8 `x` pools its integers: a max, padded and filled with -128.)
 Value poolNchw(NodeContext &ctx, const OnnxValue &x, const Window &w, double padValue, bool isMax) {
   OpBuilder &b = ctx.b;
   Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, padValue);
+  Type element = cast<RankedTensorType>(input.getType()).getElementType();
   std::vector<int64_t> outShape = {x.shape[0], x.shape[1], w.out[0], w.out[1]};
-  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
-  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, padValue)}, ValueRange{empty})
-                   .getResult(0);
-  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, b.getF32Type());
+  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, element);
+  Value identity = isa<FloatType>(element)
+                       ? floatConst(b, ctx.loc, padValue)
+                       : arith::ConstantOp::create(b, ctx.loc, b.getIntegerAttr(element, static_cast<int64_t>(padValue)))
+                             .getResult();
+  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{identity}, ValueRange{empty}).getResult(0);
+  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, element);
   // Ranges over locals: TypeRange/ValueRange from a braced list would dangle.
   SmallVector<Type> types = {init.getType()};
   SmallVector<Value> ins = {input, window}, outs = {init};
@@ -191,6 +209,21 @@ LogicalResult convertMaxPool(NodeContext &ctx) {
   Window w;
   if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
     return failure();
+  // A QDQ model's max pooling of a dequantized int8 tensor pools the integers: dequantization
+  // is increasing (a positive scale), so the max of the dequantized window is the dequantized
+  // max of the window, exactly, and -128 never wins against a real element as -inf does not.
+  // The int8 tensor stays int8 (a quarter of the bytes), and a QuantizeLinear after it with
+  // the same scale and zero point gives it back as it is.
+  const DequantizedSource *d = w.oneD ? nullptr : int8PoolSource(ctx, x);
+  if (d) {
+    OnnxValue pooled = OnnxValue::ofValue(poolNchw(ctx, d->q, w, -128.0, /*isMax=*/true), DType::kInt8);
+    FailureOr<OnnxValue> y = dequantizeValues(ctx, pooled, d->scale, d->zeroPoint);
+    if (failed(y))
+      return failure();
+    y->dequantized = std::make_shared<DequantizedSource>(DequantizedSource{pooled, d->scale, d->zeroPoint, -1});
+    ctx.setOutput(0, *y);
+    return success();
+  }
   setWindowOutput(ctx, poolNchw(ctx, x, w, -std::numeric_limits<float>::infinity(), /*isMax=*/true), w);
   return success();
 }

@@ -112,6 +112,15 @@ FailureOr<OnnxValue> quantizeValues(NodeContext &ctx, const OnnxValue &x, const 
   });
 }
 
+FailureOr<OnnxValue> dequantizeValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &scale,
+                                      const OnnxValue &zeroPoint) {
+  DType from = x.type;
+  return elementwise(ctx, {&x, &scale, &zeroPoint}, DType::kFloat, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value d = arith::SubFOp::create(b, l, toFloat(b, l, a[0], from), toFloat(b, l, a[2], from));
+    return arith::MulFOp::create(b, l, d, a[1]);
+  });
+}
+
 FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const OnnxValue &zeroPoint) {
   auto shape = broadcastShapeOf(ctx, {&x, &zeroPoint});
   if (failed(shape))
@@ -133,6 +142,14 @@ FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const 
 
 namespace {
 
+// Whether `a` and `b` are constants of one type holding one value each, the same (a per-tensor
+// scale or zero point, of any rank).
+bool sameConstant(const OnnxValue &a, const OnnxValue &b) {
+  if (!a.isConstant() || !b.isConstant() || a.type != b.type || a.numElements() != 1 || b.numElements() != 1)
+    return false;
+  return isFloat(a.type) ? a.constant->f[0] == b.constant->f[0] : a.constant->i[0] == b.constant->i[0];
+}
+
 LogicalResult convertQuantizeLinear(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   if (!isFloat(x.type))
@@ -145,6 +162,15 @@ LogicalResult convertQuantizeLinear(NodeContext &ctx) {
   FailureOr<QuantParams> p = quantParams(ctx, x, zero);
   if (failed(p))
     return failure();
+  // Requantizing a dequantized tensor with its own scale and zero point gives its integers back,
+  // exactly (|q - zp| <= 255: the f32 product and quotient round to q - zp), as after an int8
+  // max pooling.
+  if (const DequantizedSource *d = x.dequantized.get();
+      d && d->axis < 0 && d->q.type == zero.type && !d->q.isConstant() && sameConstant(d->scale, ctx.input(1)) &&
+      sameConstant(d->zeroPoint, zero)) {
+    ctx.setOutput(0, d->q);
+    return success();
+  }
   FailureOr<OnnxValue> y = quantizeValues(ctx, x, p->scale, p->zeroPoint, zero.type);
   if (failed(y))
     return failure();
@@ -183,12 +209,7 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
     ctx.setOutput(0, std::move(out));
     return success();
   }
-  DType from = x.type;
-  auto y = elementwise(ctx, {&x, &p->scale, &p->zeroPoint}, DType::kFloat,
-                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                         Value d = arith::SubFOp::create(b, l, toFloat(b, l, a[0], from), toFloat(b, l, a[2], from));
-                         return arith::MulFOp::create(b, l, d, a[1]);
-                       });
+  FailureOr<OnnxValue> y = dequantizeValues(ctx, x, p->scale, p->zeroPoint);
   if (failed(y))
     return failure();
   y->dequantized = source;

@@ -28,6 +28,11 @@ mlir::FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, 
 mlir::FailureOr<OnnxValue> quantizeValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &scale,
                                           const OnnxValue &zeroPoint, DType out);
 
+// (x - zero_point) * scale in float32 (x int8, uint8 or int32; scale and zero point
+// broadcasting against it), one elementwise op.
+mlir::FailureOr<OnnxValue> dequantizeValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &scale,
+                                            const OnnxValue &zeroPoint);
+
 // int32(x) - int32(zero_point) (x int8 or uint8, the zero point of its type, broadcasting against
 // it); folded when both are known.
 mlir::FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const OnnxValue &zeroPoint);

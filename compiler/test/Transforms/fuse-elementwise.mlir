@@ -1,4 +1,5 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-fuse-elementwise | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-fuse-elementwise="narrowing-epilogues=true" | FileCheck %s --check-prefix=NARROW
 
 // tanh -> exp -> sum over rows: one generic op computing tanh and exp inside the reduction.
 // CHECK-LABEL: func.func @chain
@@ -124,4 +125,78 @@ func.func @unit_views(%s: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4x1xf32>
   %y = tensor.collapse_shape %m [[0, 1]] : tensor<4x1xf32> into tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// A QDQ residual join: two int32 matmuls, each dequantized, requantized to int8 and dequantized
+// again, added and requantized. Fused whole (the default), the add reads both int32 results;
+// with narrowing-epilogues the second chain keeps its int8 tensor (its dequantization and
+// requantization fused into one op, the second matmul's narrowing epilogue), and the add reads
+// the first matmul's int32 and the second's int8.
+// CHECK-LABEL: func.func @residual_join
+// CHECK: %[[A:.*]] = linalg.matmul
+// CHECK: %[[B:.*]] = linalg.matmul
+// CHECK: linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<4x16xi32>, tensor<4x16xi32>)
+// CHECK-NOT: linalg.generic
+// NARROW-LABEL: func.func @residual_join
+// NARROW: %[[A:.*]] = linalg.matmul
+// NARROW: %[[B:.*]] = linalg.matmul
+// NARROW: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<4x16xi32>) outs(%{{.*}} : tensor<4x16xi8>)
+// NARROW: arith.fptosi {{.*}} : f32 to i8
+// NARROW: linalg.generic {{.*}} ins(%[[A]], %[[QB]] : tensor<4x16xi32>, tensor<4x16xi8>)
+// NARROW-NOT: linalg.generic
+// NARROW-NOT: hexir.keep_narrow
+#id = affine_map<(i, j) -> (i, j)>
+func.func @residual_join(%x: tensor<4x8xi8>, %y: tensor<4x8xi8>) -> tensor<4x16xi8> {
+  %w = arith.constant dense<3> : tensor<8x16xi8>
+  %v = arith.constant dense<5> : tensor<8x16xi8>
+  %zero = arith.constant 0 : i32
+  %s = arith.constant 0.125 : f32
+  %e = tensor.empty() : tensor<4x16xi32>
+  %ef = tensor.empty() : tensor<4x16xf32>
+  %o = tensor.empty() : tensor<4x16xi8>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<4x16xi32>) -> tensor<4x16xi32>
+  %a = linalg.matmul ins(%x, %w : tensor<4x8xi8>, tensor<8x16xi8>) outs(%f : tensor<4x16xi32>) -> tensor<4x16xi32>
+  %b = linalg.matmul ins(%y, %v : tensor<4x8xi8>, tensor<8x16xi8>) outs(%f : tensor<4x16xi32>) -> tensor<4x16xi32>
+  // Each result dequantized, requantized to int8, dequantized again (a QDQ model's Conv -> Q -> DQ).
+  %da = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x16xi32>) outs(%ef : tensor<4x16xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %t = arith.sitofp %in : i32 to f32
+    %m = arith.mulf %t, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %qa = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%da : tensor<4x16xf32>) outs(%o : tensor<4x16xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %t = arith.fptosi %in : f32 to i8
+    linalg.yield %t : i8
+  } -> tensor<4x16xi8>
+  %fa = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%qa : tensor<4x16xi8>) outs(%ef : tensor<4x16xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %t = arith.sitofp %in : i8 to f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32>
+  %db = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x16xi32>) outs(%ef : tensor<4x16xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %t = arith.sitofp %in : i32 to f32
+    %m = arith.mulf %t, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %qb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%db : tensor<4x16xf32>) outs(%o : tensor<4x16xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %t = arith.fptosi %in : f32 to i8
+    linalg.yield %t : i8
+  } -> tensor<4x16xi8>
+  %fb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%qb : tensor<4x16xi8>) outs(%ef : tensor<4x16xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %t = arith.sitofp %in : i8 to f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%fa, %fb : tensor<4x16xf32>, tensor<4x16xf32>) outs(%o : tensor<4x16xi8>) {
+  ^bb0(%p: f32, %q: f32, %out: i8):
+    %t = arith.addf %p, %q : f32
+    %r = arith.fptosi %t : f32 to i8
+    linalg.yield %r : i8
+  } -> tensor<4x16xi8>
+  return %sum : tensor<4x16xi8>
 }

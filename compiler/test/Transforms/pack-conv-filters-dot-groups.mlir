@@ -74,6 +74,28 @@ func.func @pointwise_padded(%q: tensor<1x4x4x3xi8>) -> (tensor<1x4x4x24xi32>, te
 
 // -----
 
+// Two 1x1 convolutions of one int8 tensor (a pooled image read by a block's first convolution
+// and its downsample) share one flip of its sign bits: the tensor keeps one reader, so the flip
+// can join its producer's kernel.
+// CHECK-LABEL: func.func @shared_flip
+// CHECK-COUNT-1: arith.xori
+// CHECK-NOT: arith.xori
+// CHECK: return
+func.func @shared_flip(%q: tensor<1x4x4x16xi8>) -> (tensor<1x4x4x32xi32>, tensor<1x4x4x32xi32>) {
+  %w = arith.constant dense<2> : tensor<1x1x16x32xi8>
+  %v = arith.constant dense<3> : tensor<1x1x16x32xi8>
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x4x4x32xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x4x4x32xi32>) -> tensor<1x4x4x32xi32>
+  %a = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%q, %w : tensor<1x4x4x16xi8>, tensor<1x1x16x32xi8>) outs(%init : tensor<1x4x4x32xi32>) -> tensor<1x4x4x32xi32>
+  %b = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%q, %v : tensor<1x4x4x16xi8>, tensor<1x1x16x32xi8>) outs(%init : tensor<1x4x4x32xi32>) -> tensor<1x4x4x32xi32>
+  return %a, %b : tensor<1x4x4x32xi32>, tensor<1x4x4x32xi32>
+}
+
+// -----
+
 // bf16 (--precision bf16): a 3x3 convolution over 3 channels into 24, its bias broadcast: the
 // channels padded to a pair, the fourth channel taking the spatial padding's value (-1: the
 // canonicalizer folds the two pads into one), the filter packed as P[p][kh][kw][c2][fi][2] (W[kh][kw][c][f] = c +

@@ -77,6 +77,17 @@ def qdq_u8_conv_matmul():
     return nodes, {"x": [1, 4, 6, 6], "m": [4, 16]}, {"y": [1, 8, 6, 6], "z": [4, 32]}, inits
 
 
+def qdq_maxpool():
+    # A QDQ max pooling, requantized with its input's scale and zero point (ONNX Runtime's form).
+    q = lambda a, s, z: [helper.make_node("QuantizeLinear", [a, s, z], [a + "_q"]),
+                         helper.make_node("DequantizeLinear", [a + "_q", s, z], [a + "_d"])]
+    nodes = q("x", "sx", "zx") + [
+        helper.make_node("MaxPool", ["x_d"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])] + \
+        q("p", "sx", "zx") + [helper.make_node("Identity", ["p_d"], ["y"])]
+    inits = {"sx": np.float32(0.05), "zx": np.int8(3)}
+    return nodes, {"x": [1, 4, 8, 8]}, {"y": [1, 4, 4, 4]}, inits
+
+
 def main():
     nodes, ins, outs, inits = globals()[sys.argv[1]]()
     graph = helper.make_graph(
