@@ -298,22 +298,26 @@ Value flipSignBits(RewriterBase &rewriter, Value v) {
     rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, flipped); });
     return v;
   }
-  // Another reader's flip of `v` already (a pooled tensor read by two convolutions): shared,
-  // so that `v` keeps one reader and the flip can join its producer's kernel.
-  for (Operation *user : v.getUsers())
-    if (auto other = dyn_cast<linalg::GenericOp>(user); other && isSignFlip(other) && other.getDpsInputs()[0] == v)
-      return other->getResult(0);
   rewriter.setInsertionPointAfterValue(v);
   Location loc = v.getLoc();
   Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), i8);
   AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
-  return linalg::GenericOp::create(rewriter, loc, TypeRange{type}, ValueRange{v}, ValueRange{empty},
-                                   ArrayRef<AffineMap>{identity, identity}, iterators,
-                                   [&](OpBuilder &b, Location l, ValueRange args) {
-                                     linalg::YieldOp::create(b, l, flip(b, l, args[0]));
-                                   })
-      ->getResult(0);
+  Value flipped = linalg::GenericOp::create(rewriter, loc, TypeRange{type}, ValueRange{v}, ValueRange{empty},
+                                            ArrayRef<AffineMap>{identity, identity}, iterators,
+                                            [&](OpBuilder &b, Location l, ValueRange args) {
+                                              linalg::YieldOp::create(b, l, flip(b, l, args[0]));
+                                            })
+                      ->getResult(0);
+  // Other readers' flips of `v` (a pooled tensor read by two convolutions, a matmul's flip from
+  // the importer) read this one instead, which comes right after `v` and so before all of
+  // them: `v` keeps one reader, and the flip can join its producer's kernel.
+  for (Operation *user : llvm::make_early_inc_range(v.getUsers()))
+    if (auto other = dyn_cast<linalg::GenericOp>(user);
+        other && other->getResult(0) != flipped && isSignFlip(other) && other.getDpsInputs()[0] == v &&
+        other->getResult(0).getType() == type)
+      rewriter.replaceOp(other, flipped);
+  return flipped;
 }
 
 // The int32 initial value `init` (channels last) plus delta[f] per channel, widened to delta's

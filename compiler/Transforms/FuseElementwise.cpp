@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 #include "Dialect/Functions.h"
+#include "Transforms/KernelClassification.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -39,40 +40,57 @@ int64_t bodyOps(linalg::GenericOp op) { return static_cast<int64_t>(op.getBody()
 // Marks an op that stays out of its reader (see keepNarrowJoins).
 constexpr llvm::StringLiteral kKeepAttr = "hexir.keep_narrow";
 
-unsigned elementBits(Value v) { return getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth(); }
+// Bits per element; 0 for types of no width (index, complex), which never narrow.
+unsigned elementBits(Value v) {
+  Type element = getElementTypeOrSelf(v.getType());
+  return element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
+}
 
 bool allParallel(linalg::GenericOp op) { return op.getNumParallelLoops() == op.getNumLoops(); }
 
-// The contraction or convolution `v` is computed from through a chain of elementwise generics,
-// each read only by the next and computing on one tensor that is not a constant, and the
-// chain's narrowest value (the fewest bits per element; of equals, the one nearest the root).
+// The compute op `v` is computed from through a chain of elementwise generics, each read only
+// by the next and computing on one tensor that is not a constant, the last one reading it
+// element for element; the chain's narrowest value (the fewest bits per element; of equals,
+// the one nearest the root); and whether the root's kernel could take the chain's ops as a
+// narrowing epilogue (see OutlineDispatches' narrowsInRegisters).
 struct RootChain {
   Operation *root;
   Value narrowest;
+  bool narrows;
 };
 std::optional<RootChain> chainToRoot(Value v) {
   Value narrowest = v;
   while (true) {
-    auto op = v.getDefiningOp<linalg::LinalgOp>();
-    if (!op || op->getNumResults() != 1 || !v.hasOneUse())
+    auto generic = v.getDefiningOp<linalg::GenericOp>();
+    if (!generic || !allParallel(generic) || generic->getNumResults() != 1 || !v.hasOneUse())
       return std::nullopt;
-    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-    if (!generic || !allParallel(generic))
-      return RootChain{op, narrowest};
-    Value next;
-    for (Value in : generic.getDpsInputs()) {
-      if (in.getDefiningOp<arith::ConstantOp>())
+    OpOperand *next = nullptr;
+    for (OpOperand *in : generic.getDpsInputOperands()) {
+      if (in->get().getDefiningOp<arith::ConstantOp>())
         continue;
       if (next)
         return std::nullopt;
       next = in;
     }
-    if (!next || !isa<RankedTensorType>(next.getType()))
+    if (!next || !isa<RankedTensorType>(next->get().getType()))
       return std::nullopt;
-    if (elementBits(next) <= elementBits(narrowest) && next.getDefiningOp<linalg::GenericOp>() &&
-        allParallel(next.getDefiningOp<linalg::GenericOp>()))
-      narrowest = next;
-    v = next;
+    Value in = next->get();
+    auto producer = in.getDefiningOp<linalg::LinalgOp>();
+    if (!producer)
+      return std::nullopt;
+    auto elementwise = dyn_cast<linalg::GenericOp>(producer.getOperation());
+    if (!elementwise || !allParallel(elementwise)) {
+      std::optional<mlir::hexir::KernelKind> kind = mlir::hexir::classifyKernel(producer);
+      bool windows = kind == mlir::hexir::KernelKind::Depthwise || kind == mlir::hexir::KernelKind::Pooling;
+      bool narrows = producer->getNumResults() == 1 && in.hasOneUse() &&
+                     generic.getMatchingIndexingMap(next).isIdentity() &&
+                     (kind == mlir::hexir::KernelKind::Contraction || kind == mlir::hexir::KernelKind::Conv ||
+                      (windows && !mlir::hexir::borderPad(producer)));
+      return RootChain{producer, narrowest, narrows};
+    }
+    if (elementBits(in) <= elementBits(narrowest))
+      narrowest = in;
+    v = in;
   }
 }
 
@@ -87,13 +105,18 @@ void keepNarrowJoins(func::FuncOp fn) {
   fn.walk([&](linalg::GenericOp join) {
     if (!allParallel(join) || join->getNumResults() != 1)
       return;
+    SmallVector<RootChain> chains;
     llvm::SmallPtrSet<Operation *, 4> roots;
-    for (Value in : join.getDpsInputs()) {
-      std::optional<RootChain> chain = chainToRoot(in);
-      if (!chain || !roots.insert(chain->root).second || roots.size() == 1)
-        continue;
-      Value narrowest = chain->narrowest;
-      if (narrowest != in && elementBits(narrowest) < elementBits(chain->root->getResult(0)))
+    for (Value in : join.getDpsInputs())
+      if (std::optional<RootChain> chain = chainToRoot(in); chain && chain->narrows && roots.insert(chain->root).second)
+        chains.push_back(*chain);
+    // (The first chain stays whole: the join is its root's epilogue.)
+    if (chains.size() < 2)
+      return;
+    for (const RootChain &chain : llvm::drop_begin(chains)) {
+      Value narrowest = chain.narrowest;
+      if (elementBits(narrowest) < elementBits(chain.root->getResult(0)) && !narrowest.getUsers().empty() &&
+          !llvm::is_contained(join.getDpsInputs(), narrowest))
         narrowest.getDefiningOp()->setAttr(kKeepAttr, UnitAttr::get(fn.getContext()));
     }
   });
@@ -186,8 +209,10 @@ struct FuseElementwisePass : public mlir::hexir::impl::FuseElementwiseBase<FuseE
         keepNarrowJoins(fn);
       RewritePatternSet patterns(&getContext());
       patterns.add<FuseIntoReader, ComputeWithoutUnitViews>(&getContext());
-      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+      if (failed(applyPatternsGreedily(fn, std::move(patterns)))) {
+        fn.emitError() << "fusing elementwise ops did not converge (an internal error: please report it)";
         return signalPassFailure();
+      }
       fn.walk([](linalg::GenericOp op) { op->removeAttr(kKeepAttr); });
     }
   }

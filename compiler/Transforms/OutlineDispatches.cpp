@@ -109,13 +109,24 @@ bool startsEmpty(linalg::LinalgOp op) {
   return static_cast<bool>(init.getDefiningOp<tensor::EmptyOp>());
 }
 
+// Whether `root`'s kernel can narrow its register tiles: a contraction or convolution, or a
+// depthwise convolution or pooling that reads its input whole (one computing its border from
+// the unpadded tensor, see borderPad, runs its own tiles).
+bool narrowsInRegisters(linalg::LinalgOp root) {
+  std::optional<KernelKind> kind = classifyKernel(root);
+  if (kind == KernelKind::Contraction || kind == KernelKind::Conv)
+    return true;
+  return (kind == KernelKind::Depthwise || kind == KernelKind::Pooling) && !borderPad(root);
+}
+
 // The root computed inside an elementwise op's kernel, if any, the elementwise op being its
 // epilogue (a bias add, an activation, a residual add after a matmul or convolution): a
 // compute op the kernel generator vectorizes, not elementwise itself, read only by `anchor`,
 // element for element. The kernel updates the root's result in place (TileAndVectorize), so no
 // intermediate tensor exists. With `narrowing`, the epilogue of a contraction or convolution
-// may write another element type (a requantization to int8): the kernel narrows each register
-// tile of the root's (TileAndVectorize), so no tensor of the root's type exists either.
+// may write another element type (a requantization to int8) where narrowsInRegisters: the
+// kernel narrows each register tile of the root's (TileAndVectorize), so no tensor of the
+// root's type exists either.
 Operation *epilogueRoot(Operation *anchor, const FusesIntoKernel &fuses, bool narrowing) {
   auto epilogue = dyn_cast<linalg::GenericOp>(anchor);
   if (!epilogue || epilogue->getNumResults() != 1 || epilogue.getNumDpsInits() != 1 ||
@@ -130,9 +141,7 @@ Operation *epilogueRoot(Operation *anchor, const FusesIntoKernel &fuses, bool na
     auto rootType = cast<RankedTensorType>(in->get().getType());
     auto outType = cast<RankedTensorType>(epilogue->getResult(0).getType());
     if (rootType != outType) {
-      std::optional<KernelKind> kind = classifyKernel(root);
-      if (!narrowing || rootType.getShape() != outType.getShape() ||
-          !(kind == KernelKind::Contraction || kind == KernelKind::Conv))
+      if (!narrowing || rootType.getShape() != outType.getShape() || !narrowsInRegisters(root))
         continue;
     }
     if (llvm::all_of(root->getUses(), [&](OpOperand &use) {

@@ -16,7 +16,9 @@
 #include "Dialect/Functions.h"
 #include "Transforms/KernelClassification.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -56,6 +58,113 @@ bool sinkThrough(OpOperand *operand, bool windowBorders) {
   return reader && allParallel(reader) && !allParallel(producer);
 }
 
+// `attr` with its dimension `dim` extended to `size` by repeating its last element (a
+// per-channel constant for the padding channels: they compute as the last real one does, so
+// no division by zero or NaN appears in lanes that are sliced away).
+DenseElementsAttr padByRepeating(DenseElementsAttr attr, unsigned dim, int64_t size) {
+  auto type = cast<RankedTensorType>(attr.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t old = shape[dim];
+  shape[dim] = size;
+  SmallVector<Attribute> values(attr.getValues<Attribute>());
+  SmallVector<Attribute> padded;
+  int64_t inner = 1;
+  for (unsigned d = dim + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t outer = type.getNumElements() / (old * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < size; ++i)
+      for (int64_t k = 0; k < inner; ++k)
+        padded.push_back(values[(o * old + std::min(i, old - 1)) * inner + k]);
+  return DenseElementsAttr::get(RankedTensorType::get(shape, type.getElementType()), padded);
+}
+
+// A packed contraction's or convolution's result whose columns were padded to whole vectors
+// (24 channels in panels of 16: [..., 32]) is sliced back to its columns before its elementwise
+// reader (a requantization to int8, an activation). The reader moves above the slice instead,
+// computing the padding columns too, its per-column constants extended by their last value:
+// it then reads the contraction's result itself (its epilogue, a narrowing one for int8) and
+// the slice copies its narrow result. Readers of other run-time tensors along the columns (a
+// residual add) stay below the slice.
+struct ElementwiseAboveSlice : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
+    if (!allParallel(op) || op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+        !op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+        !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+      return failure();
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    unsigned rank = outType.getRank(), last = rank - 1;
+    OpOperand *sliced = nullptr;
+    tensor::ExtractSliceOp slice;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto s = in->get().getDefiningOp<tensor::ExtractSliceOp>();
+      if (!s || sliced || !s->hasOneUse() || !op.getMatchingIndexingMap(in).isIdentity())
+        continue;
+      auto srcType = s.getSourceType();
+      if (!s.hasUnitStride() || !s.hasZeroOffset() || !srcType.hasStaticShape() || srcType.getRank() != rank ||
+          s.getResultType().getShape() != outType.getShape())
+        continue;
+      bool lastOnly = true;
+      for (unsigned d = 0; d < last; ++d)
+        lastOnly &= srcType.getDimSize(d) == outType.getDimSize(d);
+      Value src = s.getSource();
+      if (auto view = src.getDefiningOp<tensor::CollapseShapeOp>())
+        src = view.getSrc();
+      auto producer = src.getDefiningOp<linalg::LinalgOp>();
+      if (!lastOnly || !producer || allParallel(producer))
+        continue;
+      sliced = in;
+      slice = s;
+    }
+    if (!sliced)
+      return failure();
+    int64_t width = slice.getSourceType().getDimSize(last);
+    // The other operands along the columns: constants only, extended to the padded width
+    // (all checked before anything is created: a pattern that fails changes nothing).
+    SmallVector<std::pair<DenseElementsAttr, unsigned>> extended;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      if (in == sliced)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(in);
+      std::optional<unsigned> column;
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        if (!map.getResult(r).isFunctionOfDim(last))
+          continue;
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+        if (!dim || column)
+          return failure();
+        column = r;
+      }
+      DenseElementsAttr attr;
+      if (column && !matchPattern(in->get(), m_Constant(&attr)))
+        return failure();
+      extended.push_back({column ? attr : DenseElementsAttr(), column.value_or(0)});
+    }
+    SmallVector<Value> inputs;
+    Location loc = op.getLoc();
+    auto next = extended.begin();
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      if (in == sliced) {
+        inputs.push_back(slice.getSource());
+        continue;
+      }
+      auto [attr, column] = *next++;
+      inputs.push_back(attr ? arith::ConstantOp::create(rewriter, loc, padByRepeating(attr, column, width)).getResult()
+                            : in->get());
+    }
+    SmallVector<int64_t> shape(outType.getShape());
+    shape[last] = width;
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, outType.getElementType());
+    auto wide = linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty},
+                                          op.getIndexingMapsArray(), op.getIteratorTypesArray());
+    rewriter.cloneRegionBefore(op.getRegion(), wide.getRegion(), wide.getRegion().end());
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, outType, wide->getResult(0), slice.getMixedOffsets(),
+                                                        slice.getMixedSizes(), slice.getMixedStrides());
+    return success();
+  }
+};
+
 struct SinkPackedViewsPass : public mlir::hexir::impl::SinkPackedViewsBase<SinkPackedViewsPass> {
   using SinkPackedViewsBase::SinkPackedViewsBase;
 
@@ -64,10 +173,13 @@ struct SinkPackedViewsPass : public mlir::hexir::impl::SinkPackedViewsBase<SinkP
       RewritePatternSet patterns(&getContext());
       linalg::populateFoldReshapeOpsByExpansionPatterns(
           patterns, [this](OpOperand *operand) { return sinkThrough(operand, windowBorders); });
+      patterns.add<ElementwiseAboveSlice>(&getContext());
       // A view of tensor.empty (the expanded op's init) is an empty tensor of the new shape.
       tensor::populateFoldTensorEmptyPatterns(patterns);
-      if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+      if (failed(applyPatternsGreedily(fn, std::move(patterns)))) {
+        fn.emitError() << "moving packed views below their readers did not converge (an internal error: please report it)";
         return signalPassFailure();
+      }
     }
   }
 };

@@ -485,6 +485,48 @@ def add_cases(cases, errors, model, rnd):
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
     @case
+    def qdq_int8_padded_channels():
+        # --int8-kernels where a convolution's output channels are not a whole number of vectors
+        # (24 and 40: panels padded to 32 and 48, sliced back): its requantization computes the
+        # padding channels too, above the slice; a residual add of a run-time tensor after a
+        # per-channel bias stays below its slice; a SiLU (x * sigmoid(x), reading x twice) of a
+        # requantized 40-channel convolution. Against the float64 evaluation of the graph.
+        x = (rnd(1, 16, 6, 7) * 2).astype(np.float32)
+        sx, zx = np.float32(0.03), np.int8(2)
+        w1 = rng.integers(-127, 128, size=(24, 16, 1, 1)).astype(np.int8)
+        w2 = rng.integers(-127, 128, size=(24, 24, 3, 3)).astype(np.int8)
+        w3 = rng.integers(-127, 128, size=(40, 24, 1, 1)).astype(np.int8)
+        s1 = (rng.random(24) * 0.004 + 0.002).astype(np.float32)
+        s2, s3 = np.float32(0.0009), (rng.random(40) * 0.002 + 0.001).astype(np.float32)
+        b2 = rnd(24).astype(np.float32)
+        sa, za, sb, zb = np.float32(0.05), np.int8(-5), np.float32(0.06), np.int8(3)
+        sc, zc, so, zo = np.float32(0.07), np.int8(0), np.float32(0.02), np.int8(-20)
+        xd = fake_quant(x, sx, zx)
+        a = fake_quant(conv64(xd, w1 * s1.reshape(-1, 1, 1, 1).astype(np.float64)).astype(np.float32), sa, za)
+        b = fake_quant(conv64(a, w2 * np.float64(s2), b2, padding=1).astype(np.float32), sb, zb)
+        r = fake_quant((a + b).astype(np.float32), sa, za)
+        c = fake_quant(conv64(r, w3 * s3.reshape(-1, 1, 1, 1).astype(np.float64)).astype(np.float32), sc, zc)
+        y = fake_quant((c / (1 + np.exp(-c))).astype(np.float32), so, zo)
+        outs = {"y": y.astype(np.float32), "r": r.astype(np.float32)}
+        nodes = qdq("x", "sx", "zx") + [
+            helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1_d"], axis=0),
+            helper.make_node("Conv", ["x_d", "w1_d"], ["a"])] + qdq("a", "sa", "za") + [
+            helper.make_node("DequantizeLinear", ["w2", "s2", "z0"], ["w2_d"]),
+            helper.make_node("Conv", ["a_d", "w2_d", "b2"], ["b"], pads=[1, 1, 1, 1])] + qdq("b", "sb", "zb") + [
+            helper.make_node("Add", ["a_d", "b_d"], ["ab"])] + qdq("ab", "sa", "za") + [
+            helper.make_node("Identity", ["ab_d"], ["r"]),
+            helper.make_node("DequantizeLinear", ["w3", "s3", "z3"], ["w3_d"], axis=0),
+            helper.make_node("Conv", ["ab_d", "w3_d"], ["c"])] + qdq("c", "sc", "zc") + [
+            helper.make_node("Sigmoid", ["c_d"], ["sg"]),
+            helper.make_node("Mul", ["c_d", "sg"], ["silu"])] + qdq("silu", "so", "zo") + [
+            helper.make_node("Identity", ["silu_d"], ["y"])]
+        inits = {"sx": sx, "zx": zx, "w1": w1, "s1": s1, "z1": np.zeros(24, np.int8), "w2": w2, "s2": s2,
+                 "z0": np.int8(0), "b2": b2, "w3": w3, "s3": s3, "z3": np.zeros(40, np.int8), "sa": sa, "za": za,
+                 "sb": sb, "zb": zb, "sc": sc, "zc": zc, "so": so, "zo": zo}
+        ins = {"x": x}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
+
+    @case
     def qdq_int8_in_if_branch():
         # --int8-kernels where a branch's MatMul reads an int8 activation dequantized outside
         # it (a capture: the body sees only the dequantized value, its MatMul runs in float)

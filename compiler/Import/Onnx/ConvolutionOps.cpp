@@ -130,7 +130,6 @@ std::vector<int64_t> as4D(const std::vector<int64_t> &shape) {
   return shape;
 }
 
-// Sets output 0 from an NCHW result, back to 1-D if the input was.
 // The int8 activation a QDQ model's max pooling reads behind DequantizeLinear (run time, per
 // tensor, a positive constant scale), pooled on its integers with the int8 kernels; null
 // otherwise.
@@ -143,6 +142,7 @@ const DequantizedSource *int8PoolSource(NodeContext &ctx, const OnnxValue &x) {
   return d;
 }
 
+// Sets output 0 from an NCHW result, back to 1-D if the input was.
 void setWindowOutput(NodeContext &ctx, Value out, const Window &w) {
   if (w.oneD) {
     auto s = shapeOf(out);

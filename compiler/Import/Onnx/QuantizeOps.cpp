@@ -150,6 +150,13 @@ bool sameConstant(const OnnxValue &a, const OnnxValue &b) {
   return isFloat(a.type) ? a.constant->f[0] == b.constant->f[0] : a.constant->i[0] == b.constant->i[0];
 }
 
+// Whether a scale dequantizes and requantizes 8-bit values exactly: not 0 (0 / 0 saturates) and
+// small enough that 255 times it is finite.
+bool exactScale(const OnnxValue &scale) {
+  double s = std::fabs(static_cast<double>(scale.constant->f[0]));
+  return s > 0 && std::isfinite(static_cast<float>(255 * s));
+}
+
 LogicalResult convertQuantizeLinear(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   if (!isFloat(x.type))
@@ -167,7 +174,7 @@ LogicalResult convertQuantizeLinear(NodeContext &ctx) {
   // max pooling.
   if (const DequantizedSource *d = x.dequantized.get();
       d && d->axis < 0 && d->q.type == zero.type && !d->q.isConstant() && sameConstant(d->scale, ctx.input(1)) &&
-      sameConstant(d->zeroPoint, zero)) {
+      exactScale(d->scale) && sameConstant(d->zeroPoint, zero)) {
     ctx.setOutput(0, d->q);
     return success();
   }

@@ -438,8 +438,9 @@ Value mlir::hexir::chainDestination(ArrayRef<linalg::LinalgOp> writers) {
 static constexpr llvm::StringLiteral kWideTileAttr = "hexir.wide_tile";
 
 // A tensor of `type` in a stack buffer of the kernel (allocated once at its entry, shared by
-// every tile of that size: the blocks of one thread run one after the other), where a
-// narrowing chain's root accumulates one tile before its epilogue narrows it.
+// every tile of that size: the blocks of one thread run one after the other, so the tensors
+// viewing it never live at the same time), where a narrowing chain's root accumulates one
+// register tile before its epilogue narrows it.
 static Value wideTile(RewriterBase &rewriter, Location loc, RankedTensorType type) {
   Operation *parent = rewriter.getInsertionBlock()->getParentOp();
   auto fn = isa<func::FuncOp>(parent) ? cast<func::FuncOp>(parent) : parent->getParentOfType<func::FuncOp>();
@@ -463,12 +464,13 @@ static Value wideTile(RewriterBase &rewriter, Location loc, RankedTensorType typ
 
 // The chunk [offsets, offsets + sizes) of `dest` computed by every writer's tile in order, each
 // onto the previous one's (appended to `tiled`), and inserted back: the updated `dest`. A
-// narrowing chain's root and initializers compute the chunk in a wide tile of their own (see
-// wideTile), which the epilogue's tile reads in place of the root's result and narrows into
-// the chunk of `dest`: no wide tensor the size of the output exists.
+// narrowing chain's root and initializers compute the chunk in a wide tile of their own, which
+// the epilogue's tile reads in place of the root's result and narrows into the chunk of `dest`:
+// a register tile's in a stack buffer (`registers`, see wideTile), a larger chunk's in an
+// empty tensor that the register blocks inside it replace (blockLoops).
 static FailureOr<Value> writersOnChunk(RewriterBase &rewriter, Location loc, ArrayRef<linalg::LinalgOp> writers,
                                        Value dest, ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
-                                       SmallVectorImpl<linalg::LinalgOp> &tiled) {
+                                       SmallVectorImpl<linalg::LinalgOp> &tiled, bool registers = false) {
   std::optional<bool> narrows = narrowingChain(writers);
   if (!narrows)
     return failure();
@@ -485,7 +487,9 @@ static FailureOr<Value> writersOnChunk(RewriterBase &rewriter, Location loc, Arr
         return failure();
       shape.push_back(*s);
     }
-    current = wideTile(rewriter, loc, RankedTensorType::get(shape, wide.getElementType()));
+    auto tileType = RankedTensorType::get(shape, wide.getElementType());
+    current = registers ? wideTile(rewriter, loc, tileType)
+                        : tensor::EmptyOp::create(rewriter, loc, shape, wide.getElementType()).getResult();
   }
   for (linalg::LinalgOp writer : chain) {
     FailureOr<linalg::LinalgOp> tiledOp = tileOnChunk(rewriter, writer, offsets, sizes, current);
@@ -501,6 +505,8 @@ static FailureOr<Value> writersOnChunk(RewriterBase &rewriter, Location loc, Arr
     for (OpOperand *in : epilogue.getDpsInputOperands())
       if (in->get() == wide)
         reads.push_back(in->getOperandNumber());
+    if (reads.empty())
+      return failure();
     FailureOr<linalg::LinalgOp> tiledOp = tileOnChunk(rewriter, epilogue, offsets, sizes, out);
     if (failed(tiledOp))
       return failure();
@@ -528,7 +534,7 @@ LogicalResult mlir::hexir::workgroupLoop(RewriterBase &rewriter, SmallVector<lin
   linalg::LinalgOp last = writers.back();
   Location loc = last.getLoc();
   auto type = cast<RankedTensorType>(last->getResult(0).getType());
-  if (!narrowingChain(writers))
+  if (!narrowingChain(writers).has_value())
     return failure();
   rewriter.setInsertionPoint(last);
   Value dest = chainDestination(writers);
@@ -581,7 +587,7 @@ LogicalResult mlir::hexir::blockLoops(RewriterBase &rewriter, SmallVector<linalg
   linalg::LinalgOp last = writers.back();
   Location loc = last.getLoc();
   auto type = cast<RankedTensorType>(last->getResult(0).getType());
-  if (!narrowingChain(writers) || !type.hasStaticShape() || blocks.size() != static_cast<size_t>(type.getRank()))
+  if (!narrowingChain(writers).has_value() || !type.hasStaticShape() || blocks.size() != static_cast<size_t>(type.getRank()))
     return failure();
   ArrayRef<int64_t> shape = type.getShape();
   SmallVector<OpFoldResult> offsets, sizes;
@@ -615,7 +621,7 @@ LogicalResult mlir::hexir::blockLoops(RewriterBase &rewriter, SmallVector<linalg
   tiled.clear();
   FailureOr<Value> updated = writersOnChunk(rewriter, loc, writers,
                                             loops.empty() ? dest : loops.back().getRegionIterArgs()[0], offsets,
-                                            sizes, tiled);
+                                            sizes, tiled, /*registers=*/true);
   if (failed(updated))
     return failure();
   if (loops.empty()) {
@@ -750,7 +756,7 @@ LogicalResult mlir::hexir::splitWriters(RewriterBase &rewriter, ArrayRef<linalg:
   linalg::LinalgOp last = writers.back();
   Location loc = last.getLoc();
   auto type = cast<RankedTensorType>(last->getResult(0).getType());
-  if (!narrowingChain(writers) || dim >= type.getRank() || split <= 0 ||
+  if (!narrowingChain(writers).has_value() || dim >= type.getRank() || split <= 0 ||
       split >= type.getDimSize(dim))
     return failure();
   rewriter.setInsertionPoint(last);

@@ -122,14 +122,18 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
       // The epilogue reads the root's result element for element, and only it does.
       k.epilogue = dyn_cast<linalg::GenericOp>(compute.back().getOperation());
       std::optional<Strategy> e = k.epilogue ? chooseStrategy(k.epilogue, lanes) : std::nullopt;
+      if (!e)
+        return std::nullopt;
       auto rootType = cast<RankedTensorType>(k.root->getResult(0).getType());
       auto outType = cast<RankedTensorType>(k.epilogue->getResult(0).getType());
-      if (!e || e->kind != Kind::Elementwise || outType.getShape() != rootType.getShape() ||
+      if (e->kind != Kind::Elementwise || outType.getShape() != rootType.getShape() ||
           !isEmptyTensor(k.epilogue.getDpsInits()[0]))
         return std::nullopt;
       k.narrows = outType != rootType;
-      // Only where the root's tiles can be its register tiles (see fusedBlocks).
-      if (k.narrows && k.strategy.kind != Kind::Contraction && k.strategy.kind != Kind::Conv)
+      // Only where the root's tiles can be its register tiles (see fusedBlocks): not a window
+      // op computing its border itself (WindowBorders.cpp).
+      if (k.narrows && (k.strategy.kind == Kind::Elementwise || k.strategy.kind == Kind::Reduction ||
+                        borderPad(k.root)))
         return std::nullopt;
       // (A SiLU reads it twice.)
       for (OpOperand &use : k.root->getUses())

@@ -603,8 +603,9 @@ std::optional<FusedBlocks> fusedBlocks(linalg::LinalgOp root, const KernelStrate
     if (!dim)
       return std::nullopt;
     unsigned loop = dim.getPosition();
-    // (Rows peeled into whole tiles and the rest, see splitRowTiles: a narrowing chain's
-    // blocks take the largest tile that divides them.)
+    // (A narrowing chain's chunk whose rows the best tile does not divide, which splitRowTiles
+    // would peel: its blocks take the largest tile that divides them. Kernels peel such rows
+    // into parts before they are split into chunks, see rowRemainder, so this is rare.)
     if (sizes[loop] > 0 && sizes[loop] < ranges[loop])
       fused.blocks[d] = largestDivisorAtMost(ranges[loop], sizes[loop]);
   }

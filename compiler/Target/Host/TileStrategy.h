@@ -102,10 +102,11 @@ inline int64_t convChannelBlock(int64_t lanes) { return lanes >= 16 ? 64 : 32; }
 // block of a contraction whose reduction is split into blocks (the bias and the activation then
 // read and write a block in L1, not a whole chunk in L2). None for a convolution over more
 // input channels than a cache block (they run chunk by chunk). A `narrowing` chain (its
-// epilogue writes another element type, see narrowingChain) always gets register blocks, whose
-// wide accumulators never leave the registers: its reduction then runs whole inside each
-// register tile. `blocks`: per output dimension, 0 for whole; `order`: the output dimensions'
-// loops, outermost first.
+// epilogue writes another element type, see narrowingChain) always gets register blocks: its
+// whole reduction runs inside each register tile (cache blocks of the reduction or of input
+// channels nested inside it, the accumulators kept in a stack tile between them), so the wide
+// values exist one register tile at a time. `blocks`: per output dimension, 0 for whole;
+// `order`: the output dimensions' loops, outermost first.
 struct FusedBlocks {
   SmallVector<int64_t> blocks;
   SmallVector<unsigned> order;

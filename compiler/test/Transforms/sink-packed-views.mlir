@@ -138,3 +138,91 @@ func.func @depthwise_pad(%x: tensor<1x4x4x8xf32>, %w: tensor<2x8x16xf32>, %dw: t
       ins(%p, %dw : tensor<1x6x6x32xf32>, tensor<3x3x32xf32>) outs(%f : tensor<1x4x4x32xf32>) -> tensor<1x4x4x32xf32>
   return %d : tensor<1x4x4x32xf32>
 }
+
+// -----
+
+// An int32 matmul of 24 columns packed in panels of 16 (padded to 32, sliced back) whose
+// requantization to int8 reads the slice, with a per-column scale: the requantization moves
+// above the slice, over all 32 columns (the scale extended by its last value, 0.5 for the 8
+// padding columns), then below the view onto the packed 4x2x16 result: it reads the matmul
+// directly (its narrowing epilogue), and the slice copies int8. A residual add of a run-time
+// tensor along the columns stays below its slice.
+// CHECK-LABEL: func.func @sliced_columns
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<{{\[\[}}2.500000e-01, {{.*}}, 2.500000e-01], [5.000000e-01, {{.*}}, 5.000000e-01]]> : tensor<2x16xf32>
+// CHECK: %[[MM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x2x16xi32>)
+// CHECK: %[[Q:.*]] = linalg.generic {{.*}} ins(%[[MM]], %[[SCALE]] : tensor<4x2x16xi32>, tensor<2x16xf32>) outs(%{{.*}} : tensor<4x2x16xi8>)
+// CHECK: %[[V:.*]] = tensor.collapse_shape %[[Q]] {{\[\[}}0], [1, 2]] : tensor<4x2x16xi8> into tensor<4x32xi8>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[V]][0, 0] [4, 24] [1, 1] : tensor<4x32xi8> to tensor<4x24xi8>
+// CHECK: return %[[S]]
+#a = affine_map<(m, no, ni, k) -> (m, k)>
+#p = affine_map<(m, no, ni, k) -> (no, k, ni)>
+#c = affine_map<(m, no, ni, k) -> (m, no, ni)>
+#id = affine_map<(m, n) -> (m, n)>
+#col = affine_map<(m, n) -> (n)>
+func.func @sliced_columns(%x: tensor<4x8xi8>, %w: tensor<2x8x16xi8>) -> tensor<4x24xi8> {
+  %zero = arith.constant 0 : i32
+  %scale = arith.constant dense<[0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25,
+                                 0.25, 0.25, 0.25, 0.25, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]> : tensor<24xf32>
+  %e3 = tensor.empty() : tensor<4x2x16xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e3 : tensor<4x2x16xi32>) -> tensor<4x2x16xi32>
+  %mm = linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xi8>, tensor<2x8x16xi8>) outs(%f : tensor<4x2x16xi32>) {
+  ^bb0(%i: i8, %j: i8, %o: i32):
+    %i32 = arith.extsi %i : i8 to i32
+    %j32 = arith.extsi %j : i8 to i32
+    %m = arith.muli %i32, %j32 : i32
+    %s = arith.addi %o, %m : i32
+    linalg.yield %s : i32
+  } -> tensor<4x2x16xi32>
+  %v = tensor.collapse_shape %mm [[0], [1, 2]] : tensor<4x2x16xi32> into tensor<4x32xi32>
+  %sl = tensor.extract_slice %v[0, 0] [4, 24] [1, 1] : tensor<4x32xi32> to tensor<4x24xi32>
+  %e = tensor.empty() : tensor<4x24xi8>
+  %y = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sl, %scale : tensor<4x24xi32>, tensor<24xf32>) outs(%e : tensor<4x24xi8>) {
+  ^bb0(%i: i32, %c: f32, %o: i8):
+    %t = arith.sitofp %i : i32 to f32
+    %u = arith.mulf %t, %c : f32
+    %q = arith.fptosi %u : f32 to i8
+    linalg.yield %q : i8
+  } -> tensor<4x24xi8>
+  return %y : tensor<4x24xi8>
+}
+
+// -----
+
+// A reader of a run-time tensor along the columns (after a per-column constant, which the
+// pattern must not extend before it knows it applies: the rewrite would never converge).
+// CHECK-LABEL: func.func @sliced_residual
+// CHECK: %[[MM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x2x16xf32>)
+// CHECK: %[[V:.*]] = tensor.collapse_shape %[[MM]]
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[V]][0, 0] [4, 24] [1, 1] : tensor<4x32xf32> to tensor<4x24xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[S]], %{{.*}}, %arg2 : tensor<4x24xf32>, tensor<24xf32>, tensor<4x24xf32>)
+// CHECK-NOT: tensor<32xf32>
+#a2 = affine_map<(m, no, ni, k) -> (m, k)>
+#p2 = affine_map<(m, no, ni, k) -> (no, k, ni)>
+#c2 = affine_map<(m, no, ni, k) -> (m, no, ni)>
+#id2 = affine_map<(m, n) -> (m, n)>
+func.func @sliced_residual(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %r: tensor<4x24xf32>) -> tensor<4x24xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x2x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a2, #p2, #c2], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%f : tensor<4x2x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x16xf32>
+  %v = tensor.collapse_shape %mm [[0], [1, 2]] : tensor<4x2x16xf32> into tensor<4x32xf32>
+  %sl = tensor.extract_slice %v[0, 0] [4, 24] [1, 1] : tensor<4x32xf32> to tensor<4x24xf32>
+  %e = tensor.empty() : tensor<4x24xf32>
+  %bias = arith.constant dense<1.5> : tensor<24xf32>
+  %y = linalg.generic {indexing_maps = [#id2, affine_map<(m, n) -> (n)>, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%sl, %bias, %r : tensor<4x24xf32>, tensor<24xf32>, tensor<4x24xf32>) outs(%e : tensor<4x24xf32>) {
+  ^bb0(%i: f32, %b: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    %t = arith.addf %s, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<4x24xf32>
+  return %y : tensor<4x24xf32>
+}
