@@ -58,7 +58,12 @@ struct RootChain {
   Value narrowest;
   bool narrows;
 };
-std::optional<RootChain> chainToRoot(Value v) {
+std::optional<RootChain> rootOf(Value in, OpOperand *read);
+// (`read` reading a root's result itself is a chain of no ops.)
+std::optional<RootChain> chainToRoot(OpOperand *read) {
+  if (std::optional<RootChain> direct = rootOf(read->get(), read))
+    return direct;
+  Value v = read->get();
   Value narrowest = v;
   while (true) {
     auto generic = v.getDefiningOp<linalg::GenericOp>();
@@ -78,20 +83,29 @@ std::optional<RootChain> chainToRoot(Value v) {
     auto producer = in.getDefiningOp<linalg::LinalgOp>();
     if (!producer)
       return std::nullopt;
-    auto elementwise = dyn_cast<linalg::GenericOp>(producer.getOperation());
-    if (!elementwise || !allParallel(elementwise)) {
-      std::optional<mlir::hexir::KernelKind> kind = mlir::hexir::classifyKernel(producer);
-      bool windows = kind == mlir::hexir::KernelKind::Depthwise || kind == mlir::hexir::KernelKind::Pooling;
-      bool narrows = producer->getNumResults() == 1 && in.hasOneUse() &&
-                     generic.getMatchingIndexingMap(next).isIdentity() &&
-                     (kind == mlir::hexir::KernelKind::Contraction || kind == mlir::hexir::KernelKind::Conv ||
-                      (windows && !mlir::hexir::borderPad(producer)));
-      return RootChain{producer, narrowest, narrows};
+    if (std::optional<RootChain> root = rootOf(in, next)) {
+      root->narrowest = narrowest;
+      return root;
     }
-    if (elementBits(in) <= elementBits(narrowest))
+    if (elementBits(in) && elementBits(in) <= elementBits(narrowest))
       narrowest = in;
     v = in;
   }
+}
+
+// `in` as the result of a compute op that is not elementwise, read by `read`: a chain's root.
+std::optional<RootChain> rootOf(Value in, OpOperand *read) {
+  auto producer = in.getDefiningOp<linalg::LinalgOp>();
+  auto elementwise = producer ? dyn_cast<linalg::GenericOp>(producer.getOperation()) : linalg::GenericOp();
+  if (!producer || (elementwise && allParallel(elementwise)))
+    return std::nullopt;
+  auto reader = cast<linalg::LinalgOp>(read->getOwner());
+  std::optional<mlir::hexir::KernelKind> kind = mlir::hexir::classifyKernel(producer);
+  bool windows = kind == mlir::hexir::KernelKind::Depthwise || kind == mlir::hexir::KernelKind::Pooling;
+  bool narrows = producer->getNumResults() == 1 && in.hasOneUse() && reader.getMatchingIndexingMap(read).isIdentity() &&
+                 (kind == mlir::hexir::KernelKind::Contraction || kind == mlir::hexir::KernelKind::Conv ||
+                  (windows && !mlir::hexir::borderPad(producer)));
+  return RootChain{producer, in, narrows};
 }
 
 // An elementwise op reading the results of several contractions or convolutions through
@@ -107,7 +121,7 @@ void keepNarrowJoins(func::FuncOp fn) {
       return;
     SmallVector<RootChain> chains;
     llvm::SmallPtrSet<Operation *, 4> roots;
-    for (Value in : join.getDpsInputs())
+    for (OpOperand *in : join.getDpsInputOperands())
       if (std::optional<RootChain> chain = chainToRoot(in); chain && chain->narrows && roots.insert(chain->root).second)
         chains.push_back(*chain);
     // (The first chain stays whole: the join is its root's epilogue.)
@@ -115,7 +129,7 @@ void keepNarrowJoins(func::FuncOp fn) {
       return;
     for (const RootChain &chain : llvm::drop_begin(chains)) {
       Value narrowest = chain.narrowest;
-      if (elementBits(narrowest) < elementBits(chain.root->getResult(0)) && !narrowest.getUsers().empty() &&
+      if (elementBits(narrowest) && elementBits(narrowest) < elementBits(chain.root->getResult(0)) &&
           !llvm::is_contained(join.getDpsInputs(), narrowest))
         narrowest.getDefiningOp()->setAttr(kKeepAttr, UnitAttr::get(fn.getContext()));
     }

@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -59,8 +60,8 @@ bool sinkThrough(OpOperand *operand, bool windowBorders) {
 }
 
 // `attr` with its dimension `dim` extended to `size` by repeating its last element (a
-// per-channel constant for the padding channels: they compute as the last real one does, so
-// no division by zero or NaN appears in lanes that are sliced away).
+// per-channel constant for the padding channels: they compute as the last real one does, on
+// the data's padding lanes, which are zero).
 DenseElementsAttr padByRepeating(DenseElementsAttr attr, unsigned dim, int64_t size) {
   auto type = cast<RankedTensorType>(attr.getType());
   SmallVector<int64_t> shape(type.getShape());
@@ -86,10 +87,25 @@ DenseElementsAttr padByRepeating(DenseElementsAttr attr, unsigned dim, int64_t s
 // it then reads the contraction's result itself (its epilogue, a narrowing one for int8) and
 // the slice copies its narrow result. Readers of other run-time tensors along the columns (a
 // residual add) stay below the slice.
+// Whether `op`'s body computes only arith and math values that cannot trap on any input: no
+// index-based reads, no integer division or remainder by a value that is not a constant (the
+// padding lanes would divide by zero).
+bool safeOnPadding(linalg::GenericOp op) {
+  for (Operation &inner : op.getBody()->without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
+      return false;
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp, arith::CeilDivSIOp, arith::CeilDivUIOp,
+            arith::FloorDivSIOp>(inner) &&
+        !matchPattern(inner.getOperand(1), m_Constant()))
+      return false;
+  }
+  return true;
+}
+
 struct ElementwiseAboveSlice : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
-    if (!allParallel(op) || op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+    if (!allParallel(op) || !safeOnPadding(op) || op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
         !op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
         !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
       return failure();
@@ -108,9 +124,16 @@ struct ElementwiseAboveSlice : OpRewritePattern<linalg::GenericOp> {
       bool lastOnly = true;
       for (unsigned d = 0; d < last; ++d)
         lastOnly &= srcType.getDimSize(d) == outType.getDimSize(d);
+      // (The padded result read by nothing else: a slice of a fused product split several ways
+      // would compute every part.)
       Value src = s.getSource();
-      if (auto view = src.getDefiningOp<tensor::CollapseShapeOp>())
+      if (!src.hasOneUse())
+        continue;
+      if (auto view = src.getDefiningOp<tensor::CollapseShapeOp>()) {
         src = view.getSrc();
+        if (!src.hasOneUse())
+          continue;
+      }
       auto producer = src.getDefiningOp<linalg::LinalgOp>();
       if (!lastOnly || !producer || allParallel(producer))
         continue;

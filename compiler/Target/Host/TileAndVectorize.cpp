@@ -130,10 +130,9 @@ struct TileAndVectorizePass : public mlir::hexir::impl::TileAndVectorizeBase<Til
           !isEmptyTensor(k.epilogue.getDpsInits()[0]))
         return std::nullopt;
       k.narrows = outType != rootType;
-      // Only where the root's tiles can be its register tiles (see fusedBlocks): not a window
-      // op computing its border itself (WindowBorders.cpp).
-      if (k.narrows && (k.strategy.kind == Kind::Elementwise || k.strategy.kind == Kind::Reduction ||
-                        borderPad(k.root)))
+      // Only where the root's tiles can be its register tiles (see fusedBlocks; a window op
+      // computing its border itself is refused with a reason below).
+      if (k.narrows && (k.strategy.kind == Kind::Elementwise || k.strategy.kind == Kind::Reduction))
         return std::nullopt;
       // (A SiLU reads it twice.)
       for (OpOperand &use : k.root->getUses())

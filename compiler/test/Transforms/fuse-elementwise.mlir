@@ -200,3 +200,52 @@ func.func @residual_join(%x: tensor<4x8xi8>, %y: tensor<4x8xi8>) -> tensor<4x16x
   } -> tensor<4x16xi8>
   return %sum : tensor<4x16xi8>
 }
+
+// -----
+
+// The same join reading the first matmul's result directly (the join is its epilogue): the
+// second chain still keeps its int8 tensor.
+// CHECK-LABEL: func.func @direct_root_join
+// NARROW-LABEL: func.func @direct_root_join
+// NARROW: %[[A:.*]] = linalg.matmul
+// NARROW: %[[B:.*]] = linalg.matmul
+// NARROW: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<4x16xi32>) outs(%{{.*}} : tensor<4x16xi8>)
+// NARROW: linalg.generic {{.*}} ins(%[[A]], %[[QB]] : tensor<4x16xi32>, tensor<4x16xi8>)
+#id = affine_map<(i, j) -> (i, j)>
+func.func @direct_root_join(%x: tensor<4x8xi8>, %y: tensor<4x8xi8>) -> tensor<4x16xi8> {
+  %w = arith.constant dense<3> : tensor<8x16xi8>
+  %v = arith.constant dense<5> : tensor<8x16xi8>
+  %zero = arith.constant 0 : i32
+  %s = arith.constant 0.125 : f32
+  %e = tensor.empty() : tensor<4x16xi32>
+  %ef = tensor.empty() : tensor<4x16xf32>
+  %o = tensor.empty() : tensor<4x16xi8>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<4x16xi32>) -> tensor<4x16xi32>
+  %a = linalg.matmul ins(%x, %w : tensor<4x8xi8>, tensor<8x16xi8>) outs(%f : tensor<4x16xi32>) -> tensor<4x16xi32>
+  %b = linalg.matmul ins(%y, %v : tensor<4x8xi8>, tensor<8x16xi8>) outs(%f : tensor<4x16xi32>) -> tensor<4x16xi32>
+  // Each result dequantized, requantized to int8, dequantized again (a QDQ model's Conv -> Q -> DQ).
+  %db = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x16xi32>) outs(%ef : tensor<4x16xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %t = arith.sitofp %in : i32 to f32
+    %m = arith.mulf %t, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %qb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%db : tensor<4x16xf32>) outs(%o : tensor<4x16xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %t = arith.fptosi %in : f32 to i8
+    linalg.yield %t : i8
+  } -> tensor<4x16xi8>
+  %fb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%qb : tensor<4x16xi8>) outs(%ef : tensor<4x16xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %t = arith.sitofp %in : i8 to f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %fb : tensor<4x16xi32>, tensor<4x16xf32>) outs(%o : tensor<4x16xi8>) {
+  ^bb0(%p: i32, %q: f32, %out: i8):
+    %pf = arith.sitofp %p : i32 to f32
+    %t = arith.addf %pf, %q : f32
+    %r = arith.fptosi %t : f32 to i8
+    linalg.yield %r : i8
+  } -> tensor<4x16xi8>
+  return %sum : tensor<4x16xi8>
+}

@@ -226,3 +226,40 @@ func.func @sliced_residual(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>, %r: tens
   } -> tensor<4x24xf32>
   return %y : tensor<4x24xf32>
 }
+
+// -----
+
+// A padded result with another reader (a fused product split several ways): its readers stay
+// below their slices, so no reader computes every part.
+// CHECK-LABEL: func.func @sliced_shared
+// CHECK: %[[V:.*]] = tensor.collapse_shape
+// CHECK: tensor.extract_slice %[[V]][0, 0] [4, 24] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x24xf32>) outs(%{{.*}} : tensor<4x24xf32>)
+// CHECK-NOT: tensor<4x32xf32>) outs
+#a3 = affine_map<(m, no, ni, k) -> (m, k)>
+#p3 = affine_map<(m, no, ni, k) -> (no, k, ni)>
+#c3 = affine_map<(m, no, ni, k) -> (m, no, ni)>
+#id3 = affine_map<(m, n) -> (m, n)>
+func.func @sliced_shared(%x: tensor<4x8xf32>, %w: tensor<2x8x16xf32>) -> (tensor<4x24xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x2x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a3, #p3, #c3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%f : tensor<4x2x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x16xf32>
+  %v = tensor.collapse_shape %mm [[0], [1, 2]] : tensor<4x2x16xf32> into tensor<4x32xf32>
+  %sl = tensor.extract_slice %v[0, 0] [4, 24] [1, 1] : tensor<4x32xf32> to tensor<4x24xf32>
+  %rest = tensor.extract_slice %v[0, 24] [4, 8] [1, 1] : tensor<4x32xf32> to tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x24xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%sl : tensor<4x24xf32>) outs(%e : tensor<4x24xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.maximumf %i, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<4x24xf32>
+  return %y, %rest : tensor<4x24xf32>, tensor<4x8xf32>
+}
