@@ -25,6 +25,7 @@ namespace mlir::hexir {
 } // namespace mlir::hexir
 
 using namespace mlir;
+using mlir::hexir::allParallel;
 
 namespace {
 
@@ -46,13 +47,11 @@ unsigned elementBits(Value v) {
   return element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
 }
 
-bool allParallel(linalg::GenericOp op) { return op.getNumParallelLoops() == op.getNumLoops(); }
-
 // The compute op `v` is computed from through a chain of elementwise generics, each read only
 // by the next and computing on one tensor that is not a constant, the last one reading it
 // element for element; the chain's narrowest value (the fewest bits per element; of equals,
 // the one nearest the root); and whether the root's kernel could take the chain's ops as a
-// narrowing epilogue (see OutlineDispatches' narrowsInRegisters).
+// narrowing epilogue (narrowsInRegisters).
 struct RootChain {
   Operation *root;
   Value narrowest;
@@ -100,11 +99,8 @@ std::optional<RootChain> rootOf(Value in, OpOperand *read) {
   if (!producer || (elementwise && allParallel(elementwise)))
     return std::nullopt;
   auto reader = cast<linalg::LinalgOp>(read->getOwner());
-  std::optional<mlir::hexir::KernelKind> kind = mlir::hexir::classifyKernel(producer);
-  bool windows = kind == mlir::hexir::KernelKind::Depthwise || kind == mlir::hexir::KernelKind::Pooling;
   bool narrows = producer->getNumResults() == 1 && in.hasOneUse() && reader.getMatchingIndexingMap(read).isIdentity() &&
-                 (kind == mlir::hexir::KernelKind::Contraction || kind == mlir::hexir::KernelKind::Conv ||
-                  (windows && !mlir::hexir::borderPad(producer)));
+                 mlir::hexir::narrowsInRegisters(producer);
   return RootChain{producer, in, narrows};
 }
 

@@ -261,6 +261,13 @@ static SmallVector<int64_t> attrValues(linalg::LinalgOp op, StringRef name) {
 SmallVector<int64_t> windowStrides(linalg::LinalgOp op) { return attrValues(op, "strides"); }
 SmallVector<int64_t> windowDilations(linalg::LinalgOp op) { return attrValues(op, "dilations"); }
 
+bool narrowsInRegisters(linalg::LinalgOp root) {
+  std::optional<KernelKind> kind = classifyKernel(root);
+  if (kind == KernelKind::Contraction || kind == KernelKind::Conv)
+    return true;
+  return (kind == KernelKind::Depthwise || kind == KernelKind::Pooling) && !borderPad(root);
+}
+
 tensor::PadOp borderPad(linalg::LinalgOp op) {
   bool max = isa<linalg::PoolingNhwcMaxOp>(op);
   if (!isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcSumOp>(op) && !max)

@@ -83,6 +83,13 @@ SmallVector<WindowSegment> windowSegments(int64_t out, int64_t in, int64_t low, 
 // by the window's identity (zero for a depthwise convolution or a sum, -inf or the lowest
 // float for a max), every window keeping a tap inside, and `op` a kernel of its kind.
 tensor::PadOp borderPad(linalg::LinalgOp op);
+// Whether every loop of `op` is parallel (an elementwise op, a copy); false for a null op.
+inline bool allParallel(linalg::LinalgOp op) { return op && op.getNumParallelLoops() == op.getNumLoops(); }
+// Whether the kernel `root` roots can narrow its register tiles in an epilogue of another
+// element type (on targets with narrowing epilogues): a contraction or convolution, or a
+// depthwise convolution or pooling that reads its input whole (one computing its border from
+// the unpadded tensor, see borderPad, runs its own tiles).
+bool narrowsInRegisters(linalg::LinalgOp root);
 // The strides and dilations of a named convolution or pooling (1 where it has none).
 SmallVector<int64_t> windowStrides(linalg::LinalgOp op);
 SmallVector<int64_t> windowDilations(linalg::LinalgOp op);

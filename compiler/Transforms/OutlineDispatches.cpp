@@ -99,24 +99,12 @@ bool isAnchor(Operation *op) {
   });
 }
 
-bool allParallel(linalg::LinalgOp op) { return op.getNumParallelLoops() == op.getNumLoops(); }
-
 // Whether `op`'s accumulator starts from tensor.empty, directly or through an initializer.
 bool startsEmpty(linalg::LinalgOp op) {
   Value init = op.getDpsInits()[0];
   if (Operation *def = init.getDefiningOp(); def && isRecomputedInit(def))
     init = cast<DestinationStyleOpInterface>(def).getDpsInits()[0];
   return static_cast<bool>(init.getDefiningOp<tensor::EmptyOp>());
-}
-
-// Whether `root`'s kernel can narrow its register tiles: a contraction or convolution, or a
-// depthwise convolution or pooling that reads its input whole (one computing its border from
-// the unpadded tensor, see borderPad, runs its own tiles).
-bool narrowsInRegisters(linalg::LinalgOp root) {
-  std::optional<KernelKind> kind = classifyKernel(root);
-  if (kind == KernelKind::Contraction || kind == KernelKind::Conv)
-    return true;
-  return (kind == KernelKind::Depthwise || kind == KernelKind::Pooling) && !borderPad(root);
 }
 
 // The root computed inside an elementwise op's kernel, if any, the elementwise op being its

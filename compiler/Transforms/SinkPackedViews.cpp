@@ -30,12 +30,9 @@ namespace mlir::hexir {
 } // namespace mlir::hexir
 
 using namespace mlir;
+using mlir::hexir::allParallel;
 
 namespace {
-
-bool allParallel(linalg::LinalgOp op) {
-  return op && op.getNumParallelLoops() == op.getNumLoops();
-}
 
 // The view of a packed result (read by nothing else) moves below an elementwise op reading it
 // (which then reads the contraction's result: its epilogue), and the view of a packed result

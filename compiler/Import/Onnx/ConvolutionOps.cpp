@@ -134,10 +134,9 @@ std::vector<int64_t> as4D(const std::vector<int64_t> &shape) {
 // tensor, a positive constant scale), pooled on its integers with the int8 kernels; null
 // otherwise.
 const DequantizedSource *int8PoolSource(NodeContext &ctx, const OnnxValue &x) {
-  const DequantizedSource *d = x.dequantized.get();
-  if (!ctx.int8Kernels || !d || d->q.type != DType::kInt8 || d->q.isConstant() || d->axis >= 0 ||
-      !d->scale.isConstant() || !d->zeroPoint.isConstant() || d->scale.numElements() != 1 ||
-      !(d->scale.constant->f[0] > 0.0f) || std::isinf(d->scale.constant->f[0]))
+  const DequantizedSource *d = ctx.int8Kernels ? int8Activation(x) : nullptr;
+  if (!d || d->q.type != DType::kInt8 || d->scale.numElements() != 1 || !(d->scale.constant->f[0] > 0.0f) ||
+      std::isinf(d->scale.constant->f[0]))
     return nullptr;
   return d;
 }

@@ -37,6 +37,10 @@ mlir::FailureOr<OnnxValue> dequantizeValues(NodeContext &ctx, const OnnxValue &x
 // it); folded when both are known.
 mlir::FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const OnnxValue &zeroPoint);
 
+// The int8 or uint8 (U8S8, ONNX Runtime's QUInt8) activation behind `v` (DequantizeLinear's
+// result): run-time, per tensor, with a known scale and zero point; null otherwise.
+const DequantizedSource *int8Activation(const OnnxValue &v);
+
 // Conv, MatMul and Gemm of int8 values behind DequantizeLinear (a QDQ model's activations per
 // tensor, its constant weights symmetric per tensor or per output channel) computed on the
 // integers: an int32 accumulation, dequantized in float32 by the epilogue (the bias added

@@ -32,10 +32,7 @@
 using namespace mlir;
 
 namespace hexir::onnx_import {
-namespace {
 
-// The int8 or uint8 (U8S8, ONNX Runtime's QUInt8) activation behind `v`: run-time, per tensor,
-// with a known scale and zero point.
 const DequantizedSource *int8Activation(const OnnxValue &v) {
   const DequantizedSource *d = v.dequantized.get();
   if (!d || (d->q.type != DType::kInt8 && d->q.type != DType::kUInt8) || d->q.isConstant() || d->axis >= 0 ||
@@ -43,6 +40,8 @@ const DequantizedSource *int8Activation(const OnnxValue &v) {
     return nullptr;
   return d;
 }
+
+namespace {
 
 // The same dequantized values as the other 8-bit type: xq with its sign bit flipped (an
 // elementwise op that fuses into its producer) and the zero point moved by 128 (int8 xq - 128

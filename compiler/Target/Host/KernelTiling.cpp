@@ -150,6 +150,34 @@ static OpTy loneOp(func::FuncOp fn) {
   return found;
 }
 
+static int64_t tensorBytes(RankedTensorType type) {
+  return type.getNumElements() * static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+}
+
+// A tensor of `type` at the rewriter's insertion point, in a stack buffer of `bytes` bytes
+// marked `mark`: allocated once at the kernel's entry (64-byte aligned) and shared by every
+// tensor that asks for the same mark and size, which the blocks of one thread use one after
+// the other (the tensors viewing it never live at the same time).
+static Value stackTensor(RewriterBase &rewriter, Location loc, StringRef mark, int64_t bytes, RankedTensorType type) {
+  Operation *parent = rewriter.getInsertionBlock()->getParentOp();
+  auto fn = isa<func::FuncOp>(parent) ? cast<func::FuncOp>(parent) : parent->getParentOfType<func::FuncOp>();
+  auto bufferType = MemRefType::get({bytes}, rewriter.getI8Type());
+  memref::AllocaOp buffer;
+  for (auto alloca : fn.getBody().front().getOps<memref::AllocaOp>())
+    if (alloca->hasAttr(mark) && alloca.getType() == bufferType)
+      buffer = alloca;
+  if (!buffer) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    buffer = memref::AllocaOp::create(rewriter, loc, bufferType, rewriter.getI64IntegerAttr(64));
+    buffer->setAttr(mark, rewriter.getUnitAttr());
+  }
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value view = memref::ViewOp::create(rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()), buffer,
+                                      zero, ValueRange{});
+  return bufferization::ToTensorOp::create(rewriter, loc, type, view, rewriter.getUnitAttr(), rewriter.getUnitAttr());
+}
+
 // Marks the stack buffer that a kernel's blocks of B are packed into.
 static constexpr llvm::StringLiteral kPackedPanelsAttr = "hexir.packed_panels";
 
@@ -212,31 +240,13 @@ FailureOr<linalg::GenericOp> mlir::hexir::packPanelsInPlace(RewriterBase &rewrit
     for (Operation *dep : inside)
       rewriter.moveOpBefore(dep, loop);
   }
-  // Its buffer: the kernel's stack, allocated once at its entry and shared by every block
-  // (peeled parts of the rows each pack their own blocks), each block's packing writing it
-  // whole before the block's row tiles read it.
-  auto fn = tile->getParentOfType<func::FuncOp>();
-  Location loc = tile.getLoc();
-  int64_t bytes = type.getNumElements() * static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
-  if (bytes > kPackedBlockBytes)
+  // Its buffer: the kernel's stack, shared by every block (peeled parts of the rows each pack
+  // their own blocks), each block's packing writing it whole before the block's row tiles read
+  // it.
+  if (tensorBytes(type) > kPackedBlockBytes)
     return failure();
-  memref::AllocaOp buffer;
-  for (auto alloca : fn.getBody().front().getOps<memref::AllocaOp>())
-    if (alloca->hasAttr(kPackedPanelsAttr))
-      buffer = alloca;
-  if (!buffer) {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(&fn.getBody().front());
-    buffer = memref::AllocaOp::create(rewriter, loc, MemRefType::get({kPackedBlockBytes}, rewriter.getI8Type()),
-                                      rewriter.getI64IntegerAttr(64));
-    buffer->setAttr(kPackedPanelsAttr, rewriter.getUnitAttr());
-  }
   rewriter.setInsertionPoint(tile);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value view = memref::ViewOp::create(rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()), buffer,
-                                      zero, ValueRange{});
-  Value dest = bufferization::ToTensorOp::create(rewriter, loc, type, view, rewriter.getUnitAttr(),
-                                                 rewriter.getUnitAttr());
+  Value dest = stackTensor(rewriter, tile.getLoc(), kPackedPanelsAttr, kPackedBlockBytes, type);
   Operation *oldDest = tile.getDpsInits()[0].getDefiningOp();
   rewriter.modifyOpInPlace(tile, [&] { tile.getDpsInitsMutable()[0].set(dest); });
   if (oldDest && oldDest->use_empty())
@@ -437,36 +447,11 @@ Value mlir::hexir::chainDestination(ArrayRef<linalg::LinalgOp> writers) {
 // Marks a kernel's stack buffers for the wide tiles of a narrowing chain.
 static constexpr llvm::StringLiteral kWideTileAttr = "hexir.wide_tile";
 
-// A tensor of `type` in a stack buffer of the kernel (allocated once at its entry, shared by
-// every tile of that size: the blocks of one thread run one after the other, so the tensors
-// viewing it never live at the same time), where a narrowing chain's root accumulates one
-// register tile before its epilogue narrows it.
-static Value wideTile(RewriterBase &rewriter, Location loc, RankedTensorType type) {
-  Operation *parent = rewriter.getInsertionBlock()->getParentOp();
-  auto fn = isa<func::FuncOp>(parent) ? cast<func::FuncOp>(parent) : parent->getParentOfType<func::FuncOp>();
-  int64_t bytes = type.getNumElements() * static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
-  auto bufferType = MemRefType::get({bytes}, rewriter.getI8Type());
-  memref::AllocaOp buffer;
-  for (auto alloca : fn.getBody().front().getOps<memref::AllocaOp>())
-    if (alloca->hasAttr(kWideTileAttr) && alloca.getType() == bufferType)
-      buffer = alloca;
-  if (!buffer) {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(&fn.getBody().front());
-    buffer = memref::AllocaOp::create(rewriter, loc, bufferType, rewriter.getI64IntegerAttr(64));
-    buffer->setAttr(kWideTileAttr, rewriter.getUnitAttr());
-  }
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value view = memref::ViewOp::create(rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()), buffer,
-                                      zero, ValueRange{});
-  return bufferization::ToTensorOp::create(rewriter, loc, type, view, rewriter.getUnitAttr(), rewriter.getUnitAttr());
-}
-
 // The chunk [offsets, offsets + sizes) of `dest` computed by every writer's tile in order, each
 // onto the previous one's (appended to `tiled`), and inserted back: the updated `dest`. A
 // narrowing chain's root and initializers compute the chunk in a wide tile of their own, which
 // the epilogue's tile reads in place of the root's result and narrows into the chunk of `dest`:
-// a register tile's in a stack buffer (`registers`, see wideTile), a larger chunk's in an
+// a register tile's in a stack buffer (`registers`), a larger chunk's in an
 // empty tensor that the register blocks inside it replace (blockLoops).
 static FailureOr<Value> writersOnChunk(RewriterBase &rewriter, Location loc, ArrayRef<linalg::LinalgOp> writers,
                                        Value dest, ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
@@ -488,7 +473,8 @@ static FailureOr<Value> writersOnChunk(RewriterBase &rewriter, Location loc, Arr
       shape.push_back(*s);
     }
     auto tileType = RankedTensorType::get(shape, wide.getElementType());
-    current = registers ? wideTile(rewriter, loc, tileType)
+    // (A register tile's wide values: in registers once the accumulators are hoisted.)
+    current = registers ? stackTensor(rewriter, loc, kWideTileAttr, tensorBytes(tileType), tileType)
                         : tensor::EmptyOp::create(rewriter, loc, shape, wide.getElementType()).getResult();
   }
   for (linalg::LinalgOp writer : chain) {
