@@ -162,14 +162,95 @@ bool mlir::hexir::bf16ConvPackable(linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel
          (dotPanel(F, maxPanel).second == F || canPadChannels(op.getDpsInits()[0]));
 }
 
+namespace {
+
+// An int8 contraction of two run-time tensors (a QDQ attention's Q x K^T or P x V): B, the
+// operand the dot body sign-extends, indexed by k, n and batch loops (parallel loops of the
+// result) in any order; A with k innermost; the result with n innermost.
+std::optional<MatmulDotOperands> runTimeInt8Operands(linalg::GenericOp op) {
+  auto loops = columnAndReduction(op);
+  if (!loops || op.getNumDpsInputs() != 2)
+    return std::nullopt;
+  unsigned n = loops->first, k = loops->second;
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned w = 0; w < 2; ++w) {
+    auto type = dyn_cast<RankedTensorType>(op.getDpsInputs()[w].getType());
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(w));
+    AffineMap lhsMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1 - w));
+    if (!type || !type.getElementType().isInteger(8) || !type.hasStaticShape() ||
+        op.getDpsInputs()[w].getDefiningOp<arith::ConstantOp>() || !map.isProjectedPermutation() ||
+        !map.isFunctionOfDim(n) || !map.isFunctionOfDim(k) || !isDotBody(op, w))
+      continue;
+    bool batchOk = true;
+    for (unsigned j = 0; j < map.getNumResults(); ++j) {
+      unsigned d = map.getDimPosition(j);
+      if (d != n && d != k)
+        batchOk &= iterators[d] == utils::IteratorType::parallel && outMap.isFunctionOfDim(d);
+    }
+    if (batchOk && lhsMap.isProjectedPermutation() && lhsMap.getNumResults() > 0 &&
+        lhsMap.getDimPosition(lhsMap.getNumResults() - 1) == k && outMap.isProjectedPermutation() &&
+        outMap.getNumResults() > 0 && outMap.getDimPosition(outMap.getNumResults() - 1) == n)
+      return MatmulDotOperands{w, n, k};
+  }
+  return std::nullopt;
+}
+
+// B, read by `map` (k, n and batch loops), packed at run time into dot-group panels
+// P[batch...][no][kg][ni][g] = B[..., G * kg + g, ..., no * nr + ni, ...] (B's batch dimensions
+// in their order): B viewed with its k and n dimensions split and copied by an elementwise
+// kernel in the panels' order.
+Value packRunTimeDotGroups(RewriterBase &rewriter, Location loc, Value b, AffineMap map, unsigned n, unsigned k,
+                           int64_t KG, int64_t G, int64_t NO, int64_t nr) {
+  MLIRContext *ctx = rewriter.getContext();
+  auto type = cast<RankedTensorType>(b.getType());
+  int64_t rank = type.getRank(), nb = rank - 2;
+  // Copy loops (batch..., no, kg, ni, g).
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<int64_t> view, packed;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<AffineExpr> read;
+  int64_t batch = 0;
+  for (int64_t j = 0; j < rank; ++j) {
+    unsigned loop = map.getDimPosition(j);
+    int64_t first = static_cast<int64_t>(view.size());
+    if (loop == k) {
+      view.append({KG, G});
+      read.append({d(nb + 1), d(nb + 3)});
+      groups.push_back({first, first + 1});
+    } else if (loop == n) {
+      view.append({NO, nr});
+      read.append({d(nb), d(nb + 2)});
+      groups.push_back({first, first + 1});
+    } else {
+      view.push_back(type.getDimSize(j));
+      packed.push_back(type.getDimSize(j));
+      read.push_back(d(batch++));
+      groups.push_back({first});
+    }
+  }
+  packed.append({NO, KG, nr, G});
+  Value viewed = tensor::ExpandShapeOp::create(rewriter, loc, RankedTensorType::get(view, type.getElementType()), b,
+                                               groups);
+  return permutedCopy(rewriter, loc, viewed, packed, AffineMap::get(nb + 4, 0, read, ctx),
+                      AffineMap::getMultiDimIdentityMap(nb + 4, ctx));
+}
+
+} // namespace
+
 LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
   std::optional<MatmulDotOperands> operands = matmulDotOperands(op);
+  bool runTime = false;
+  if (!operands && (operands = runTimeInt8Operands(op)))
+    runTime = true;
   if (!operands)
     return failure();
   unsigned n = operands->n, k = operands->k, weightsIndex = operands->weights;
   OpOperand *weights = op.getDpsInputOperand(weightsIndex), *lhs = op.getDpsInputOperand(1 - weightsIndex);
-  auto values = cast<DenseElementsAttr>(weights->get().getDefiningOp<arith::ConstantOp>().getValue());
-  Type element = values.getElementType();
+  DenseElementsAttr values;
+  if (!runTime)
+    values = cast<DenseElementsAttr>(weights->get().getDefiningOp<arith::ConstantOp>().getValue());
+  Type element = runTime ? cast<RankedTensorType>(weights->get().getType()).getElementType() : values.getElementType();
   std::optional<int64_t> G = dotGroupSize(element);
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   auto lhsType = cast<RankedTensorType>(lhs->get().getType());
@@ -181,27 +262,34 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t N = ranges[n], K = ranges[k];
   auto [nr, paddedN] = dotPanel(N, maxPanel);
-  if (K % *G != 0)
+  // A run-time B is not padded (its packing kernel would have to).
+  if (K % *G != 0 || (runTime && paddedN != N))
     return failure();
   int64_t NO = paddedN / nr, KG = K / *G, bytes = element.getIntOrFloatBitWidth() / 8;
-  bool kMajor = op.getMatchingIndexingMap(weights).getDimPosition(0) == k;
+  AffineMap weightsMap = op.getMatchingIndexingMap(weights);
+  bool kMajor = weightsMap.getDimPosition(0) == k;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value init = op.getDpsInits()[0];
   if (paddedN != N &&
       !(init = accumulator.isF32() ? padChannels(rewriter, loc, init, paddedN) : paddedZeroInit(rewriter, loc, init, paddedN)))
     return failure();
-  std::vector<char> packed(paddedN * K * bytes, 0);  // padding columns: zero weights
-  for (int64_t no = 0; no < NO; ++no)
-    for (int64_t kg = 0; kg < KG; ++kg)
-      for (int64_t ni = 0; ni < nr; ++ni)
-        for (int64_t g = 0; g < *G; ++g) {
-          int64_t col = no * nr + ni, kk = *G * kg + g;
-          if (col < N)
-            copyElement(values, kMajor ? kk * N + col : col * K + kk, bytes,
-                        &packed[(((no * KG + kg) * nr + ni) * *G + g) * bytes]);
-        }
-  Value packedB = rawConstant(rewriter, loc, RankedTensorType::get({NO, KG, nr, *G}, element), packed);
+  Value packedB;
+  if (runTime) {
+    packedB = packRunTimeDotGroups(rewriter, loc, weights->get(), weightsMap, n, k, KG, *G, NO, nr);
+  } else {
+    std::vector<char> packed(paddedN * K * bytes, 0);  // padding columns: zero weights
+    for (int64_t no = 0; no < NO; ++no)
+      for (int64_t kg = 0; kg < KG; ++kg)
+        for (int64_t ni = 0; ni < nr; ++ni)
+          for (int64_t g = 0; g < *G; ++g) {
+            int64_t col = no * nr + ni, kk = *G * kg + g;
+            if (col < N)
+              copyElement(values, kMajor ? kk * N + col : col * K + kk, bytes,
+                          &packed[(((no * KG + kg) * nr + ni) * *G + g) * bytes]);
+          }
+    packedB = rawConstant(rewriter, loc, RankedTensorType::get({NO, KG, nr, *G}, element), packed);
+  }
   // A's last dimension split into [K/G][G].
   SmallVector<int64_t> lhsShape(lhsType.getShape());
   lhsShape.back() = KG;
@@ -221,7 +309,12 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
     lhsExprs.push_back(shifted(lhsMap.getDimPosition(j)));
   lhsExprs.push_back(dim(g));
   AffineMap lhsGroupsMap = AffineMap::get(numLoops, 0, lhsExprs, ctx);
-  AffineMap packedMap = AffineMap::get(numLoops, 0, {dim(n), shifted(k), dim(n + 1), dim(g)}, ctx);
+  SmallVector<AffineExpr> packedExprs;  // a run-time B's batch dimensions, then the panel's
+  for (unsigned j = 0; j < weightsMap.getNumResults(); ++j)
+    if (unsigned loop = weightsMap.getDimPosition(j); runTime && loop != n && loop != k)
+      packedExprs.push_back(shifted(loop));
+  packedExprs.append({dim(n), shifted(k), dim(n + 1), dim(g)});
+  AffineMap packedMap = AffineMap::get(numLoops, 0, packedExprs, ctx);
   SmallVector<AffineExpr> outExprs;
   for (unsigned j = 0; j + 1 < outMap.getNumResults(); ++j)
     outExprs.push_back(shifted(outMap.getDimPosition(j)));

@@ -64,21 +64,6 @@ int64_t contractionRows(linalg::GenericOp op, unsigned n) {
   return rows;
 }
 
-// A copy of `in` into a new tensor of `shape`, by an elementwise op reading through `read` and
-// writing through `write` (a permutation: the run-time packings and transposes of B).
-Value permutedCopy(RewriterBase &rewriter, Location loc, Value in, ArrayRef<int64_t> shape, AffineMap read,
-                   AffineMap write) {
-  auto elementType = cast<ShapedType>(in.getType()).getElementType();
-  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elementType);
-  SmallVector<utils::IteratorType> iterators(read.getNumDims(), utils::IteratorType::parallel);
-  return linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, ValueRange{in}, ValueRange{empty},
-                                   ArrayRef<AffineMap>{read, write}, iterators,
-                                   [](OpBuilder &b, Location l, ValueRange args) {
-                                     linalg::YieldOp::create(b, l, args[0]);
-                                   })
-      ->getResult(0);
-}
-
 // B's panels P[no][k][ni] = B[k][no * nr + ni] (kMajor) or B[no * nr + ni][k], computed at run
 // time: B viewed as [K][NO][nr] (or [NO][nr][K]) and permuted by an elementwise kernel of its own.
 Value packAtRunTime(RewriterBase &rewriter, Location loc, Value b, bool kMajor, int64_t K, int64_t NO, int64_t nr) {

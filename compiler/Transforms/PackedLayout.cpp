@@ -27,6 +27,19 @@ std::optional<std::pair<unsigned, unsigned>> mlir::hexir::columnAndReduction(lin
   return std::make_pair(dims->n[0], dims->k[0]);
 }
 
+Value mlir::hexir::permutedCopy(RewriterBase &rewriter, Location loc, Value in, ArrayRef<int64_t> shape,
+                                AffineMap read, AffineMap write) {
+  auto elementType = cast<ShapedType>(in.getType()).getElementType();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elementType);
+  SmallVector<utils::IteratorType> iterators(read.getNumDims(), utils::IteratorType::parallel);
+  return linalg::GenericOp::create(rewriter, loc, TypeRange{empty.getType()}, ValueRange{in}, ValueRange{empty},
+                                   ArrayRef<AffineMap>{read, write}, iterators,
+                                   [](OpBuilder &b, Location l, ValueRange args) {
+                                     linalg::YieldOp::create(b, l, args[0]);
+                                   })
+      ->getResult(0);
+}
+
 std::vector<float> mlir::hexir::denseFloats(DenseElementsAttr values) {
   std::vector<float> out(values.getNumElements());
   if (values.isSplat()) {

@@ -47,6 +47,11 @@ bool canPadChannels(Value init);
 // The column loop n and the reduction loop k of a contraction on tensors with one of each.
 std::optional<std::pair<unsigned, unsigned>> columnAndReduction(linalg::GenericOp op);
 
+// A copy of `in` into a new tensor of `shape`, by an elementwise op reading through `read` and
+// writing through `write` (a permutation: the run-time packings and transposes of B).
+Value permutedCopy(RewriterBase &rewriter, Location loc, Value in, ArrayRef<int64_t> shape, AffineMap read,
+                   AffineMap write);
+
 // The values of an f32 constant, read from its raw storage (a splat is expanded).
 std::vector<float> denseFloats(DenseElementsAttr values);
 

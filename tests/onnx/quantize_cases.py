@@ -333,7 +333,7 @@ def add_cases(cases, errors, model, rnd):
     def qdq_int8_matmul_gemm():
         # --int8-kernels: MatMul of a batched activation by a weight quantized per column;
         # Gemm with transB, a per-row (output channel) weight, alpha and a bias C; Gemm with a
-        # per-tensor weight and beta * C; and a MatMul of two activations (stays in float).
+        # per-tensor weight and beta * C; and a MatMul of two activations (qdq_int8_attention).
         # K = 64 and N = 32 take the VNNI dot products where the CPU has them (weights packed
         # in groups of four), so does N = 40 (panels padded to 48 with zero columns); K = 20,
         # N = 12 the widened products.
@@ -371,6 +371,51 @@ def add_cases(cases, errors, model, rnd):
                  "z2": np.zeros(12, np.int8), "c2": c2, "w3": w3, "s3": s3, "z3": np.int8(0), "c3": c3,
                  "w5": w5, "s5": s5, "z5": np.zeros(40, np.int8)}
         ins = {"a": a, "g": g}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
+
+    @case
+    def qdq_int8_attention():
+        # --int8-kernels: MatMul of two run-time activations, each per tensor with its own zero
+        # point (a QDQ attention): A read as unsigned bytes, B as signed ones, their row and
+        # column sums at run time. Q x K^T with K^T a Transpose quantized after it (as
+        # quantize_static writes it; VNNI where the CPU has it: K = 16, N = 32, B packed in
+        # groups of four by a kernel), the scores requantized; probabilities in [0, 1] (zero
+        # point -128: no column sums) x V; a uint8 A by a uint8 B (B's sign bits flipped); a 2-D
+        # run-time B broadcast over A's batch; awkward sizes (K = 10, N = 12: the widened
+        # products); zero points of 0 and at the extremes. Against the float64 evaluation of the
+        # graph. (No softmax between: its f32 exp would round some probabilities to the other
+        # step than float64's; scales of no round ratio, whose products would make exact ties of
+        # the scores' requantization, which the f32 graph and the exact integers round apart.)
+        q = (rnd(2, 3, 8, 16) * 2).astype(np.float32)
+        k = (rnd(2, 3, 32, 16) * 2).astype(np.float32)
+        p = np.abs(rnd(2, 3, 8, 32)).astype(np.float32) / 3
+        v = (rnd(2, 3, 32, 16) * 2 + 1).astype(np.float32)
+        sq, zq = np.float32(0.0311), np.int8(-9)
+        sk, zk = np.float32(0.0257), np.int8(6)
+        ss, zs = np.float32(0.0213), np.int8(3)
+        sp, zp = np.float32(1 / 255), np.int8(-128)
+        sv, zv = np.float32(0.0347), np.int8(-20)
+        qd, ktd = fake_quant(q, sq, zq), fake_quant(k.transpose(0, 1, 3, 2), sk, zk)
+        y0 = fake_quant(qd @ ktd, ss, zs)
+        y1 = fake_quant(p, sp, zp) @ fake_quant(v, sv, zv)
+        a = (rnd(3, 5, 10) + 2).astype(np.float32)
+        b = (rnd(3, 10, 12) + 1).astype(np.float32)
+        su, zu = np.float32(0.0203), np.uint8(255)
+        sb, zb = np.float32(0.0149), np.uint8(0)
+        y2 = fake_quant(a, su, zu) @ fake_quant(b, sb, zb)
+        c = (rnd(16, 32) * 2).astype(np.float32)
+        sc, zc = np.float32(0.0291), np.int8(0)
+        y3 = qd @ fake_quant(c, sc, zc)
+        outs = {k: v.astype(np.float32) for k, v in {"y0": y0, "y1": y1, "y2": y2, "y3": y3}.items()}
+        nodes = qdq("q", "sq", "zq") + [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2])] + \
+            qdq("kt", "sk", "zk") + [helper.make_node("MatMul", ["q_d", "kt_d"], ["s"])] + qdq("s", "ss", "zs") + [
+            helper.make_node("Identity", ["s_d"], ["y0"])] + qdq("p", "sp", "zp") + qdq("v", "sv", "zv") + [
+            helper.make_node("MatMul", ["p_d", "v_d"], ["y1"])] + qdq("a", "su", "zu") + qdq("b", "sb", "zb") + [
+            helper.make_node("MatMul", ["a_d", "b_d"], ["y2"])] + qdq("c", "sc", "zc") + [
+            helper.make_node("MatMul", ["q_d", "c_d"], ["y3"])]
+        inits = {"sq": sq, "zq": zq, "sk": sk, "zk": zk, "ss": ss, "zs": zs, "sp": sp, "zp": zp, "sv": sv, "zv": zv,
+                 "su": su, "zu": zu, "sb": sb, "zb": zb, "sc": sc, "zc": zc}
+        ins = {"q": q, "k": k, "p": p, "v": v, "a": a, "b": b, "c": c}
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
     @case

@@ -28,6 +28,8 @@
 #include "Import/Onnx/Quantized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 
@@ -197,9 +199,102 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
   return std::optional<OnnxValue>(*y);
 }
 
+// sum over `axis` of `v` (int8 sign- or uint8 zero-extended) in int32, the axis kept as size 1.
+OnnxValue int32Sums(NodeContext &ctx, const OnnxValue &v, int64_t axis) {
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  Value in = materialize(ctx, v);
+  int64_t rank = v.rank();
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  std::vector<int64_t> kept = v.shape;
+  kept[axis] = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    iterators.push_back(d == axis ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+    if (d != axis) {
+      outShape.push_back(v.shape[d]);
+      outExprs.push_back(getAffineDimExpr(d, mc));
+    }
+  }
+  Type i32 = b.getI32Type();
+  Value zero = arith::ConstantOp::create(b, ctx.loc, b.getI32IntegerAttr(0));
+  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, i32);
+  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
+  bool isUnsigned = v.type == DType::kUInt8;
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, mc), AffineMap::get(rank, 0, outExprs, mc)};
+  Value sums = linalg::GenericOp::create(b, ctx.loc, TypeRange{init.getType()}, ValueRange{in}, ValueRange{init}, maps,
+                                         iterators,
+                                         [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                           Value x = widenInt(nb, nl, a[0], i32, isUnsigned);
+                                           linalg::YieldOp::create(nb, nl, arith::AddIOp::create(nb, nl, a[1], x).getResult());
+                                         })
+                   ->getResult(0);
+  return reshaped(ctx, OnnxValue::ofValue(sums, DType::kInt32),
+                  kept);
+}
+
+// MatMul of two run-time int8 activations (attention's Q x K^T and P x V in a QDQ model), each
+// per tensor: with A read as unsigned bytes au (zero point za) and B as signed ones (zb),
+//   sum_k (au - za)(b - zb) = sum_k au * b - zb * sum_k au - za * sum_k b + K * za * zb,
+// the contraction a VNNI dot product's, the row sums of A and the column sums of B two small
+// reductions at run time, the rest the epilogue's. A zero point of 0 drops its term (a softmax's
+// probabilities, calibrated on [0, 1], have za = 0 once unsigned).
+FailureOr<std::optional<OnnxValue>> quantizedActivationProduct(NodeContext &ctx, const DequantizedSource &x,
+                                                               const DequantizedSource &y) {
+  FailureOr<DequantizedSource> au = as8Bit(ctx, x, DType::kUInt8);
+  if (failed(au))
+    return failure();
+  FailureOr<DequantizedSource> bs = as8Bit(ctx, y, DType::kInt8);
+  if (failed(bs))
+    return failure();
+  int64_t za = au->zeroPoint.constant->i[0], zb = bs->zeroPoint.constant->i[0];
+  int64_t K = au->q.shape.back();
+  FailureOr<OnnxValue> acc = matmulValues(ctx, au->q, bs->q, DType::kInt32, /*unsignedA=*/true);
+  if (failed(acc))
+    return failure();
+  std::vector<const OnnxValue *> ins = {&*acc};
+  std::optional<OnnxValue> rowSums, colSums;
+  if (zb != 0) {
+    rowSums = int32Sums(ctx, au->q, au->q.rank() - 1);  // [..., M, 1]
+    ins.push_back(&*rowSums);
+  }
+  if (za != 0) {
+    colSums = int32Sums(ctx, bs->q, bs->q.rank() - 2);  // [..., 1, N]
+    ins.push_back(&*colSums);
+  }
+  float scale = x.scale.constant->f[0] * y.scale.constant->f[0];
+  // The products of the zero points wrap as the accumulator does (exact below 2^31).
+  auto wrap = [](int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); };
+  int32_t constantTerm = wrap(K * za * zb);
+  bool hasRows = rowSums.has_value(), hasCols = colSums.has_value();
+  FailureOr<OnnxValue> out = elementwise(ctx, ins, DType::kFloat, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Type i32 = b.getI32Type();
+    auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, l, b.getIntegerAttr(i32, v)).getResult(); };
+    Value sum = a[0];
+    unsigned next = 1;
+    if (hasRows)
+      sum = arith::SubIOp::create(b, l, sum, arith::MulIOp::create(b, l, a[next++], constant(zb)));
+    if (hasCols)
+      sum = arith::SubIOp::create(b, l, sum, arith::MulIOp::create(b, l, a[next++], constant(za)));
+    if (constantTerm != 0)
+      sum = arith::AddIOp::create(b, l, sum, constant(constantTerm));
+    Value s = arith::ConstantOp::create(b, l, b.getF32FloatAttr(scale));
+    return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, b.getF32Type(), sum), s);
+  });
+  if (failed(out))
+    return failure();
+  return std::optional<OnnxValue>(*out);
+}
+
 } // namespace
 
 FailureOr<std::optional<OnnxValue>> quantizedMatMul(NodeContext &ctx) {
+  if (!ctx.int8Kernels)
+    return std::optional<OnnxValue>();
+  const DequantizedSource *x = int8Activation(ctx.input(0)), *y = int8Activation(ctx.input(1));
+  if (x && y && x->q.rank() >= 2 && y->q.rank() >= 2)
+    return quantizedActivationProduct(ctx, *x, *y);
   std::optional<Int8Operands> ops = int8Operands(ctx, 1);
   if (!ops || ops->x->q.rank() < 2 || ops->w->q.rank() != 2)
     return std::optional<OnnxValue>();

@@ -1,5 +1,6 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights="dot-groups=true" -mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights | FileCheck %s --check-prefix=NODOT
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights="dot-groups=true" -mlir-print-local-scope | FileCheck %s --check-prefix=RT
 
 // An int8 contraction zext(A) x sext(B) with a constant B[K][N] on a target with VNNI dot
 // products: B's panels hold groups of four along k (P[no][k4][ni][g]), A is viewed as
@@ -111,4 +112,67 @@ func.func @bf16_pairs(%a: tensor<8x4xbf16>) -> tensor<8x20xf32> {
     linalg.yield %s : f32
   } -> tensor<8x20xf32>
   return %r : tensor<8x20xf32>
+}
+
+// -----
+
+// A run-time int8 B (attention's Q x K^T in a QDQ model: K stored [n][batch][k], as the
+// importer reads it through its transpose) is packed by an elementwise kernel into
+// P[batch][no][kg][ni][g] = B[32 no + ni][batch][4 kg + g]; the contraction reads A in groups of
+// four and the panels with their batch loop. N not a multiple of a vector (40) or K not of four
+// (18): left alone (a run-time B is not padded).
+// CHECK-LABEL: func.func @run_time_b
+// CHECK: %[[VIEW:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3, 4]] output_shape [2, 32, 3, 4, 4] : tensor<64x3x16xi8> into tensor<2x32x3x4x4xi8>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[VIEW]] : tensor<2x32x3x4x4xi8>) outs(%{{.*}} : tensor<3x2x4x32x4xi8>)
+// CHECK: %[[A:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [3, 8, 4, 4] : tensor<3x8x16xi8> into tensor<3x8x4x4xi8>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[A]], %[[P]] : tensor<3x8x4x4xi8>, tensor<3x2x4x32x4xi8>) outs(%{{.*}} : tensor<3x8x2x32xi32>)
+// CHECK: tensor.collapse_shape {{.*}} : tensor<3x8x2x32xi32> into tensor<3x8x64xi32>
+// CHECK: ins(%arg2, %arg3 : tensor<3x8x16xi8>, tensor<3x16x40xi8>)
+// CHECK: ins(%arg4, %arg5 : tensor<3x8x18xi8>, tensor<3x18x64xi8>)
+// RT-LABEL: func.func @run_time_b
+// RT: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>]
+// RT: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d4, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>]
+// NODOT-LABEL: func.func @run_time_b
+// NODOT-NOT: tensor.expand_shape
+func.func @run_time_b(%a: tensor<3x8x16xi8>, %b: tensor<64x3x16xi8>, %c: tensor<3x8x16xi8>, %d: tensor<3x16x40xi8>,
+                      %e: tensor<3x8x18xi8>, %f: tensor<3x18x64xi8>) -> (tensor<3x8x64xi32>, tensor<3x8x40xi32>, tensor<3x8x64xi32>) {
+  %zero = arith.constant 0 : i32
+  %e0 = tensor.empty() : tensor<3x8x64xi32>
+  %f0 = linalg.fill ins(%zero : i32) outs(%e0 : tensor<3x8x64xi32>) -> tensor<3x8x64xi32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (n, b, k)>,
+                                        affine_map<(b, m, n, k) -> (b, m, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<3x8x16xi8>, tensor<64x3x16xi8>) outs(%f0 : tensor<3x8x64xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %xu = arith.extui %x : i8 to i32
+    %ws = arith.extsi %w : i8 to i32
+    %p = arith.muli %xu, %ws : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<3x8x64xi32>
+  %e1 = tensor.empty() : tensor<3x8x40xi32>
+  %f1 = linalg.fill ins(%zero : i32) outs(%e1 : tensor<3x8x40xi32>) -> tensor<3x8x40xi32>
+  %r1 = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>,
+                                         affine_map<(b, m, n, k) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%c, %d : tensor<3x8x16xi8>, tensor<3x16x40xi8>) outs(%f1 : tensor<3x8x40xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %xu = arith.extui %x : i8 to i32
+    %ws = arith.extsi %w : i8 to i32
+    %p = arith.muli %xu, %ws : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<3x8x40xi32>
+  %r2 = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>,
+                                         affine_map<(b, m, n, k) -> (b, m, n)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %f : tensor<3x8x18xi8>, tensor<3x18x64xi8>) outs(%f0 : tensor<3x8x64xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %xu = arith.extui %x : i8 to i32
+    %ws = arith.extsi %w : i8 to i32
+    %p = arith.muli %xu, %ws : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<3x8x64xi32>
+  return %r, %r1, %r2 : tensor<3x8x64xi32>, tensor<3x8x40xi32>, tensor<3x8x64xi32>
 }

@@ -88,6 +88,19 @@ def qdq_maxpool():
     return nodes, {"x": [1, 4, 8, 8]}, {"y": [1, 4, 4, 4]}, inits
 
 
+def qdq_attention():
+    # A QDQ attention's Q x K^T: two run-time activations, each per tensor with a zero point,
+    # K^T a Transpose quantized after it; the scores requantized.
+    q = lambda a, s, z: [helper.make_node("QuantizeLinear", [a, s, z], [a + "_q"]),
+                         helper.make_node("DequantizeLinear", [a + "_q", s, z], [a + "_d"])]
+    nodes = q("x", "sx", "zx") + [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1])] + \
+        q("kt", "sk", "zk") + [helper.make_node("MatMul", ["x_d", "kt_d"], ["s"])] + q("s", "ss", "zs") + [
+        helper.make_node("Identity", ["s_d"], ["y"])]
+    inits = {"sx": np.float32(0.05), "zx": np.int8(3), "sk": np.float32(0.04), "zk": np.int8(-5),
+             "ss": np.float32(0.1), "zs": np.int8(1)}
+    return nodes, {"x": [2, 8, 16], "k": [2, 32, 16]}, {"y": [2, 8, 32]}, inits
+
+
 def main():
     nodes, ins, outs, inits = globals()[sys.argv[1]]()
     graph = helper.make_graph(

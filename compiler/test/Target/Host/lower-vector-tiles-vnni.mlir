@@ -38,3 +38,29 @@ func.func @dot(%a: tensor<64x16x4xi8>, %b: tensor<2x16x32x4xi8>, %corr: tensor<2
   } -> tensor<64x2x32xi32>
   return %r : tensor<64x2x32xi32>
 }
+
+// A batched contraction over panels packed at run time (a QDQ attention's Q x K^T: the
+// panels have the batch loop too): the same vpdpbusd register tiles inside the batch loop,
+// 8 rows x 2 vectors per reduction step.
+// CHECK-LABEL: func.func @batched_dot
+// CHECK: scf.for
+// CHECK-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: arith.muli {{.*}} : vector
+// CHECK: return
+// NOVNNI-LABEL: func.func @batched_dot
+// NOVNNI-NOT: llvm.call_intrinsic
+// NOVNNI: arith.muli {{.*}} : vector<4xi32>
+func.func @batched_dot(%a: tensor<3x8x16x4xi8>, %b: tensor<3x2x16x32x4xi8>) -> tensor<3x8x2x32xi32> attributes {hexir.kernel} {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<3x8x2x32xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<3x8x2x32xi32>) -> tensor<3x8x2x32xi32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, no, ni, k4, g) -> (b, m, k4, g)>, affine_map<(b, m, no, ni, k4, g) -> (b, no, k4, ni, g)>, affine_map<(b, m, no, ni, k4, g) -> (b, m, no, ni)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%a, %b : tensor<3x8x16x4xi8>, tensor<3x2x16x32x4xi8>) outs(%init : tensor<3x8x2x32xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %xz = arith.extui %x : i8 to i32
+    %ws = arith.extsi %w : i8 to i32
+    %p = arith.muli %xz, %ws : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<3x8x2x32xi32>
+  return %r : tensor<3x8x2x32xi32>
+}
