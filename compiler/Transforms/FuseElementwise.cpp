@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::hexir {
@@ -48,7 +49,8 @@ unsigned elementBits(Value v) {
 }
 
 // The compute op `v` is computed from through a chain of elementwise generics, each read only
-// by the next and computing on one tensor that is not a constant, the last one reading it
+// by the next and computing on one full-size tensor that is not a constant (and on constants
+// and broadcast ones), the last one reading it
 // element for element; the chain's narrowest value (the fewest bits per element; of equals,
 // the one nearest the root); and whether the root's kernel could take the chain's ops as a
 // narrowing epilogue (narrowsInRegisters).
@@ -68,9 +70,11 @@ std::optional<RootChain> chainToRoot(OpOperand *read) {
     auto generic = v.getDefiningOp<linalg::GenericOp>();
     if (!generic || !allParallel(generic) || generic->getNumResults() != 1 || !v.hasOneUse())
       return std::nullopt;
+    // (Other run-time inputs read broadcast, as a matrix product's row sums, are no chain.)
     OpOperand *next = nullptr;
     for (OpOperand *in : generic.getDpsInputOperands()) {
-      if (in->get().getDefiningOp<arith::ConstantOp>())
+      if (in->get().getDefiningOp<arith::ConstantOp>() ||
+          generic.getMatchingIndexingMap(in).getNumResults() < generic.getNumLoops())
         continue;
       if (next)
         return std::nullopt;
@@ -132,6 +136,37 @@ void keepNarrowJoins(func::FuncOp fn) {
   });
 }
 
+// A chain from a contraction read through a permutation by its last op (a dequantization
+// read transposed, the attention's heads put back together) would fuse whole into that reader,
+// which then reads the int32 accumulators transposed: no longer an epilogue, so they go
+// through memory. The chain's narrowest op (the QuantizeLinear) stays out of the reader
+// instead, becomes the contraction's narrowing epilogue, and the reader reads int8.
+void keepNarrowBeforePermutedReads(func::FuncOp fn) {
+  fn.walk([&](linalg::GenericOp reader) {
+    if (!allParallel(reader))
+      return;
+    for (OpOperand *in : reader.getDpsInputOperands()) {
+      AffineMap map = reader.getMatchingIndexingMap(in);
+      if (map.isIdentity() || !map.isPermutation())
+        continue;
+      // The chain up to the value the reader reads through the permutation.
+      auto last = in->get().getDefiningOp<linalg::GenericOp>();
+      if (!last || !allParallel(last) || last->getNumResults() != 1 || !in->get().hasOneUse() ||
+          last.getNumDpsInputs() != 1)
+        continue;
+      std::optional<RootChain> chain = chainToRoot(last.getDpsInputOperand(0));
+      if (!chain || !chain->narrows)
+        continue;
+      Value narrowest = chain->narrowest;
+      if (elementBits(in->get()) && elementBits(in->get()) <= elementBits(narrowest))
+        narrowest = in->get();
+      if (elementBits(narrowest) && elementBits(narrowest) < elementBits(chain->root->getResult(0)))
+        if (auto op = narrowest.getDefiningOp<linalg::GenericOp>())
+          op->setAttr(kKeepAttr, UnitAttr::get(fn.getContext()));
+    }
+  });
+}
+
 // Upstream's fusion, keeping both ops' locations on the fused op (so that a dispatch still names
 // every source op it computes, see --print-dispatches).
 struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
@@ -162,6 +197,105 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
       return success();
     }
     return failure();
+  }
+};
+
+// An elementwise op computing a wider value from narrower run-time inputs only (a
+// DequantizeLinear of int8 to f32), from tensor.empty, element by element.
+bool onlyWidens(linalg::GenericOp op) {
+  if (!allParallel(op) || op->getNumResults() != 1 || op.getNumDpsInputs() == 0 || !op.hasPureTensorSemantics() ||
+      !op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || !op.getBody()->getArguments().back().use_empty())
+    return false;
+  unsigned out = elementBits(op->getResult(0));
+  if (!out || !llvm::all_of(op.getDpsInputs(), [&](Value in) {
+        return isa<RankedTensorType>(in.getType()) && elementBits(in) && elementBits(in) < out;
+      }))
+    return false;
+  bool hasIndex = false;
+  op.getRegion().walk([&](linalg::IndexOp) { hasIndex = true; });
+  return !hasIndex;
+}
+
+// A widening op read by several generic ops it can fuse into (a softmax's max and its exp of
+// the dequantized scores) gets a copy for each: each reader then computes it from the narrow
+// tensor, which is the only one written (by its producer's kernel, a narrowing epilogue), where
+// one shared copy would write and read the wide tensor.
+struct WideningIntoReaders : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
+    if (!onlyWidens(op) || op->hasOneUse() || bodyOps(op) > kMaxFusedBodyOps / 4)
+      return failure();
+    SmallVector<OpOperand *> reads;
+    for (OpOperand &use : op->getUses()) {
+      auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
+      if (reader && !linalg::isaContractionOpInterface(reader) && reader.isDpsInput(&use) &&
+          linalg::areElementwiseOpsFusable(&use))
+        reads.push_back(&use);
+    }
+    // (Every read but one when nothing else reads it: the last keeps the op.)
+    if (reads.size() == static_cast<size_t>(std::distance(op->getUses().begin(), op->getUses().end())))
+      reads.pop_back();
+    if (reads.empty())
+      return failure();
+    for (OpOperand *read : reads) {
+      rewriter.setInsertionPoint(op);
+      Operation *copy = rewriter.clone(*op);
+      rewriter.modifyOpInPlace(read->getOwner(), [&] { read->set(copy->getResult(0)); });
+    }
+    return success();
+  }
+};
+
+// An elementwise op that only widens (every input narrower than its result: a DequantizeLinear
+// of int8 to f32) and is read through views (a Slice of the attention's packed Q, K, V and the
+// reshapes to heads) computes after each view instead, on the view of its narrow inputs: the
+// views then cut the narrow tensor, the wide one is never written whole, and each copy of the
+// op fuses into what reads its view (a requantization). A copy per view recomputes only what
+// the view reads; readers that are not views keep the op.
+struct WideningBelowViews : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
+    if (!onlyWidens(op) ||
+        !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+      return failure();
+    Operation *view = nullptr;
+    for (Operation *user : op->getUsers())
+      if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {
+        view = user;
+        break;
+      }
+    if (!view)
+      return failure();
+    rewriter.setInsertionPoint(view);
+    Location loc = view->getLoc();
+    // The same view of each input, in the input's element type.
+    auto viewOf = [&](Value in) -> Value {
+      Type element = getElementTypeOrSelf(in.getType());
+      auto type = cast<RankedTensorType>(view->getResult(0).getType()).clone(element);
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(view))
+        return tensor::ExtractSliceOp::create(rewriter, loc, type, in, slice.getMixedOffsets(), slice.getMixedSizes(),
+                                              slice.getMixedStrides());
+      if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(view))
+        return tensor::CollapseShapeOp::create(rewriter, loc, type, in, collapse.getReassociationIndices());
+      auto expand = cast<tensor::ExpandShapeOp>(view);
+      return tensor::ExpandShapeOp::create(rewriter, loc, type, in, expand.getReassociationIndices(),
+                                           expand.getMixedOutputShape());
+    };
+    SmallVector<Value> inputs;
+    for (Value in : op.getDpsInputs())
+      inputs.push_back(viewOf(in));
+    auto type = cast<RankedTensorType>(view->getResult(0).getType());
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+    unsigned rank = type.getRank();
+    auto copy = linalg::GenericOp::create(rewriter, rewriter.getFusedLoc({op.getLoc(), loc}), TypeRange{type}, inputs,
+                                          ValueRange{empty},
+                                          SmallVector<AffineMap>(inputs.size() + 1, rewriter.getMultiDimIdentityMap(rank)),
+                                          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+    rewriter.cloneRegionBefore(op.getRegion(), copy.getRegion(), copy.getRegion().end());
+    rewriter.replaceOp(view, copy->getResults());
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+    return success();
   }
 };
 
@@ -215,8 +349,30 @@ struct FuseElementwisePass : public mlir::hexir::impl::FuseElementwiseBase<FuseE
 
   void runOnOperation() override {
     for (func::FuncOp fn : mlir::hexir::graphFunctions(getOperation())) {
-      if (narrowingEpilogues)
+      // Widening ops move below views first, while they are still ops of their own (fused
+      // with their producers they no longer widen).
+      RewritePatternSet views(&getContext());
+      views.add<WideningBelowViews, WideningIntoReaders>(&getContext());
+      // A reshape between a widening op that reads through a permutation (a transposed
+      // dequantization: WideningBelowViews cannot move it) and its reader: the reader computes
+      // in the unreshaped shape instead (upstream fusion by expansion), so the two fuse.
+      linalg::populateFoldReshapeOpsByExpansionPatterns(views, [](OpOperand *operand) {
+        Value source = isa<tensor::CollapseShapeOp>(operand->get().getDefiningOp())
+                           ? operand->get().getDefiningOp<tensor::CollapseShapeOp>().getSrc()
+                           : operand->get();
+        auto producer = source.getDefiningOp<linalg::GenericOp>();
+        return producer && onlyWidens(producer) &&
+               !llvm::all_of(producer.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); });
+      });
+      tensor::populateFoldTensorEmptyPatterns(views);
+      if (failed(applyPatternsGreedily(fn, std::move(views)))) {
+        fn.emitError() << "moving widening ops below views did not converge (an internal error: please report it)";
+        return signalPassFailure();
+      }
+      if (narrowingEpilogues) {
         keepNarrowJoins(fn);
+        keepNarrowBeforePermutedReads(fn);
+      }
       RewritePatternSet patterns(&getContext());
       patterns.add<FuseIntoReader, ComputeWithoutUnitViews>(&getContext());
       if (failed(applyPatternsGreedily(fn, std::move(patterns)))) {

@@ -78,6 +78,11 @@ std::optional<RowOpKind> kindOf(linalg::GenericOp op, ArrayRef<int64_t> shape) {
 
 Operation *mlir::hexir::rowCombiner(linalg::GenericOp op) { return combinerOf(op); }
 
+bool mlir::hexir::rowKernelNarrows(const RowKernel &k) {
+  return !getElementTypeOrSelf(k.ops.back()->getResult(0).getType()).isF32() &&
+         llvm::count(k.kinds, RowOpKind::Full) > 1;
+}
+
 int64_t mlir::hexir::rowTemporaryBytes(const RowKernel &k) {
   int64_t bytes = 0;
   for (auto [op, kind] : llvm::zip(k.ops, k.kinds)) {
@@ -87,15 +92,21 @@ int64_t mlir::hexir::rowTemporaryBytes(const RowKernel &k) {
     else if (kind == RowOpKind::Row)
       bytes += element;
   }
+  // The f32 full-shape values of a kernel whose output is narrower: one row of them.
+  if (rowKernelNarrows(k))
+    bytes += k.shape.back() * static_cast<int64_t>(sizeof(float));
   return bytes;
 }
 
 std::optional<RowKernel> mlir::hexir::matchRowKernel(ArrayRef<linalg::GenericOp> ops, bool requireReduction) {
   if (ops.empty())
     return std::nullopt;
+  // The result is f32, or narrower (a softmax or normalization requantized to int8, rounded to
+  // bf16): the values before it stay f32.
   auto resultType = dyn_cast<RankedTensorType>(ops.back()->getResult(0).getType());
   if (!resultType || !resultType.hasStaticShape() || resultType.getRank() < 1 ||
-      !resultType.getElementType().isF32())
+      !resultType.getElementType().isIntOrFloat() || resultType.getElementType().getIntOrFloatBitWidth() > 32 ||
+      resultType.getElementType().getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
   RowKernel k;
   k.shape.assign(resultType.getShape().begin(), resultType.getShape().end());
@@ -105,7 +116,7 @@ std::optional<RowKernel> mlir::hexir::matchRowKernel(ArrayRef<linalg::GenericOp>
   llvm::DenseMap<Operation *, unsigned> index;
   for (auto [i, op] : llvm::enumerate(ops)) {
     std::optional<RowOpKind> kind = kindOf(op, k.shape);
-    if (!kind || !getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+    if (!kind || (i + 1 < ops.size() && !getElementTypeOrSelf(op->getResult(0).getType()).isF32()))
       return std::nullopt;
     index[op] = i;
     k.ops.push_back(op);

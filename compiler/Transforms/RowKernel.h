@@ -32,8 +32,9 @@ struct RowKernel {
 
 // Whether `ops` (in program order; the last one's result leaves the kernel, the others are
 // read only by later ops of the list) form a row kernel that TileAndVectorize compiles: at
-// least one reduction, the last op elementwise over the full shape, each full-shape result
-// overwritable by the next full-shape op (so that all of them live in the output), and the
+// least one reduction, the last op elementwise over the full shape (f32 or narrower, every
+// other op f32), each full-shape result overwritable by the next full-shape op (so that all of
+// them live in one buffer: the output, or a stack buffer when the result narrows), and the
 // per-row temporaries of one row fitting the stack.
 // With `requireReduction` false, a chain without a reduction yet also matches (dispatch
 // formation grows a group op by op).
@@ -43,8 +44,12 @@ std::optional<RowKernel> matchRowKernel(ArrayRef<linalg::GenericOp> ops, bool re
 // partial sum of a reduction (four vectors of 16 lanes): the stack a kernel's tiling needs.
 constexpr int64_t kRowStackBytes = 32 * 1024;
 constexpr int64_t kMaxRowPartial = 64;
-// Stack bytes of one row's temporaries: a value per row op and reduction, and a reduction's
-// partial sums.
+// Whether the kernel's result is narrower than its f32 values (a softmax requantized to int8)
+// and it has full-shape values before it: those then live in a stack buffer of the chunk's
+// rows instead of the output.
+bool rowKernelNarrows(const RowKernel &k);
+// Stack bytes of one row's temporaries: a value per row op and reduction, a reduction's partial
+// sums, and the row of full-shape values of a narrowing kernel.
 int64_t rowTemporaryBytes(const RowKernel &k);
 // The op combining a reduction's accumulator with the value it reduces, when it has a neutral
 // element (which starts partial sums); null otherwise.

@@ -3,8 +3,9 @@
 // The host's tiling of a row kernel (Transforms/RowKernel.h): a workgroup takes a chunk of
 // rows and runs the whole chain on it while the chunk is in cache. The full-size
 // intermediates live in the kernel's output (each elementwise op overwrites the previous one
-// in place), the per-row values (max, sum) in small stack buffers of the chunk's rows, so the
-// kernel needs no memory beyond its operands.
+// in place), or in a stack buffer of the chunk's rows where the output is narrower (int8), the
+// per-row values (max, sum) in small stack buffers of the chunk's rows, so the kernel needs no
+// memory beyond its operands.
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Host/KernelTiling.h"
@@ -161,10 +162,12 @@ FailureOr<int64_t> mlir::hexir::tileRowKernel(RewriterBase &rewriter, RowKernel 
   unsigned rank = k.shape.size(), rows = rank - 1;
   Location loc = k.ops.back().getLoc();
   Block &entry = k.ops.back()->getParentOfType<func::FuncOp>().getBody().front();
-  // Full-shape results in the output: each full-shape op accumulates onto the previous one.
+  // Full-shape results in one buffer: each full-shape op accumulates onto the previous one (a
+  // narrowing last op writes the output from the f32 values in a stack buffer).
+  bool narrows = rowKernelNarrows(k);
   std::optional<unsigned> previous;
   for (unsigned i = 0; i < k.ops.size(); ++i) {
-    if (k.kinds[i] != RowOpKind::Full)
+    if (k.kinds[i] != RowOpKind::Full || (narrows && i + 1 == k.ops.size()))
       continue;
     if (previous) {
       Value prior = k.ops[*previous]->getResult(0);
@@ -222,7 +225,6 @@ FailureOr<int64_t> mlir::hexir::tileRowKernel(RewriterBase &rewriter, RowKernel 
   if (splitDim)
     chunkShape[*splitDim] = chunk;
   SmallVector<int64_t> chunkRows(ArrayRef<int64_t>(chunkShape).drop_back());
-  Type element = type.getElementType();
 
   llvm::DenseMap<Operation *, Value> tileOf;
   bool firstFull = true;
@@ -272,10 +274,14 @@ FailureOr<int64_t> mlir::hexir::tileRowKernel(RewriterBase &rewriter, RowKernel 
           registers[d] = 0;
       return registers;
     };
+    Type element = getElementTypeOrSelf(op->getResult(0).getType());
+    bool lastOp = op == k.ops.back();
     switch (kind) {
     case RowOpKind::Full:
-      if (firstFull)
+      if (narrows && lastOp)
         replaceInit(output);
+      else if (firstFull)
+        replaceInit(narrows ? chunkTemporary(rewriter, loc, entry, RankedTensorType::get(chunkShape, element)) : output);
       firstFull = false;
       tileOf[op] = tiled->getResult(0);
       tiles.push_back({tiled, elementwiseTiles(chunkShape)});

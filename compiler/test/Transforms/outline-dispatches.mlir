@@ -521,3 +521,56 @@ func.func @runtime_panels(%a: tensor<128x64xf32>, %b: tensor<64x32xf32>, %c: ten
   } -> tensor<192x2x16xf32>
   return %y1, %y2 : tensor<128x2x16xf32>, tensor<192x2x16xf32>
 }
+
+// -----
+
+// A QDQ softmax (int8 scores in, int8 probabilities out, f32 in between) is one row kernel too:
+// its exponentials live in a stack buffer of the kernel (Target/Host/RowKernelTiling.cpp).
+// CHECK-LABEL: func.func @main(
+// CHECK: hexir.call_tir @main_dispatch_0_generic(%arg0) : (tensor<4x32xi8>) -> tensor<4x32xi8>
+// CHECK-NOT: hexir.call_tir
+// CHECK-LABEL: func.func @main_dispatch_0_generic(
+// CHECK-COUNT-4: linalg.generic
+// CHECK: return
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @main(%x: tensor<4x32xi8>) -> tensor<4x32xi8> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %s = arith.constant 0.0625 : f32
+  %er = tensor.empty() : tensor<4xf32>
+  %ef = tensor.empty() : tensor<4x32xf32>
+  %eq = tensor.empty() : tensor<4x32xi8>
+  %fmax = linalg.fill ins(%ninf : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x32xi8>) outs(%fmax : tensor<4xf32>) {
+  ^bb0(%in: i8, %acc: f32):
+    %f = arith.sitofp %in : i8 to f32
+    %m = arith.maximumf %acc, %f : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<4x32xi8>, tensor<4xf32>) outs(%ef : tensor<4x32xf32>) {
+  ^bb0(%in: i8, %m: f32, %o: f32):
+    %f = arith.sitofp %in : i8 to f32
+    %d = arith.subf %f, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<4x32xf32>
+  %fsum = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<4x32xf32>) outs(%fsum : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<4x32xf32>, tensor<4xf32>) outs(%eq : tensor<4x32xi8>) {
+  ^bb0(%in: f32, %sm: f32, %o: i8):
+    %q = arith.divf %in, %sm : f32
+    %r = arith.divf %q, %s : f32
+    %i = arith.fptosi %r : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<4x32xi8>
+  return %y : tensor<4x32xi8>
+}
