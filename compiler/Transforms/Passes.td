@@ -42,6 +42,10 @@ def ConvertToChannelsLast : Pass<"hexir-convert-to-channels-last", "mlir::Module
     the next convolution. After: `linalg.conv_2d_nhwc_hwcf` and `relu` on NHWC tensors; one
     transpose of the graph's input image, one back before the classifier.
   }];
+  let options = [
+    Option<"maxRewrites", "max-rewrites", "unsigned", /*default=*/"0",
+           "Stop after this many rewrites (0: 50 per op of the graph, at least 10,000); tests set it low so that a layout ping-pong shows">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
 }

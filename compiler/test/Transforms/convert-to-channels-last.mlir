@@ -1,4 +1,4 @@
-// RUN: %hexir-opt %s -split-input-file -hexir-convert-to-channels-last | FileCheck %s
+// RUN: %hexir-opt %s -split-input-file -hexir-convert-to-channels-last="max-rewrites=1000" -verify-diagnostics | FileCheck %s
 
 // conv -> relu -> pad -> conv, NCHW as imported from ONNX. Both convolutions become NHWC with
 // HWCF filters (a constant transposed at compile time: w[f][c][kh][kw] -> w[kh][kw][c][f]; a
@@ -119,4 +119,77 @@ func.func @concat_of_activations(%x: tensor<1x4x5x5xf32>) -> tensor<1x2x5x5xf32>
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%c, %w3 : tensor<1x16x5x5xf32>, tensor<2x16x1x1xf32>) outs(%f2 : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
   return %y : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+// A SiLU after a 1x1 int8 convolution (its dequantization read by the sigmoid and the product),
+// then a mean over the image (efficientnet_b0's head in a QDQ model). Recomputing the sigmoid
+// NCHW removed its result's transpose but read its input strided; recomputed NHWC again it
+// gave its reader a transpose back, which the first rewrite then removed again: the two
+// alternated until the rewrite bound (345,907 rewrites, 36 s of efficientnet_b0's QDQ
+// compile), which now warns (-verify-diagnostics fails; the bound is 1,000 rewrites here). A
+// generic reader now reads the new layout through its indexing map, with no transpose to
+// remove. Everything ends channels-last, each op reading its input contiguously, and the only
+// transpose left is the input image's.
+// CHECK-LABEL: func.func @silu_mean
+// CHECK: linalg.transpose ins(%arg0 : tensor<1x4x2x2xi8>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<1x2x2x8xi32>
+// CHECK: %[[D:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]]{{.*}} outs(%{{.*}} : tensor<1x2x2x8xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]]]{{.*}} ins(%[[D]] : tensor<1x2x2x8xf32>) outs(%{{.*}} : tensor<1x2x2x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]]{{.*}} ins(%[[D]], %[[S]] : tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#ch = affine_map<(n, c, h, w) -> (c)>
+#red = affine_map<(n, c, h, w) -> (n, c)>
+func.func @silu_mean(%x: tensor<1x4x2x2xi8>) -> tensor<1x8xf32> {
+  %w = arith.constant dense<1> : tensor<8x4x1x1xi8>
+  %bias = arith.constant dense<3> : tensor<8xi32>
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %s = arith.constant 0.5 : f32
+  %eb = tensor.empty() : tensor<1x8x2x2xi32>
+  %init = linalg.generic {indexing_maps = [#ch, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<8xi32>) outs(%eb : tensor<1x8x2x2xi32>) {
+  ^bb0(%in: i32, %o: i32):
+    linalg.yield %in : i32
+  } -> tensor<1x8x2x2xi32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x4x2x2xi8>, tensor<8x4x1x1xi8>) outs(%init : tensor<1x8x2x2xi32>) -> tensor<1x8x2x2xi32>
+  %e1 = tensor.empty() : tensor<1x8x2x2xf32>
+  %d = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<1x8x2x2xi32>) outs(%e1 : tensor<1x8x2x2xf32>) {
+  ^bb0(%in: i32, %o: f32):
+    %f = arith.sitofp %in : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x2x2xf32>
+  %e2 = tensor.empty() : tensor<1x8x2x2xf32>
+  %sg = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%d : tensor<1x8x2x2xf32>) outs(%e2 : tensor<1x8x2x2xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %n = arith.negf %in : f32
+    %e = math.exp %n : f32
+    %a = arith.addf %e, %one : f32
+    %r = arith.divf %one, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x2x2xf32>
+  %e3 = tensor.empty() : tensor<1x8x2x2xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%d, %sg : tensor<1x8x2x2xf32>, tensor<1x8x2x2xf32>) outs(%e3 : tensor<1x8x2x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x2x2xf32>
+  %er = tensor.empty() : tensor<1x8xf32>
+  %fr = linalg.fill ins(%zero : f32) outs(%er : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #red], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%p : tensor<1x8x2x2xf32>) outs(%fr : tensor<1x8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<1x8xf32>
+  return %r : tensor<1x8xf32>
 }
