@@ -530,6 +530,37 @@ def add_cases(cases, errors, model, rnd):
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
     @case
+    def qdq_uint8_maxpool():
+        # --int8-kernels, U8S8: max pooling of a uint8 activation (pooled as int8 with its sign
+        # bits flipped, padded with the lowest value), requantized to uint8 with its own scale and
+        # zero point (the integers back), to uint8 with others, and to int8 with the zero point
+        # moved by 128 (the flipped integers themselves); zero points 200 and 0 (values saturate
+        # at both ends). Against the float64 evaluation of the graph.
+        x = (rnd(2, 3, 9, 8) * 3).astype(np.float32)
+        su, zu = np.float32(0.021), np.uint8(200)
+        sv, zv = np.float32(0.013), np.uint8(0)
+        so, zo = np.float32(0.031), np.uint8(17)
+        pool = lambda t: F.max_pool2d(torch.from_numpy(t), 3, 2, 1).numpy()
+        outs = {}
+        for name, s_, z_ in (("u", su, zu), ("v", sv, zv)):
+            p = pool(fake_quant(x, s_, z_).astype(np.float32)).astype(np.float32)
+            outs[name + "1"] = fake_quant(p, s_, z_).astype(np.float32)
+            outs[name + "2"] = fake_quant(p, so, zo).astype(np.float32)
+            outs[name + "3"] = fake_quant(p, s_, np.int8(int(z_) - 128)).astype(np.float32)
+        nodes = []
+        for name, s_, z_ in (("u", "su", "zu"), ("v", "sv", "zv")):
+            nodes += qdq("x", s_, z_, out="x" + name) + [
+                helper.make_node("MaxPool", ["x" + name + "_d"], ["p" + name], kernel_shape=[3, 3], strides=[2, 2],
+                                 pads=[1, 1, 1, 1])] + \
+                qdq("p" + name, s_, z_, out=name + "1") + qdq("p" + name, "so", "zo", out=name + "2") + \
+                qdq("p" + name, s_, "z" + name + "s", out=name + "3") + [
+                helper.make_node("Identity", [name + k + "_d"], [name + k]) for k in "123"]
+        inits = {"su": su, "zu": zu, "sv": sv, "zv": zv, "so": so, "zo": zo, "zus": np.int8(int(zu) - 128),
+                 "zvs": np.int8(int(zv) - 128)}
+        ins = {"x": x}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
+
+    @case
     def qdq_int8_padded_channels():
         # --int8-kernels where a convolution's output channels are not a whole number of vectors
         # (24 and 40: panels padded to 32 and 48, sliced back): its requantization computes the

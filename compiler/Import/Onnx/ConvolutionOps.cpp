@@ -130,12 +130,12 @@ std::vector<int64_t> as4D(const std::vector<int64_t> &shape) {
   return shape;
 }
 
-// The int8 activation a QDQ model's max pooling reads behind DequantizeLinear (run time, per
+// The int8 or uint8 activation a QDQ model's max pooling reads behind DequantizeLinear (run time, per
 // tensor, a positive constant scale), pooled on its integers with the int8 kernels; null
 // otherwise.
 const DequantizedSource *int8PoolSource(NodeContext &ctx, const OnnxValue &x) {
   const DequantizedSource *d = ctx.int8Kernels ? int8Activation(x) : nullptr;
-  if (!d || d->q.type != DType::kInt8 || d->scale.numElements() != 1 || !(d->scale.constant->f[0] > 0.0f) ||
+  if (!d || d->scale.numElements() != 1 || !(d->scale.constant->f[0] > 0.0f) ||
       std::isinf(d->scale.constant->f[0]))
     return nullptr;
   return d;
@@ -213,13 +213,17 @@ LogicalResult convertMaxPool(NodeContext &ctx) {
   // max of the window, exactly, and -128 never wins against a real element as -inf does not.
   // The int8 tensor stays int8 (a quarter of the bytes), and a QuantizeLinear after it with
   // the same scale and zero point gives it back as it is.
+  // A uint8 tensor (U8S8) pools as int8 with its sign bits flipped (xq - 128 keeps the order).
   const DequantizedSource *d = w.oneD ? nullptr : int8PoolSource(ctx, x);
   if (d) {
-    OnnxValue pooled = OnnxValue::ofValue(poolNchw(ctx, d->q, w, -128.0, /*isMax=*/true), DType::kInt8);
-    FailureOr<OnnxValue> y = dequantizeValues(ctx, pooled, d->scale, d->zeroPoint);
+    FailureOr<DequantizedSource> s = as8Bit(ctx, *d, DType::kInt8);
+    if (failed(s))
+      return failure();
+    OnnxValue pooled = OnnxValue::ofValue(poolNchw(ctx, s->q, w, -128.0, /*isMax=*/true), DType::kInt8);
+    FailureOr<OnnxValue> y = dequantizeValues(ctx, pooled, s->scale, s->zeroPoint);
     if (failed(y))
       return failure();
-    y->dequantized = std::make_shared<DequantizedSource>(DequantizedSource{pooled, d->scale, d->zeroPoint, -1});
+    y->dequantized = std::make_shared<DequantizedSource>(DequantizedSource{pooled, s->scale, s->zeroPoint, -1});
     ctx.setOutput(0, *y);
     return success();
   }

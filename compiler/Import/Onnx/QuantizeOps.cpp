@@ -171,12 +171,20 @@ LogicalResult convertQuantizeLinear(NodeContext &ctx) {
     return failure();
   // Requantizing a dequantized tensor with its own scale and zero point gives its integers back,
   // exactly (|q - zp| <= 255: the f32 product and quotient round to q - zp), as after an int8
-  // max pooling.
+  // max pooling; to the other 8-bit type with the zero point moved by 128 (a uint8 tensor
+  // pooled as int8), its integers with their sign bits flipped.
   if (const DequantizedSource *d = x.dequantized.get();
-      d && d->axis < 0 && d->q.type == zero.type && !d->q.isConstant() && sameConstant(d->scale, ctx.input(1)) &&
-      exactScale(d->scale) && sameConstant(d->zeroPoint, zero)) {
-    ctx.setOutput(0, d->q);
-    return success();
+      d && d->axis < 0 && isByte(d->q.type) && !d->q.isConstant() && sameConstant(d->scale, ctx.input(1)) &&
+      exactScale(d->scale) && d->zeroPoint.isConstant() && d->zeroPoint.numElements() == 1 && zero.isConstant() &&
+      zero.numElements() == 1) {
+    int64_t shift = d->q.type == zero.type ? 0 : zero.type == DType::kUInt8 ? 128 : -128;
+    if (d->zeroPoint.constant->i[0] + shift == zero.constant->i[0]) {
+      FailureOr<DequantizedSource> same = as8Bit(ctx, *d, zero.type);
+      if (failed(same))
+        return failure();
+      ctx.setOutput(0, same->q);
+      return success();
+    }
   }
   FailureOr<OnnxValue> y = quantizeValues(ctx, x, p->scale, p->zeroPoint, zero.type);
   if (failed(y))

@@ -37,6 +37,12 @@ mlir::FailureOr<OnnxValue> dequantizeValues(NodeContext &ctx, const OnnxValue &x
 // it); folded when both are known.
 mlir::FailureOr<OnnxValue> shiftedToInt32(NodeContext &ctx, const OnnxValue &x, const OnnxValue &zeroPoint);
 
+// The same dequantized values as the other 8-bit type `to`: xq with its sign bit flipped (an
+// elementwise op that fuses into its producer; an order-preserving map between uint8 and int8)
+// and the zero point moved by 128 (int8 xq - 128 for uint8 xq, uint8 xq + 128 for int8 xq).
+// `x` itself when it is of type `to` already; `x` per tensor.
+mlir::FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSource &x, DType to);
+
 // The int8 or uint8 (U8S8, ONNX Runtime's QUInt8) activation behind `v` (DequantizeLinear's
 // result): run-time, per tensor, with a known scale and zero point; null otherwise.
 const DequantizedSource *int8Activation(const OnnxValue &v);

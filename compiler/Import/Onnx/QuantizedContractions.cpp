@@ -43,11 +43,6 @@ const DequantizedSource *int8Activation(const OnnxValue &v) {
   return d;
 }
 
-namespace {
-
-// The same dequantized values as the other 8-bit type: xq with its sign bit flipped (an
-// elementwise op that fuses into its producer) and the zero point moved by 128 (int8 xq - 128
-// for uint8 xq, uint8 xq + 128 for int8 xq). `x` itself when it is of type `to` already.
 FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSource &x, DType to) {
   if (x.q.type == to)
     return x;
@@ -64,6 +59,8 @@ FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSource &x
       OnnxValue::ofConstant(HostTensor::fromInts({to == DType::kInt8 ? zx - 128 : zx + 128}, x.zeroPoint.shape, to));
   return s;
 }
+
+namespace {
 
 // The int8 weight behind `v`: constant, symmetric (every zero point 0), per tensor or along
 // `outAxis` (the output channels).

@@ -88,6 +88,13 @@ def qdq_maxpool():
     return nodes, {"x": [1, 4, 8, 8]}, {"y": [1, 4, 4, 4]}, inits
 
 
+def qdq_u8_maxpool():
+    # The same pooling of a uint8 activation (U8S8), zero point 200.
+    nodes, ins, outs, inits = qdq_maxpool()
+    inits["zx"] = np.uint8(200)
+    return nodes, ins, outs, inits
+
+
 def qdq_attention():
     # A QDQ attention's Q x K^T: two run-time activations, each per tensor with a zero point,
     # K^T a Transpose quantized after it; the scores requantized.
