@@ -343,11 +343,12 @@ struct RelayoutElementwise : OpRewritePattern<linalg::GenericOp> {
   static bool beneficial(linalg::GenericOp op, ArrayRef<int64_t> perm) {
     int removed = 0;
     bool needsBack = false;
-    for (Operation *user : op->getUsers()) {
-      auto t = dyn_cast<linalg::TransposeOp>(user);
+    for (OpOperand &use : op->getUses()) {
+      auto t = dyn_cast<linalg::TransposeOp>(use.getOwner());
+      auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
       if (t && llvm::equal(t.getPermutation(), perm))
         ++removed;
-      else if (!isa<linalg::GenericOp>(user))
+      else if (!reader || !reader.isDpsInput(&use))  // (a generic reader reads it through its map)
         needsBack = true;
     }
     int delta = (needsBack ? 1 : 0) - removed;

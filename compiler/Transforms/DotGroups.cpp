@@ -188,7 +188,8 @@ std::optional<MatmulDotOperands> runTimeInt8Operands(linalg::GenericOp op) {
       if (d != n && d != k)
         batchOk &= iterators[d] == utils::IteratorType::parallel && outMap.isFunctionOfDim(d);
     }
-    if (batchOk && lhsMap.isProjectedPermutation() && lhsMap.getNumResults() > 0 &&
+    auto lhsType = dyn_cast<RankedTensorType>(op.getDpsInputs()[1 - w].getType());
+    if (batchOk && lhsType && lhsType.hasStaticShape() && lhsMap.isProjectedPermutation() && lhsMap.getNumResults() > 0 &&
         lhsMap.getDimPosition(lhsMap.getNumResults() - 1) == k && outMap.isProjectedPermutation() &&
         outMap.getNumResults() > 0 && outMap.getDimPosition(outMap.getNumResults() - 1) == n)
       return MatmulDotOperands{w, n, k};

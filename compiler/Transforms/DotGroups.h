@@ -53,9 +53,9 @@ bool bf16ConvPackable(linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel);
 // and B, K a multiple of the group size G: P[no][kg][ni][g] = B[G * kg + g][no * nr + ni], A
 // viewed as [..., m, K/G, G], loops (..., m, no, ni, ..., kg, ..., g), the result viewed as
 // [..., M, N]. An int8 B computed at run time (attention's products of two activations),
-// its dimensions k, n and batch ones in any order, N a multiple of the panel, is packed the
-// same way by an elementwise kernel before the contraction, P[batch...][no][kg][ni][g]. Failure (nothing
-// changed) for any other op.
+// its dimensions k, n and batch ones in any order, N a whole number of vectors (no padding
+// columns), is packed the same way by an elementwise kernel before the contraction,
+// P[batch...][no][kg][ni][g]. Failure (nothing changed) for any other op.
 LogicalResult packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel);
 
 // A channels-last int8 convolution (signed image and constant filter, int32 accumulator from a

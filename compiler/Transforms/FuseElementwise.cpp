@@ -201,14 +201,16 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
 };
 
 // An elementwise op computing a wider value from narrower run-time inputs only (a
-// DequantizeLinear of int8 to f32), from tensor.empty, element by element.
+// DequantizeLinear of int8 to f32), from tensor.empty, element by element, of static shape.
 bool onlyWidens(linalg::GenericOp op) {
   if (!allParallel(op) || op->getNumResults() != 1 || op.getNumDpsInputs() == 0 || !op.hasPureTensorSemantics() ||
-      !op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || !op.getBody()->getArguments().back().use_empty())
+      !op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() || !op.getBody()->getArguments().back().use_empty() ||
+      !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
     return false;
   unsigned out = elementBits(op->getResult(0));
   if (!out || !llvm::all_of(op.getDpsInputs(), [&](Value in) {
-        return isa<RankedTensorType>(in.getType()) && elementBits(in) && elementBits(in) < out;
+        return isa<RankedTensorType>(in.getType()) && !in.getDefiningOp<arith::ConstantOp>() && elementBits(in) &&
+               elementBits(in) < out;
       }))
     return false;
   bool hasIndex = false;
@@ -260,7 +262,8 @@ struct WideningBelowViews : OpRewritePattern<linalg::GenericOp> {
       return failure();
     Operation *view = nullptr;
     for (Operation *user : op->getUsers())
-      if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {
+      if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user) &&
+          cast<RankedTensorType>(user->getResult(0).getType()).hasStaticShape()) {
         view = user;
         break;
       }
@@ -356,10 +359,16 @@ struct FuseElementwisePass : public mlir::hexir::impl::FuseElementwiseBase<FuseE
       // A reshape between a widening op that reads through a permutation (a transposed
       // dequantization: WideningBelowViews cannot move it) and its reader: the reader computes
       // in the unreshaped shape instead (upstream fusion by expansion), so the two fuse.
+      // (Only an elementwise reader, or an expand_shape of the widening op, is rewritten: a
+      // contraction or reduction expanded so would split its reduction loop.)
       linalg::populateFoldReshapeOpsByExpansionPatterns(views, [](OpOperand *operand) {
-        Value source = isa<tensor::CollapseShapeOp>(operand->get().getDefiningOp())
-                           ? operand->get().getDefiningOp<tensor::CollapseShapeOp>().getSrc()
-                           : operand->get();
+        Operation *owner = operand->getOwner();
+        auto reader = dyn_cast<linalg::GenericOp>(owner);
+        if (!isa<tensor::ExpandShapeOp>(owner) && !(reader && allParallel(reader)))
+          return false;
+        Value source = operand->get();
+        if (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>())
+          source = collapse.getSrc();
         auto producer = source.getDefiningOp<linalg::GenericOp>();
         return producer && onlyWidens(producer) &&
                !llvm::all_of(producer.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); });

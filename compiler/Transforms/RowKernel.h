@@ -44,9 +44,9 @@ std::optional<RowKernel> matchRowKernel(ArrayRef<linalg::GenericOp> ops, bool re
 // partial sum of a reduction (four vectors of 16 lanes): the stack a kernel's tiling needs.
 constexpr int64_t kRowStackBytes = 32 * 1024;
 constexpr int64_t kMaxRowPartial = 64;
-// Whether the kernel's result is narrower than its f32 values (a softmax requantized to int8)
-// and it has full-shape values before it: those then live in a stack buffer of the chunk's
-// rows instead of the output.
+// Whether the kernel's result is of another type than its f32 values (narrower: a softmax
+// requantized to int8) and it has full-shape values before it: those then live in a stack
+// buffer of the chunk's rows instead of the output.
 bool rowKernelNarrows(const RowKernel &k);
 // Stack bytes of one row's temporaries: a value per row op and reduction, a reduction's partial
 // sums, and the row of full-shape values of a narrowing kernel.

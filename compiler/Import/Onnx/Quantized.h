@@ -48,10 +48,11 @@ mlir::FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSou
 const DequantizedSource *int8Activation(const OnnxValue &v);
 
 // Conv, MatMul and Gemm of int8 values behind DequantizeLinear (a QDQ model's activations per
-// tensor, its constant weights symmetric per tensor or per output channel) computed on the
-// integers: an int32 accumulation, dequantized in float32 by the epilogue (the bias added
-// there), where the ONNX graph computes in float32 on dequantized copies. None when the inputs
-// are not of that form: the float lowering then runs (QuantizedContractions.cpp).
+// tensor, its constant weights symmetric per tensor or per output channel; for MatMul also two
+// activations of rank 2 or more) computed on the integers: an int32 accumulation, dequantized
+// in float32 by the epilogue (the bias added there), where the ONNX graph computes in float32
+// on dequantized copies. None when the inputs are not of that form: the float lowering then
+// runs (QuantizedContractions.cpp).
 mlir::FailureOr<std::optional<OnnxValue>> quantizedConv(NodeContext &ctx);
 mlir::FailureOr<std::optional<OnnxValue>> quantizedMatMul(NodeContext &ctx);
 mlir::FailureOr<std::optional<OnnxValue>> quantizedGemm(NodeContext &ctx);

@@ -18,11 +18,14 @@
 // one); the correction is then -(zx + 128) * sum_k wq.
 //
 // A uint8 activation (U8S8) is the same: a convolution reads it as int8 (xq - 128, zero point
-// zx - 128), a matrix product as it is. Other forms (per-axis activations, a weight zero point,
-// a run-time weight) keep the float lowering on the dequantized copies. So does everything with
-// --no-int8-kernels, the default where the target has no int8 dot products: there the integer kernels widen to int32
-// multiplies (vpmulld, one a cycle) and run about 2.7x slower than the packed f32 FMA kernels,
-// where VNNI's vpdpbusd (64 multiply-adds an instruction) makes them 3-4x faster.
+// zx - 128), a matrix product as it is. A MatMul of two run-time activations (attention) runs
+// on the integers with run-time row and column sums (quantizedActivationProduct). Other forms
+// (per-axis activations, a weight zero point, a Gemm's run-time B, a 1-D operand of a product
+// of two activations) keep the float lowering on the dequantized copies. So does everything
+// with --no-int8-kernels, the default where the target has no int8 dot products: there the
+// integer kernels widen to int32 multiplies (vpmulld, one a cycle) and run about 2.7x slower
+// than the packed f32 FMA kernels, where VNNI's vpdpbusd (64 multiply-adds an instruction)
+// makes them 3-4x faster.
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/Quantized.h"
