@@ -154,6 +154,46 @@ def add_cases(cases, errors, model, rnd):
         return model(nodes, ins, outs, {"b": b, "az": az, "bz": bz, "d": d, "cz": np.int8(3)}), ins, outs
 
     @case
+    def matmul_integer_int8_kernels():
+        # --int8-kernels: MatMulInteger and QLinearMatMul as unsigned-by-signed byte products with
+        # run-time row and column sums (VNNI where the CPU has it): uint8 x int8 with zero points
+        # per row and per column; int8 x int8 at the extremes (-128 * -128 over K = 68); uint8 x
+        # uint8 batched with run-time matrices and a run-time zero point (DynamicQuantizeLinear's
+        # form); int8 x a constant weight, 32 columns and K = 64 (packed in dot groups with VNNI);
+        # QLinearMatMul requantizing. Against NumPy's int32 products.
+        a = rng.integers(0, 256, size=(5, 67)).astype(np.uint8)
+        b = rng.integers(-128, 128, size=(67, 9)).astype(np.int8)
+        az = rng.integers(0, 256, size=(5,)).astype(np.uint8)
+        bz = rng.integers(-128, 128, size=(9,)).astype(np.int8)
+        c = np.full((3, 68), -128, np.int8)
+        d = np.full((68, 2), -128, np.int8)
+        e = rng.integers(0, 256, size=(3, 6, 16)).astype(np.uint8)
+        f = rng.integers(0, 256, size=(3, 16, 32)).astype(np.uint8)
+        ez = np.array(201, np.uint8)
+        g = rng.integers(-128, 128, size=(2, 4, 64)).astype(np.int8)
+        h = rng.integers(-127, 128, size=(64, 32)).astype(np.int8)
+        i32 = lambda t: t.astype(np.int32)
+        ref1 = (i32(a) - i32(az)[:, None]) @ (i32(b) - i32(bz)[None, :])
+        ref2 = (i32(c) - 3) @ i32(d)
+        ref3 = (i32(e) - int(ez)) @ (i32(f) - 7)
+        ref4 = (i32(g) + 5) @ i32(h)
+        sa, za, sb, zb, sy, zy = (np.float32(0.02), np.uint8(120), np.float32(0.005), np.int8(-2), np.float32(0.05),
+                                  np.uint8(100))
+        acc = (i32(a) - int(za)) @ (i32(b) - int(zb))
+        yq = np.clip(np.rint(acc.astype(np.float32) * (np.float32(sa * sb) / sy)) + np.float32(zy), 0, 255)
+        outs = {"y1": ref1.astype(np.int32), "y2": ref2.astype(np.int32), "y3": ref3.astype(np.int32),
+                "y4": ref4.astype(np.int32), "y5": yq.astype(np.uint8)}
+        nodes = [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y1"]),
+                 helper.make_node("MatMulInteger", ["c", "d", "cz"], ["y2"]),
+                 helper.make_node("MatMulInteger", ["e", "f", "ez", "fz"], ["y3"]),
+                 helper.make_node("MatMulInteger", ["g", "h", "gz"], ["y4"]),
+                 helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y5"])]
+        ins = {"a": a, "c": c, "e": e, "f": f, "ez": ez, "g": g}
+        inits = {"b": b, "az": az, "bz": bz, "d": d, "cz": np.int8(3), "fz": np.uint8(7), "h": h, "gz": np.int8(-5),
+                 "sa": sa, "za": za, "sb": sb, "zb": zb, "sy": sy, "zy": zy}
+        return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
+
+    @case
     def qlinear_matmul():
         # uint8 activations x int8 weights -> uint8, the multiplier a_scale * b_scale / y_scale in
         # float32 as Hexir computes it (NumPy's reference differs only at exact ties).

@@ -307,7 +307,10 @@ FailureOr<OnnxValue> matrixZeroPoint(NodeContext &ctx, size_t index, const OnnxV
   return perRow ? reshaped(ctx, z, {along, 1}) : z;
 }
 
-// (a - a_zero_point) x (b - b_zero_point) in int32.
+// (a - a_zero_point) x (b - b_zero_point) in int32. With --int8-kernels (matrices of rank 2 or
+// more), as an unsigned-by-signed byte product with run-time row and column sums
+// (zeroPointProduct): VNNI's dot products where the target has them. Otherwise both are shifted
+// to int32 first.
 FailureOr<OnnxValue> integerProduct(NodeContext &ctx, size_t a, size_t aZero, size_t b, size_t bZero) {
   const OnnxValue &av = ctx.input(a), &bv = ctx.input(b);
   if (!isByte(av.type) || !isByte(bv.type))
@@ -316,6 +319,8 @@ FailureOr<OnnxValue> integerProduct(NodeContext &ctx, size_t a, size_t aZero, si
   FailureOr<OnnxValue> bz = matrixZeroPoint(ctx, bZero, bv, /*perRow=*/false);
   if (failed(az) || failed(bz))
     return failure();
+  if (ctx.int8Kernels && av.rank() >= 2 && bv.rank() >= 2 && !(av.isConstant() && bv.isConstant()))
+    return zeroPointProduct(ctx, av, *az, bv, *bz);
   FailureOr<OnnxValue> as = shiftedToInt32(ctx, av, *az);
   FailureOr<OnnxValue> bs = shiftedToInt32(ctx, bv, *bz);
   if (failed(as) || failed(bs))

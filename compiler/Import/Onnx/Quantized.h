@@ -47,6 +47,15 @@ mlir::FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSou
 // result): run-time, per tensor, with a known scale and zero point; null otherwise.
 const DequantizedSource *int8Activation(const OnnxValue &v);
 
+// sum_k (a - a_zero_point)(b - b_zero_point) in int32 (numpy.matmul of a [..., M, K] and
+// b [..., K, N], both of rank 2 or more, int8 or uint8; the zero points of their types, each one
+// value or a's one per row [M, 1] and b's one per column [N], constant or computed at run
+// time) as the product of A read as unsigned bytes by B read as signed ones (a VNNI dot
+// product's operands: each flipped where it is of the other type), the row sums of A and the
+// column sums of B at run time, and the zero points' terms in an epilogue.
+mlir::FailureOr<OnnxValue> zeroPointProduct(NodeContext &ctx, const OnnxValue &a, const OnnxValue &aZero,
+                                            const OnnxValue &b, const OnnxValue &bZero);
+
 // Conv, MatMul and Gemm of int8 values behind DequantizeLinear (a QDQ model's activations per
 // tensor, its constant weights symmetric per tensor or per output channel; for MatMul also two
 // activations of rank 2 or more) computed on the integers: an int32 accumulation, dequantized

@@ -46,14 +46,24 @@ const DequantizedSource *int8Activation(const OnnxValue &v) {
   return d;
 }
 
+namespace {
+
+// `v` (int8 or uint8) as the other 8-bit type `to` with its sign bits flipped: v - 128 or
+// v + 128, an elementwise op that fuses into its producer.
+FailureOr<OnnxValue> flipSignBits(NodeContext &ctx, const OnnxValue &v, DType to) {
+  OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
+  return elementwise(ctx, {&v, &signBit}, to, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::XOrIOp::create(b, l, a[0], a[1]);
+  });
+}
+
+} // namespace
+
 FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSource &x, DType to) {
   if (x.q.type == to)
     return x;
   DequantizedSource s = x;
-  OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
-  FailureOr<OnnxValue> flipped = elementwise(ctx, {&x.q, &signBit}, to, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-    return arith::XOrIOp::create(b, l, a[0], a[1]);
-  });
+  FailureOr<OnnxValue> flipped = flipSignBits(ctx, x.q, to);
   if (failed(flipped))
     return failure();
   s.q = *flipped;
@@ -201,6 +211,23 @@ FailureOr<std::optional<OnnxValue>> quantizedProduct(NodeContext &ctx, const Deq
 
 // sum over `axis` of `v` (int8 sign- or uint8 zero-extended) in int32, the axis kept as size 1.
 OnnxValue int32Sums(NodeContext &ctx, const OnnxValue &v, int64_t axis) {
+  if (v.isConstant()) {  // a constant weight's sums: at compile time (wrapping as int32 does)
+    std::vector<int64_t> kept = v.shape;
+    kept[axis] = 1;
+    HostTensor sums = HostTensor::zeros(DType::kInt32, kept);
+    int64_t inner = 1;
+    for (int64_t d = axis + 1; d < v.rank(); ++d)
+      inner *= v.shape[d];
+    int64_t extent = v.shape[axis], outer = v.numElements() / std::max<int64_t>(extent * inner, 1);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        uint32_t sum = 0;
+        for (int64_t k = 0; k < extent; ++k)
+          sum += static_cast<uint32_t>(v.constant->i[(o * extent + k) * inner + i]);
+        sums.i[o * inner + i] = static_cast<int32_t>(sum);
+      }
+    return OnnxValue::ofConstant(std::move(sums));
+  }
   OpBuilder &b = ctx.b;
   MLIRContext *mc = b.getContext();
   Value in = materialize(ctx, v);
@@ -234,53 +261,43 @@ OnnxValue int32Sums(NodeContext &ctx, const OnnxValue &v, int64_t axis) {
                   kept);
 }
 
+// A zero point as int32 (sign- or zero-extended as its 8-bit type) plus `shift`: folded when
+// it is a constant.
+FailureOr<OnnxValue> zeroPointInt32(NodeContext &ctx, const OnnxValue &z, int64_t shift) {
+  if (z.isConstant()) {
+    HostTensor t = HostTensor::zeros(DType::kInt32, z.shape);
+    for (int64_t k = 0; k < t.numElements(); ++k)
+      t.i[k] = z.constant->i[k] + shift;
+    return OnnxValue::ofConstant(std::move(t));
+  }
+  OnnxValue shiftV = OnnxValue::ofConstant(HostTensor::fromInts({shift}, {}, DType::kInt32));
+  bool isUnsigned = z.type == DType::kUInt8;
+  return elementwise(ctx, {&z, &shiftV}, DType::kInt32, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::AddIOp::create(b, l, widenInt(b, l, a[0], b.getI32Type(), isUnsigned), a[1]);
+  });
+}
+
+// The constant all of whose values `v` (a constant) holds, if any.
+std::optional<int64_t> uniformConstant(const OnnxValue &v) {
+  if (!v.isConstant() || v.numElements() == 0)
+    return std::nullopt;
+  for (int64_t x : v.constant->i)
+    if (x != v.constant->i[0])
+      return std::nullopt;
+  return v.constant->i[0];
+}
+
 // MatMul of two run-time int8 activations (attention's Q x K^T and P x V in a QDQ model), each
-// per tensor: with A read as unsigned bytes au (zero point za) and B as signed ones (zb),
-//   sum_k (au - za)(b - zb) = sum_k au * b - zb * sum_k au - za * sum_k b + K * za * zb,
-// the contraction a VNNI dot product's, the row sums of A and the column sums of B two small
-// reductions at run time, the rest the epilogue's. A zero point of 0 drops its term (a softmax's
-// probabilities, calibrated on [0, 1], have za = 0 once unsigned).
+// per tensor: the integer product of zeroPointProduct, scaled by sa * sb in the epilogue.
 FailureOr<std::optional<OnnxValue>> quantizedActivationProduct(NodeContext &ctx, const DequantizedSource &x,
                                                                const DequantizedSource &y) {
-  FailureOr<DequantizedSource> au = as8Bit(ctx, x, DType::kUInt8);
-  if (failed(au))
+  FailureOr<OnnxValue> product = zeroPointProduct(ctx, x.q, x.zeroPoint, y.q, y.zeroPoint);
+  if (failed(product))
     return failure();
-  FailureOr<DequantizedSource> bs = as8Bit(ctx, y, DType::kInt8);
-  if (failed(bs))
-    return failure();
-  int64_t za = au->zeroPoint.constant->i[0], zb = bs->zeroPoint.constant->i[0];
-  int64_t K = au->q.shape.back();
-  FailureOr<OnnxValue> acc = matmulValues(ctx, au->q, bs->q, DType::kInt32, /*unsignedA=*/true);
-  if (failed(acc))
-    return failure();
-  std::vector<const OnnxValue *> ins = {&*acc};
-  std::optional<OnnxValue> rowSums, colSums;
-  if (zb != 0) {
-    rowSums = int32Sums(ctx, au->q, au->q.rank() - 1);  // [..., M, 1]
-    ins.push_back(&*rowSums);
-  }
-  if (za != 0) {
-    colSums = int32Sums(ctx, bs->q, bs->q.rank() - 2);  // [..., 1, N]
-    ins.push_back(&*colSums);
-  }
   float scale = x.scale.constant->f[0] * y.scale.constant->f[0];
-  // The products of the zero points wrap as the accumulator does (exact below 2^31).
-  auto wrap = [](int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); };
-  int32_t constantTerm = wrap(K * za * zb);
-  bool hasRows = rowSums.has_value(), hasCols = colSums.has_value();
-  FailureOr<OnnxValue> out = elementwise(ctx, ins, DType::kFloat, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
-    Type i32 = b.getI32Type();
-    auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, l, b.getIntegerAttr(i32, v)).getResult(); };
-    Value sum = a[0];
-    unsigned next = 1;
-    if (hasRows)
-      sum = arith::SubIOp::create(b, l, sum, arith::MulIOp::create(b, l, a[next++], constant(zb)));
-    if (hasCols)
-      sum = arith::SubIOp::create(b, l, sum, arith::MulIOp::create(b, l, a[next++], constant(za)));
-    if (constantTerm != 0)
-      sum = arith::AddIOp::create(b, l, sum, constant(constantTerm));
+  FailureOr<OnnxValue> out = elementwise(ctx, {&*product}, DType::kFloat, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
     Value s = arith::ConstantOp::create(b, l, b.getF32FloatAttr(scale));
-    return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, b.getF32Type(), sum), s);
+    return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, b.getF32Type(), a[0]), s);
   });
   if (failed(out))
     return failure();
@@ -338,6 +355,81 @@ FailureOr<std::optional<OnnxValue>> quantizedGemm(NodeContext &ctx) {
       return ctx.error() << "C " << shapeString(c->shape) << " does not broadcast to " << shapeString(outShape);
   }
   return quantizedProduct(ctx, *x, *w, kn, alpha, c ? &*c : nullptr);
+}
+
+FailureOr<OnnxValue> zeroPointProduct(NodeContext &ctx, const OnnxValue &a, const OnnxValue &aZero, const OnnxValue &b,
+                                      const OnnxValue &bZero) {
+  // A as unsigned bytes, B as signed ones (vpdpbusd's operands), their zero points moved with
+  // them, in int32.
+  std::optional<OnnxValue> flippedA, flippedB;
+  if (a.type == DType::kInt8) {
+    FailureOr<OnnxValue> f = flipSignBits(ctx, a, DType::kUInt8);
+    if (failed(f))
+      return failure();
+    flippedA = *f;
+  }
+  if (b.type == DType::kUInt8) {
+    FailureOr<OnnxValue> f = flipSignBits(ctx, b, DType::kInt8);
+    if (failed(f))
+      return failure();
+    flippedB = *f;
+  }
+  const OnnxValue &au = flippedA ? *flippedA : a, &bs = flippedB ? *flippedB : b;
+  FailureOr<OnnxValue> za = zeroPointInt32(ctx, aZero, flippedA ? 128 : 0);
+  FailureOr<OnnxValue> zb = zeroPointInt32(ctx, bZero, flippedB ? -128 : 0);
+  if (failed(za) || failed(zb))
+    return failure();
+  int64_t K = au.shape.back();
+  FailureOr<OnnxValue> acc = matmulValues(ctx, au, bs, DType::kInt32, /*unsignedA=*/true);
+  if (failed(acc))
+    return failure();
+  // sum_k (au - za)(b - zb) = acc - zb * sum_k au - za * sum_k b + K * za * zb; a term whose
+  // zero point is 0 is left out, one that is a known scalar is a constant of the epilogue.
+  std::optional<int64_t> zaKnown = uniformConstant(*za), zbKnown = uniformConstant(*zb);
+  bool rows = zbKnown != 0, cols = zaKnown != 0;
+  bool zaScalar = zaKnown && za->numElements() == 1, zbScalar = zbKnown && zb->numElements() == 1;
+  std::vector<const OnnxValue *> ins = {&*acc};
+  std::optional<OnnxValue> rowSums, colSums;
+  if (rows) {
+    rowSums = int32Sums(ctx, au, au.rank() - 1);  // [..., M, 1]
+    ins.push_back(&*rowSums);
+  }
+  if (cols) {
+    colSums = int32Sums(ctx, bs, bs.rank() - 2);  // [..., 1, N]
+    ins.push_back(&*colSums);
+  }
+  int zaAt = -1, zbAt = -1;  // run-time or per-row/column zero points: inputs of the epilogue
+  if (cols && !zaScalar) {
+    zaAt = static_cast<int>(ins.size());
+    ins.push_back(&*za);
+  }
+  if (rows && !zbScalar) {
+    zbAt = static_cast<int>(ins.size());
+    ins.push_back(&*zb);
+  }
+  int64_t zaValue = zaKnown.value_or(0), zbValue = zbKnown.value_or(0);
+  return elementwise(ctx, ins, DType::kInt32, [=](OpBuilder &bld, Location l, ValueRange v) -> Value {
+    Type i32 = bld.getI32Type();
+    auto constant = [&](int64_t c) {
+      // (Products of zero points wrap as the accumulator does: exact while the result fits.)
+      int32_t wrapped = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(c)));
+      return arith::ConstantOp::create(bld, l, bld.getIntegerAttr(i32, wrapped)).getResult();
+    };
+    Value zaV = zaAt >= 0 ? v[zaAt] : constant(zaValue), zbV = zbAt >= 0 ? v[zbAt] : constant(zbValue);
+    Value sum = v[0];
+    unsigned next = 1;
+    if (rows)
+      sum = arith::SubIOp::create(bld, l, sum, arith::MulIOp::create(bld, l, v[next++], zbV));
+    if (cols)
+      sum = arith::SubIOp::create(bld, l, sum, arith::MulIOp::create(bld, l, v[next++], zaV));
+    if (rows && cols) {
+      Value k = zaAt < 0 && zbAt < 0 ? constant(K * zaValue * zbValue)
+                                     : arith::MulIOp::create(bld, l, arith::MulIOp::create(bld, l, zaV, zbV),
+                                                             constant(K));
+      sum = arith::AddIOp::create(bld, l, sum, k);
+    }
+    return sum;
+  });
 }
 
 } // namespace hexir::onnx_import
