@@ -200,6 +200,19 @@ struct FuseIntoReader : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+// An elementwise op of `type` computing `op`'s body on `inputs`, all read element for element
+// (the op moved to another shape: below a view, without unit dimensions).
+linalg::GenericOp identityCopy(RewriterBase &rewriter, Location loc, linalg::GenericOp op, ValueRange inputs,
+                               RankedTensorType type) {
+  unsigned rank = type.getRank();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+  auto copy = linalg::GenericOp::create(rewriter, loc, TypeRange{type}, inputs, ValueRange{empty},
+                                        SmallVector<AffineMap>(inputs.size() + 1, rewriter.getMultiDimIdentityMap(rank)),
+                                        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+  rewriter.cloneRegionBefore(op.getRegion(), copy.getRegion(), copy.getRegion().end());
+  return copy;
+}
+
 // An elementwise op computing a wider value from narrower run-time inputs only (a
 // DequantizeLinear of int8 to f32), from tensor.empty, element by element, of static shape.
 bool onlyWidens(linalg::GenericOp op) {
@@ -287,14 +300,8 @@ struct WideningBelowViews : OpRewritePattern<linalg::GenericOp> {
     SmallVector<Value> inputs;
     for (Value in : op.getDpsInputs())
       inputs.push_back(viewOf(in));
-    auto type = cast<RankedTensorType>(view->getResult(0).getType());
-    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
-    unsigned rank = type.getRank();
-    auto copy = linalg::GenericOp::create(rewriter, rewriter.getFusedLoc({op.getLoc(), loc}), TypeRange{type}, inputs,
-                                          ValueRange{empty},
-                                          SmallVector<AffineMap>(inputs.size() + 1, rewriter.getMultiDimIdentityMap(rank)),
-                                          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
-    rewriter.cloneRegionBefore(op.getRegion(), copy.getRegion(), copy.getRegion().end());
+    linalg::GenericOp copy = identityCopy(rewriter, rewriter.getFusedLoc({op.getLoc(), loc}), op, inputs,
+                                          cast<RankedTensorType>(view->getResult(0).getType()));
     rewriter.replaceOp(view, copy->getResults());
     if (op->use_empty())
       rewriter.eraseOp(op);
@@ -333,13 +340,7 @@ struct ComputeWithoutUnitViews : OpRewritePattern<linalg::GenericOp> {
         return failure();
       inputs.push_back(view.getSrc());
     }
-    Location loc = op.getLoc();
-    unsigned rank = collapsed.getRank();
-    Value empty = tensor::EmptyOp::create(rewriter, loc, collapsed.getShape(), collapsed.getElementType());
-    SmallVector<AffineMap> maps(inputs.size() + 1, rewriter.getMultiDimIdentityMap(rank));
-    auto reduced = linalg::GenericOp::create(rewriter, loc, TypeRange{collapsed}, inputs, ValueRange{empty}, maps,
-                                             SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
-    rewriter.cloneRegionBefore(op.getRegion(), reduced.getRegion(), reduced.getRegion().end());
+    linalg::GenericOp reduced = identityCopy(rewriter, op.getLoc(), op, inputs, collapsed);
     for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
       rewriter.replaceOp(user, reduced->getResults());
     rewriter.eraseOp(op);

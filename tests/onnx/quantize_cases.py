@@ -135,18 +135,24 @@ def add_cases(cases, errors, model, rnd):
         ins = {"x": x, "z": zeros, "p": positive}
         return model(nodes, ins, outs), ins, outs
 
+    def zero_point_matrices(k):
+        """uint8 a [5, K] by int8 b [K, 9] with per-row and per-column zero points, int8 -128
+        matrices c [3, K] by d [K, 2], and NumPy's int32 products (c's zero point 3)."""
+        a = rng.integers(0, 256, size=(5, k)).astype(np.uint8)
+        b = rng.integers(-128, 128, size=(k, 9)).astype(np.int8)
+        az = rng.integers(0, 256, size=(5,)).astype(np.uint8)
+        bz = rng.integers(-128, 128, size=(9,)).astype(np.int8)
+        c = np.full((3, k), -128, np.int8)
+        d = np.full((k, 2), -128, np.int8)
+        ref1 = (a.astype(np.int32) - az[:, None]) @ (b.astype(np.int32) - bz[None, :])
+        ref2 = (c.astype(np.int32) - np.int32(3)) @ d.astype(np.int32)
+        return a, b, az, bz, c, d, ref1, ref2
+
     @case
     def matmul_integer_zero_points():
         # uint8 x int8 with a per-row a zero point and a per-column b zero point; int8 x int8 per
         # tensor; the extremes (-128 * -128 summed over K = 67); b a constant weight.
-        a = rng.integers(0, 256, size=(5, 67)).astype(np.uint8)
-        b = rng.integers(-128, 128, size=(67, 9)).astype(np.int8)
-        az = rng.integers(0, 256, size=(5,)).astype(np.uint8)
-        bz = rng.integers(-128, 128, size=(9,)).astype(np.int8)
-        c = np.full((3, 67), -128, np.int8)
-        d = np.full((67, 2), -128, np.int8)
-        ref1 = (a.astype(np.int32) - az[:, None]) @ (b.astype(np.int32) - bz[None, :])
-        ref2 = (c.astype(np.int32) - np.int32(3)) @ d.astype(np.int32)
+        a, b, az, bz, c, d, ref1, ref2 = zero_point_matrices(67)
         outs = {"y1": ref1.astype(np.int32), "y2": ref2.astype(np.int32)}
         nodes = [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y1"]),
                  helper.make_node("MatMulInteger", ["c", "d", "cz"], ["y2"])]
@@ -161,20 +167,13 @@ def add_cases(cases, errors, model, rnd):
         # uint8 batched with run-time matrices and a run-time zero point (DynamicQuantizeLinear's
         # form); int8 x a constant weight, 32 columns and K = 64 (packed in dot groups with VNNI);
         # QLinearMatMul requantizing. Against NumPy's int32 products.
-        a = rng.integers(0, 256, size=(5, 67)).astype(np.uint8)
-        b = rng.integers(-128, 128, size=(67, 9)).astype(np.int8)
-        az = rng.integers(0, 256, size=(5,)).astype(np.uint8)
-        bz = rng.integers(-128, 128, size=(9,)).astype(np.int8)
-        c = np.full((3, 68), -128, np.int8)
-        d = np.full((68, 2), -128, np.int8)
+        a, b, az, bz, c, d, ref1, ref2 = zero_point_matrices(68)
         e = rng.integers(0, 256, size=(3, 6, 16)).astype(np.uint8)
         f = rng.integers(0, 256, size=(3, 16, 32)).astype(np.uint8)
         ez = np.array(201, np.uint8)
         g = rng.integers(-128, 128, size=(2, 4, 64)).astype(np.int8)
         h = rng.integers(-127, 128, size=(64, 32)).astype(np.int8)
         i32 = lambda t: t.astype(np.int32)
-        ref1 = (i32(a) - i32(az)[:, None]) @ (i32(b) - i32(bz)[None, :])
-        ref2 = (i32(c) - 3) @ i32(d)
         ref3 = (i32(e) - int(ez)) @ (i32(f) - 7)
         ref4 = (i32(g) + 5) @ i32(h)
         sa, za, sb, zb, sy, zy = (np.float32(0.02), np.uint8(120), np.float32(0.005), np.int8(-2), np.float32(0.05),
