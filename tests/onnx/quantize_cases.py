@@ -167,7 +167,9 @@ def add_cases(cases, errors, model, rnd):
         # uint8 batched with run-time matrices and a run-time zero point (DynamicQuantizeLinear's
         # form); int8 x a constant weight, 32 columns and K = 64 (packed in dot groups with VNNI);
         # QLinearMatMul requantizing. Against NumPy's int32 products.
-        a, b, az, bz, c, d, ref1, ref2 = zero_point_matrices(68)
+        a, b, az, bz, _, _, ref1, _ = zero_point_matrices(67)
+        c, d = np.full((3, 68), -128, np.int8), np.full((68, 2), -128, np.int8)
+        ref2 = (c.astype(np.int32) - np.int32(3)) @ d.astype(np.int32)
         e = rng.integers(0, 256, size=(3, 6, 16)).astype(np.uint8)
         f = rng.integers(0, 256, size=(3, 16, 32)).astype(np.uint8)
         ez = np.array(201, np.uint8)
