@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
   cl::opt<bool> int8Kernels("int8-kernels",
                             cl::desc("Compute a QDQ model's Conv, MatMul and Gemm on its int8 values (int32 "
                                      "accumulation, int8 tensors between kernels) instead of in f32 on dequantized "
-                                     "copies (default: where the target has int8 dot products, VNNI)"),
+                                     "copies (default: where the target multiplies int8 in groups: VNNI, or pairs with SSE2, AVX2 and AVX512BW)"),
                             cl::init(false), cl::cat(category));
   cl::opt<bool> noInt8Kernels("no-int8-kernels",
                               cl::desc("Compute a QDQ model's Conv, MatMul and Gemm in f32 on dequantized copies"),

@@ -43,7 +43,8 @@ struct CompileOptions {
   bool allowTf32 = false;
   // A QDQ model's Conv, MatMul and Gemm computed on its int8 values (int32 accumulation, int8
   // tensors between kernels) or in f32 on dequantized copies: --int8-kernels, --no-int8-kernels,
-  // by default where the target has int8 dot products (VNNI), which make them the faster.
+  // by default where the target multiplies int8 in groups (VNNI's fours, vpmaddwd's pairs), which
+  // make them the faster.
   enum class Int8Kernels { kAuto, kOn, kOff };
   Int8Kernels int8Kernels = Int8Kernels::kAuto;
   // --precision: "f32", or "bf16": matmuls and convolutions with constant weights multiply bf16

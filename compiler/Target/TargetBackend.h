@@ -72,9 +72,11 @@ struct TargetDescription {
   // two vectors, so each reduction step reads whole cache lines of one panel (a 32-wide panel
   // under a 16-wide AVX2 tile doubled the L1 footprint of a cache block).
   int64_t maxPanel = 32;
-  // Whether its kernels compute int8 products as dot products of four (x86 VNNI): int8
-  // weights are then packed in groups of four along the reduction (PackMatmulWeights).
-  bool int8DotGroups = false;
+  // The int8 values its kernels multiply and sum per 32-bit lane: 4 (x86 VNNI's vpdpbusd), 2
+  // (vpmaddwd on pairs widened to int16: AVX2 and AVX-512 without VNNI), 0 (none: products
+  // widened to int32). int8 weights are packed in groups of that size along the reduction
+  // (PackMatmulWeights, PackConvFilters).
+  int64_t int8DotGroup = 0;
   // Whether they compute bf16 products as dot products of pairs into f32 (AVX512-BF16): with
   // --precision bf16, contractions then run on bf16 tensors with their weights packed in pairs;
   // without, their operands are only rounded to bf16 (Transforms/ReducePrecision.cpp).

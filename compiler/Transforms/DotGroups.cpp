@@ -110,12 +110,16 @@ void mlir::hexir::bf16DotBody(OpBuilder &b, Location l, ValueRange args) {
   linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
 }
 
-std::optional<int64_t> mlir::hexir::dotGroupSize(Type t) {
-  if (t.isInteger(8))
-    return 4;
+std::optional<int64_t> mlir::hexir::dotGroupSize(Type t, int64_t int8Group) {
+  if (t.isInteger(8) && (int8Group == 4 || int8Group == 2))
+    return int8Group;
   if (t.isBF16())
     return 2;
   return std::nullopt;
+}
+
+bool mlir::hexir::isDotGroupSize(Type t, int64_t size) {
+  return t.isInteger(8) ? size == 4 || size == 2 : t.isBF16() && size == 2;
 }
 
 std::optional<MatmulDotOperands> mlir::hexir::matmulDotOperands(linalg::GenericOp op) {
@@ -239,7 +243,8 @@ Value packRunTimeDotGroups(RewriterBase &rewriter, Location loc, Value b, Affine
 
 } // namespace
 
-LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel) {
+LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel,
+                                               int64_t int8Group) {
   std::optional<MatmulDotOperands> operands = matmulDotOperands(op);
   bool runTime = false;
   if (!operands && (operands = runTimeInt8Operands(op)))
@@ -252,7 +257,7 @@ LogicalResult mlir::hexir::packMatmulDotGroups(RewriterBase &rewriter, linalg::G
   if (!runTime)
     values = cast<DenseElementsAttr>(weights->get().getDefiningOp<arith::ConstantOp>().getValue());
   Type element = runTime ? cast<RankedTensorType>(weights->get().getType()).getElementType() : values.getElementType();
-  std::optional<int64_t> G = dotGroupSize(element);
+  std::optional<int64_t> G = dotGroupSize(element, int8Group);
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   auto lhsType = cast<RankedTensorType>(lhs->get().getType());
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -466,7 +471,8 @@ Value shiftedInit(RewriterBase &rewriter, Location loc, Value init, ArrayRef<int
 
 } // namespace
 
-LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel) {
+LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel,
+                                             int64_t int8Group) {
   if (!op.hasPureTensorSemantics())
     return failure();
   auto cst = op.getDpsInputOperand(1)->get().getDefiningOp<arith::ConstantOp>();
@@ -475,7 +481,7 @@ LogicalResult mlir::hexir::packConvDotGroups(RewriterBase &rewriter, linalg::Con
   auto imageType = cast<RankedTensorType>(image.getType());
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
   Type element = values ? values.getElementType() : Type();
-  std::optional<int64_t> G = element ? dotGroupSize(element) : std::nullopt;
+  std::optional<int64_t> G = element ? dotGroupSize(element, int8Group) : std::nullopt;
   bool isInt8 = G && element.isInteger(8);
   if (!G || imageType.getElementType() != element ||
       outType.getElementType() != (isInt8 ? Type(rewriter.getI32Type()) : Type(rewriter.getF32Type())) ||

@@ -4,7 +4,10 @@
 // the products into the lane: VNNI's vpdpbusd four unsigned bytes by four signed bytes into
 // int32, AVX512-BF16's vdpbf16ps two bf16 by two bf16 into f32. On a target that has it, the
 // packing passes store constant weights of that type with groups of consecutive reduction
-// indices innermost, so one 32-bit lane of a panel row is what a lane multiplies.
+// indices innermost, so one 32-bit lane of a panel row is what a lane multiplies. A target
+// without VNNI multiplies int8 pairs instead (AVX2's vpmaddwd on the bytes widened to int16,
+// two exact products summed into each int32 lane; vpmaddubsw would saturate): int8 weights in
+// groups of two.
 //
 // int8: the activation is read as unsigned bytes (xq + 128, its sign bit flipped): a
 // convolution's packing flips it and adds the constant correction -128 * sum(w) to the
@@ -25,9 +28,11 @@
 
 namespace mlir::hexir {
 
-// The number of values of element type `t` in a dot-product group: 4 for i8, 2 for bf16; none
-// for any other type.
-std::optional<int64_t> dotGroupSize(Type t);
+// The number of values of element type `t` in a dot-product group: `int8Group` for i8 (4 for
+// VNNI, 2 for pairs, 0: none), 2 for bf16; none for any other type.
+std::optional<int64_t> dotGroupSize(Type t, int64_t int8Group = 4);
+// Whether `size` values of `t` make a group of some target: i8 in 4 or 2, bf16 in 2.
+bool isDotGroupSize(Type t, int64_t size);
 
 // What packMatmulDotGroups needs of a contraction before its types: one column loop n and one
 // reduction k, a constant weight operand read as [k][n] or [n][k], the other operand with k
@@ -50,13 +55,14 @@ bool bf16ConvPackable(linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel);
 
 // A contraction acc + zext(A[..., m, k]) * sext(B) in int32 with a constant int8 B[K][N] (or
 // [N][K]) (MatMul and Gemm of --int8-kernels), or acc + extf(A) * extf(B) in f32 with bf16 A
-// and B, K a multiple of the group size G: P[no][kg][ni][g] = B[G * kg + g][no * nr + ni], A
+// and B, K a multiple of the group size G (int8: `int8Group`): P[no][kg][ni][g] = B[G * kg + g][no * nr + ni], A
 // viewed as [..., m, K/G, G], loops (..., m, no, ni, ..., kg, ..., g), the result viewed as
 // [..., M, N]. An int8 B computed at run time (attention's products of two activations),
 // its dimensions k, n and batch ones in any order, N a whole number of vectors (no padding
 // columns), is packed the same way by an elementwise kernel before the contraction,
 // P[batch...][no][kg][ni][g]. Failure (nothing changed) for any other op.
-LogicalResult packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel);
+LogicalResult packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, int64_t maxPanel,
+                                  int64_t int8Group = 4);
 
 // A channels-last int8 convolution (signed image and constant filter, int32 accumulator from a
 // zero fill or a constant per-channel broadcast) or bf16 one (f32 accumulator from a zero fill
@@ -66,7 +72,8 @@ LogicalResult packMatmulDotGroups(RewriterBase &rewriter, linalg::GenericOp op, 
 // [N, H, W, C/G, G]. Channels are padded to whole groups (3 -> 4: a zero weight) and output
 // channels to whole vectors. int8 only: the image's sign bits flipped (folded into its producer
 // or padding where it can be), the initial value less 128 * sum(w) per channel.
-LogicalResult packConvDotGroups(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel);
+LogicalResult packConvDotGroups(RewriterBase &rewriter, linalg::Conv2DNhwcHwcfOp op, int64_t maxPanel,
+                                int64_t int8Group = 4);
 
 } // namespace mlir::hexir
 

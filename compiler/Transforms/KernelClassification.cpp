@@ -83,8 +83,7 @@ namespace {
 // innermost index, and loop `g` is one group (DotGroups.h).
 bool readsDotGroups(linalg::LinalgOp op, unsigned g) {
   Type element = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
-  std::optional<int64_t> size = dotGroupSize(element);
-  if (!size || op.getStaticLoopRanges()[g] != *size)
+  if (!isDotGroupSize(element, op.getStaticLoopRanges()[g]))
     return false;
   return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
     AffineMap map = op.getMatchingIndexingMap(in);

@@ -20,8 +20,9 @@
 // bias broadcast initializing the accumulator is rebuilt in the packed shape, so it still
 // fuses into the kernel. Output channel counts that 8 does not divide, and those of one panel
 // (already contiguous), stay unpacked; at least 128 channels that only 8 divides (a 1000-class
-// classifier) get 32- or 16-wide panels padded with zero channels. On a target with VNNI, int8
-// filters are packed in dot-product groups instead (DotGroups.h).
+// classifier) get 32- or 16-wide panels padded with zero channels. On a target with int8 dot
+// products (VNNI groups of four, vpmaddwd pairs), int8 filters are packed in dot-product groups
+// instead (DotGroups.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/DotGroups.h"
@@ -143,7 +144,7 @@ struct PackConvFiltersPass : public mlir::hexir::impl::PackConvFiltersBase<PackC
       SmallVector<linalg::Conv2DNhwcHwcfOp> ops;
       fn.walk([&](linalg::Conv2DNhwcHwcfOp op) { ops.push_back(op); });
       for (linalg::Conv2DNhwcHwcfOp op : ops)
-        if (!dotGroups || failed(packConvDotGroups(rewriter, op, maxPanel)))
+        if (!dotGroups || failed(packConvDotGroups(rewriter, op, maxPanel, int8Group)))
           (void)pack(rewriter, op, maxPanel);
     }
   }

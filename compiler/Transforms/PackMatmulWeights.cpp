@@ -18,8 +18,9 @@
 // dispatch formation runs as a kernel of its own or, for readers of at most 128 rows, inside
 // each reader's kernel (packsPanelsInKernel); a batched
 // run-time B read with k innermost (attention's Q x K^T) is transposed by a kernel instead.
-// For a target with int8 dot products (VNNI), constant int8 weights of an unsigned-by-signed
-// int8 contraction are packed with groups of four along k innermost (DotGroups.h).
+// For a target with int8 dot products, constant int8 weights of an unsigned-by-signed int8
+// contraction are packed with groups along k innermost: of four (VNNI) or two (vpmaddwd pairs;
+// DotGroups.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
@@ -237,7 +238,7 @@ struct PackMatmulWeightsPass : public mlir::hexir::impl::PackMatmulWeightsBase<P
       SmallVector<linalg::GenericOp> ops;
       fn.walk([&](linalg::GenericOp op) { ops.push_back(op); });
       for (linalg::GenericOp op : ops) {
-        if (dotGroups && succeeded(packMatmulDotGroups(rewriter, op, maxPanel)))
+        if (dotGroups && succeeded(packMatmulDotGroups(rewriter, op, maxPanel, int8Group)))
           continue;
         if (failed(pack(rewriter, op, maxPanel)))
           (void)transposeRunTimeB(rewriter, op);

@@ -37,8 +37,9 @@ struct GraphTargetRules {
   bool padsInPlace = true;
   // The widest panel constant weights are packed into.
   int64_t maxPanel = 32;
-  // Whether int8 weights are packed in dot-product groups of four (TargetDescription).
-  bool int8DotGroups = false;
+  // int8 values per dot-product group the weights are packed in: 4 (VNNI), 2 (vpmaddwd pairs),
+  // 0: none (TargetDescription::int8DotGroup).
+  int64_t int8DotGroup = 0;
   // --precision bf16: contractions with constant weights on bf16 operands (ReducePrecision),
   // as bf16 tensors packed in dot-product pairs where the target has them (bf16DotGroups).
   bool bf16 = false;

@@ -124,7 +124,9 @@ def PackConvFilters : Pass<"hexir-pack-conv-filters", "mlir::ModuleOp"> {
     Option<"maxPanel", "max-panel", "int64_t", /*default=*/"32",
            "Widest panel (32, 16 or 8 floats): two of the target's vectors">,
     Option<"dotGroups", "dot-groups", "bool", /*default=*/"false",
-           "Pack int8 filters in groups of four input channels (VNNI dot products)">,
+           "Pack int8 and bf16 filters in dot-product groups of input channels">,
+    Option<"int8Group", "int8-group", "int64_t", /*default=*/"4",
+           "int8 values per group with dot-groups: 4 (VNNI vpdpbusd), 2 (vpmaddwd pairs), 0 (none)">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
@@ -156,7 +158,9 @@ def PackMatmulWeights : Pass<"hexir-pack-matmul-weights", "mlir::ModuleOp"> {
     Option<"maxPanel", "max-panel", "int64_t", /*default=*/"32",
            "Widest panel (32, 16 or 8 floats): two of the target's vectors">,
     Option<"dotGroups", "dot-groups", "bool", /*default=*/"false",
-           "Pack int8 weights in groups of four along the reduction (VNNI dot products)">,
+           "Pack int8 and bf16 weights in dot-product groups along the reduction">,
+    Option<"int8Group", "int8-group", "int64_t", /*default=*/"4",
+           "int8 values per group with dot-groups: 4 (VNNI vpdpbusd), 2 (vpmaddwd pairs), 0 (none)">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];

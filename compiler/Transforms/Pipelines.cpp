@@ -54,11 +54,13 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   // contiguously, at most as wide as the target's register tile.
   PackConvFiltersOptions convPanels;
   convPanels.maxPanel = maxPanel;
-  convPanels.dotGroups = rules.int8DotGroups || rules.bf16DotGroups;
+  convPanels.dotGroups = rules.int8DotGroup != 0 || rules.bf16DotGroups;
+  convPanels.int8Group = rules.int8DotGroup;
   pm.addPass(createPackConvFilters(convPanels));
   PackMatmulWeightsOptions matmulPanels;
   matmulPanels.maxPanel = maxPanel;
-  matmulPanels.dotGroups = rules.int8DotGroups || rules.bf16DotGroups;
+  matmulPanels.dotGroups = rules.int8DotGroup != 0 || rules.bf16DotGroups;
+  matmulPanels.int8Group = rules.int8DotGroup;
   pm.addPass(createPackMatmulWeights(matmulPanels));
   pm.addPass(createCanonicalizerPass());
   // Elementwise readers of packed results read them directly (they become epilogues).

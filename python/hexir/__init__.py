@@ -98,7 +98,7 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
     from one, or written after its last read, is tied to it and may be bound onto its buffer
     (updated in place). `allow_tf32`: CUDA tensor cores in TF32 (--allow-tf32). `int8_kernels`:
     a QDQ model's Conv, MatMul and Gemm on its int8 values (True: --int8-kernels) or in f32 (False:
-    --no-int8-kernels); None: where the target has int8 dot products (VNNI). `precision`: "f32"
+    --no-int8-kernels); None: where the target multiplies int8 in groups (VNNI, or pairs: x86). `precision`: "f32"
     or "bf16" (--precision: matmuls and convolutions with constant weights on bf16 operands,
     accumulating in f32). Raises CompileError with the diagnostics.
     """

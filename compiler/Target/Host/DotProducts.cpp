@@ -18,18 +18,40 @@ namespace {
 // which sums the four u8 x s8 products of each lane into it, exactly as the contraction does.
 // The same with extf(U), extf(S) of bf16, g of two and f32 accumulators is one vdpbf16ps
 // (AVX512-BF16) per row and vector of columns: f32 sums of bf16 products, which are exact.
+// Without VNNI, an int8 one over pairs (g of two) is per row and vector of columns
+//   acc += vpmaddwd(zext(a) as int16 pairs, sext(S[columns][2]) as int16 pairs)
+// (SSE2, AVX2, AVX512BW): the two products of each lane, at most 255 x 128 each, summed exactly into
+// int32. vpmaddubsw would take the bytes as they are, but its int16 sums of two products
+// saturate (255 x 127 x 2 > 32767), which is why the bytes are widened first.
+// The unsigned bytes [a0, a1] as the int16 pair (a0, a1) in each of `lanes` 32-bit lanes: the
+// two bytes broadcast over half a vector as one int16 (vpbroadcastw xmm from memory), then
+// widened to int16 (vpmovzxbw ymm). Widened first and broadcast as an int32, the bytes took a
+// scalar load, a move into a vector register, a widening and a broadcast per row and step; an
+// in-lane shuffle of a full-width broadcast needs its mask in a register, and a 6 x 2 tile's
+// 12 accumulators, 2 weight vectors, broadcast and product then spill (16 registers).
+Value broadcastPair(OpBuilder &b, Location loc, Value pair, int64_t lanes) {
+  Type i8 = b.getIntegerType(8), i16 = b.getIntegerType(16);
+  Value word = vector::ExtractOp::create(
+      b, loc, vector::BitCastOp::create(b, loc, VectorType::get({1}, i16), pair), ArrayRef<int64_t>{0});
+  Value bytes = vector::BitCastOp::create(b, loc, VectorType::get({2 * lanes}, i8),
+                                          vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, i16), word));
+  return arith::ExtUIOp::create(b, loc, VectorType::get({2 * lanes}, i16), bytes);
+}
+
 struct DotContraction : OpRewritePattern<vector::ContractionOp> {
-  DotContraction(MLIRContext *ctx, int64_t int8Bits, int64_t bf16Bits)
-      : OpRewritePattern(ctx, /*benefit=*/10), int8Bits(int8Bits), bf16Bits(bf16Bits) {}
+  DotContraction(MLIRContext *ctx, int64_t int8Bits, int64_t bf16Bits, int64_t pairBits)
+      : OpRewritePattern(ctx, /*benefit=*/10), int8Bits(int8Bits), bf16Bits(bf16Bits), pairBits(pairBits) {}
 
   LogicalResult matchAndRewrite(vector::ContractionOp op, PatternRewriter &rewriter) const override {
     auto accType = dyn_cast<VectorType>(op.getAccType());
     if (op.getKind() != vector::CombiningKind::ADD || !accType || accType.getRank() < 1 || accType.isScalable())
       return failure();
     bool isInt8 = accType.getElementType().isInteger(32);
-    if (!(isInt8 ? int8Bits : accType.getElementType().isF32() ? bf16Bits : 0))
+    if (!(isInt8 ? int8Bits || pairBits : accType.getElementType().isF32() ? bf16Bits : 0))
       return failure();
-    int64_t bits = isInt8 ? int8Bits : bf16Bits, lanes = bits / 32, G = isInt8 ? 4 : 2;
+    // int8 in groups of four with VNNI, else in pairs; the group's loop must match (below).
+    bool pairs = isInt8 && !int8Bits;
+    int64_t bits = pairs ? pairBits : isInt8 ? int8Bits : bf16Bits, lanes = bits / 32, G = isInt8 && !pairs ? 4 : 2;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     AffineMap accMap = maps[2];
     // The unsigned operand (rows) and the signed one (columns), in either position; of bf16,
@@ -98,12 +120,24 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
 
     Location loc = op.getLoc();
     Type i32 = rewriter.getI32Type(), element = cast<VectorType>(u.getType()).getElementType();
+    // Pairs multiply int16 values: each operand's bytes widened as the contraction extends them.
+    Type i16 = rewriter.getIntegerType(16), operand = pairs ? i16 : element;
+    auto widen = [&](Value v, bool isSigned) -> Value {
+      if (!pairs)
+        return v;
+      auto type = VectorType::get(cast<VectorType>(v.getType()).getShape(), i16);
+      return isSigned ? arith::ExtSIOp::create(rewriter, loc, type, v).getResult()
+                      : arith::ExtUIOp::create(rewriter, loc, type, v).getResult();
+    };
     // The intrinsic takes the accumulators as lanes of 32 bits and both operands as vectors of
     // their groups.
     auto laneType = VectorType::get({lanes}, accType.getElementType()), wordType = VectorType::get({lanes}, i32);
-    auto groupsType = VectorType::get({lanes * G}, element);
+    auto groupsType = VectorType::get({lanes * G}, operand);
     StringAttr intrinsic = rewriter.getStringAttr(
         !isInt8       ? "llvm.x86.avx512bf16.dpbf16ps.512"
+        : pairs       ? (bits == 512   ? "llvm.x86.avx512.pmaddw.d.512"
+                         : bits == 256 ? "llvm.x86.avx2.pmadd.wd"
+                                       : "llvm.x86.sse2.pmadd.wd")
         : bits == 512 ? "llvm.x86.avx512.vpdpbusd.512"
                       : "llvm.x86.avx512.vpdpbusd.256");
     int64_t columns = size[column];
@@ -115,8 +149,10 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
     Value sFlat = vector::ShapeCastOp::create(rewriter, loc, VectorType::get({columns * G}, element), sMatrix);
     SmallVector<Value> columnVectors;
     for (int64_t c = 0; c < columns; c += lanes)
-      columnVectors.push_back(vector::ExtractStridedSliceOp::create(rewriter, loc, sFlat, ArrayRef<int64_t>{c * G},
-                                                                    ArrayRef<int64_t>{lanes * G}, ArrayRef<int64_t>{1}));
+      columnVectors.push_back(widen(vector::ExtractStridedSliceOp::create(rewriter, loc, sFlat, ArrayRef<int64_t>{c * G},
+                                                                          ArrayRef<int64_t>{lanes * G},
+                                                                          ArrayRef<int64_t>{1}),
+                                    /*isSigned=*/true));
     int64_t numRows = 1;
     for (unsigned d : rows)
       numRows *= size[d];
@@ -134,18 +170,29 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
       for (unsigned j = 0; j + 1 < accRank; ++j)
         accPos.push_back(index[accMap.getDimPosition(j)]);
       Value group = uPos.empty() ? u : vector::ExtractOp::create(rewriter, loc, u, uPos).getResult();
-      Value word = vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), group);
-      Value broadcast = vector::BitCastOp::create(
-          rewriter, loc, groupsType,
-          vector::BroadcastOp::create(rewriter, loc, wordType,
-                                      vector::ExtractOp::create(rewriter, loc, word, ArrayRef<int64_t>{0})));
+      Value broadcast = pairs ? broadcastPair(rewriter, loc, group, lanes)
+                              : vector::BitCastOp::create(
+                                    rewriter, loc, groupsType,
+                                    vector::BroadcastOp::create(
+                                        rewriter, loc, wordType,
+                                        vector::ExtractOp::create(
+                                            rewriter, loc,
+                                            vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), group),
+                                            ArrayRef<int64_t>{0})))
+                                    .getResult();
       Value accRow = accPos.empty() ? result : vector::ExtractOp::create(rewriter, loc, result, accPos).getResult();
       for (int64_t c = 0; c < columns; c += lanes) {
         Value part = vector::ExtractStridedSliceOp::create(rewriter, loc, accRow, ArrayRef<int64_t>{c},
                                                            ArrayRef<int64_t>{lanes}, ArrayRef<int64_t>{1});
-        Value dot = LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic,
-                                                  ValueRange{part, broadcast, columnVectors[c / lanes]})
-                        .getResult(0);
+        Value dot = pairs ? arith::AddIOp::create(rewriter, loc, part,
+                                                  LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic,
+                                                                                ValueRange{broadcast,
+                                                                                           columnVectors[c / lanes]})
+                                                      .getResult(0))
+                                .getResult()
+                          : LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic,
+                                                          ValueRange{part, broadcast, columnVectors[c / lanes]})
+                                .getResult(0);
         accRow = vector::InsertStridedSliceOp::create(rewriter, loc, dot, accRow, ArrayRef<int64_t>{c},
                                                       ArrayRef<int64_t>{1});
       }
@@ -155,19 +202,22 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
     return success();
   }
 
-  int64_t int8Bits, bf16Bits;
+  int64_t int8Bits, bf16Bits, pairBits;
 };
 
 } // namespace
 
-void mlir::hexir::populateDotProductPatterns(RewritePatternSet &patterns, int64_t int8Bits, int64_t bf16Bits) {
+void mlir::hexir::populateDotProductPatterns(RewritePatternSet &patterns, int64_t int8Bits, int64_t bf16Bits,
+                                             int64_t pairBits) {
   if (int8Bits != 512 && int8Bits != 256)
     int8Bits = 0;
   if (bf16Bits != 512)
     bf16Bits = 0;
-  if (!int8Bits && !bf16Bits)
+  if (int8Bits || (pairBits != 512 && pairBits != 256 && pairBits != 128))
+    pairBits = 0;
+  if (!int8Bits && !bf16Bits && !pairBits)
     return;
-  patterns.add<DotContraction>(patterns.getContext(), int8Bits, bf16Bits);
+  patterns.add<DotContraction>(patterns.getContext(), int8Bits, bf16Bits, pairBits);
   // A register tile's weights [columns][G] are contiguous: read them as one vector (by default
   // each group would be a load of its own). Only contiguous transfers whose rows are under 128
   // bits are flattened (groups; in a float kernel, at most its single-element rows), never a

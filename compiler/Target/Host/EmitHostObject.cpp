@@ -157,6 +157,11 @@ FailureOr<KernelPipelineOptions> mlir::hexir::describeHostTarget(const HostTarge
   description.dotBits = description.vectorBits == 512 && sti->checkFeatures("+avx512vnni") ? 512
                         : description.vectorBits == 256 && sti->checkFeatures("+avxvnni")  ? 256
                                                                                             : 0;
+  description.pairBits = description.dotBits                                                  ? 0
+                         : description.vectorBits == 512 && sti->checkFeatures("+avx512bw") ? 512
+                         : description.vectorBits == 256 && sti->checkFeatures("+avx2")     ? 256
+                         : description.vectorBits == 128                                    ? 128
+                                                                                            : 0;
   description.bf16DotBits = description.vectorBits == 512 && sti->checkFeatures("+avx512bf16") ? 512 : 0;
   return description;
 }

@@ -28,6 +28,7 @@ void mlir::hexir::buildHostKernelPipeline(OpPassManager &pm, const KernelPipelin
   // Accumulators in registers, contractions as FMA outer products.
   LowerVectorTilesOptions lowering;
   lowering.dotBits = options.dotBits;
+  lowering.pairBits = options.pairBits;
   lowering.bf16DotBits = options.bf16DotBits;
   pm.addPass(createLowerVectorTiles(lowering));
   // Weights stream from memory on every run: fetch the next block while this one is reused.
@@ -74,6 +75,9 @@ struct HostPipelineOptions : public PassPipelineOptions<HostPipelineOptions> {
                              llvm::cl::init(256)};
   Option<int64_t> dotBits{*this, "dot-bits", llvm::cl::desc("int8 dot products (VNNI) on vectors of this many bits"),
                           llvm::cl::init(0)};
+  Option<int64_t> pairBits{*this, "pair-bits",
+                           llvm::cl::desc("int8 products of pairs (vpmaddwd) on vectors of this many bits"),
+                           llvm::cl::init(0)};
   Option<int64_t> bf16DotBits{*this, "bf16-dot-bits",
                               llvm::cl::desc("bf16 dot products (AVX512-BF16) on vectors of this many bits"),
                               llvm::cl::init(0)};
@@ -89,6 +93,7 @@ void mlir::hexir::registerHostPassesAndPipelines() {
                                                   KernelPipelineOptions kernel;
                                                   kernel.vectorBits = options.vectorBits;
                                                   kernel.dotBits = options.dotBits;
+                                                  kernel.pairBits = options.pairBits;
                                                   kernel.bf16DotBits = options.bf16DotBits;
                                                   buildHostKernelPipeline(pm, kernel);
                                                 });

@@ -22,7 +22,9 @@ public:
     description_.memorySpaces.push_back({"host", 0, 64, true, true});
     description_.arenaSpace = 0;
     description_.maxPanel = widestPanel(pipeline_.vectorBits);
-    description_.int8DotGroups = pipeline_.dotBits == pipeline_.vectorBits;
+    description_.int8DotGroup = pipeline_.dotBits == pipeline_.vectorBits    ? 4
+                                : pipeline_.pairBits == pipeline_.vectorBits ? 2
+                                                                             : 0;
     description_.bf16DotGroups = pipeline_.bf16DotBits == pipeline_.vectorBits;
     description_.narrowingEpilogues = true;
     // A run-time B is packed inside its readers' kernels where each has at most 128 rows.

@@ -8,7 +8,8 @@
 //      forward a register tile's bias and accumulators through memory to their readers;
 //   3. vector.contract -> outer products -> vector.fma over rows, transfers of rank 1.
 // Before all that, with VNNI (dot-bits), int8 contractions over groups of four become dot
-// products, and with AVX512-BF16 (bf16-dot-bits) bf16 ones over pairs (DotProducts.h).
+// products, without it (pair-bits) those over pairs vpmaddwd, and with AVX512-BF16
+// (bf16-dot-bits) bf16 ones over pairs (DotProducts.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Host/Passes.h"
@@ -81,9 +82,9 @@ struct LowerVectorTilesPass : public mlir::hexir::impl::LowerVectorTilesBase<Low
         dotContractions |= getElementTypeOrSelf(op.getAccType()).isInteger(32) ||
                            (ext && getElementTypeOrSelf(ext.getIn().getType()).isBF16());
       });
-      if ((dotBits || bf16DotBits) && dotContractions) {
+      if ((dotBits || pairBits || bf16DotBits) && dotContractions) {
         RewritePatternSet patterns(ctx);
-        mlir::hexir::populateDotProductPatterns(patterns, dotBits, bf16DotBits);
+        mlir::hexir::populateDotProductPatterns(patterns, dotBits, bf16DotBits, pairBits);
         if (failed(applyPatternsGreedily(fn, std::move(patterns))))
           return signalPassFailure();
       }

@@ -23,6 +23,9 @@ struct KernelPipelineOptions {
   // int8 dot products (vpdpbusd) on vectors of this many bits: 512 with AVX512-VNNI, 256 with
   // AVX-VNNI; 0: none (int8 products are widened to int32 and multiplied).
   int64_t dotBits = 0;
+  // Without them, int8 products of pairs (vpmaddwd on bytes widened to int16, exact) on vectors
+  // of this many bits: 128 with SSE2, 256 with AVX2, 512 with AVX512BW; 0: none.
+  int64_t pairBits = 0;
   // bf16 dot products (vdpbf16ps) and conversions on vectors of this many bits: 512 with
   // AVX512-BF16; 0: none (conversions go through integers, bf16 contractions are widened).
   int64_t bf16DotBits = 0;

@@ -52,12 +52,15 @@ def LowerVectorTiles : Pass<"hexir-lower-vector-tiles", "mlir::ModuleOp"> {
     into vector transfers and drops leading unit vector dimensions, hoists the accumulator's
     transfer_read/transfer_write out of the reduction loops (so it lives in registers), then
     lowers vector.contract to outer products and vector.fma, and transfers to rank 1. With
-    dot-bits, int8 contractions over groups of four become VNNI dot products first, and with
+    dot-bits, int8 contractions over groups of four become VNNI dot products first, with
+    pair-bits those over pairs become vpmaddwd on the bytes widened to int16, and with
     bf16-dot-bits bf16 contractions over pairs become vdpbf16ps (DotProducts.h).
   }];
   let options = [
     Option<"dotBits", "dot-bits", "int64_t", /*default=*/"0",
            "int8 dot products (vpdpbusd) on vectors of this many bits (512, 256; 0: none)">,
+    Option<"pairBits", "pair-bits", "int64_t", /*default=*/"0",
+           "int8 products of pairs (vpmaddwd) on vectors of this many bits (512, 256, 128; 0: none)">,
     Option<"bf16DotBits", "bf16-dot-bits", "int64_t", /*default=*/"0",
            "bf16 dot products (vdpbf16ps) on vectors of this many bits (512; 0: none)">,
   ];

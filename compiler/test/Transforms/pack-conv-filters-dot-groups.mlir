@@ -1,5 +1,6 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters="dot-groups=true" -mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters | FileCheck %s --check-prefix=NODOT
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-conv-filters="dot-groups=true int8-group=2 max-panel=16" -mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s --check-prefix=PAIRS
 
 // An int8 channels-last convolution on a target with VNNI dot products: the image's sign bits
 // are flipped inside its padding (the pad of the source's producer; the pad value 3 becomes
@@ -17,6 +18,13 @@
 // CHECK: arith.extui
 // CHECK: arith.extsi
 // CHECK: tensor.collapse_shape {{.*}} into tensor<1x8x8x16xi32>
+// Without VNNI (int8-group=2): the same in pairs of channels, P[p][kh][kw][c2][fi][2].
+// PAIRS-LABEL: func.func @conv3x3
+// PAIRS: arith.xori
+// PAIRS: tensor.yield %c-125_i8
+// PAIRS: arith.constant dense<1> : tensor<1x3x3x4x16x2xi8>
+// PAIRS: tensor.expand_shape {{.*}} : tensor<1x10x10x8xi8> into tensor<1x10x10x4x2xi8>
+// PAIRS: tensor.collapse_shape {{.*}} into tensor<1x8x8x16xi32>
 // NODOT-LABEL: func.func @conv3x3
 // NODOT: linalg.conv_2d_nhwc_hwcf
 func.func @conv3x3(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x8x16xi32> {
@@ -53,6 +61,14 @@ func.func @conv3x3(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x8x16xi32> {
 // into 24 channels (one-vector panels of 16, padded to 32 and sliced back): a contraction over
 // (n, oh, ow, p, fi, c4, g); the image is an argument, so its flip is an elementwise op of its
 // own. The correction is -128 * 2 * 3 = -768 per real channel, 0 for the padding ones.
+// In pairs: 3 channels padded to 2 pairs (the last weight of each pair of the second 0), 24
+// output channels three panels of 8 (AVX2's lanes), no padding columns.
+// PAIRS-LABEL: func.func @pointwise_padded
+// PAIRS: arith.constant dense<{{\[\[\[\[}}2, 2], {{.*}}{{\[\[}}2, 0], [2, 0], {{.*}}> : tensor<3x2x8x2xi8>
+// PAIRS: tensor.expand_shape {{.*}} : tensor<1x4x4x4xi8> into tensor<1x4x4x2x2xi8>
+// PAIRS: tensor.collapse_shape {{.*}} : tensor<1x4x4x3x8xi32> into tensor<1x4x4x24xi32>
+// PAIRS-NOT: tensor.extract_slice
+// PAIRS: return
 // CHECK-LABEL: func.func @pointwise_padded
 // CHECK: %[[FLIP:.*]] = linalg.generic
 // CHECK: arith.xori

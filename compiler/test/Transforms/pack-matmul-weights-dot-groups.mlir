@@ -1,6 +1,7 @@
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights="dot-groups=true" -mlir-print-elementsattrs-with-hex-if-larger=100000 | FileCheck %s
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights | FileCheck %s --check-prefix=NODOT
 // RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights="dot-groups=true" -mlir-print-local-scope | FileCheck %s --check-prefix=RT
+// RUN: %hexir-opt %s -split-input-file -hexir-pack-matmul-weights="dot-groups=true int8-group=2 max-panel=16" | FileCheck %s --check-prefix=PAIRS
 
 // An int8 contraction zext(A) x sext(B) with a constant B[K][N] on a target with VNNI dot
 // products: B's panels hold groups of four along k (P[no][k4][ni][g]), A is viewed as
@@ -14,6 +15,11 @@
 // CHECK: arith.extui
 // CHECK: arith.extsi
 // CHECK: tensor.collapse_shape {{.*}} : tensor<8x2x32xi32> into tensor<8x64xi32>
+// Without VNNI (int8-group=2, AVX2's 16-wide panels): pairs along k, P[no][k2][ni][2].
+// PAIRS-LABEL: func.func @dot_groups
+// PAIRS: %[[P:.*]] = arith.constant dense<3> : tensor<4x8x16x2xi8>
+// PAIRS: %[[A:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [8, 8, 2] : tensor<8x16xi8> into tensor<8x8x2xi8>
+// PAIRS: ins(%[[A]], %[[P]] : tensor<8x8x2xi8>, tensor<4x8x16x2xi8>) outs(%{{.*}} : tensor<8x4x16xi32>)
 // NODOT-LABEL: func.func @dot_groups
 // NODOT-NOT: tensor.expand_shape
 // NODOT: ins(%arg0, %{{.*}} : tensor<8x16xi8>, tensor<16x64xi8>)
@@ -38,7 +44,12 @@ func.func @dot_groups(%a: tensor<8x16xi8>) -> tensor<8x64xi32> {
 
 // -----
 
-// Signed by signed (no vpdpbusd form), or K not a multiple of 4: left alone.
+// Signed by signed (no vpdpbusd form), or K not a multiple of 4: left alone. In pairs, K = 18
+// is 9 of them.
+// PAIRS-LABEL: func.func @not_dot_groups
+// PAIRS: ins(%arg0, %{{.*}} : tensor<8x16xi8>, tensor<16x64xi8>)
+// PAIRS: tensor.expand_shape %arg1 {{.*}} : tensor<8x18xi8> into tensor<8x9x2xi8>
+// PAIRS: tensor<8x9x2xi8>, tensor<4x9x16x2xi8>
 // CHECK-LABEL: func.func @not_dot_groups
 // CHECK-NOT: tensor.expand_shape
 // CHECK: ins(%arg0, %{{.*}} : tensor<8x16xi8>, tensor<16x64xi8>)
