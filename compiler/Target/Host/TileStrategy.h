@@ -54,6 +54,9 @@ struct KernelStrategy {
   // contractions over strided views of the image (windowTileAsContraction), not named
   // convolutions.
   bool dotGroups = false;
+  // Its int8 products are in pairs (vpmaddwd, a target without VNNI): each row's pair is
+  // widened after its broadcast, so a row costs about what a vector of columns does.
+  bool int8Pairs = false;
   SmallVector<int64_t> strides, dilations;
   // Contractions over panels whose B is packed inside the kernel (panelPackOf): each cache
   // block of B is packed once, where the block is reached, and then serves every row.

@@ -107,3 +107,51 @@ func.func @packs_b_in_kernel(%a: tensor<96x768xf32>, %b: tensor<768x32x16xf32>) 
   } -> tensor<96x32x16xf32>
   return %r : tensor<96x32x16xf32>
 }
+
+// -----
+
+// An int8 3x3 convolution over a 7-wide image with its filter packed in pairs (a target without
+// VNNI, DotGroups.h), 2.4 MB of filter: its divisors allow 7 columns of one vector, and each
+// row of a pair tile costs a broadcast and a widening, so the columns are peeled into 6 (6 x 2
+// vectors) and 1 (1 x 2) before the kernel is cut into workgroups, even though the rest streams
+// the filter again (an f32 filter of that size is left whole). Its requantization to int8 is
+// each tile's narrowing epilogue.
+// CHECK-LABEL: func.func @int8_pairs_7_columns
+// CHECK: vector.contract {{.*}} : vector<1x1x6x1x2xi32>, vector<1x1x1x1x16x2xi32> into vector<1x1x6x1x16xi32>
+// CHECK: vector.contract {{.*}} : vector<1x1x1x1x2xi32>, vector<1x1x1x1x16x2xi32> into vector<1x1x1x1x16xi32>
+// CHECK-NOT: into vector<1x1x7x1x8xi32>
+// CHECK: return
+func.func @int8_pairs_7_columns(%x: tensor<1x9x9x256x2xi8>, %w: tensor<32x3x3x256x16x2xi8>) -> tensor<1x7x7x32x16xi8> attributes {hexir.kernel} {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x7x7x32x16xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x7x7x32x16xi32>) -> tensor<1x7x7x32x16xi32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f, kh, kw, c, g) -> (n, h + kh, w + kw, c, g)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c, g) -> (p, kh, kw, c, f, g)>,
+                                        affine_map<(n, h, w, p, f, kh, kw, c, g) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x9x9x256x2xi8>, tensor<32x3x3x256x16x2xi8>) outs(%f : tensor<1x7x7x32x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %au = arith.extui %a : i8 to i32
+    %bs = arith.extsi %b : i8 to i32
+    %p = arith.muli %au, %bs : i32
+    %s = arith.addi %c, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<1x7x7x32x16xi32>
+  %e8 = tensor.empty() : tensor<1x7x7x32x16xi8>
+  %q = linalg.generic {indexing_maps = [affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>,
+                                        affine_map<(n, h, w, p, f) -> (n, h, w, p, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<1x7x7x32x16xi32>) outs(%e8 : tensor<1x7x7x32x16xi8>) {
+  ^bb0(%a: i32, %o: i8):
+    %scale = arith.constant 0.001 : f32
+    %af = arith.sitofp %a : i32 to f32
+    %m = arith.mulf %af, %scale : f32
+    %lo = arith.constant -128.0 : f32
+    %hi = arith.constant 127.0 : f32
+    %c = arith.maximumf %m, %lo : f32
+    %d = arith.minimumf %c, %hi : f32
+    %i = arith.fptosi %d : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<1x7x7x32x16xi8>
+  return %q : tensor<1x7x7x32x16xi8>
+}
