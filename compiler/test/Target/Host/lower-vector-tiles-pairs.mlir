@@ -1,5 +1,6 @@
 // RUN: %hexir-opt %s -hexir-tile-and-vectorize="vector-bits=256" -one-shot-bufferize="bufferize-function-boundaries" -hexir-lower-vector-tiles="pair-bits=256" | FileCheck %s
 // RUN: %hexir-opt %s -hexir-tile-and-vectorize="vector-bits=128" -one-shot-bufferize="bufferize-function-boundaries" -hexir-lower-vector-tiles="pair-bits=128" | FileCheck %s --check-prefix=SSE
+// RUN: %hexir-opt %s -hexir-tile-and-vectorize="vector-bits=512" -one-shot-bufferize="bufferize-function-boundaries" -hexir-lower-vector-tiles="pair-bits=512" | FileCheck %s --check-prefix=AVX512
 // RUN: %hexir-opt %s -hexir-tile-and-vectorize="vector-bits=256" -one-shot-bufferize="bufferize-function-boundaries" -hexir-lower-vector-tiles="pair-bits=256 dot-bits=256" | FileCheck %s --check-prefix=VNNI
 
 // An int8 contraction over weights packed in pairs (PackMatmulWeights and PackConvFilters with
@@ -8,7 +9,8 @@
 // int16 over 128 bits and zero-extended (vpbroadcastw, vpmovzxbw: no shuffle mask to hold in a
 // register), the weights sign-extended: every product exact, never the saturating int16 sums
 // of vpmaddubsw. AVX2: 6 rows x 2 vectors, 12 per reduction step, no widened int32 multiplies.
-// With SSE2, vectors of 4 lanes. With VNNI, pairs are not dot products of four: left alone.
+// With SSE2, vectors of 4 lanes; with AVX512BW (Skylake-X, without VNNI), of 16, the pair broadcast
+// over 256 bits. With VNNI, pairs are not dot products of four: left alone.
 // CHECK-LABEL: func.func @pairs
 // CHECK: scf.for
 // CHECK: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
@@ -28,6 +30,12 @@
 // SSE: llvm.call_intrinsic "llvm.x86.sse2.pmadd.wd"({{.*}}) : (vector<8xi16>, vector<8xi16>) -> vector<4xi32>
 // SSE-NOT: arith.muli {{.*}} : vector
 // SSE: return
+// AVX512-LABEL: func.func @pairs
+// AVX512: vector.broadcast %{{.*}} : i16 to vector<16xi16>
+// AVX512: arith.extui %{{.*}} : vector<32xi8> to vector<32xi16>
+// AVX512: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"({{.*}}) : (vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// AVX512-NOT: arith.muli {{.*}} : vector
+// AVX512: return
 // VNNI-LABEL: func.func @pairs
 // VNNI-NOT: llvm.call_intrinsic
 // VNNI: arith.muli {{.*}} : vector
