@@ -10,19 +10,6 @@ using namespace mlir;
 
 namespace {
 
-// vector.contract(zext(U), sext(S), acc) over (rows..., column, units..., g) where U reads
-// (rows..., g) and S reads (column, g) (every other dimension of extent 1), g the reduction of
-// four innermost in both, the accumulator [rows..., column] with the column innermost: per row,
-// the row's group of four broadcast as one int32 (`a`) and, per vector of columns, one
-//   acc = vpdpbusd(acc, a, S[columns][4] as int32 lanes)
-// which sums the four u8 x s8 products of each lane into it, exactly as the contraction does.
-// The same with extf(U), extf(S) of bf16, g of two and f32 accumulators is one vdpbf16ps
-// (AVX512-BF16) per row and vector of columns: f32 sums of bf16 products, which are exact.
-// Without VNNI, an int8 one over pairs (g of two) is per row and vector of columns
-//   acc += vpmaddwd(zext(a) as int16 pairs, sext(S[columns][2]) as int16 pairs)
-// (SSE2, AVX2, AVX512BW): the two products of each lane, at most 255 x 128 each, summed exactly into
-// int32. vpmaddubsw would take the bytes as they are, but its int16 sums of two products
-// saturate (255 x 127 x 2 > 32767), which is why the bytes are widened first.
 // The unsigned bytes [a0, a1] as the int16 pair (a0, a1) in each of `lanes` 32-bit lanes: the
 // two bytes broadcast over half a vector as one int16 (vpbroadcastw xmm from memory), then
 // widened to int16 (vpmovzxbw ymm). Widened first and broadcast as an int32, the bytes took a
@@ -38,6 +25,20 @@ Value broadcastPair(OpBuilder &b, Location loc, Value pair, int64_t lanes) {
   return arith::ExtUIOp::create(b, loc, VectorType::get({2 * lanes}, i16), bytes);
 }
 
+// vector.contract(zext(U), sext(S), acc) over (rows..., column, units..., g) where U reads
+// (rows..., g) and S reads (column, g) (every other dimension of extent 1), g the reduction of
+// four innermost in both, the accumulator [rows..., column] with the column innermost: per row,
+// the row's group of four broadcast as one int32 (`a`) and, per vector of columns, one
+//   acc = vpdpbusd(acc, a, S[columns][4] as int32 lanes)
+// which sums the four u8 x s8 products of each lane into it, exactly as the contraction does.
+// The same with extf(U), extf(S) of bf16, g of two and f32 accumulators is one vdpbf16ps
+// (AVX512-BF16) per row and vector of columns: f32 sums of bf16 products, which are exact.
+// Without VNNI, an int8 one over pairs (g of two) is per row and vector of columns
+//   acc += vpmaddwd(zext(a) as int16 pairs, sext(S[columns][2]) as int16 pairs)
+// (SSE2, AVX2, AVX512BW): the two products of each lane, at most 255 x 128 each, summed
+// exactly into int32 (the row's pair broadcast by broadcastPair). vpmaddubsw would take the
+// bytes as they are, but its int16 sums of two products saturate (255 x 127 x 2 > 32767),
+// which is why the bytes are widened first.
 struct DotContraction : OpRewritePattern<vector::ContractionOp> {
   DotContraction(MLIRContext *ctx, int64_t int8Bits, int64_t bf16Bits, int64_t pairBits)
       : OpRewritePattern(ctx, /*benefit=*/10), int8Bits(int8Bits), bf16Bits(bf16Bits), pairBits(pairBits) {}
