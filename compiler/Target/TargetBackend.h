@@ -73,8 +73,8 @@ struct TargetDescription {
   // under a 16-wide AVX2 tile doubled the L1 footprint of a cache block).
   int64_t maxPanel = 32;
   // The int8 values its kernels multiply and sum per 32-bit lane: 4 (x86 VNNI's vpdpbusd), 2
-  // (vpmaddwd on pairs widened to int16: AVX2 and AVX-512 without VNNI), 0 (none: products
-  // widened to int32). int8 weights are packed in groups of that size along the reduction
+  // (vpmaddwd on pairs widened to int16: x86 without VNNI, SSE2, AVX2 or AVX512BW), 0 (none:
+  // products widened to int32). int8 weights are packed in groups of that size along the reduction
   // (PackMatmulWeights, PackConvFilters).
   int64_t int8DotGroup = 0;
   // Whether they compute bf16 products as dot products of pairs into f32 (AVX512-BF16): with

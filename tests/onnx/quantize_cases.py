@@ -376,8 +376,8 @@ def add_cases(cases, errors, model, rnd):
         # Gemm with transB, a per-row (output channel) weight, alpha and a bias C; Gemm with a
         # per-tensor weight and beta * C; and a MatMul of two activations (qdq_int8_attention).
         # K = 64 and N = 32 take the dot products (weights packed in groups of four with VNNI,
-        # in pairs without), so does N = 40 (panels padded to 48 with zero columns); K = 20,
-        # N = 12 the widened products with VNNI (pairs without: K is even).
+        # in pairs without), so does N = 40 (with AVX-512 panels padded to 48 with zero
+        # columns, with AVX2 five panels of 8); K = 20, N = 12 is an awkward size either way.
         a = (rnd(2, 3, 64) * 2).astype(np.float32)
         g = (rnd(4, 20) * 2).astype(np.float32)
         sa, za = np.float32(0.03), np.int8(-5)

@@ -309,8 +309,8 @@ FailureOr<OnnxValue> matrixZeroPoint(NodeContext &ctx, size_t index, const OnnxV
 
 // (a - a_zero_point) x (b - b_zero_point) in int32. With --int8-kernels (matrices of rank 2 or
 // more), as an unsigned-by-signed byte product with run-time row and column sums
-// (zeroPointProduct): VNNI's dot products where the target has them. Otherwise both are shifted
-// to int32 first.
+// (zeroPointProduct): VNNI's dot products where the target has them, vpmaddwd pairs on other x86
+// CPUs. Otherwise both are shifted to int32 first.
 FailureOr<OnnxValue> integerProduct(NodeContext &ctx, size_t a, size_t aZero, size_t b, size_t bZero) {
   const OnnxValue &av = ctx.input(a), &bv = ctx.input(b);
   if (!isByte(av.type) || !isByte(bv.type))

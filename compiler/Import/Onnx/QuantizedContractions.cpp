@@ -14,18 +14,20 @@
 // accumulators (no int32 tensor exists; TargetDescription::narrowingEpilogues). A convolution
 // pads xq with zx, which the correction cancels as the float graph's zero padding. MatMul and
 // Gemm read the activation as unsigned bytes xq + 128, whose products with the signed weights
-// are a VNNI dot product's (PackMatmulWeights packs the weights for it where the target has
-// one); the correction is then -(zx + 128) * sum_k wq.
+// are a VNNI dot product's or, without VNNI, a vpmaddwd's on the bytes widened to int16
+// (PackMatmulWeights packs the weights in groups of four or in pairs for them); the correction
+// is then -(zx + 128) * sum_k wq.
 //
 // A uint8 activation (U8S8) is the same: a convolution reads it as int8 (xq - 128, zero point
 // zx - 128), a matrix product as it is. A MatMul of two run-time activations (attention) runs
 // on the integers with run-time row and column sums (quantizedActivationProduct). Other forms
 // (per-axis activations, a weight zero point, a Gemm's run-time B, a 1-D operand of a product
 // of two activations) keep the float lowering on the dequantized copies. So does everything
-// with --no-int8-kernels, the default where the target has no int8 dot products: there the
-// integer kernels widen to int32 multiplies (vpmulld, one a cycle) and run about 2.7x slower
-// than the packed f32 FMA kernels, where VNNI's vpdpbusd (64 multiply-adds an instruction)
-// makes them 3-4x faster.
+// with --no-int8-kernels, the default where the target has neither VNNI nor vpmaddwd pairs
+// (CUDA; x86 CPUs with AVX but no AVX2): there the integer kernels widen to int32 multiplies
+// (vpmulld, one a cycle) and run about 2x slower than the packed f32 FMA kernels. VNNI's
+// vpdpbusd (64 multiply-adds an instruction) makes them 3-4x faster than f32, pairs about as
+// fast with a quarter of the memory traffic.
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/Quantized.h"

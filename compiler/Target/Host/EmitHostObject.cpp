@@ -154,15 +154,18 @@ FailureOr<KernelPipelineOptions> mlir::hexir::describeHostTarget(const HostTarge
   description.vectorBits = sti->checkFeatures("+avx512f") ? 512 : sti->checkFeatures("+avx") ? 256 : 128;
   description.fma = sti->checkFeatures("+fma");
   description.rounding = sti->checkFeatures("+sse4.1");
-  description.dotBits = description.vectorBits == 512 && sti->checkFeatures("+avx512vnni") ? 512
+  // (Dot products and pairs are x86 instructions: another architecture gets neither.)
+  bool x86 = tm->getTargetTriple().isX86();
+  description.dotBits = !x86                                                                ? 0
+                        : description.vectorBits == 512 && sti->checkFeatures("+avx512vnni") ? 512
                         : description.vectorBits == 256 && sti->checkFeatures("+avxvnni")  ? 256
                                                                                             : 0;
-  description.pairBits = description.dotBits                                                  ? 0
+  description.pairBits = !x86 || description.dotBits                                          ? 0
                          : description.vectorBits == 512 && sti->checkFeatures("+avx512bw") ? 512
                          : description.vectorBits == 256 && sti->checkFeatures("+avx2")     ? 256
                          : description.vectorBits == 128                                    ? 128
                                                                                             : 0;
-  description.bf16DotBits = description.vectorBits == 512 && sti->checkFeatures("+avx512bf16") ? 512 : 0;
+  description.bf16DotBits = x86 && description.vectorBits == 512 && sti->checkFeatures("+avx512bf16") ? 512 : 0;
   return description;
 }
 

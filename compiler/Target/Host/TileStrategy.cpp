@@ -464,9 +464,10 @@ static double tileCost(int64_t rows, int64_t tile, int64_t vectors) {
   return static_cast<double>(rows) * (1.0 + 8.0 / static_cast<double>(tile * vectors));
 }
 // The same for int8 pairs, in vector instructions: a vpmaddwd and an add per accumulator, a
-// broadcast and a widening per row, a widening load per vector, the same overhead. A 7-wide
-// convolution's 7 x 1 tile spends 29 instructions on 7 products where 6 x 2 spends 44 on 12:
-// resnet50's layer4 3x3 convolutions ran 1.5x slower per product than layer3's 6 x 2 tiles.
+// broadcast and a widening per row, a widening load per vector, the same overhead. Per step a
+// 7-wide convolution's 7 x 1 tile spends 29 instructions (and the overhead) on 7 products
+// where 6 x 2 spends 38 on 12: resnet50's layer4 3x3 convolutions ran 1.4x slower per product
+// than layer3's 6 x 2 tiles.
 static double pairTileCost(int64_t rows, int64_t tile, int64_t vectors) {
   double t = static_cast<double>(tile), v = static_cast<double>(vectors);
   return static_cast<double>(rows) * (2.0 * t * v + 2.0 * t + v + 8.0) / (t * v);

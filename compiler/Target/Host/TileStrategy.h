@@ -75,7 +75,8 @@ struct WorkgroupSplit {
 // strategy `s` is split in two, when the extent's divisors allow only smaller register tiles
 // than the registers hold (127 tokens: 1 row of 2 vectors, not 14; 128: 8; 111 columns: 3)
 // and the parts cost less by a simple model of tile overheads: [0, split), a whole number of
-// the best tiles, and the rest. `poor`: the divisors' tile has at most half the accumulators.
+// the best tiles, and the rest. `poor`: the divisors' tile has at most half the accumulators, or
+// (int8 pairs) the parts cost under 0.9 of it.
 struct RowTileSplit {
   unsigned loop;
   int64_t split;

@@ -5,8 +5,8 @@
 // with AVX512-VNNI each register tile row takes one vpdpbusd per vector of 16 columns, its
 // four bytes broadcast as one int32. The 64 rows run as 4 tiles of 14 (in the workgroup loop)
 // and 8 more: 14 x 2 and 8 x 2 dot products per reduction step, no widening multiplies.
-// Without VNNI the same contraction is widened and multiplied (a target without VNNI does not
-// pack its weights in groups: PackMatmulWeights asks for dot groups).
+// Without VNNI the same contraction is widened and multiplied (a target without VNNI packs its
+// weights in pairs instead, lower-vector-tiles-pairs.mlir).
 // CHECK-LABEL: func.func @dot
 // CHECK: scf.for
 // CHECK: scf.for
