@@ -11,7 +11,8 @@
 // (median of runs over at least --min-time seconds, default 1). The FMA peak comes from a probe:
 // independent chains of FMAs on registers, AVX-512 or AVX2, whichever is faster here. Beside it,
 // an L1-resident register tile of that width (a matmul's inner loop with its loads, all data in
-// L1): the most a kernel that loads its operands reaches on this core.
+// L1): the most a kernel that loads its operands reaches on this core. With AVX2 also two int8
+// tiles: Hexir's exact pairs and ONNX Runtime's saturating u8 x s8 form (TilePairsAvx2).
 // Prints GFLOP/s, the ratios Hexir/OpenBLAS, Hexir/peak and Hexir/tile; exits 1 if a module fails to load
 // or run, or gives a wrong result. --smoke: short timings (CI).
 //
@@ -186,6 +187,81 @@ __attribute__((target("avx2,fma"))) double TileAvx2(int64_t iters) {
   return static_cast<double>(iters) * kRows * 16 * 2 * kTileSteps / secs * 1e-9;
 }
 
+// ---- int8 register tiles (AVX2): what an int8 kernel's inner loop reaches without VNNI ------
+// The same 6 x 16 tile of int32 accumulators over L1-resident int8 operands, in multiply-adds
+// (two integer operations each, so comparable with the f32 tile's GFLOP/s):
+// - pairs, Hexir's kernel (Target/Host/DotProducts.cpp): per step of two reduction indices, two
+//   16-byte loads of B sign-extended to int16, per row the pair of A broadcast as one int16 and
+//   zero-extended, then vpmaddwd and an add per vector: exact;
+// - u8 x s8 with vpmaddubsw, as ONNX Runtime's AVX2 kernels: per step of four, two 32-byte
+//   loads of B, per row four bytes of A broadcast, then vpmaddubsw, vpmaddwd by ones and an add
+//   per vector: twice the multiply-adds per instruction, but vpmaddubsw's int16 sums of two
+//   products saturate (255 x 127 x 2 > 32767), so its results are not exact.
+alignas(64) uint8_t g_int8A[6 * 4 * kTileSteps], g_int8B[kTileSteps * 16 * 4];
+volatile int32_t g_int8Sink;
+
+__attribute__((target("avx2"))) static void SinkInt32(const __m256i* c, int n) {
+  __m256i s = _mm256_setzero_si256();
+  for (int i = 0; i < n; ++i) s = _mm256_add_epi32(s, c[i]);
+  g_int8Sink = _mm256_extract_epi32(s, 0) + _mm256_extract_epi32(s, 7);
+}
+
+__attribute__((target("avx2"))) double TilePairsAvx2(int64_t iters) {
+  constexpr int kRows = 6;
+  __m256i c[2 * kRows];
+  for (__m256i& v : c) v = _mm256_setzero_si256();
+  Clock::time_point t0 = Clock::now();
+  for (int64_t n = 0; n < iters; ++n) {
+    const uint8_t* a = g_int8A;
+    const uint8_t* b = g_int8B;
+    for (int k = 0; k < kTileSteps; ++k, a += 2 * kRows, b += 32) {
+      __m256i b0 = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(b)));
+      __m256i b1 = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(b + 16)));
+#pragma GCC unroll 6
+      for (int r = 0; r < kRows; ++r) {
+        int16_t pair;
+        std::memcpy(&pair, a + 2 * r, 2);
+        __m256i x = _mm256_cvtepu8_epi16(_mm_set1_epi16(pair));
+        c[2 * r] = _mm256_add_epi32(c[2 * r], _mm256_madd_epi16(x, b0));
+        c[2 * r + 1] = _mm256_add_epi32(c[2 * r + 1], _mm256_madd_epi16(x, b1));
+      }
+    }
+    asm volatile("" ::: "memory");
+  }
+  double secs = Seconds(t0, Clock::now());
+  SinkInt32(c, 2 * kRows);
+  return static_cast<double>(iters) * kRows * 16 * 2 * 2 * kTileSteps / secs * 1e-9;
+}
+
+__attribute__((target("avx2"))) double TileU8S8Avx2(int64_t iters) {
+  constexpr int kRows = 6;
+  __m256i c[2 * kRows];
+  for (__m256i& v : c) v = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  Clock::time_point t0 = Clock::now();
+  for (int64_t n = 0; n < iters; ++n) {
+    const uint8_t* a = g_int8A;
+    const uint8_t* b = g_int8B;
+    for (int k = 0; k < kTileSteps / 2; ++k, a += 4 * kRows, b += 64) {
+      __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b));
+      __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + 32));
+#pragma GCC unroll 6
+      for (int r = 0; r < kRows; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a + 4 * r, 4);
+        __m256i x = _mm256_set1_epi32(quad);
+        c[2 * r] = _mm256_add_epi32(c[2 * r], _mm256_madd_epi16(_mm256_maddubs_epi16(x, b0), ones));
+        c[2 * r + 1] = _mm256_add_epi32(c[2 * r + 1], _mm256_madd_epi16(_mm256_maddubs_epi16(x, b1), ones));
+      }
+    }
+    asm volatile("" ::: "memory");
+  }
+  double secs = Seconds(t0, Clock::now());
+  SinkInt32(c, 2 * kRows);
+  // (Half the steps, each of four reduction indices: the same multiply-adds as the pairs.)
+  return static_cast<double>(iters) * kRows * 16 * 4 * 2 * (kTileSteps / 2) / secs * 1e-9;
+}
+
 // Best of a few probes of about `seconds` each; the iteration count is calibrated first
 // (`flops` per iteration).
 double Best(double (*probe)(int64_t), double seconds, double flops) {
@@ -349,7 +425,7 @@ int main(int argc, char** argv) {
   auto runtime = hexir::Runtime::Create(options);
   if (!runtime.ok()) return std::fprintf(stderr, "%s\n", runtime.status().ToString().c_str()), 1;
 
-  double peak = 0, tile = 0;
+  double peak = 0, tile = 0, pairs = 0, u8s8 = 0;
   const char* isa = "none (no AVX2+FMA: no peak)";
   const char* tileShape = "";
   for (size_t i = 0; i < sizeof(g_tileA) / sizeof(float); ++i) g_tileA[i] = 1e-3f * static_cast<float>(i % 7);
@@ -359,6 +435,10 @@ int main(int argc, char** argv) {
     tile = Best(TileAvx2, probe_time, 6.0 * 16 * 2 * kTileSteps);
     isa = "AVX2 (ymm)";
     tileShape = "6x16";
+    for (size_t i = 0; i < sizeof(g_int8A); ++i) g_int8A[i] = static_cast<uint8_t>(i * 37 % 251);
+    for (size_t i = 0; i < sizeof(g_int8B); ++i) g_int8B[i] = static_cast<uint8_t>(i * 53 % 249);
+    pairs = Best(TilePairsAvx2, probe_time, 6.0 * 16 * 2 * 2 * kTileSteps);
+    u8s8 = Best(TileU8S8Avx2, probe_time, 6.0 * 16 * 2 * 2 * kTileSteps);
   }
   if (__builtin_cpu_supports("avx512f")) {
     double zmm = Best(ProbeAvx512, probe_time, kChains * 32);
@@ -379,6 +459,10 @@ int main(int argc, char** argv) {
   if (tile > 0)
     std::printf("L1-resident %s register tile (its loads and FMAs, data in L1): %.1f GFLOP/s, %.3f of the peak\n",
                 tileShape, tile, tile / peak);
+  if (pairs > 0)
+    std::printf("int8 L1-resident 6x16 tiles (AVX2, G int ops/s, 2 per multiply-add): exact vpmaddwd pairs %.1f (%.2f "
+                "of the f32 tile), saturating u8 x s8 vpmaddubsw %.1f (%.2f)\n",
+                pairs, pairs / tile, u8s8, u8s8 / tile);
   std::printf("%-28s %14s %14s %8s %8s %8s %8s %9s\n", "matmul (MxNxK)", "hexir GFLOP/s", "openblas", "hx/blas",
               "hx/peak", "hx/tile", "bl/peak", "rel err");
   int failures = 0;
