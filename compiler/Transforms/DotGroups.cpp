@@ -118,9 +118,7 @@ std::optional<int64_t> mlir::hexir::dotGroupSize(Type t, int64_t int8Group) {
   return std::nullopt;
 }
 
-bool mlir::hexir::isDotGroupSize(Type t, int64_t size) {
-  return t.isInteger(8) ? size == 4 || size == 2 : t.isBF16() && size == 2;
-}
+bool mlir::hexir::isDotGroupSize(Type t, int64_t size) { return dotGroupSize(t, size) == size; }
 
 std::optional<MatmulDotOperands> mlir::hexir::matmulDotOperands(linalg::GenericOp op) {
   auto loops = columnAndReduction(op);

@@ -50,9 +50,11 @@ const DequantizedSource *int8Activation(const OnnxValue &v) {
 
 namespace {
 
-// `v` (int8 or uint8) as the other 8-bit type `to` with its sign bits flipped: v - 128 or
-// v + 128, an elementwise op that fuses into its producer.
-FailureOr<OnnxValue> flipSignBits(NodeContext &ctx, const OnnxValue &v, DType to) {
+// `v` (int8 or uint8) as the 8-bit type `to`: itself, or with its sign bits flipped (v - 128 or
+// v + 128, an elementwise op that fuses into its producer).
+FailureOr<OnnxValue> asByteType(NodeContext &ctx, const OnnxValue &v, DType to) {
+  if (v.type == to)
+    return v;
   OnnxValue signBit = OnnxValue::ofConstant(HostTensor::fromInts({-128}, {}, DType::kInt8));
   return elementwise(ctx, {&v, &signBit}, to, [](OpBuilder &b, Location l, ValueRange a) -> Value {
     return arith::XOrIOp::create(b, l, a[0], a[1]);
@@ -65,7 +67,7 @@ FailureOr<DequantizedSource> as8Bit(NodeContext &ctx, const DequantizedSource &x
   if (x.q.type == to)
     return x;
   DequantizedSource s = x;
-  FailureOr<OnnxValue> flipped = flipSignBits(ctx, x.q, to);
+  FailureOr<OnnxValue> flipped = asByteType(ctx, x.q, to);
   if (failed(flipped))
     return failure();
   s.q = *flipped;
@@ -363,22 +365,12 @@ FailureOr<OnnxValue> zeroPointProduct(NodeContext &ctx, const OnnxValue &a, cons
                                       const OnnxValue &bZero) {
   // A as unsigned bytes, B as signed ones (vpdpbusd's operands), their zero points moved with
   // them, in int32.
-  std::optional<OnnxValue> flippedA, flippedB;
-  if (a.type == DType::kInt8) {
-    FailureOr<OnnxValue> f = flipSignBits(ctx, a, DType::kUInt8);
-    if (failed(f))
-      return failure();
-    flippedA = *f;
-  }
-  if (b.type == DType::kUInt8) {
-    FailureOr<OnnxValue> f = flipSignBits(ctx, b, DType::kInt8);
-    if (failed(f))
-      return failure();
-    flippedB = *f;
-  }
-  const OnnxValue &au = flippedA ? *flippedA : a, &bs = flippedB ? *flippedB : b;
-  FailureOr<OnnxValue> za = zeroPointInt32(ctx, aZero, flippedA ? 128 : 0);
-  FailureOr<OnnxValue> zb = zeroPointInt32(ctx, bZero, flippedB ? -128 : 0);
+  FailureOr<OnnxValue> auOr = asByteType(ctx, a, DType::kUInt8), bsOr = asByteType(ctx, b, DType::kInt8);
+  if (failed(auOr) || failed(bsOr))
+    return failure();
+  const OnnxValue &au = *auOr, &bs = *bsOr;
+  FailureOr<OnnxValue> za = zeroPointInt32(ctx, aZero, a.type == DType::kInt8 ? 128 : 0);
+  FailureOr<OnnxValue> zb = zeroPointInt32(ctx, bZero, b.type == DType::kUInt8 ? -128 : 0);
   if (failed(za) || failed(zb))
     return failure();
   int64_t K = au.shape.back();

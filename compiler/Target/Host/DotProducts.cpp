@@ -121,19 +121,9 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
 
     Location loc = op.getLoc();
     Type i32 = rewriter.getI32Type(), element = cast<VectorType>(u.getType()).getElementType();
-    // Pairs multiply int16 values: each operand's bytes widened as the contraction extends them.
-    Type i16 = rewriter.getIntegerType(16), operand = pairs ? i16 : element;
-    auto widen = [&](Value v, bool isSigned) -> Value {
-      if (!pairs)
-        return v;
-      auto type = VectorType::get(cast<VectorType>(v.getType()).getShape(), i16);
-      return isSigned ? arith::ExtSIOp::create(rewriter, loc, type, v).getResult()
-                      : arith::ExtUIOp::create(rewriter, loc, type, v).getResult();
-    };
     // The intrinsic takes the accumulators as lanes of 32 bits and both operands as vectors of
     // their groups.
-    auto laneType = VectorType::get({lanes}, accType.getElementType()), wordType = VectorType::get({lanes}, i32);
-    auto groupsType = VectorType::get({lanes * G}, operand);
+    auto laneType = VectorType::get({lanes}, accType.getElementType());
     StringAttr intrinsic = rewriter.getStringAttr(
         !isInt8       ? "llvm.x86.avx512bf16.dpbf16ps.512"
         : pairs       ? (bits == 512   ? "llvm.x86.avx512.pmaddw.d.512"
@@ -141,6 +131,26 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
                                        : "llvm.x86.sse2.pmadd.wd")
         : bits == 512 ? "llvm.x86.avx512.vpdpbusd.512"
                       : "llvm.x86.avx512.vpdpbusd.256");
+    // One row's group in every 32-bit lane: as one int32 (pairs: widened, broadcastPair).
+    auto broadcastRow = [&](Value group) -> Value {
+      if (pairs)
+        return broadcastPair(rewriter, loc, group, lanes);
+      Value word = vector::ExtractOp::create(
+          rewriter, loc, vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), group),
+          ArrayRef<int64_t>{0});
+      return vector::BitCastOp::create(rewriter, loc, VectorType::get({lanes * G}, element),
+                                       vector::BroadcastOp::create(rewriter, loc, VectorType::get({lanes}, i32), word));
+    };
+    // The accumulators `part` plus one row's products with a vector of columns: vpmaddwd sums
+    // the pairs' products without an accumulator, so pairs add them.
+    auto dotStep = [&](Value part, Value row, Value columnVector) -> Value {
+      if (!pairs)
+        return LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic, ValueRange{part, row, columnVector})
+            .getResult(0);
+      Value products =
+          LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic, ValueRange{row, columnVector}).getResult(0);
+      return arith::AddIOp::create(rewriter, loc, part, products);
+    };
     int64_t columns = size[column];
     // S's column vectors: [lanes][G] each, one 32-bit lane per column.
     SmallVector<int64_t> sLead(sRank - 2, 0);
@@ -149,11 +159,15 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
     // (a slice of rows cast on its own would be lowered row by row).
     Value sFlat = vector::ShapeCastOp::create(rewriter, loc, VectorType::get({columns * G}, element), sMatrix);
     SmallVector<Value> columnVectors;
-    for (int64_t c = 0; c < columns; c += lanes)
-      columnVectors.push_back(widen(vector::ExtractStridedSliceOp::create(rewriter, loc, sFlat, ArrayRef<int64_t>{c * G},
-                                                                          ArrayRef<int64_t>{lanes * G},
-                                                                          ArrayRef<int64_t>{1}),
-                                    /*isSigned=*/true));
+    for (int64_t c = 0; c < columns; c += lanes) {
+      Value columnVector = vector::ExtractStridedSliceOp::create(rewriter, loc, sFlat, ArrayRef<int64_t>{c * G},
+                                                                 ArrayRef<int64_t>{lanes * G}, ArrayRef<int64_t>{1});
+      // (Pairs multiply int16 values: the signed bytes sign-extended.)
+      if (pairs)
+        columnVector = arith::ExtSIOp::create(rewriter, loc, VectorType::get({lanes * G}, rewriter.getIntegerType(16)),
+                                              columnVector);
+      columnVectors.push_back(columnVector);
+    }
     int64_t numRows = 1;
     for (unsigned d : rows)
       numRows *= size[d];
@@ -171,29 +185,12 @@ struct DotContraction : OpRewritePattern<vector::ContractionOp> {
       for (unsigned j = 0; j + 1 < accRank; ++j)
         accPos.push_back(index[accMap.getDimPosition(j)]);
       Value group = uPos.empty() ? u : vector::ExtractOp::create(rewriter, loc, u, uPos).getResult();
-      Value broadcast = pairs ? broadcastPair(rewriter, loc, group, lanes)
-                              : vector::BitCastOp::create(
-                                    rewriter, loc, groupsType,
-                                    vector::BroadcastOp::create(
-                                        rewriter, loc, wordType,
-                                        vector::ExtractOp::create(
-                                            rewriter, loc,
-                                            vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), group),
-                                            ArrayRef<int64_t>{0})))
-                                    .getResult();
+      Value broadcast = broadcastRow(group);
       Value accRow = accPos.empty() ? result : vector::ExtractOp::create(rewriter, loc, result, accPos).getResult();
       for (int64_t c = 0; c < columns; c += lanes) {
         Value part = vector::ExtractStridedSliceOp::create(rewriter, loc, accRow, ArrayRef<int64_t>{c},
                                                            ArrayRef<int64_t>{lanes}, ArrayRef<int64_t>{1});
-        Value dot = pairs ? arith::AddIOp::create(rewriter, loc, part,
-                                                  LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic,
-                                                                                ValueRange{broadcast,
-                                                                                           columnVectors[c / lanes]})
-                                                      .getResult(0))
-                                .getResult()
-                          : LLVM::CallIntrinsicOp::create(rewriter, loc, laneType, intrinsic,
-                                                          ValueRange{part, broadcast, columnVectors[c / lanes]})
-                                .getResult(0);
+        Value dot = dotStep(part, broadcast, columnVectors[c / lanes]);
         accRow = vector::InsertStridedSliceOp::create(rewriter, loc, dot, accRow, ArrayRef<int64_t>{c},
                                                       ArrayRef<int64_t>{1});
       }
