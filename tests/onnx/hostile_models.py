@@ -404,6 +404,45 @@ def _(d):
     return m, error("'a'")
 
 
+# An input ONNX defines as one value, given empty or longer (the fuzzer's Clip with a max of
+# shape 0x0x8128 read element 0 of nothing): an error naming the input and its shape.
+ONE_VALUE = {  # case -> (op, opset, initializers in input order, expected text)
+    "clip_min_0x0x8128": ("Clip", 13, [("lo", np.zeros((0, 0, 8128), np.float32)), ("hi", np.float32(1.5))],
+                          "min (input 1) must hold one value; it has shape 0x0x8128"),
+    "clip_max_empty": ("Clip", 13, [("lo", np.float32(0)), ("hi", np.zeros((0,), np.float32))],
+                       "max (input 2) must hold one value; it has shape 0"),
+    "clip_max_two": ("Clip", 13, [("lo", np.float32(0)), ("hi", np.array([1, 2], np.float32))],
+                     "max (input 2) must hold one value; it has shape 2"),
+    "range_start_empty": ("Range", 13, [("s", np.zeros((0,), np.float32)), ("l", np.float32(4)),
+                                        ("dl", np.float32(1))], "start (input 0) must hold one value; it has shape 0"),
+    "range_limit_empty": ("Range", 13, [("s", np.float32(0)), ("l", np.zeros((0,), np.float32)),
+                                        ("dl", np.float32(1))], "limit (input 1) must hold one value; it has shape 0"),
+    "range_delta_2x0": ("Range", 13, [("s", np.float32(0)), ("l", np.float32(4)), ("dl", np.zeros((2, 0), np.float32))],
+                        "delta (input 2) must hold one value; it has shape 2x0"),
+    "dropout_training_empty": ("Dropout", 13, [("r", np.float32(0.5)), ("t", np.zeros((0,), np.bool_))],
+                               "training_mode (input 2) must hold one value; it has shape 0"),
+    "trilu_k_empty": ("Trilu", 14, [("x", np.ones((3, 3), np.float32)), ("k", np.zeros((0,), np.int64))],
+                      "k (input 1) must hold one value; it has shape 0"),
+}
+
+
+def _one_value(op, opset, inits, text):
+    def build(d):
+        names = [n for n, _ in inits]
+        # Clip and Dropout take a run-time x first; Range and Trilu only constants here.
+        takes_x = op in ("Clip", "Dropout")
+        node = helper.make_node(op, (["x"] if takes_x else []) + names, ["y"], name="n")
+        m = model([node], [vi("x", TensorProto.FLOAT, [2, 3])] if takes_x else [],
+                  [vi("y", TensorProto.FLOAT, None)],
+                  [numpy_helper.from_array(np.asarray(v), n) for n, v in inits], opset=opset)
+        return m, error(text)
+    return build
+
+
+for _name, _spec in ONE_VALUE.items():
+    CASES[f"one_value.{_name}"] = _one_value(*_spec)
+
+
 # --- edge shapes that are valid --------------------------------------------------------------
 
 UNARY = {"Relu": lambda x: np.maximum(x, 0), "Neg": np.negative, "Abs": np.abs, "Exp": np.exp,

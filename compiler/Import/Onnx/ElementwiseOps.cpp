@@ -403,13 +403,13 @@ LogicalResult convertHardSwish(NodeContext &ctx) {
 LogicalResult convertClip(NodeContext &ctx) {
   double lo = -INFINITY, hi = INFINITY;
   if (ctx.hasInput(1)) {
-    auto t = ctx.requireConstant(1, "min");
+    auto t = ctx.requireScalar(1, "min");
     if (failed(t))
       return failure();
     lo = t->asDouble(0);
   }
   if (ctx.hasInput(2)) {
-    auto t = ctx.requireConstant(2, "max");
+    auto t = ctx.requireScalar(2, "max");
     if (failed(t))
       return failure();
     hi = t->asDouble(0);

@@ -115,6 +115,15 @@ mlir::FailureOr<HostTensor> NodeContext::requireConstant(size_t i, const char *w
   return *input(i).constant;
 }
 
+mlir::FailureOr<HostTensor> NodeContext::requireScalar(size_t i, const char *what) const {
+  mlir::FailureOr<HostTensor> t = requireConstant(i, what);
+  if (succeeded(t) && t->numElements() != 1) {
+    error() << what << " (input " << i << ") must hold one value; it has shape " << shapeString(t->shape);
+    return mlir::failure();
+  }
+  return t;
+}
+
 bool dtypeFromOnnx(int32_t onnxType, DType &out) {
   switch (onnxType) {
   case onnx::TensorProto::FLOAT:

@@ -88,6 +88,9 @@ public:
   mlir::InFlightDiagnostic error() const;
   // The input's value known at import time, or an error saying it must be.
   mlir::FailureOr<HostTensor> requireConstant(size_t i, const char *what) const;
+  // requireConstant for an input ONNX defines as one value (Clip's bounds, Range's start):
+  // also an error, naming its shape, unless it holds exactly one element.
+  mlir::FailureOr<HostTensor> requireScalar(size_t i, const char *what) const;
   // Every given input among `indices` is a float tensor (ONNX's type constraint T of ops whose
   // weights, biases and statistics share the data's type), or an error naming the first that
   // is not.

@@ -555,8 +555,8 @@ LogicalResult convertConstantOfShape(NodeContext &ctx) {
 }
 
 LogicalResult convertRange(NodeContext &ctx) {
-  auto start = ctx.requireConstant(0, "start"), limit = ctx.requireConstant(1, "limit"),
-       delta = ctx.requireConstant(2, "delta");
+  auto start = ctx.requireScalar(0, "start"), limit = ctx.requireScalar(1, "limit"),
+       delta = ctx.requireScalar(2, "delta");
   if (failed(start) || failed(limit) || failed(delta))
     return failure();
   double s = start->asDouble(0), l = limit->asDouble(0), d = delta->asDouble(0);
@@ -594,7 +594,7 @@ LogicalResult convertTrilu(NodeContext &ctx) {
     return failure();
   int64_t k = 0;
   if (ctx.hasInput(1)) {
-    auto kt = ctx.requireConstant(1, "k");
+    auto kt = ctx.requireScalar(1, "k");
     if (failed(kt))
       return failure();
     k = kt->asInt(0);
@@ -625,7 +625,7 @@ LogicalResult convertIdentity(NodeContext &ctx) {
 
 LogicalResult convertDropout(NodeContext &ctx) {
   if (ctx.hasInput(2)) {
-    auto training = ctx.requireConstant(2, "training_mode");
+    auto training = ctx.requireScalar(2, "training_mode");
     if (failed(training))
       return failure();
     if (training->asInt(0) != 0)
