@@ -164,9 +164,15 @@ FailureOr<MemoryPlan> mlir::hexir::planMemory(func::FuncOp graph, const BufferLi
       return graph.emitError() << "memory plan failed verification (compiler bug): " << verified.message();
   }
   result.arenaOfSpace.assign(target.memorySpaces.size(), -1);
+  // A space holding only empty tensors (a loop's carried [0] value) still gets its arena, of 0
+  // bytes: every slot names an arena that exists.
+  std::vector<bool> used(target.memorySpaces.size());
+  for (const planner::BufferRequest &r : live.problem.buffers)
+    if (r.space < used.size())
+      used[r.space] = true;
   for (uint32_t space = 0; space < target.memorySpaces.size(); ++space) {
     uint64_t bytes = space < result.plan.space_sizes.size() ? result.plan.space_sizes[space] : 0;
-    if (bytes == 0)
+    if (bytes == 0 && !used[space])
       continue;
     result.arenaOfSpace[space] = static_cast<int32_t>(result.arenas.size());
     uint64_t alignment = std::max<uint64_t>(kBufferAlignment, target.memorySpaces[space].alignment);

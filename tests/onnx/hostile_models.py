@@ -443,6 +443,190 @@ for _name, _spec in ONE_VALUE.items():
     CASES[f"one_value.{_name}"] = _one_value(*_spec)
 
 
+# --- undefined arithmetic and reads past a tensor (fuzzer and review findings) -----------------
+
+I64_MIN, I64_MAX = -2**63, 2**63 - 1
+
+
+@case("graph.node_without_outputs")
+def _(d):
+    m = model([helper.make_node("Split", ["x"], [], name="split", axis=0)],
+              [vi("x", TensorProto.FLOAT, [4])], [vi("x", TensorProto.FLOAT, [4])])
+    return m, error("node 'split' (Split, domain ai.onnx, opset 13): has no outputs")
+
+
+@case("int.split_sizes_overflow")
+def _(d):
+    m = model([helper.make_node("Split", ["x", "s"], ["a", "b"], name="split", axis=0)],
+              [vi("x", TensorProto.FLOAT, [4])], [vi("a", TensorProto.FLOAT, None), vi("b", TensorProto.FLOAT, None)],
+              [i64("s", [I64_MAX, 1])])
+    return m, error("split sizes do not cover axis 0")
+
+
+@case("int.range_float_limit_-1e30")
+def _(d):
+    # ceil((limit - start) / delta) is -1e30 steps: no elements (converting it to int64 was undefined).
+    x = np.array([1, 2], np.float32)
+    m = model([helper.make_node("Range", ["s", "l", "dl"], ["r"], name="range"),
+               helper.make_node("Concat", ["x", "r"], ["y"], name="concat", axis=0)],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)],
+              [f32("s", 0), f32("l", -1e30), f32("dl", 1)])
+    return m, valid({"x": x}, {"y": x})
+
+
+@case("type.range_mixed_types")
+def _(d):
+    # An int64 range with a float delta of 0.5 divided by the delta truncated to 0.
+    m = model([helper.make_node("Range", ["s", "l", "dl"], ["y"], name="range")],
+              [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.INT64, None)],
+              [i64("s", 0), i64("l", 4), f32("dl", 0.5)])
+    return m, error("start, limit and delta must have one type, got int64, int64 and float")
+
+
+@case("shape.matmul_integer_rank1_zero_point_per_row")
+def _(d):
+    # Found by the importer fuzzer: a's zero point per row of a 1-D a read shape[-1].
+    m = model([helper.make_node("MatMulInteger", ["a", "b", "az"], ["y"], name="mmi")],
+              [vi("a", TensorProto.UINT8, [5])], [vi("y", TensorProto.INT32, None)],
+              [numpy_helper.from_array(np.ones((5, 3), np.uint8), "b"),
+               numpy_helper.from_array(np.zeros(2, np.uint8), "az")], opset=13)
+    return m, error("zero point (input 2) of shape 2 must be one value for a matrix of rank 1")
+
+
+@case("shape.dequantize_scalar_with_scale_[1]")
+def _(d):
+    # A per-tensor scale of shape [1] broadcast a constant scalar x to [1] (out of bounds).
+    x = np.array(1.5, np.float32)
+    m = model([helper.make_node("DequantizeLinear", ["q", "s", "z"], ["dq"], name="dq"),
+               helper.make_node("Add", ["x", "dq"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [])], [vi("y", TensorProto.FLOAT, None)],
+              [numpy_helper.from_array(np.array(-6, np.int8), "q"), f32("s", [0.5]),
+               numpy_helper.from_array(np.array([2], np.int8), "z")])
+    return m, valid({"x": x}, {"y": np.array(1.5 + (-6 - 2) * 0.5, np.float32)})
+
+
+@case("edge.loop_concat_of_empty_carried")
+def _(d):
+    # A loop carrying a [0] tensor whose body concatenates it with itself (a concat of nothing),
+    # beside a sum it returns: the empty carried value had a 0-byte buffer in no arena.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Concat", ["v", "v"], ["v_out"], axis=0),
+         helper.make_node("Add", ["s", "x"], ["s_out"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []), vi("v", TensorProto.FLOAT, [0]),
+                 vi("s", TensorProto.FLOAT, [2])],
+        [vi("c_out", TensorProto.BOOL, []), vi("v_out", TensorProto.FLOAT, [0]), vi("s_out", TensorProto.FLOAT, [2])])
+    x = np.array([1, 2], np.float32)
+    m = model([helper.make_node("Loop", ["m", "", "v0", "x"], ["v", "s"], name="loop", body=body),
+               helper.make_node("Concat", ["s", "v"], ["y"], name="concat", axis=0)],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("m", 2), f32("v0", np.zeros(0))])
+    return m, valid({"x": x}, {"y": 3 * x})
+
+
+@case("size.average_pool_output_huge")
+def _(d):
+    m = model([helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[1, 1], pads=[2**31] * 4)],
+              [vi("x", TensorProto.FLOAT, [1, 1, 1, 1])], [vi("y", TensorProto.FLOAT, None)])
+    return m, error("an output of 4294967297x4294967297 positions is too large")
+
+
+@case("size.matmul_k0_huge")
+def _(d):
+    # Sums over K = 0 are zeros: of 2^38 x 2^38 they were folded on the host before any size check.
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="matmul")],
+              [vi("a", TensorProto.FLOAT, [2**38, 0]), vi("b", TensorProto.FLOAT, [0, 2**38])],
+              [vi("y", TensorProto.FLOAT, None)])
+    return m, error("274877906944x274877906944")
+
+
+@case("size.add_of_empty_inputs_huge")
+def _(d):
+    # Empty inputs (folded as constants) whose other dimensions broadcast past int64: 2^37 x 2^37 x 0.
+    m = model([helper.make_node("Add", ["a", "b"], ["c"], name="add"),
+               helper.make_node("Add", ["x", "c"], ["y"], name="add2")],
+              [vi("x", TensorProto.FLOAT, [1]), vi("a", TensorProto.FLOAT, [2**37, 1, 0]),
+               vi("b", TensorProto.FLOAT, [1, 2**37, 0])], [vi("y", TensorProto.FLOAT, None)])
+    return m, error("137438953472x137438953472x0")
+
+
+@case("size.initializer_empty_with_huge_dims")
+def _(d):
+    # Dimensions after a 0 were not bounded: two [0, 2^62] concatenated on axis 1 overflowed.
+    a = TensorProto(name="a", data_type=TensorProto.FLOAT, dims=[0, 2**62])
+    m = model([helper.make_node("Concat", ["a", "a"], ["c"], name="concat", axis=1),
+               helper.make_node("Add", ["x", "x"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.FLOAT, None)], [a])
+    return m, error("tensor 'a' of shape 0x4611686018427387904 has dimensions whose product")
+
+
+@case("int.abs_int64_min")
+def _(d):
+    x = np.array([0, 5], np.int64)
+    m = model([helper.make_node("Abs", ["c"], ["a"], name="abs"),
+               helper.make_node("Add", ["x", "a"], ["y"], name="add")],
+              [vi("x", TensorProto.INT64, [2])], [vi("y", TensorProto.INT64, None)],
+              [i64("c", [I64_MIN, -3])])
+    return m, valid({"x": x}, {"y": np.array([I64_MIN, 8], np.int64)})
+
+
+@case("int.min_max_pad_clip_int64_extremes")
+def _(d):
+    # Integer constants went through double: INT64_MAX became 2^63, out of int64's range.
+    x = np.array([I64_MIN, -1, 0, 7, I64_MAX], np.int64)
+    m = model([helper.make_node("Min", ["x", "big"], ["mn"], name="min"),
+               helper.make_node("Max", ["mn", "small"], ["mx"], name="max"),
+               helper.make_node("Pad", ["mx", "pads", "big"], ["p"], name="pad"),
+               helper.make_node("Clip", ["p", "small", "big"], ["y"], name="clip")],
+              [vi("x", TensorProto.INT64, [5])], [vi("y", TensorProto.INT64, None)],
+              [i64("big", I64_MAX), i64("small", I64_MIN + 1), i64("pads", [1, 1])])
+    ref = np.concatenate([[I64_MAX], np.maximum(x, I64_MIN + 1), [I64_MAX]]).astype(np.int64)
+    return m, valid({"x": x}, {"y": ref})
+
+
+@case("int.min_of_nearby_large_integers")
+def _(d):
+    # [2^53, 2^53 + 1] is not a splat, though the two are one double.
+    x = np.array([2**60, 2**60], np.int64)
+    m = model([helper.make_node("Min", ["x", "c"], ["y"], name="min")],
+              [vi("x", TensorProto.INT64, [2])], [vi("y", TensorProto.INT64, None)],
+              [i64("c", [2**53, 2**53 + 1])])
+    return m, valid({"x": x}, {"y": np.array([2**53, 2**53 + 1], np.int64)})
+
+
+@case("int.cast_nan_to_int64")
+def _(d):
+    # A folded float -> int64 cast of NaN and 1e30 (undefined in C++): INT64_MIN, as x86 and NumPy.
+    x = np.array([1, 1], np.int64)
+    with np.errstate(invalid="ignore"):
+        ref = np.array([np.nan, 1e30], np.float32).astype(np.int64) + x
+    m = model([helper.make_node("Cast", ["c"], ["i"], name="cast", to=TensorProto.INT64),
+               helper.make_node("Add", ["x", "i"], ["y"], name="add")],
+              [vi("x", TensorProto.INT64, [2])], [vi("y", TensorProto.INT64, None)],
+              [f32("c", [np.nan, 1e30])])
+    return m, valid({"x": x}, {"y": ref})
+
+
+@case("type.reshape_float_nan_shape")
+def _(d):
+    # Found by the importer fuzzer: a float shape holding NaN, converted to int64.
+    m = model([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+              [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, None)],
+              [f32("s", [np.nan])])
+    return m, error("node 'reshape'")
+
+
+@case("int.int8_int32_data_out_of_range")
+def _(d):
+    # int8 values in int32_data beyond a byte: truncated to it, as raw bytes would be.
+    w = helper.make_tensor("w", TensorProto.INT8, [2], [1000, -129])
+    x = np.zeros(2, np.float32)
+    m = model([helper.make_node("DequantizeLinear", ["w", "s"], ["dq"], name="dq"),
+               helper.make_node("Add", ["x", "dq"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)], [w, f32("s", 1.0)])
+    return m, valid({"x": x}, {"y": np.array([1000, -129]).astype(np.int8).astype(np.float32)})
+
+
 # --- edge shapes that are valid --------------------------------------------------------------
 
 UNARY = {"Relu": lambda x: np.maximum(x, 0), "Neg": np.negative, "Abs": np.abs, "Exp": np.exp,

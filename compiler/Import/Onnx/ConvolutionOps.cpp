@@ -242,6 +242,9 @@ LogicalResult convertAveragePool(NodeContext &ctx) {
   if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
     return failure();
   bool countPad = ctx.attrInt("count_include_pad", 0) != 0;
+  // The divisors are computed here, one per output position.
+  if (!foldable({w.out[0], w.out[1]}))
+    return ctx.error() << "an output of " << w.out[0] << "x" << w.out[1] << " positions is too large";
   Value sum = poolNchw(ctx, x, w, 0.0, /*isMax=*/false);
   // Each output's divisor, as PyTorch counts it: windows are clipped to the padded input
   // (count_include_pad) or to the input itself; the ceil_mode overhang never counts.

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 
 using namespace mlir;
 
@@ -51,8 +52,12 @@ LogicalResult convertElementwise(NodeContext &ctx, size_t numInputs, int resultT
     type = static_cast<DType>(resultTypeOverride);
   bool allConstant = llvm::all_of(inputs, [](const OnnxValue *v) { return v->isConstant(); });
   if (allConstant) {
-    if (failed(broadcastShapeOf(ctx, inputs)))
+    FailureOr<std::vector<int64_t>> shape = broadcastShapeOf(ctx, inputs);
+    if (failed(shape))
       return failure();
+    allConstant = foldable(*shape);  // else computed at run time, as ONNX Runtime would
+  }
+  if (allConstant) {
     std::vector<const HostTensor *> hosts;
     for (const OnnxValue *v : inputs)
       hosts.push_back(&*v->constant);
@@ -319,7 +324,10 @@ LogicalResult convertCeil(NodeContext &ctx) { return convertMathUnary<math::Ceil
 
 LogicalResult convertAbs(NodeContext &ctx) {
   if (!isFloat(ctx.input(0).type))
-    return convertElementwise(ctx, 1, -1, nullptr, [](auto &a) { return std::llabs(a[0]); },
+    return convertElementwise(ctx, 1, -1, nullptr, [](auto &a) {
+                                // Wrapping, as the run-time absi: |INT64_MIN| is INT64_MIN.
+                                return a[0] < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a[0])) : a[0];
+                              },
                               [](OpBuilder &b, Location l, ValueRange a) -> Value {
                                 return math::AbsIOp::create(b, l, a[0]);
                               });
@@ -402,29 +410,37 @@ LogicalResult convertHardSwish(NodeContext &ctx) {
 
 LogicalResult convertClip(NodeContext &ctx) {
   double lo = -INFINITY, hi = INFINITY;
+  std::optional<int64_t> loInt, hiInt;  // integer x: its bounds exactly
   if (ctx.hasInput(1)) {
     auto t = ctx.requireScalar(1, "min");
     if (failed(t))
       return failure();
     lo = t->asDouble(0);
+    loInt = t->asInt(0);
   }
   if (ctx.hasInput(2)) {
     auto t = ctx.requireScalar(2, "max");
     if (failed(t))
       return failure();
     hi = t->asDouble(0);
+    hiInt = t->asInt(0);
   }
   if (!isFloat(ctx.input(0).type))
     return convertElementwise(
         ctx, 1, -1, nullptr,
-        [=](auto &a) { return static_cast<int64_t>(std::min(hi, std::max(lo, double(a[0])))); },
+        [=](auto &a) {
+          int64_t r = a[0];
+          if (loInt)
+            r = std::max(*loInt, r);
+          return hiInt ? std::min(*hiInt, r) : r;
+        },
         [=](OpBuilder &b, Location l, ValueRange a) -> Value {
           Type t = a[0].getType();
           Value r = a[0];
-          if (std::isfinite(lo))
-            r = arith::MaxSIOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, int64_t(lo))));
-          if (std::isfinite(hi))
-            r = arith::MinSIOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, int64_t(hi))));
+          if (loInt)
+            r = arith::MaxSIOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, *loInt)));
+          if (hiInt)
+            r = arith::MinSIOp::create(b, l, r, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, *hiInt)));
           return r;
         });
   return convertElementwise(ctx, 1, -1, [=](auto &a) { return std::min(hi, std::max(lo, a[0])); },

@@ -77,9 +77,20 @@ Value scalarConstant(OpBuilder &b, Location loc, DType type, double value) {
   Type et = elementType(b.getContext(), type);
   if (isFloat(type))
     return arith::ConstantOp::create(b, loc, et, b.getFloatAttr(et, value));
-  int64_t v = static_cast<int64_t>(value);
+  // Out of int64's range (or NaN): INT64_MIN, as a run-time conversion; a cast would be undefined.
+  int64_t v = value >= -9223372036854775808.0 && value < 9223372036854775808.0 ? static_cast<int64_t>(value) : INT64_MIN;
   if (et.getIntOrFloatBitWidth() == 8)
     v = static_cast<int8_t>(static_cast<uint8_t>(v));  // int8 and uint8: the byte
+  return arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, v));
+}
+
+Value elementConstant(OpBuilder &b, Location loc, DType type, const HostTensor &t, int64_t k) {
+  if (isFloat(type) || isFloat(t.type))
+    return scalarConstant(b, loc, type, t.asDouble(k));
+  Type et = elementType(b.getContext(), type);
+  int64_t v = t.asInt(k);
+  if (et.getIntOrFloatBitWidth() == 8)
+    v = static_cast<int8_t>(static_cast<uint8_t>(v));
   return arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, v));
 }
 
@@ -197,7 +208,7 @@ FailureOr<OnnxValue> elementwiseTo(NodeContext &ctx, ArrayRef<const OnnxValue *>
   SmallVector<std::pair<Value, int>> args;
   for (const OnnxValue *in : inputs) {
     if (in->isSplat()) {
-      args.push_back({scalarConstant(b, loc, in->type, in->constant->asDouble(0)), -1});
+      args.push_back({elementConstant(b, loc, in->type, *in->constant, 0), -1});
       continue;
     }
     Value v = materialize(ctx, *in);
@@ -246,7 +257,7 @@ Value broadcastTo(NodeContext &ctx, const OnnxValue &v, ArrayRef<int64_t> shape)
   if (v.isSplat()) {
     OpBuilder &b = ctx.b;
     Value empty = tensor::EmptyOp::create(b, ctx.loc, shape, elementType(b.getContext(), v.type));
-    Value scalar = scalarConstant(b, ctx.loc, v.type, v.constant->asDouble(0));
+    Value scalar = elementConstant(b, ctx.loc, v.type, *v.constant, 0);
     return linalg::FillOp::create(b, ctx.loc, ValueRange{scalar}, ValueRange{empty}).getResult(0);
   }
   auto result = elementwiseTo(ctx, {&v}, shape, v.type,

@@ -24,6 +24,8 @@ mlir::Value materialize(NodeContext &ctx, const OnnxValue &v);
 mlir::Value constantTensor(mlir::OpBuilder &b, mlir::Location loc, const HostTensor &t);
 // A scalar arith.constant of `type`.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc, DType type, double value);
+// Element `k` of `t` as a constant of `type`: integers exactly (a double rounds above 2^53).
+mlir::Value elementConstant(mlir::OpBuilder &b, mlir::Location loc, DType type, const HostTensor &t, int64_t k);
 
 // `v` with `shape` (same element count): a folded constant, or a view of a run-time value.
 OnnxValue reshaped(NodeContext &ctx, const OnnxValue &v, std::vector<int64_t> shape);

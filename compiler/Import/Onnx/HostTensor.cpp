@@ -55,12 +55,25 @@ std::string sizeProblem(const std::vector<int64_t> &shape, DType type) {
          " bytes (1 TiB) Hexir allows for one tensor";
 }
 
-int64_t HostTensor::numElements() const {
+bool foldable(const std::vector<int64_t> &shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return false;
+  return elementCount(shape) <= kMaxFoldedElements;
+}
+
+int64_t elementCount(const std::vector<int64_t> &shape) {
+  for (int64_t d : shape)
+    if (d == 0)
+      return 0;
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
   return n;
 }
+
+int64_t HostTensor::numElements() const { return elementCount(shape); }
 
 std::vector<int64_t> HostTensor::ints() const {
   std::vector<int64_t> out(numElements());

@@ -23,6 +23,12 @@ enum class DType { kFloat, kInt64, kInt32, kBool, kInt8, kUInt8 };
 bool isFloat(DType t);
 const char *dtypeName(DType t);
 
+// A float truncated to int64 as x86's cvttss2si does (what a run-time cast gives): NaN and
+// values out of range become INT64_MIN. A plain static_cast is undefined for them.
+inline int64_t floatToInt(float v) {
+  return v >= -9223372036854775808.0f && v < 9223372036854775808.0f ? static_cast<int64_t>(v) : INT64_MIN;
+}
+
 struct HostTensor {
   DType type = DType::kFloat;
   std::vector<int64_t> shape;
@@ -32,13 +38,22 @@ struct HostTensor {
   int64_t numElements() const;
   // Element `k` (row-major) as a double / an integer, whatever the type.
   double asDouble(int64_t k) const { return isFloat(type) ? f[k] : static_cast<double>(i[k]); }
-  int64_t asInt(int64_t k) const { return isFloat(type) ? static_cast<int64_t>(f[k]) : i[k]; }
+  int64_t asInt(int64_t k) const { return isFloat(type) ? floatToInt(f[k]) : i[k]; }
   std::vector<int64_t> ints() const;  // all elements as integers
 
   static HostTensor zeros(DType type, std::vector<int64_t> shape);
   static HostTensor fromInts(std::vector<int64_t> values, std::vector<int64_t> shape, DType type = DType::kInt64);
   static HostTensor scalarFloat(float v);
 };
+
+// Folded tensors are built in memory at import: a fold whose result has more elements than
+// this (1 GiB of float) is an error or left to run time, never an out-of-memory crash.
+inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 28;
+// The product of `shape`'s dimensions: 0 if one is 0 (in any order: an empty tensor's other
+// dimensions may multiply past int64), INT64_MAX past int64. Never overflows.
+int64_t elementCount(const std::vector<int64_t> &shape);
+// Whether a tensor of `shape` (dimensions not negative) is small enough to fold. Never overflows.
+bool foldable(const std::vector<int64_t> &shape);
 
 // The most bytes one tensor may take (1 TiB): every size Hexir computes from a shape stays far
 // from overflowing.

@@ -13,18 +13,13 @@
 
 namespace hexir::onnx_import {
 
-int64_t OnnxValue::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+int64_t OnnxValue::numElements() const { return elementCount(shape); }
 
 bool OnnxValue::isSplat() const {
   if (!constant || constant->numElements() == 0)
     return false;
   for (int64_t k = 1; k < constant->numElements(); ++k)
-    if (constant->asDouble(k) != constant->asDouble(0))
+    if (isFloat(constant->type) ? constant->f[k] != constant->f[0] : constant->i[k] != constant->i[0])
       return false;
   return true;
 }
@@ -305,6 +300,11 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
     }
     count *= d;
   }
+  // An empty tensor's other dimensions too: folds multiply and add them.
+  if (std::string size = sizeProblem(t.shape, t.type); !size.empty()) {
+    error = "tensor '" + proto.name() + "' of shape " + shapeString(t.shape) + " " + size;
+    return mlir::failure();
+  }
   int64_t n = t.numElements();
   int32_t dt = proto.data_type();
   size_t width = dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::INT64 ? 8
@@ -343,9 +343,10 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
       break;
     case onnx::TensorProto::INT64: t.i[k] = p ? load<int64_t>(p) : proto.int64_data(k); break;
     case onnx::TensorProto::INT32: t.i[k] = p ? load<int32_t>(p) : proto.int32_data(k); break;
-    case onnx::TensorProto::INT16: t.i[k] = p ? load<int16_t>(p) : proto.int32_data(k); break;
-    case onnx::TensorProto::INT8: t.i[k] = p ? load<int8_t>(p) : proto.int32_data(k); break;
-    case onnx::TensorProto::UINT8: t.i[k] = p ? load<uint8_t>(p) : proto.int32_data(k); break;
+    // int32_data holds narrower types one per int32: truncated to the type, as raw bytes are.
+    case onnx::TensorProto::INT16: t.i[k] = p ? load<int16_t>(p) : static_cast<int16_t>(proto.int32_data(k)); break;
+    case onnx::TensorProto::INT8: t.i[k] = p ? load<int8_t>(p) : static_cast<int8_t>(proto.int32_data(k)); break;
+    case onnx::TensorProto::UINT8: t.i[k] = p ? load<uint8_t>(p) : static_cast<uint8_t>(proto.int32_data(k)); break;
     case onnx::TensorProto::BOOL: t.i[k] = (p ? load<uint8_t>(p) : proto.int32_data(k)) != 0; break;
     default: break;
     }

@@ -417,6 +417,9 @@ private:
     for (const auto &a : node.attribute())
       if (!knowsAttribute(*op, a.name()))
         return ctx.error() << "unsupported attribute '" << a.name() << "'";
+    // Every ONNX op has at least one output; converters size their results by the outputs.
+    if (node.output_size() == 0)
+      return ctx.error() << "has no outputs";
     for (OnnxValue *in : inputs)
       if (in && in->type == DType::kUInt8 && !in->isConstant() && !op->readsUint8)
         return ctx.error() << "reads a uint8 tensor; Hexir takes uint8 tensors only through the quantized ops "

@@ -38,8 +38,14 @@ FailureOr<QuantParams> quantParams(NodeContext &ctx, const OnnxValue &x, const O
     return ctx.error() << "zero point (input 2) of shape " << shapeString(zeroPoint.shape)
                        << " does not match the scale's " << shapeString(scale.shape);
   QuantParams p{scale, zeroPoint};
-  if (scale.numElements() == 1 && scale.rank() <= 1)
-    return p;  // per tensor: broadcasts as it is
+  if (scale.numElements() == 1 && scale.rank() <= 1) {
+    // Per tensor, as a scalar: a [1] scale would broadcast a scalar x to [1].
+    if (scale.rank() == 1) {
+      p.scale = reshaped(ctx, scale, {});
+      p.zeroPoint = reshaped(ctx, zeroPoint, {});
+    }
+    return p;
+  }
   FailureOr<int64_t> axis = ctx.axisAttr("axis", 1, x.rank());
   if (failed(axis))
     return failure();
@@ -300,8 +306,11 @@ FailureOr<OnnxValue> matrixZeroPoint(NodeContext &ctx, size_t index, const OnnxV
                        << dtypeName(z.type);
   if (z.numElements() == 1)
     return reshaped(ctx, z, {});
+  if (x.rank() < 2)
+    return ctx.error() << "zero point (input " << index << ") of shape " << shapeString(z.shape)
+                       << " must be one value for a matrix of rank " << x.rank();
   int64_t along = perRow ? x.shape[x.rank() - 2] : x.shape[x.rank() - 1];
-  if (z.rank() != 1 || z.shape[0] != along || x.rank() < 2)
+  if (z.rank() != 1 || z.shape[0] != along)
     return ctx.error() << "zero point (input " << index << ") of shape " << shapeString(z.shape) << " is neither one "
                        << "value nor one per " << (perRow ? "row" : "column") << " (" << along << ")";
   return perRow ? reshaped(ctx, z, {along, 1}) : z;

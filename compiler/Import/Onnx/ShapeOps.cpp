@@ -13,16 +13,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
-#include <numeric>
 
 using namespace mlir;
 
 namespace hexir::onnx_import {
 namespace {
-
-// Folded tensors are built in memory at import; a shape beyond this is an error, not an
-// out-of-memory crash (1 GiB of float).
-constexpr int64_t kMaxFoldedElements = int64_t{1} << 28;
 
 LogicalResult setReshaped(NodeContext &ctx, const OnnxValue &x, std::vector<int64_t> shape) {
   ctx.setOutput(0, reshaped(ctx, x, std::move(shape)));
@@ -185,6 +180,12 @@ LogicalResult convertConcat(NodeContext &ctx) {
   for (size_t i = 0; i < ctx.numInputs(); ++i)
     if (ctx.input(i).shape[axis] > 0)
       values.push_back(materialize(ctx, ctx.input(i)));
+  if (values.empty()) {  // every input empty along the axis (a loop body's carried [0] tensors)
+    std::vector<int64_t> shape = first.shape;
+    shape[axis] = 0;
+    ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(first.type, shape)));
+    return success();
+  }
   Value out = values.size() == 1 ? values[0]
                                  : tensor::ConcatOp::create(ctx.b, ctx.loc, axis, values).getResult();
   ctx.setOutput(0, OnnxValue::ofValue(out, first.type));
@@ -319,11 +320,14 @@ LogicalResult convertSplit(NodeContext &ctx) {
     for (int64_t k = 0; k < n; ++k)
       sizes.push_back(std::max<int64_t>(0, std::min(part, x.shape[axis] - k * part)));
   }
-  for (int64_t size : sizes)
+  int64_t total = 0;
+  bool overflow = false;
+  for (int64_t size : sizes) {
     if (size < 0)
       return ctx.error() << "split sizes must not be negative";
-  if (sizes.size() != ctx.numOutputs() ||
-      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != x.shape[axis])
+    overflow |= __builtin_add_overflow(total, size, &total);
+  }
+  if (sizes.size() != ctx.numOutputs() || overflow || total != x.shape[axis])
     return ctx.error() << "split sizes do not cover axis " << axis << " of " << shapeString(x.shape)
                        << " with " << ctx.numOutputs() << " outputs";
   int64_t offset = 0;
@@ -364,6 +368,11 @@ LogicalResult convertGather(NodeContext &ctx) {
     for (int64_t v : indices.constant->ints())
       if (v < -dim || v >= dim)
         return ctx.error() << "index " << v << " is out of range for axis " << axis << " of size " << dim;
+    std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
+    shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+    shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+    if (data.isConstant() && !foldable(shape))
+      return ctx.error() << "the gathered constant of shape " << shapeString(shape) << " is too large";
     if (data.isConstant()) {
       ctx.setOutput(0, OnnxValue::ofConstant(gather(*data.constant, *indices.constant, axis)));
       return success();
@@ -450,13 +459,13 @@ LogicalResult convertPad(NodeContext &ctx) {
   std::vector<int64_t> pads = padsT->ints();
   if (static_cast<int64_t>(pads.size()) != 2 * x.rank())
     return ctx.error() << "pads has " << pads.size() << " values for a rank-" << x.rank() << " input";
-  double value = 0;
+  HostTensor value = HostTensor::zeros(x.type, {});
   if (ctx.hasInput(2)) {
     auto v = ctx.requireConstant(2, "constant_value");
     if (failed(v))
       return failure();
     if (v->numElements() > 0)
-      value = v->asDouble(0);
+      value = *v;
   }
   std::vector<int64_t> low(pads.begin(), pads.begin() + x.rank()), high(pads.begin() + x.rank(), pads.end());
   SmallVector<int64_t> shape;
@@ -470,7 +479,7 @@ LogicalResult convertPad(NodeContext &ctx) {
     shape.push_back(size);
   }
   OpBuilder &b = ctx.b;
-  Value padValue = scalarConstant(b, ctx.loc, x.type, value);
+  Value padValue = elementConstant(b, ctx.loc, x.type, value, 0);
   Value out = tensor::PadOp::create(b, ctx.loc, tensorType(b.getContext(), shape, x.type), materialize(ctx, x),
                                     getAsIndexOpFoldResult(b.getContext(), low),
                                     getAsIndexOpFoldResult(b.getContext(), high), padValue);
@@ -559,6 +568,9 @@ LogicalResult convertRange(NodeContext &ctx) {
        delta = ctx.requireScalar(2, "delta");
   if (failed(start) || failed(limit) || failed(delta))
     return failure();
+  if (limit->type != start->type || delta->type != start->type)
+    return ctx.error() << "start, limit and delta must have one type, got " << dtypeName(start->type) << ", "
+                       << dtypeName(limit->type) << " and " << dtypeName(delta->type);
   double s = start->asDouble(0), l = limit->asDouble(0), d = delta->asDouble(0);
   if (d == 0)
     return ctx.error() << "delta is 0";
@@ -567,7 +579,7 @@ LogicalResult convertRange(NodeContext &ctx) {
     double steps = std::ceil((l - s) / d);
     if (!(steps <= static_cast<double>(kMaxFoldedElements)))
       return ctx.error() << "the range has too many elements";
-    n = std::max<int64_t>(0, static_cast<int64_t>(steps));
+    n = steps > 0 ? static_cast<int64_t>(steps) : 0;
   } else {
     // Exactly, in 128 bits: doubles round large int64 bounds, and limit - start may not fit
     // 64 bits. Every value lies between start and limit, so it fits int64.
@@ -633,6 +645,8 @@ LogicalResult convertDropout(NodeContext &ctx) {
   }
   ctx.setOutput(0, ctx.input(0));
   if (ctx.hasOutput(1)) {  // the mask keeps everything in inference
+    if (!foldable(ctx.input(0).shape))
+      return ctx.error() << "the mask of shape " << shapeString(ctx.input(0).shape) << " is too large to compute here";
     HostTensor ones = HostTensor::zeros(DType::kBool, ctx.input(0).shape);
     std::fill(ones.i.begin(), ones.i.end(), 1);
     ctx.setOutput(1, OnnxValue::ofConstant(std::move(ones)));
