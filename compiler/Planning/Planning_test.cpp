@@ -18,8 +18,8 @@ namespace {
 namespace ser = ::hexir::serializer;
 namespace planner = ::hexir::planner;
 
-// Kernels: an elementwise negation (may write over its input), a sum of two, and a "window"
-// kernel (a reduction over its input: it may not).
+// Kernels: an elementwise negation (may write over its input), a sum of two, a "window"
+// kernel (a reduction over its input: it may not), and one with an empty result.
 constexpr const char *kKernels = R"mlir(
 #id = affine_map<(i) -> (i)>
 #all = affine_map<(i, j) -> (j)>
@@ -55,6 +55,10 @@ func.func private @window(%x: tensor<16xf32>) -> tensor<16xf32> attributes {hexi
     linalg.yield %s : f32
   } -> tensor<16xf32>
   return %r : tensor<16xf32>
+}
+func.func private @nothing(%x: tensor<16xf32>) -> tensor<0xf32> attributes {hexir.kernel} {
+  %e = tensor.empty() : tensor<0xf32>
+  return %e : tensor<0xf32>
 }
 )mlir";
 
@@ -96,7 +100,7 @@ struct Fixture {
     REQUIRE(succeeded(planned));
     memory = std::move(*planned);
     ser::KernelLibrary library;
-    for (const char *name : {"add", "neg", "window"})
+    for (const char *name : {"add", "neg", "window", "nothing"})
       library.entries.push_back({name, 2, 1, 0, {}});
     spec.libraries.push_back(library);
     REQUIRE(succeeded(emitCommands(main, live, ties, memory, *constants, locateKernels(spec.libraries), fn)));
@@ -267,6 +271,27 @@ func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   const auto &copy = std::get<ser::CopyCommand>(f.fn.commands[4]);
   CHECK(sameSlot(copy.source, ser::SlotKind::Input, 0, 0, 64));
   CHECK(sameSlot(copy.target, ser::SlotKind::Output, 1, 0, 64));
+}
+
+TEST_CASE("commands: an empty result has a slot in an arena that exists", "[planning]") {
+  Fixture f;
+  // Only an empty tensor needs arena memory (a loop's carried [0] value): its space still gets
+  // an arena, of 0 bytes, and an ALLOC; its slot names that arena (it named arena -1).
+  func::FuncOp main = f.parse(R"mlir(
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %z = hexir.call_tir @nothing(%x) : (tensor<16xf32>) -> tensor<0xf32>
+  %y = hexir.call_tir @neg(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+)mlir");
+  f.plan(main);
+  REQUIRE(f.fn.arenas.size() == 1);
+  CHECK(f.fn.arenas[0].bytes == 0);
+  REQUIRE(std::holds_alternative<ser::AllocCommand>(f.fn.commands[0]));
+  CHECK(std::get<ser::AllocCommand>(f.fn.commands[0]).arena == 0);
+  const ser::DispatchCommand &empty = f.dispatch(1);
+  CHECK(empty.entry == 3);  // "nothing"
+  CHECK(sameSlot(empty.bindings[1], ser::SlotKind::Arena, 0, 0, 0));
 }
 
 TEST_CASE("commands: constants are slots of the pool or of the filled constants", "[planning]") {

@@ -5,6 +5,7 @@
 #include "Import/Onnx/HostTensor.h"
 #include "Import/Onnx/NodeContext.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -69,6 +70,30 @@ TEST_CASE("slices with negative steps, concat, transpose and expand", "[onnx]") 
   CHECK(b.i == std::vector<int64_t>{0, 1, 1});
 }
 
+TEST_CASE("element counts and float conversions never overflow", "[onnx]") {
+  // An empty tensor counts 0 whatever its other dimensions multiply to, in any order.
+  CHECK(elementCount({int64_t{1} << 37, int64_t{1} << 37, 0}) == 0);
+  CHECK(elementCount({0, int64_t{1} << 62, int64_t{1} << 62}) == 0);
+  CHECK(elementCount({int64_t{1} << 32, int64_t{1} << 32}) == INT64_MAX);
+  CHECK(elementCount({}) == 1);
+  CHECK(elementCount({2, 3, 4}) == 24);
+  CHECK(foldable({int64_t{1} << 37, int64_t{1} << 37, 0}));
+  CHECK(foldable({1 << 14, 1 << 14}));  // 2^28 elements: the bound itself
+  CHECK_FALSE(foldable({1 << 14, (1 << 14) + 1}));
+  CHECK_FALSE(foldable({int64_t{1} << 32, int64_t{1} << 32}));
+  CHECK_FALSE(foldable({-1, 0}));
+  // NaN and values out of int64's range: INT64_MIN, as cvttss2si and NumPy on x86.
+  CHECK(floatToInt(std::nanf("")) == INT64_MIN);
+  CHECK(floatToInt(1e30f) == INT64_MIN);
+  CHECK(floatToInt(-1e30f) == INT64_MIN);
+  CHECK(floatToInt(9223372036854775808.0f) == INT64_MIN);  // 2^63, just out of range
+  CHECK(floatToInt(-9223372036854775808.0f) == INT64_MIN);  // -2^63, in range
+  CHECK(floatToInt(-2.75f) == -2);
+  CHECK(floatToInt(4611686018427387904.0f) == int64_t{1} << 62);
+  HostTensor t = floats({std::nanf(""), 7.9f}, {2});
+  CHECK(t.ints() == std::vector<int64_t>{INT64_MIN, 7});
+}
+
 TEST_CASE("tensors are read from raw data, typed fields and external files", "[onnx]") {
   onnx::TensorProto p;
   p.set_name("w");
@@ -90,6 +115,26 @@ TEST_CASE("tensors are read from raw data, typed fields and external files", "[o
   auto u = readTensor(q, "", error);
   CHECK(mlir::failed(u));  // 2 values for 3 elements
   CHECK(error.find("holds 2 values, expected 3") != std::string::npos);
+
+  // int8 values in int32_data are truncated to a byte, as raw bytes would hold them.
+  onnx::TensorProto b;
+  b.set_name("q");
+  b.set_data_type(onnx::TensorProto::INT8);
+  b.add_dims(3);
+  for (int32_t v : {1000, -129, 5})
+    b.add_int32_data(v);
+  auto bytes = readTensor(b, "", error);
+  REQUIRE(mlir::succeeded(bytes));
+  CHECK(bytes->i == std::vector<int64_t>{-24, 127, 5});
+
+  // An empty tensor's other dimensions are bounded too (folds multiply them).
+  onnx::TensorProto z;
+  z.set_name("z");
+  z.set_data_type(onnx::TensorProto::FLOAT);
+  z.add_dims(0);
+  z.add_dims(int64_t{1} << 62);
+  CHECK(mlir::failed(readTensor(z, "", error)));
+  CHECK(error.find("tensor 'z' of shape 0x4611686018427387904 has dimensions whose product") != std::string::npos);
 
   // External data: offset and length inside a file beside the model.
   // In a fresh temporary directory, so that running the test from anywhere leaves nothing.
