@@ -11,7 +11,9 @@ inference server might be handed. Every case must end in one of two ways:
 
 Families: size arithmetic overflows, extreme integers, malformed external data (numbers,
 directories, FIFOs, symbolic links out of the model's folder), invalid graphs (duplicate names,
-shadowed inputs), and edge shapes for every elementwise op. Prints how many cases it ran.
+shadowed inputs), inputs ONNX defines as one value given empty or longer, undefined arithmetic
+and reads past a tensor (each found by the fuzzer or a review), and edge shapes for every
+elementwise op. Prints how many cases it ran.
 Usage: hostile_models.py --bin BUILD/tools [--only PREFIX] [--list]
 """
 import argparse
@@ -457,9 +459,11 @@ def _(d):
 
 @case("int.split_sizes_overflow")
 def _(d):
-    m = model([helper.make_node("Split", ["x", "s"], ["a", "b"], name="split", axis=0)],
-              [vi("x", TensorProto.FLOAT, [4])], [vi("a", TensorProto.FLOAT, None), vi("b", TensorProto.FLOAT, None)],
-              [i64("s", [I64_MAX, 1])])
+    # The sizes' sum wraps to exactly 4, the axis: it was accepted, then sliced past the input.
+    outs = ["a", "b", "c"]
+    m = model([helper.make_node("Split", ["x", "s"], outs, name="split", axis=0)],
+              [vi("x", TensorProto.FLOAT, [4])], [vi(o, TensorProto.FLOAT, None) for o in outs],
+              [i64("s", [I64_MAX, I64_MAX, 6])])
     return m, error("split sizes do not cover axis 0")
 
 
@@ -531,6 +535,43 @@ def _(d):
     return m, error("an output of 4294967297x4294967297 positions is too large")
 
 
+@case("size.matmul_k0_2^40_zeros")
+def _(d):
+    # Sums over K = 0 are zeros: 2^30 x 2^10 of them were built on the host (out of memory).
+    # Past the fold bound they are a fill at run time, here 4 TiB: the size error.
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="matmul")],
+              [vi("a", TensorProto.FLOAT, [2**30, 0]), vi("b", TensorProto.FLOAT, [0, 2**10])],
+              [vi("y", TensorProto.FLOAT, None)])
+    return m, error("1073741824x1024")
+
+
+@case("edge.matmul_k0_past_fold_bound")
+def _(d):
+    # 2^29 zeros (past the 2^28 fold bound, 2 GiB): a fill at run time, of which a corner is read.
+    m = model([helper.make_node("MatMul", ["a", "b"], ["z"], name="matmul"),
+               helper.make_node("Slice", ["z", "st", "en"], ["c"], name="slice"),
+               helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, [2, 3]), vi("a", TensorProto.FLOAT, [2**15, 0]),
+               vi("b", TensorProto.FLOAT, [0, 2**14])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("st", [5, 7]), i64("en", [7, 10])])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    return m, valid({"x": x, "a": np.zeros((2**15, 0), np.float32), "b": np.zeros((0, 2**14), np.float32)}, {"y": x})
+
+
+@case("size.concat_of_empty_2^38_rows")
+def _(d):
+    # Empty inputs of 2^38 rows (1 TiB if they held a column): folding their concat looped over
+    # every empty row (hours); as a gather of nothing too.
+    m = model([helper.make_node("Concat", ["a", "a"], ["c"], name="concat", axis=1),
+               helper.make_node("Gather", ["a", "i"], ["g"], name="gather", axis=1),
+               helper.make_node("Shape", ["c"], ["sc"], name="shape_c"),
+               helper.make_node("Shape", ["g"], ["sg"], name="shape_g"),
+               helper.make_node("Concat", ["sc", "sg"], ["y"], name="shapes", axis=0)],
+              [vi("a", TensorProto.FLOAT, [2**38, 0])], [vi("y", TensorProto.INT64, None)],
+              [i64("i", np.zeros(0, np.int64))])
+    return m, valid({"a": np.zeros((2**38, 0), np.float32)}, {"y": np.array([2**38, 0, 2**38, 0], np.int64)})
+
+
 @case("size.matmul_k0_huge")
 def _(d):
     # Sums over K = 0 are zeros: of 2^38 x 2^38 they were folded on the host before any size check.
@@ -594,6 +635,28 @@ def _(d):
     return m, valid({"x": x}, {"y": np.array([2**53, 2**53 + 1], np.int64)})
 
 
+@case("type.clip_bounds_of_another_type")
+def _(d):
+    # A float +inf bound on an int64 x became INT64_MIN (everything clamped to it).
+    m = model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")],
+              [vi("x", TensorProto.INT64, [3])], [vi("y", TensorProto.INT64, None)],
+              [i64("lo", 0), f32("hi", np.inf)])
+    return m, error("max (input 2) is float and x int64; Clip takes bounds of x's type")
+
+
+@case("int.compare_nearby_large_integers")
+def _(d):
+    # Folded through double, 2^53 and 2^53 + 1 were equal.
+    x = np.array([True, True])
+    m = model([helper.make_node("Equal", ["a", "b"], ["e"], name="eq"),
+               helper.make_node("Less", ["a", "b"], ["l"], name="lt"),
+               helper.make_node("And", ["e", "x"], ["y0"], name="and0"),
+               helper.make_node("And", ["l", "x"], ["y1"], name="and1")],
+              [vi("x", TensorProto.BOOL, [2])], [vi("y0", TensorProto.BOOL, None), vi("y1", TensorProto.BOOL, None)],
+              [i64("a", [2**53, 2**53 + 1]), i64("b", [2**53 + 1, 2**53 + 1])])
+    return m, valid({"x": x}, {"y0": np.array([False, True]), "y1": np.array([True, False])})
+
+
 @case("int.cast_nan_to_int64")
 def _(d):
     # A folded float -> int64 cast of NaN and 1e30 (undefined in C++): INT64_MIN, as x86 and NumPy.
@@ -604,6 +667,19 @@ def _(d):
                helper.make_node("Add", ["x", "i"], ["y"], name="add")],
               [vi("x", TensorProto.INT64, [2])], [vi("y", TensorProto.INT64, None)],
               [f32("c", [np.nan, 1e30])])
+    return m, valid({"x": x}, {"y": ref})
+
+
+@case("int.cast_nan_and_3e9_to_int32")
+def _(d):
+    # To int32: NaN and 3e9 are INT32_MIN (x86 and NumPy); they folded to 0 and -1294967296.
+    x = np.array([1, 1, 1], np.int32)
+    with np.errstate(invalid="ignore"):
+        ref = np.array([np.nan, 3e9, -7.5], np.float32).astype(np.int32) + x
+    m = model([helper.make_node("Cast", ["c"], ["i"], name="cast", to=TensorProto.INT32),
+               helper.make_node("Add", ["x", "i"], ["y"], name="add")],
+              [vi("x", TensorProto.INT32, [3])], [vi("y", TensorProto.INT32, None)],
+              [f32("c", [np.nan, 3e9, -7.5])])
     return m, valid({"x": x}, {"y": ref})
 
 

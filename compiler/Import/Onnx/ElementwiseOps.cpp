@@ -1,7 +1,8 @@
 //===- ElementwiseOps.cpp - ONNX elementwise ops --------------------------===//
 //
 // Arithmetic, comparisons, activations and Cast, with NumPy broadcasting. All-constant inputs
-// are folded at import (shape arithmetic, masks); otherwise one linalg.generic.
+// are folded at import (shape arithmetic, masks) when the result has at most kMaxFoldedElements;
+// otherwise one linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
@@ -226,13 +227,15 @@ LogicalResult convertMin(NodeContext &ctx) { return convertMinMax(ctx, false); }
 
 // --- comparisons and logic ------------------------------------------------------------------
 
-LogicalResult convertCompare(NodeContext &ctx, arith::CmpFPredicate fp, arith::CmpIPredicate ip,
-                             const FoldF &fop) {
+// `cmp` compares two elements of either fold type: integers exactly (not through double, which
+// makes 2^53 and 2^53 + 1 equal).
+template <typename Cmp>
+LogicalResult convertCompare(NodeContext &ctx, arith::CmpFPredicate fp, arith::CmpIPredicate ip, Cmp cmp) {
   if (failed(checkSameTypes(ctx, 2)))
     return failure();
   return convertElementwise(
-      ctx, 2, static_cast<int>(DType::kBool), fop,
-      [fop](auto &a) -> int64_t { return fop({static_cast<double>(a[0]), static_cast<double>(a[1])}) != 0; },
+      ctx, 2, static_cast<int>(DType::kBool), [cmp](const std::vector<double> &a) -> double { return cmp(a); },
+      [cmp](const std::vector<int64_t> &a) -> int64_t { return cmp(a); },
       [fp, ip](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value c = isF(a[0]) ? arith::CmpFOp::create(b, l, fp, a[0], a[1]).getResult()
                             : arith::CmpIOp::create(b, l, ip, a[0], a[1]).getResult();
@@ -241,23 +244,23 @@ LogicalResult convertCompare(NodeContext &ctx, arith::CmpFPredicate fp, arith::C
 }
 LogicalResult convertEqual(NodeContext &ctx) {
   return convertCompare(ctx, arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
-                        [](auto &a) -> double { return a[0] == a[1]; });
+                        [](const auto &a) { return a[0] == a[1]; });
 }
 LogicalResult convertLess(NodeContext &ctx) {
   return convertCompare(ctx, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
-                        [](auto &a) -> double { return a[0] < a[1]; });
+                        [](const auto &a) { return a[0] < a[1]; });
 }
 LogicalResult convertGreater(NodeContext &ctx) {
   return convertCompare(ctx, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
-                        [](auto &a) -> double { return a[0] > a[1]; });
+                        [](const auto &a) { return a[0] > a[1]; });
 }
 LogicalResult convertLessOrEqual(NodeContext &ctx) {
   return convertCompare(ctx, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
-                        [](auto &a) -> double { return a[0] <= a[1]; });
+                        [](const auto &a) { return a[0] <= a[1]; });
 }
 LogicalResult convertGreaterOrEqual(NodeContext &ctx) {
   return convertCompare(ctx, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
-                        [](auto &a) -> double { return a[0] >= a[1]; });
+                        [](const auto &a) { return a[0] >= a[1]; });
 }
 
 LogicalResult convertLogic(NodeContext &ctx, bool isAnd) {
@@ -411,6 +414,10 @@ LogicalResult convertHardSwish(NodeContext &ctx) {
 LogicalResult convertClip(NodeContext &ctx) {
   double lo = -INFINITY, hi = INFINITY;
   std::optional<int64_t> loInt, hiInt;  // integer x: its bounds exactly
+  for (size_t i : {1, 2})
+    if (ctx.hasInput(i) && ctx.input(i).type != ctx.input(0).type)
+      return ctx.error() << (i == 1 ? "min" : "max") << " (input " << i << ") is " << dtypeName(ctx.input(i).type)
+                         << " and x " << dtypeName(ctx.input(0).type) << "; Clip takes bounds of x's type";
   if (ctx.hasInput(1)) {
     auto t = ctx.requireScalar(1, "min");
     if (failed(t))

@@ -73,25 +73,43 @@ Value constantTensor(OpBuilder &b, Location loc, const HostTensor &t) {
   return arith::ConstantOp::create(b, loc, type, attr);
 }
 
+namespace {
+
+TypedAttr intAttr(OpBuilder &b, Type et, int64_t v) {
+  if (et.getIntOrFloatBitWidth() == 8)
+    v = static_cast<int8_t>(static_cast<uint8_t>(v));  // int8 and uint8: the byte
+  return b.getIntegerAttr(et, v);
+}
+
+// Element `k` of `t` as an attribute of `type`'s element type.
+TypedAttr elementAttr(OpBuilder &b, DType type, const HostTensor &t, int64_t k) {
+  Type et = elementType(b.getContext(), type);
+  if (isFloat(type))
+    return b.getFloatAttr(et, t.asDouble(k));
+  if (isFloat(t.type))  // NaN and out of range: INT64_MIN, as a run-time conversion
+    return intAttr(b, et, floatToInt(t.f[k]));
+  return intAttr(b, et, t.asInt(k));
+}
+
+} // namespace
+
 Value scalarConstant(OpBuilder &b, Location loc, DType type, double value) {
   Type et = elementType(b.getContext(), type);
   if (isFloat(type))
     return arith::ConstantOp::create(b, loc, et, b.getFloatAttr(et, value));
   // Out of int64's range (or NaN): INT64_MIN, as a run-time conversion; a cast would be undefined.
   int64_t v = value >= -9223372036854775808.0 && value < 9223372036854775808.0 ? static_cast<int64_t>(value) : INT64_MIN;
-  if (et.getIntOrFloatBitWidth() == 8)
-    v = static_cast<int8_t>(static_cast<uint8_t>(v));  // int8 and uint8: the byte
-  return arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, v));
+  return arith::ConstantOp::create(b, loc, et, intAttr(b, et, v));
 }
 
 Value elementConstant(OpBuilder &b, Location loc, DType type, const HostTensor &t, int64_t k) {
-  if (isFloat(type) || isFloat(t.type))
-    return scalarConstant(b, loc, type, t.asDouble(k));
-  Type et = elementType(b.getContext(), type);
-  int64_t v = t.asInt(k);
-  if (et.getIntOrFloatBitWidth() == 8)
-    v = static_cast<int8_t>(static_cast<uint8_t>(v));
-  return arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, v));
+  TypedAttr element = elementAttr(b, type, t, k);
+  return arith::ConstantOp::create(b, loc, element.getType(), element);
+}
+
+Value splatConstant(OpBuilder &b, Location loc, DType type, ArrayRef<int64_t> shape, const HostTensor &t, int64_t k) {
+  RankedTensorType tensor = tensorType(b.getContext(), shape, type);
+  return arith::ConstantOp::create(b, loc, tensor, DenseElementsAttr::get(tensor, elementAttr(b, type, t, k)));
 }
 
 Value floatConst(OpBuilder &b, Location loc, double v) { return scalarConstant(b, loc, DType::kFloat, v); }

@@ -24,6 +24,10 @@ mlir::Value materialize(NodeContext &ctx, const OnnxValue &v);
 mlir::Value constantTensor(mlir::OpBuilder &b, mlir::Location loc, const HostTensor &t);
 // A scalar arith.constant of `type`.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc, DType type, double value);
+// A tensor of `shape` holding element `k` of `t` everywhere, as a splat arith.constant: no memory
+// at import for any size, and a fill of the constant pool at load (a result too large to fold).
+mlir::Value splatConstant(mlir::OpBuilder &b, mlir::Location loc, DType type, llvm::ArrayRef<int64_t> shape,
+                          const HostTensor &t, int64_t k);
 // Element `k` of `t` as a constant of `type`: integers exactly (a double rounds above 2^53).
 mlir::Value elementConstant(mlir::OpBuilder &b, mlir::Location loc, DType type, const HostTensor &t, int64_t k);
 

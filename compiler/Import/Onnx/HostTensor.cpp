@@ -234,6 +234,8 @@ HostTensor castTo(const HostTensor &t, DType type) {
       out.f[k] = static_cast<float>(t.asDouble(k));
     else if (type == DType::kBool)
       out.i[k] = t.asDouble(k) != 0.0;
+    else if (type == DType::kInt32 && isFloat(t.type))  // NaN and out of range: INT32_MIN, as cvttss2si
+      out.i[k] = t.f[k] >= -2147483648.0f && t.f[k] < 2147483648.0f ? static_cast<int32_t>(t.f[k]) : INT32_MIN;
     else if (type == DType::kInt32)
       out.i[k] = static_cast<int32_t>(t.asInt(k));
     else if (type == DType::kInt8)  // wraps, as NumPy's astype
@@ -267,6 +269,8 @@ HostTensor gather(const HostTensor &t, const HostTensor &indices, int64_t axis) 
   shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
   shape.insert(shape.end(), t.shape.begin() + axis + 1, t.shape.end());
   HostTensor out = HostTensor::zeros(t.type, shape);
+  if (out.numElements() == 0)  // (its other dimensions may count 2^38 rows of nothing)
+    return out;
   int64_t outer = 1, inner = 1, dim = t.shape[axis];
   for (int64_t d = 0; d < axis; ++d)
     outer *= t.shape[d];
@@ -292,6 +296,8 @@ HostTensor concat(const std::vector<const HostTensor *> &inputs, int64_t axis) {
   for (const HostTensor *t : inputs)
     shape[axis] += t->shape[axis];
   HostTensor out = HostTensor::zeros(inputs[0]->type, shape);
+  if (out.numElements() == 0)  // (its other dimensions may count 2^38 rows of nothing)
+    return out;
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= shape[d];

@@ -23,8 +23,8 @@ enum class DType { kFloat, kInt64, kInt32, kBool, kInt8, kUInt8 };
 bool isFloat(DType t);
 const char *dtypeName(DType t);
 
-// A float truncated to int64 as x86's cvttss2si does (what a run-time cast gives): NaN and
-// values out of range become INT64_MIN. A plain static_cast is undefined for them.
+// A float truncated to int64 as x86's cvttss2si does (and NumPy's astype on x86): NaN and values
+// out of range become INT64_MIN. A plain static_cast is undefined for them.
 inline int64_t floatToInt(float v) {
   return v >= -9223372036854775808.0f && v < 9223372036854775808.0f ? static_cast<int64_t>(v) : INT64_MIN;
 }

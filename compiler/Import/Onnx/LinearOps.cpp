@@ -55,8 +55,8 @@ FailureOr<OnnxValue> matmulValues(NodeContext &ctx, const OnnxValue &av, const O
       shape.push_back(m);
     if (bv.rank() > 1)
       shape.push_back(n);
-    if (!foldable(shape))  // filled at run time (convertNode refuses it if over 1 TiB)
-      return OnnxValue::ofValue(zeroFilled(ctx.b, ctx.loc, shape, acc), acc);
+    if (!foldable(shape))  // filled at load (convertNode refuses it if over 1 TiB)
+      return OnnxValue::ofValue(splatConstant(ctx.b, ctx.loc, acc, shape, HostTensor::zeros(acc, {}), 0), acc);
     return OnnxValue::ofConstant(HostTensor::zeros(acc, shape));
   }
   int64_t r = batch.size();

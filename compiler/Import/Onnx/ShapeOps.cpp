@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
-
 using namespace mlir;
 
 namespace hexir::onnx_import {
@@ -371,9 +370,7 @@ LogicalResult convertGather(NodeContext &ctx) {
     std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
     shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
     shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
-    if (data.isConstant() && !foldable(shape))
-      return ctx.error() << "the gathered constant of shape " << shapeString(shape) << " is too large";
-    if (data.isConstant()) {
+    if (data.isConstant() && foldable(shape)) {  // (else gathered at run time)
       ctx.setOutput(0, OnnxValue::ofConstant(gather(*data.constant, *indices.constant, axis)));
       return success();
     }
@@ -432,16 +429,12 @@ LogicalResult convertExpand(NodeContext &ctx) {
       return ctx.error() << "shape has a negative dimension";
   if (!broadcastShapes(x.shape, shapeT->ints(), shape))
     return ctx.error() << "cannot expand " << shapeString(x.shape) << " to " << shapeString(shapeT->ints());
-  bool tooLarge = false;
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    tooLarge |= d > 0 && count > kMaxFoldedElements / d;
-    count = tooLarge ? count : count * d;
-  }
-  if (x.isConstant() && tooLarge)
-    return ctx.error() << "expanding a constant to " << shapeString(shape) << " is too large to fold";
-  if (x.isConstant()) {
+  if (x.isConstant() && foldable(shape)) {
     ctx.setOutput(0, OnnxValue::ofConstant(expand(*x.constant, shape)));
+    return success();
+  }
+  if (x.isSplat() && !foldable(shape)) {  // a fill of the constant pool at load
+    ctx.setOutput(0, OnnxValue::ofValue(splatConstant(ctx.b, ctx.loc, x.type, shape, *x.constant, 0), x.type));
     return success();
   }
   ctx.setOutput(0, OnnxValue::ofValue(broadcastTo(ctx, x, shape), x.type));
@@ -645,8 +638,11 @@ LogicalResult convertDropout(NodeContext &ctx) {
   }
   ctx.setOutput(0, ctx.input(0));
   if (ctx.hasOutput(1)) {  // the mask keeps everything in inference
-    if (!foldable(ctx.input(0).shape))
-      return ctx.error() << "the mask of shape " << shapeString(ctx.input(0).shape) << " is too large to compute here";
+    const std::vector<int64_t> &shape = ctx.input(0).shape;
+    if (!foldable(shape)) {  // too large to build here: a fill of the constant pool at load
+      ctx.setOutput(1, OnnxValue::ofValue(splatConstant(ctx.b, ctx.loc, DType::kBool, shape, HostTensor::fromInts({1}, {}, DType::kBool), 0), DType::kBool));
+      return success();
+    }
     HostTensor ones = HostTensor::zeros(DType::kBool, ctx.input(0).shape);
     std::fill(ones.i.begin(), ones.i.end(), 1);
     ctx.setOutput(1, OnnxValue::ofConstant(std::move(ones)));
