@@ -86,9 +86,7 @@ TypedAttr elementAttr(OpBuilder &b, DType type, const HostTensor &t, int64_t k) 
   Type et = elementType(b.getContext(), type);
   if (isFloat(type))
     return b.getFloatAttr(et, t.asDouble(k));
-  if (isFloat(t.type))  // NaN and out of range: INT64_MIN, as a run-time conversion
-    return intAttr(b, et, floatToInt(t.f[k]));
-  return intAttr(b, et, t.asInt(k));
+  return intAttr(b, et, t.asInt(k));  // (a float: NaN and out of range are INT64_MIN, floatToInt)
 }
 
 } // namespace
@@ -97,9 +95,7 @@ Value scalarConstant(OpBuilder &b, Location loc, DType type, double value) {
   Type et = elementType(b.getContext(), type);
   if (isFloat(type))
     return arith::ConstantOp::create(b, loc, et, b.getFloatAttr(et, value));
-  // Out of int64's range (or NaN): INT64_MIN, as a run-time conversion; a cast would be undefined.
-  int64_t v = value >= -9223372036854775808.0 && value < 9223372036854775808.0 ? static_cast<int64_t>(value) : INT64_MIN;
-  return arith::ConstantOp::create(b, loc, et, intAttr(b, et, v));
+  return arith::ConstantOp::create(b, loc, et, intAttr(b, et, floatToInt(value)));
 }
 
 Value elementConstant(OpBuilder &b, Location loc, DType type, const HostTensor &t, int64_t k) {

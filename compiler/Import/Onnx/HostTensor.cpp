@@ -264,11 +264,16 @@ HostTensor reshape(const HostTensor &t, std::vector<int64_t> shape) {
   return out;
 }
 
+std::vector<int64_t> gatheredShape(const std::vector<int64_t> &shape, const std::vector<int64_t> &indices,
+                                   int64_t axis) {
+  std::vector<int64_t> out(shape.begin(), shape.begin() + axis);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), shape.begin() + axis + 1, shape.end());
+  return out;
+}
+
 HostTensor gather(const HostTensor &t, const HostTensor &indices, int64_t axis) {
-  std::vector<int64_t> shape(t.shape.begin(), t.shape.begin() + axis);
-  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
-  shape.insert(shape.end(), t.shape.begin() + axis + 1, t.shape.end());
-  HostTensor out = HostTensor::zeros(t.type, shape);
+  HostTensor out = HostTensor::zeros(t.type, gatheredShape(t.shape, indices.shape, axis));
   if (out.numElements() == 0)  // (its other dimensions may count 2^38 rows of nothing)
     return out;
   int64_t outer = 1, inner = 1, dim = t.shape[axis];

@@ -23,10 +23,10 @@ enum class DType { kFloat, kInt64, kInt32, kBool, kInt8, kUInt8 };
 bool isFloat(DType t);
 const char *dtypeName(DType t);
 
-// A float truncated to int64 as x86's cvttss2si does (and NumPy's astype on x86): NaN and values
-// out of range become INT64_MIN. A plain static_cast is undefined for them.
-inline int64_t floatToInt(float v) {
-  return v >= -9223372036854775808.0f && v < 9223372036854775808.0f ? static_cast<int64_t>(v) : INT64_MIN;
+// A float or double truncated to int64 as x86's cvttss2si does (and NumPy's astype on x86): NaN
+// and values out of range become INT64_MIN. A plain static_cast is undefined for them.
+inline int64_t floatToInt(double v) {
+  return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v) : INT64_MIN;
 }
 
 struct HostTensor {
@@ -83,6 +83,9 @@ HostTensor reshape(const HostTensor &t, std::vector<int64_t> shape);
 // Elements taken along `axis` at `indices` (numpy.take).
 HostTensor gather(const HostTensor &t, const HostTensor &indices, int64_t axis);
 HostTensor concat(const std::vector<const HostTensor *> &inputs, int64_t axis);
+// The shape of gather(t, indices, axis): t's dimensions with `axis` replaced by indices'.
+std::vector<int64_t> gatheredShape(const std::vector<int64_t> &shape, const std::vector<int64_t> &indices,
+                                   int64_t axis);
 // Strided slice with per-axis start, count and step (steps may be negative).
 HostTensor slice(const HostTensor &t, const std::vector<int64_t> &starts,
                  const std::vector<int64_t> &counts, const std::vector<int64_t> &steps);

@@ -367,10 +367,7 @@ LogicalResult convertGather(NodeContext &ctx) {
     for (int64_t v : indices.constant->ints())
       if (v < -dim || v >= dim)
         return ctx.error() << "index " << v << " is out of range for axis " << axis << " of size " << dim;
-    std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
-    shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
-    shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
-    if (data.isConstant() && foldable(shape)) {  // (else gathered at run time)
+    if (data.isConstant() && foldable(gatheredShape(data.shape, indices.shape, axis))) {  // (else gathered at run time)
       ctx.setOutput(0, OnnxValue::ofConstant(gather(*data.constant, *indices.constant, axis)));
       return success();
     }
@@ -640,7 +637,8 @@ LogicalResult convertDropout(NodeContext &ctx) {
   if (ctx.hasOutput(1)) {  // the mask keeps everything in inference
     const std::vector<int64_t> &shape = ctx.input(0).shape;
     if (!foldable(shape)) {  // too large to build here: a fill of the constant pool at load
-      ctx.setOutput(1, OnnxValue::ofValue(splatConstant(ctx.b, ctx.loc, DType::kBool, shape, HostTensor::fromInts({1}, {}, DType::kBool), 0), DType::kBool));
+      HostTensor one = HostTensor::fromInts({1}, {}, DType::kBool);
+      ctx.setOutput(1, OnnxValue::ofValue(splatConstant(ctx.b, ctx.loc, DType::kBool, shape, one, 0), DType::kBool));
       return success();
     }
     HostTensor ones = HostTensor::zeros(DType::kBool, ctx.input(0).shape);
