@@ -19,6 +19,20 @@ bool isEmptyTensor(Value v) {
 
 // Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
 // init (a broadcast bias). They run in the root's workgroups, vectorized row by row.
+bool hasLinearIndexingMaps(linalg::LinalgOp op) {
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr result : map.getResults()) {
+      bool linear = true;
+      result.walk([&](AffineExpr e) {
+        linear &= e.getKind() != AffineExprKind::FloorDiv && e.getKind() != AffineExprKind::CeilDiv &&
+                  e.getKind() != AffineExprKind::Mod;
+      });
+      if (!linear)
+        return false;
+    }
+  return true;
+}
+
 bool isInitializer(Operation &op) {
   if (isa<linalg::FillOp, linalg::CopyOp>(op))
     return true;

@@ -47,6 +47,13 @@ inline bool isStaticSliceWrite(tensor::InsertSliceOp insert) {
          !ShapedType::isDynamicShape(insert.getStaticOffsets());
 }
 
+// Whether every indexing map of `op` is linear in its loops: no floordiv, ceildiv or mod. Every
+// tiler (MLIR's and this project's) sizes a tile's slice as map(tile - 1) + 1, which is right
+// only for linear maps; a grouped convolution written with `oc floordiv (F/G)` reads the wrong
+// channels whenever a tile starts inside a group. Input verification refuses other maps, and
+// dispatch formation checks it again (KernelClassification.cpp).
+bool hasLinearIndexingMaps(linalg::LinalgOp op);
+
 // Ops that only initialize an accumulator: a fill, a copy, or an elementwise op with an empty
 // init (a broadcast bias).
 bool isInitializer(Operation &op);

@@ -490,6 +490,17 @@ struct OutlineDispatchesPass
   }
 
   LogicalResult outline(func::FuncOp graph, SymbolTable &symbols) {
+    // Input verification refuses non-linear indexing maps; a pass that made one would give
+    // wrong tiles (KernelClassification.h), so it is an error here rather than a wrong answer.
+    WalkResult linear = graph.walk([](linalg::LinalgOp op) {
+      if (hasLinearIndexingMaps(op))
+        return WalkResult::advance();
+      op->emitError() << "internal error: '" << op->getName()
+                      << "' has a non-linear indexing map, which kernel tiling would split wrongly";
+      return WalkResult::interrupt();
+    });
+    if (linear.wasInterrupted())
+      return failure();
     if (fuseProducers && padsInPlace) {
       concatsInPlace(graph, fuses);
       padsShareProducers(graph, fuses);

@@ -8,6 +8,7 @@
 #include "Transforms/Passes.h"
 
 #include "Dialect/HexirDialect.h"
+#include "Transforms/KernelClassification.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -222,6 +223,12 @@ struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPa
                        << " which " << why;
         ok = false;
       }
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op); linalgOp && !hexir::hasLinearIndexingMaps(linalgOp)) {
+      op.emitError() << "'" << name << "' has an indexing map with floordiv, ceildiv or mod; Hexir tiles "
+                     << "kernels along linear maps only: make the divided loop two loops (a grouped "
+                     << "convolution's group a loop of its own, as linalg.conv_2d_ngchw_gfchw)";
+      ok = false;
     }
     // Bodies of linalg ops and tensor.pad hold scalar code; it must be lowerable to plain
     // arithmetic (no calls, no memory effects beyond the op itself).

@@ -1,7 +1,8 @@
 //===- ConvolutionOps.cpp - ONNX Conv and pooling -------------------------===//
 //
 // NCHW throughout, as ONNX: Conv is linalg.conv_2d_nchw_fchw (group 1), depthwise_conv_2d_nchw_chw
-// (one filter per channel) or a grouped linalg.generic; pooling is linalg.pooling_nchw_*. 1-D
+// (one filter per channel) or a grouped linalg.generic with the group as a loop of its own (linear
+// indexing maps, see convolveValues); pooling is linalg.pooling_nchw_*. 1-D
 // convolutions and pools run as 2-D ones of height 1. Padding is an explicit tensor.pad.
 // convolveValues also serves ConvInteger and QLinearConv (QuantizeOps.cpp) in int32.
 //
@@ -365,23 +366,32 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
                                                    i64Pair(b, w.dilation))
               .getResult(0);
   } else {
-    // Grouped: output channel oc reads input channels (oc / (F/G)) * (C/G) + [0, C/G).
+    // Grouped, with the group as a loop of its own: image [N, G, C/G, H, W], filter
+    // [G, F/G, C/G, kh, kw] and output [N, G, F/G, OH, OW] are views. Every indexing map stays
+    // linear: tiling computes a slice's size as map(tile - 1) + 1, which a floordiv on the output
+    // channel (the group of a channel) breaks whenever a tile starts inside a group.
     int64_t fg = f / group, cg = c / group;
+    auto pType = cast<RankedTensorType>(input.getType());
+    Value image = reshapeView(b, ctx.loc, input, {n, group, cg, pType.getDimSize(2), pType.getDimSize(3)});
+    Value filter = materialize(ctx, reshaped(ctx, weight, {group, fg, cg, w4[2], w4[3]}));
+    std::vector<int64_t> groupedShape = {n, group, fg, w.out[0], w.out[1]};
+    Value groupedInit = reshapeView(b, ctx.loc, init, groupedShape);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, mc); };
-    // Loops: n, oc, oh, ow | ic, kh, kw.
+    // Loops: n, g, fo, oh, ow | ci, kh, kw.
     SmallVector<AffineMap> maps = {
-        AffineMap::get(7, 0, {d(0), d(1).floorDiv(fg) * cg + d(4), d(2) * w.stride[0] + d(5) * w.dilation[0],
-                              d(3) * w.stride[1] + d(6) * w.dilation[1]}, mc),
-        AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, mc),
-        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, mc)};
-    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+        AffineMap::get(8, 0, {d(0), d(1), d(5), d(3) * w.stride[0] + d(6) * w.dilation[0],
+                              d(4) * w.stride[1] + d(7) * w.dilation[1]}, mc),
+        AffineMap::get(8, 0, {d(1), d(2), d(5), d(6), d(7)}, mc),
+        AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, mc)};
+    SmallVector<utils::IteratorType> iterators(5, utils::IteratorType::parallel);
     iterators.append(3, utils::IteratorType::reduction);
-    out = linalg::GenericOp::create(b, ctx.loc, TypeRange{outType}, ValueRange{input, materialize(ctx, weight)},
-                                    ValueRange{init}, maps, iterators,
-                                    [](OpBuilder &nb, Location nl, ValueRange a) {
-                                      yieldMultiplyAccumulate(nb, nl, a);
-                                    })
-              .getResult(0);
+    Value grouped = linalg::GenericOp::create(b, ctx.loc, TypeRange{tensorType(mc, groupedShape, acc)},
+                                              ValueRange{image, filter}, ValueRange{groupedInit}, maps, iterators,
+                                              [](OpBuilder &nb, Location nl, ValueRange a) {
+                                                yieldMultiplyAccumulate(nb, nl, a);
+                                              })
+                        .getResult(0);
+    out = reshapeView(b, ctx.loc, grouped, outShape);
   }
   if (w.oneD)
     out = reshapeView(b, ctx.loc, out, {n, f, w.out[1]});
