@@ -152,6 +152,51 @@ def greedy_decode(step, prompt, cache, tokens):
     return out
 
 
+class ShuffleUnit(nn.Module):
+    """A ShuffleNet (v1) unit: grouped 1x1 convolution, channel shuffle, depthwise 3x3 (stride
+    1 or 2), grouped 1x1; added to the input, or concatenated with its average pool at stride 2."""
+
+    def __init__(self, cin, cout, groups, stride):
+        super().__init__()
+        mid = cout // 4
+        self.groups, self.stride = groups, stride
+        out = cout - cin if stride == 2 else cout
+        self.reduce = nn.Sequential(nn.Conv2d(cin, mid, 1, groups=groups, bias=False), nn.BatchNorm2d(mid), nn.ReLU())
+        self.depthwise = nn.Sequential(nn.Conv2d(mid, mid, 3, stride, 1, groups=mid, bias=False), nn.BatchNorm2d(mid))
+        self.expand = nn.Sequential(nn.Conv2d(mid, out, 1, groups=groups, bias=False), nn.BatchNorm2d(out))
+
+    def forward(self, x):
+        y = self.reduce(x)
+        n, c, h, w = y.shape
+        y = y.reshape(n, self.groups, c // self.groups, h, w).transpose(1, 2).reshape(n, c, h, w)
+        y = self.expand(self.depthwise(y))
+        if self.stride == 2:
+            return torch.relu(torch.cat([nn.functional.avg_pool2d(x, 3, 2, 1), y], 1))
+        return torch.relu(x + y)
+
+
+class ShuffleNetV1(nn.Module):
+    """ShuffleNet v1 (3 groups) at a reduced width and depth: grouped 1x1 convolutions of group
+    widths 8 to 40 over 16x16 to 4x4 images, which torchvision's ShuffleNet v2 (depthwise only)
+    does not have."""
+
+    def __init__(self, groups=3, widths=(24, 120, 240, 480), repeats=(2, 3, 2)):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 3, 2, 1, bias=False), nn.BatchNorm2d(widths[0]), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))
+        units, cin = [], widths[0]
+        for cout, n in zip(widths[1:], repeats):
+            # The first unit reads the stem's 24 channels: ShuffleNet leaves that 1x1 ungrouped.
+            units.append(ShuffleUnit(cin, cout, groups if cin != widths[0] else 1, 2))
+            units += [ShuffleUnit(cout, cout, groups, 1) for _ in range(n - 1)]
+            cin = cout
+        self.units = nn.Sequential(*units)
+        self.head = nn.Linear(cin, 10)
+
+    def forward(self, x):
+        return self.head(self.units(self.stem(x)).mean(dim=(2, 3)))
+
+
 # Full-size configurations for benchmarks/compare_ort.py (the tests use the defaults above).
 class EdgeCnn(nn.Module):
     """A small CNN for the `edge` machine (1 MiB of SRAM): three 24-channel 3x3 convolutions at
@@ -204,7 +249,9 @@ def build(name, full=False):
     if name == "gpt_like":
         cfg = FULL_GPT if full else {}
         return GptLike(**cfg), torch.randint(0, cfg.get("vocab", 1000), (1, cfg.get("seq", 16))), 17
-    sizes = {"resnet18": 64, "mobilenet_v2": 64, "mobilenet_v3_small": 64, "squeezenet1_1": 64,
+    if name == "shufflenet_v1":
+        return ShuffleNetV1(), torch.randn(1, 3, 64, 64), 13
+    sizes = {"regnet_y_400mf": 112, "resnext50_32x4d": 80, "resnet18": 64, "mobilenet_v2": 64, "mobilenet_v3_small": 64, "squeezenet1_1": 64,
              "shufflenet_v2_x1_0": 64, "efficientnet_b0": 64, "resnet50": 224, "densenet121": 224,
              "inception_v3": 299, "vgg11": 224}
     if name not in sizes:
