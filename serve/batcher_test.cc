@@ -93,7 +93,7 @@ TEST_CASE("concurrent requests are batched and each gets its own rows", "[batche
   CHECK(batches == static_cast<uint64_t>(model.runs));
 }
 
-TEST_CASE("a lone request waits at most the delay; a full batch does not wait", "[batcher]") {
+TEST_CASE("a lone request waits at most the delay, and a full batch does not wait", "[batcher]") {
   FakeModel model;
   model.delay_us = 0;
   BatchOptions options;
@@ -115,7 +115,7 @@ TEST_CASE("a lone request waits at most the delay; a full batch does not wait", 
   CHECK(y[6] == 10 + 11 + 12);
 }
 
-TEST_CASE("a request of no rows or too many is refused; a failed run fails its requests", "[batcher]") {
+TEST_CASE("a request of no rows or too many is refused, and a failed run fails its requests", "[batcher]") {
   BatchOptions options;
   options.max_batch = 4;
   options.delay_us = 0;

@@ -39,7 +39,7 @@ Status Load(const serializer::ExecutableSpec& spec, const std::string& tag, Load
   return Status::Ok();
 }
 
-TEST_CASE("loops run their trip count and stack scan rows; branches pick by their condition", "[vm]") {
+TEST_CASE("loops run their trip count and stack scan rows, and branches pick by their condition", "[vm]") {
   Loaded loaded;
   REQUIRE(Load(testing::ControlFlowExecutableSpec(HEXIR_TEST_KERNELS_PATH), "loop", loaded).ok());
   SessionOptions options;

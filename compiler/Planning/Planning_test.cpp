@@ -123,7 +123,7 @@ bool sameSlot(const ser::Slot &s, ser::SlotKind kind, uint32_t index, uint64_t o
   return s.kind == kind && s.index == index && s.offset == offset && s.length == length;
 }
 
-TEST_CASE("liveness: buffers live from their dispatch to their last reader; outputs and copies are not buffers",
+TEST_CASE("liveness: buffers live from their dispatch to their last reader, and outputs and copies are not buffers",
           "[planning]") {
   Fixture f;
   // a = neg(x) at step 0, read at 1 and 2; b = window(a) at 1, read at 2; c = add(a, b) at 2 is
