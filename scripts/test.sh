@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # README command two: installs what is missing, builds, and runs the whole test suite:
+#   0. the compiler's files without the precompiled header (scripts/check-includes.py);
 #   1. unit, FileCheck, end-to-end and differential tests (ctest, the normal build);
 #   2. the runtime and planner under ASan + UBSan + LSan, the concurrency tests under TSan;
 #   3. bounded libFuzzer runs of the parsers of outside bytes (scripts/fuzz.sh);
@@ -32,6 +33,10 @@ stage "install"
 "$root/scripts/install-deps.sh" --tests
 stage "build"
 "$root/scripts/build.sh"
+stage "include check"
+# The compiler's files, built above with clang's precompiled header, compiled without it (GCC
+# has none): every file must include what it uses.
+/usr/bin/python3 "$root/scripts/check-includes.py" "$build"
 stage "ctest"
 ctest --test-dir "$build" --output-on-failure -j 2
 stage "sanitizers"
