@@ -9,7 +9,8 @@ other cases: Catch2 exits 0 either way. This test checks, on the configured buil
   - each discovered binary's test cases and its ctest entries match one to one (the entry's spec,
     unescaped, equals the case's name);
   - the test cases the sources define (TEST_CASE in *.cc / *.cpp) equal those the binaries list,
-    less the binaries this build leaves out (cuda_api_test without a CUDA toolkit).
+    counting the sources this build compiles (a runtime-only or sanitizer build has fewer
+    binaries; cuda_api_test needs a CUDA toolkit).
 Usage: catch2_entries_test.py --build BUILD --source SOURCE
 """
 import argparse
@@ -20,8 +21,8 @@ import re
 import subprocess
 import sys
 
-# Built only where an optional dependency is found: binary (in the build) -> its sources.
-OPTIONAL_BINARIES = {"hal/cuda_api_test": ["hal/cuda/cuda_api_test.cc"]}
+# Test sources whose binary ctest runs whole (add_test, not discovered), where it is built.
+WHOLE_BINARY_SOURCES = ["hal/cuda/cuda_api_test.cc"]
 SPECIAL = re.compile(r'[;\\*"]|^[~#\-]|^\s|\s$')
 
 
@@ -41,6 +42,14 @@ def source_cases(root):
             if names:
                 found[os.path.relpath(path, root)] = names
     return found
+
+
+def compiled_sources(build, root):
+    """The sources the build compiles, relative to `root` (None without a Ninja build)."""
+    if not os.path.exists(os.path.join(build, "build.ninja")):
+        return None
+    r = subprocess.run(["ninja", "-C", build, "-t", "compdb"], capture_output=True, text=True, check=True)
+    return {os.path.relpath(os.path.join(e["directory"], e["file"]), root) for e in json.loads(r.stdout)}
 
 
 def unescape(spec):
@@ -82,21 +91,24 @@ def main():
         print(f"{rel}: {len(names)} test cases, {len(specs)} ctest entries")
 
     defined_total = sum(len(v) for v in defined.values())
+    compiled = compiled_sources(args.build, args.source)
     left_out = 0
-    for binary, sources in OPTIONAL_BINARIES.items():
-        if not os.path.exists(os.path.join(args.build, binary)):
-            n = sum(len(defined.get(s, [])) for s in sources)
-            left_out += n
-            print(f"{binary}: not built here ({n} test cases)")
-        else:
-            listed_total += sum(len(defined.get(s, [])) for s in sources)  # it runs whole (add_test)
-    if defined_total - left_out != listed_total:
-        problems.append(f"the sources define {defined_total} test cases ({left_out} in binaries not built here), "
-                        f"the binaries run {listed_total}")
+    if compiled is None:
+        print("no compile database (not a Ninja build): the sources' count is not compared")
+    else:
+        for path, names in sorted(defined.items()):
+            if path not in compiled:
+                left_out += len(names)
+                print(f"{path}: not compiled in this build ({len(names)} test cases)")
+            elif path in WHOLE_BINARY_SOURCES:
+                listed_total += len(names)  # ctest runs its binary whole
+        if defined_total - left_out != listed_total:
+            problems.append(f"the sources this build compiles define {defined_total - left_out} test cases, "
+                            f"the binaries hold {listed_total}")
     for problem in problems:
         print("FAIL " + problem)
-    print(f"catch2 entries: the sources define {defined_total} test cases ({left_out} in binaries not built "
-          f"here); the binaries hold {listed_total}, run by {sum(len(s) for s in entries.values())} ctest entries "
+    print(f"catch2 entries: the sources define {defined_total} test cases ({left_out} in sources this build "
+          f"does not compile); the binaries hold {listed_total}, run by {sum(len(s) for s in entries.values())} ctest entries "
           f"of {len(entries)} discovered binaries (and whole binaries); {len(problems)} problems")
     return 1 if problems else 0
 
