@@ -11,7 +11,7 @@ case of it) and random cases of:
     side, ceil_mode, count_include_pad; against a NumPy evaluation of ONNX's definition, itself
     checked against PyTorch's pooling wherever PyTorch can express the case;
   - GlobalAveragePool and GlobalMaxPool, against NumPy.
-Cases are compiled K to a model (independent nodes, each its own input and output: one compile
+Cases are compiled 12 to a model (independent nodes, each its own input and output: one compile
 for K cases); a model that does not compile is retried case by case, so a refusal names its case.
 Every case this test ever failed on is kept in window_regressions.json and runs first, each run.
 A case passes when max|hexir - ref| <= 1e-4 max|ref| (+ 1e-6): a wrong tap or channel is off by
@@ -395,7 +395,7 @@ def main():
     p.add_argument("--case", type=int, help="with --seed: only this case")
     p.add_argument("--count", type=int, default=400, help="random cases (default 400)")
     p.add_argument("--time-box", type=float, default=120, help="stop drawing batches after this many seconds")
-    p.add_argument("--batch", type=int, default=24, help="cases per model")
+    p.add_argument("--batch", type=int, default=12, help="cases per model")
     p.add_argument("--no-regressions", action="store_true", help="skip the kept regression cases")
     args = p.parse_args()
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
