@@ -234,8 +234,8 @@ LogicalResult convertIf(NodeContext &ctx, SubgraphImporter &importer) {
 void addControlFlowOps(std::vector<OpSupport> &ops) {
   // Converted with the importer's subgraphs.
   ops.insert(ops.end(), {
-      {"If", 13, 17, nullptr, "both branches give the same shapes", "then_branch else_branch", 1, convertIf, true},
-      {"Loop", 13, 17, nullptr,
+      {"If", 13, 21, nullptr, "both branches give the same shapes", "then_branch else_branch", 1, convertIf, true},
+      {"Loop", 13, 21, nullptr,
        "carried values keep their shapes; scan outputs need a constant trip count and no computed condition",
        "body", 0, convertLoop, true},
   });

@@ -400,11 +400,11 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
 
 void addConvolutionOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"AveragePool", 13, 17, convertAveragePool, "1-D and 2-D", "auto_pad ceil_mode count_include_pad kernel_shape pads strides dilations", 1},
-      {"Conv", 13, 17, convertConv, "1-D and 2-D", "auto_pad dilations group kernel_shape pads strides", 2},
-      {"GlobalAveragePool", 13, 17, convertGlobalAveragePool, "", "", 1},
-      {"GlobalMaxPool", 13, 17, convertGlobalMaxPool, "", "", 1},
-      {"MaxPool", 13, 17, convertMaxPool, "1-D and 2-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
+      {"AveragePool", 13, 21, convertAveragePool, "1-D and 2-D", "auto_pad ceil_mode count_include_pad kernel_shape pads strides dilations", 1},
+      {"Conv", 13, 21, convertConv, "1-D and 2-D", "auto_pad dilations group kernel_shape pads strides", 2},
+      {"GlobalAveragePool", 13, 21, convertGlobalAveragePool, "", "", 1},
+      {"GlobalMaxPool", 13, 21, convertGlobalMaxPool, "", "", 1},
+      {"MaxPool", 13, 21, convertMaxPool, "1-D and 2-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
   });
 }
 

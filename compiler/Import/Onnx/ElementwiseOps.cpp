@@ -5,7 +5,7 @@
 // otherwise one linalg.generic.
 //
 //===----------------------------------------------------------------------===//
-#include "Import/Onnx/Emit.h"
+#include "Import/Onnx/Elementwise.h"
 #include "Import/Onnx/OpRegistry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,8 +27,9 @@ int64_t wrapping(int64_t a, int64_t b, Op op) {
   return static_cast<int64_t>(op(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
 }
 
-using FoldF = std::function<double(const std::vector<double> &)>;
-using FoldI = std::function<int64_t(const std::vector<int64_t> &)>;
+bool isF(Value v) { return isa<FloatType>(v.getType()); }
+
+} // namespace
 
 Value toBool(OpBuilder &b, Location loc, Value i1) {
   return arith::ExtUIOp::create(b, loc, b.getI8Type(), i1);
@@ -37,9 +38,7 @@ Value fromBool(OpBuilder &b, Location loc, Value i8) {
   Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, i8, zero);
 }
-bool isF(Value v) { return isa<FloatType>(v.getType()); }
 
-// Converts every input, folding when all are constants. `resultType` < 0: the inputs' type.
 LogicalResult convertElementwise(NodeContext &ctx, size_t numInputs, int resultTypeOverride,
                                  const FoldF &fop, const FoldI &iop, const ScalarBody &body) {
   std::vector<const OnnxValue *> inputs;
@@ -72,20 +71,28 @@ LogicalResult convertElementwise(NodeContext &ctx, size_t numInputs, int resultT
   return success();
 }
 
+LogicalResult requireFloat(NodeContext &ctx) {
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i) && !isFloat(ctx.input(i).type))
+      return ctx.error() << "input " << i << " has element type " << dtypeName(ctx.input(i).type)
+                         << "; Hexir implements this op for float tensors";
+  return success();
+}
+
+LogicalResult convertUnary(NodeContext &ctx, const FoldF &fop, const ScalarBody &body) {
+  if (failed(requireFloat(ctx)))
+    return failure();
+  return convertElementwise(ctx, 1, -1, fop, nullptr, body);
+}
+
+namespace {
+
 // Binary ops whose inputs must have one element type.
 LogicalResult checkSameTypes(NodeContext &ctx, size_t n) {
   for (size_t i = 1; i < n; ++i)
     if (ctx.hasInput(i) && ctx.hasInput(0) && ctx.input(i).type != ctx.input(0).type)
       return ctx.error() << "inputs have different element types (" << dtypeName(ctx.input(0).type)
                          << " and " << dtypeName(ctx.input(i).type) << ")";
-  return success();
-}
-
-LogicalResult requireFloat(NodeContext &ctx) {
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i) && !isFloat(ctx.input(i).type))
-      return ctx.error() << "input " << i << " has element type " << dtypeName(ctx.input(i).type)
-                         << "; Hexir implements this op for float tensors";
   return success();
 }
 
@@ -304,12 +311,6 @@ LogicalResult convertWhere(NodeContext &ctx) {
 
 // --- unary float ops -----------------------------------------------------------------------
 
-LogicalResult convertUnary(NodeContext &ctx, const FoldF &fop, const ScalarBody &body) {
-  if (failed(requireFloat(ctx)))
-    return failure();
-  return convertElementwise(ctx, 1, -1, fop, nullptr, body);
-}
-
 template <typename MathOp> LogicalResult convertMathUnary(NodeContext &ctx, double (*f)(double)) {
   return convertUnary(ctx, [f](auto &a) { return f(a[0]); },
                       [](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -520,39 +521,39 @@ LogicalResult convertCast(NodeContext &ctx) {
 
 void addElementwiseOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"Abs", 13, 17, convertAbs, "", "", 1},
-      {"Add", 13, 17, convertAdd, "", "", 2},
-      {"And", 13, 17, convertAnd, "", "", 2},
-      {"Cast", 13, 17, convertCast, "run-time casts between float, int64, int32, int8, uint8 and bool", "to", 1, nullptr, true},
-      {"Ceil", 13, 17, convertCeil, "", "", 1},
-      {"Clip", 13, 17, convertClip, "min and max known at compile time", "", 1},
-      {"Div", 13, 17, convertDiv, "integer division by 0 gives 0, MIN / -1 gives MIN", "", 2},
-      {"Equal", 13, 17, convertEqual, "", "", 2},
-      {"Erf", 13, 17, convertErf, "", "", 1},
-      {"Exp", 13, 17, convertExp, "", "", 1},
-      {"Floor", 13, 17, convertFloor, "", "", 1},
-      {"Greater", 13, 17, convertGreater, "", "", 2},
-      {"GreaterOrEqual", 13, 17, convertGreaterOrEqual, "", "", 2},
-      {"HardSigmoid", 13, 17, convertHardSigmoid, "", "alpha beta", 1},
-      {"HardSwish", 14, 17, convertHardSwish, "", "", 1},
-      {"LeakyRelu", 13, 17, convertLeakyRelu, "", "alpha", 1},
-      {"Less", 13, 17, convertLess, "", "", 2},
-      {"LessOrEqual", 13, 17, convertLessOrEqual, "", "", 2},
-      {"Log", 13, 17, convertLog, "", "", 1},
-      {"Max", 13, 17, convertMax, "", "", -1},
-      {"Min", 13, 17, convertMin, "", "", -1},
-      {"Mul", 13, 17, convertMul, "", "", 2},
-      {"Neg", 13, 17, convertNeg, "", "", 1},
-      {"Not", 13, 17, convertNot, "", "", 1},
-      {"Or", 13, 17, convertOr, "", "", 2},
-      {"Pow", 13, 17, convertPow, "float tensors", "", 2},
-      {"Reciprocal", 13, 17, convertReciprocal, "", "", 1},
-      {"Relu", 13, 17, convertRelu, "", "", 1},
-      {"Sigmoid", 13, 17, convertSigmoid, "", "", 1},
-      {"Sqrt", 13, 17, convertSqrt, "", "", 1},
-      {"Sub", 13, 17, convertSub, "", "", 2},
-      {"Tanh", 13, 17, convertTanh, "", "", 1},
-      {"Where", 13, 17, convertWhere, "", "", 3},
+      {"Abs", 13, 21, convertAbs, "", "", 1},
+      {"Add", 13, 21, convertAdd, "", "", 2},
+      {"And", 13, 21, convertAnd, "", "", 2},
+      {"Cast", 13, 21, convertCast, "run-time casts between float, int64, int32, int8, uint8 and bool", "to", 1, nullptr, true},
+      {"Ceil", 13, 21, convertCeil, "", "", 1},
+      {"Clip", 13, 21, convertClip, "min and max known at compile time", "", 1},
+      {"Div", 13, 21, convertDiv, "integer division by 0 gives 0, MIN / -1 gives MIN", "", 2},
+      {"Equal", 13, 21, convertEqual, "", "", 2},
+      {"Erf", 13, 21, convertErf, "", "", 1},
+      {"Exp", 13, 21, convertExp, "", "", 1},
+      {"Floor", 13, 21, convertFloor, "", "", 1},
+      {"Greater", 13, 21, convertGreater, "", "", 2},
+      {"GreaterOrEqual", 13, 21, convertGreaterOrEqual, "", "", 2},
+      {"HardSigmoid", 13, 21, convertHardSigmoid, "", "alpha beta", 1},
+      {"HardSwish", 14, 21, convertHardSwish, "", "", 1},
+      {"LeakyRelu", 13, 21, convertLeakyRelu, "", "alpha", 1},
+      {"Less", 13, 21, convertLess, "", "", 2},
+      {"LessOrEqual", 13, 21, convertLessOrEqual, "", "", 2},
+      {"Log", 13, 21, convertLog, "", "", 1},
+      {"Max", 13, 21, convertMax, "", "", -1},
+      {"Min", 13, 21, convertMin, "", "", -1},
+      {"Mul", 13, 21, convertMul, "", "", 2},
+      {"Neg", 13, 21, convertNeg, "", "", 1},
+      {"Not", 13, 21, convertNot, "", "", 1},
+      {"Or", 13, 21, convertOr, "", "", 2},
+      {"Pow", 13, 21, convertPow, "float tensors", "", 2},
+      {"Reciprocal", 13, 21, convertReciprocal, "", "", 1},
+      {"Relu", 13, 21, convertRelu, "", "", 1},
+      {"Sigmoid", 13, 21, convertSigmoid, "", "", 1},
+      {"Sqrt", 13, 21, convertSqrt, "", "", 1},
+      {"Sub", 13, 21, convertSub, "", "", 2},
+      {"Tanh", 13, 21, convertTanh, "", "", 1},
+      {"Where", 13, 21, convertWhere, "", "", 3},
   });
 }
 

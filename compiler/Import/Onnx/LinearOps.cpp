@@ -201,8 +201,8 @@ LogicalResult convertGemm(NodeContext &ctx) {
 
 void addLinearOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"Gemm", 13, 17, convertGemm, "", "alpha beta transA transB", 2},
-      {"MatMul", 13, 17, convertMatMul, "float tensors", "", 2},
+      {"Gemm", 13, 21, convertGemm, "", "alpha beta transA transB", 2},
+      {"MatMul", 13, 21, convertMatMul, "float tensors", "", 2},
   });
 }
 

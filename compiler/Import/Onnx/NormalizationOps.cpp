@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -81,9 +82,6 @@ LogicalResult convertBatchNormalization(NodeContext &ctx) {
 }
 
 LogicalResult convertLayerNormalization(NodeContext &ctx) {
-  for (size_t i = 1; i < ctx.numOutputs(); ++i)
-    if (ctx.hasOutput(i))
-      return ctx.error() << "the Mean and InvStdDev outputs are not supported";
   const OnnxValue &x = ctx.input(0);
   if (!isFloat(x.type))
     return ctx.error() << "input must be a float tensor";
@@ -110,6 +108,17 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
   if (failed(centered))
     return failure();
   OnnxValue sq = OnnxValue::ofValue(reduce(ctx, centered->value, axes, ReduceKind::kSumSquares), DType::kFloat);
+  // The optional Mean and InvStdDev outputs: shape [d0, ..., d(axis-1), 1, ..., 1].
+  if (ctx.hasOutput(1) && failed(setElementwise(ctx, 1, {&sum}, [inv](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return arith::MulFOp::create(b, l, a[0], floatConst(b, l, inv));
+      })))
+    return failure();
+  if (ctx.hasOutput(2) && failed(setElementwise(ctx, 2, {&sq}, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value var = arith::MulFOp::create(b, l, a[0], floatConst(b, l, inv));
+        Value sd = math::SqrtOp::create(b, l, arith::AddFOp::create(b, l, var, floatConst(b, l, eps)));
+        return arith::DivFOp::create(b, l, floatConst(b, l, 1.0), sd);
+      })))
+    return failure();
   std::vector<const OnnxValue *> inputs = {&*centered, &sq};
   bool hasScale = ctx.hasInput(1), hasBias = ctx.hasInput(2);
   if (hasScale)
@@ -161,10 +170,17 @@ LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
 LogicalResult convertSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, false); }
 LogicalResult convertLogSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, true); }
 
-LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, bool mean) {
+// What a reduction computes around its reduce(): Mean divides by the count; the composites
+// transform the elements first (|x|, exp(x - max)) and the result after (sqrt, log).
+enum class ReduceForm { kPlain, kMean, kL1, kL2, kLogSum, kLogSumExp };
+
+LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, ReduceForm form = ReduceForm::kPlain) {
   const OnnxValue &x = ctx.input(0);
   std::vector<int64_t> axes;
-  bool axesFromInput = ctx.node().op_type() == "ReduceSum";  // opset 13+; the others until 18
+  // ReduceSum takes its axes as an input from opset 13, the others from opset 18.
+  bool axesFromInput = ctx.node().op_type() == "ReduceSum" || ctx.opset() >= 18;
+  if (axesFromInput && ctx.attr("axes") != nullptr)
+    return ctx.error() << "axes is an input in opset " << ctx.opset() << ", not an attribute";
   if (axesFromInput && ctx.hasInput(1)) {
     auto t = ctx.requireConstant(1, "axes");
     if (failed(t))
@@ -186,19 +202,58 @@ LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, bool mean) {
       return ctx.error() << "axis " << a << " is out of range for rank " << x.rank();
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  if (mean && !isFloat(x.type))
+  if (form != ReduceForm::kPlain && !isFloat(x.type))
     return ctx.error() << "input must be a float tensor";
   int64_t count = 1;
   for (int64_t a : axes)
     count *= x.shape[a];
-  Value r = reduce(ctx, materialize(ctx, x), axes, kind);
-  if (mean) {
-    OnnxValue sum = OnnxValue::ofValue(r, DType::kFloat);
-    double n = static_cast<double>(count);
-    auto m = elementwise(ctx, {&sum}, DType::kFloat, [n](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::DivFOp::create(b, l, a[0], floatConst(b, l, n));
+  Value source = materialize(ctx, x);
+  OnnxValue shift = x;  // LogSumExp: the max along the axes, subtracted before exp
+  if (form == ReduceForm::kL1 || form == ReduceForm::kLogSumExp) {
+    std::vector<const OnnxValue *> in = {&x};
+    if (form == ReduceForm::kLogSumExp) {
+      shift = OnnxValue::ofValue(reduce(ctx, source, axes, ReduceKind::kMax), x.type);
+      in.push_back(&shift);
+    }
+    auto pre = elementwise(ctx, in, x.type, [form](OpBuilder &b, Location l, ValueRange a) -> Value {
+      if (form == ReduceForm::kL1)
+        return math::AbsFOp::create(b, l, a[0]);
+      // exp(x - max); a max of -inf (every element -inf) subtracts 0, giving log(0) = -inf.
+      Value finite = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ONE, a[1],
+                                           floatConst(b, l, -std::numeric_limits<double>::infinity()));
+      Value m = arith::SelectOp::create(b, l, finite, a[1], floatConst(b, l, 0.0));
+      return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], m));
     });
-    r = m->value;
+    if (failed(pre))
+      return failure();
+    source = pre->value;
+  }
+  Value r = reduce(ctx, source, axes, kind);
+  if (form != ReduceForm::kPlain && form != ReduceForm::kL1) {
+    OnnxValue reduced = OnnxValue::ofValue(r, DType::kFloat);
+    std::vector<const OnnxValue *> in = {&reduced};
+    if (form == ReduceForm::kLogSumExp)
+      in.push_back(&shift);
+    double n = static_cast<double>(count);
+    auto post = elementwise(ctx, in, DType::kFloat, [form, n](OpBuilder &b, Location l, ValueRange a) -> Value {
+      switch (form) {
+      case ReduceForm::kMean:
+        return arith::DivFOp::create(b, l, a[0], floatConst(b, l, n));
+      case ReduceForm::kL2:
+        return math::SqrtOp::create(b, l, a[0]);
+      case ReduceForm::kLogSum:
+        return math::LogOp::create(b, l, a[0]);
+      default: {
+        Value finite = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ONE, a[1],
+                                             floatConst(b, l, -std::numeric_limits<double>::infinity()));
+        Value m = arith::SelectOp::create(b, l, finite, a[1], floatConst(b, l, 0.0));
+        return arith::AddFOp::create(b, l, m, math::LogOp::create(b, l, a[0]));
+      }
+      }
+    });
+    if (failed(post))
+      return failure();
+    r = post->value;
   }
   if (ctx.attrInt("keepdims", 1) == 0) {
     std::vector<int64_t> shape;
@@ -212,15 +267,9 @@ LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, bool mean) {
 }
 // ArgMax/ArgMin in two reductions: the extreme value along the axis, then the first (or last)
 // index holding it. A NaN counts as the extreme, as NumPy's argmax/argmin have it: the max and
-// min reductions propagate it, and the index pass takes the first NaN.
-LogicalResult convertArgExtreme(NodeContext &ctx, bool isMax) {
-  const OnnxValue &x = ctx.input(0);
-  FailureOr<int64_t> axis = ctx.axisAttr("axis", 0, x.rank());
-  if (failed(axis))
-    return failure();
-  if (x.shape[*axis] == 0)
-    return ctx.error() << "cannot take the arg" << (isMax ? "max" : "min") << " of an empty axis";
-  bool last = ctx.attrInt("select_last_index", 0) != 0;
+// min reductions propagate it, and the index pass takes the first NaN. This is the index of the
+// first (or last) extreme of `x` along `axis` (not empty), as int64 without that axis.
+Value argExtremeIndex(NodeContext &ctx, const OnnxValue &x, const int64_t *axis, bool isMax, bool last) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   MLIRContext *mc = b.getContext();
@@ -265,7 +314,19 @@ LogicalResult convertArgExtreme(NodeContext &ctx, bool isMax) {
                             : arith::MinSIOp::create(nb, nl, a[2], index).getResult();
         linalg::YieldOp::create(nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, better, a[2])});
       });
-  Value r = generic.getResult(0);
+  return generic.getResult(0);
+}
+
+LogicalResult convertArgExtreme(NodeContext &ctx, bool isMax) {
+  const OnnxValue &x = ctx.input(0);
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", 0, x.rank());
+  if (failed(axis))
+    return failure();
+  if (x.shape[*axis] == 0)
+    return ctx.error() << "cannot take the arg" << (isMax ? "max" : "min") << " of an empty axis";
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value r = argExtremeIndex(ctx, x, &*axis, isMax, ctx.attrInt("select_last_index", 0) != 0);
   if (ctx.attrInt("keepdims", 1) != 0) {
     std::vector<int64_t> kept(x.shape);
     kept[*axis] = 1;
@@ -274,30 +335,79 @@ LogicalResult convertArgExtreme(NodeContext &ctx, bool isMax) {
   ctx.setOutput(0, OnnxValue::ofValue(r, DType::kInt64));
   return success();
 }
+// Hardmax: 1 at the first maximum along the axis, 0 elsewhere.
+LogicalResult convertHardmax(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be a float tensor";
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", -1, x.rank());
+  if (failed(axis))
+    return failure();
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  MLIRContext *mc = b.getContext();
+  if (x.numElements() == 0) {
+    ctx.setOutput(0, x);
+    return success();
+  }
+  Value index = argExtremeIndex(ctx, x, &*axis, /*isMax=*/true, /*last=*/false);
+  int64_t rank = x.rank();
+  SmallVector<AffineExpr> dropped;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis)
+      dropped.push_back(getAffineDimExpr(d, mc));
+  Type et = elementType(mc, x.type);
+  Value empty = tensor::EmptyOp::create(b, loc, x.shape, et);
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, dropped, mc), AffineMap::getMultiDimIdentityMap(rank, mc)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  int64_t a = *axis;
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{empty.getType()}, ValueRange{index}, ValueRange{empty}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value here = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, a));
+        Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, here, args[0]);
+        linalg::YieldOp::create(nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, floatConst(nb, nl, 1.0),
+                                                                           floatConst(nb, nl, 0.0))});
+      });
+  ctx.setOutput(0, OnnxValue::ofValue(generic.getResult(0), x.type));
+  return success();
+}
+
 LogicalResult convertArgMax(NodeContext &ctx) { return convertArgExtreme(ctx, true); }
 LogicalResult convertArgMin(NodeContext &ctx) { return convertArgExtreme(ctx, false); }
 
-LogicalResult convertReduceMean(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, true); }
-LogicalResult convertReduceSum(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, false); }
-LogicalResult convertReduceMax(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMax, false); }
-LogicalResult convertReduceMin(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMin, false); }
-LogicalResult convertReduceSumSquare(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSumSquares, false); }
+LogicalResult convertReduceMean(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, ReduceForm::kMean); }
+LogicalResult convertReduceSum(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum); }
+LogicalResult convertReduceMax(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMax); }
+LogicalResult convertReduceMin(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMin); }
+LogicalResult convertReduceSumSquare(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSumSquares); }
+LogicalResult convertReduceL1(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, ReduceForm::kL1); }
+LogicalResult convertReduceL2(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSumSquares, ReduceForm::kL2); }
+LogicalResult convertReduceLogSum(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, ReduceForm::kLogSum); }
+LogicalResult convertReduceLogSumExp(NodeContext &ctx) {
+  return convertReduce(ctx, ReduceKind::kSum, ReduceForm::kLogSumExp);
+}
 
 } // namespace
 
 void addNormalizationOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"ArgMax", 13, 17, convertArgMax, "", "axis keepdims select_last_index", 1},
-      {"ArgMin", 13, 17, convertArgMin, "", "axis keepdims select_last_index", 1},
-      {"BatchNormalization", 13, 17, convertBatchNormalization, "inference (training_mode=0)", "epsilon momentum training_mode", 5},
-      {"LayerNormalization", 17, 17, convertLayerNormalization, "no Mean/InvStdDev outputs", "axis epsilon stash_type", 1},
-      {"LogSoftmax", 13, 17, convertLogSoftmax, "", "axis", 1},
-      {"ReduceMax", 13, 17, convertReduceMax, "", "axes keepdims", 1},
-      {"ReduceMean", 13, 17, convertReduceMean, "", "axes keepdims", 1},
-      {"ReduceMin", 13, 17, convertReduceMin, "", "axes keepdims", 1},
-      {"ReduceSum", 13, 17, convertReduceSum, "axes known at compile time", "keepdims noop_with_empty_axes", 1},
-      {"ReduceSumSquare", 13, 17, convertReduceSumSquare, "", "axes keepdims", 1},
-      {"Softmax", 13, 17, convertSoftmax, "", "axis", 1},
+      {"ArgMax", 13, 21, convertArgMax, "", "axis keepdims select_last_index", 1},
+      {"ArgMin", 13, 21, convertArgMin, "", "axis keepdims select_last_index", 1},
+      {"BatchNormalization", 13, 21, convertBatchNormalization, "inference (training_mode=0)", "epsilon momentum training_mode", 5},
+      {"Hardmax", 13, 21, convertHardmax, "", "axis", 1},
+      {"LayerNormalization", 17, 21, convertLayerNormalization, "", "axis epsilon stash_type", 1},
+      {"LogSoftmax", 13, 21, convertLogSoftmax, "", "axis", 1},
+      {"ReduceL1", 13, 21, convertReduceL1, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceL2", 13, 21, convertReduceL2, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceLogSum", 13, 21, convertReduceLogSum, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceLogSumExp", 13, 21, convertReduceLogSumExp, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceMax", 13, 21, convertReduceMax, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceMean", 13, 21, convertReduceMean, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceMin", 13, 21, convertReduceMin, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceSum", 13, 21, convertReduceSum, "axes known at compile time", "keepdims noop_with_empty_axes", 1},
+      {"ReduceSumSquare", 13, 21, convertReduceSumSquare, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"Softmax", 13, 21, convertSoftmax, "", "axis", 1},
   });
 }
 

@@ -12,7 +12,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 
 #include <cstring>
 #include <fstream>
@@ -49,7 +51,8 @@ public:
   }
 
   OwningOpRef<ModuleOp> run() {
-    if (failed(load()) || failed(validate()) || failed(checkOpset()) || failed(fixInputShapes()))
+    if (failed(load()) || failed(validate()) || failed(checkOpset()) || failed(fixInputShapes()) ||
+        failed(upgradeOpset()))
       return nullptr;
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc_);
     if (failed(buildFunction(*module)))
@@ -108,6 +111,46 @@ private:
                      << " to " << kMaxOpset << ": export with opset_version between " << kMinOpset
                      << " and " << kMaxOpset;
     return success();
+  }
+
+  // Opsets 7 to 12 are raised to 13 by ONNX's own version converter (libonnx-dev), whose
+  // adapters rewrite what changed (attributes that became inputs, Softmax's axis, ...); the
+  // converters here then implement opset 13 and later. The converter trusts its input and some
+  // adapters need shapes (Softmax's), so ONNX's checker runs first (every node against its
+  // schema), then shape inference (on the fixed input shapes); the graph is validated again
+  // after.
+  LogicalResult upgradeOpset() {
+    if (opset_ >= kFirstConvertedOpset)
+      return success();
+    for (const auto &imp : model_.opset_import())
+      if (!imp.domain().empty() && imp.domain() != "ai.onnx")
+        return error() << "the model uses opset " << opset_ << " and the domain '" << imp.domain()
+                       << "', which ONNX's version converter cannot raise to opset " << kFirstConvertedOpset
+                       << ": export with opset_version " << kFirstConvertedOpset << " or newer";
+    int64_t from = opset_;
+    try {
+      onnx::checker::check_model(model_);
+    } catch (const std::exception &e) {
+      std::string why = e.what();
+      why = why.substr(0, std::min<size_t>(why.find('\n'), 300));
+      return error() << "the model uses opset " << from << " and is not valid ONNX, so it cannot be raised to opset "
+                     << kFirstConvertedOpset << ": " << why;
+    }
+    try {
+      onnx::shape_inference::InferShapes(model_);
+      model_ = onnx::version_conversion::ConvertVersion(model_, static_cast<int>(kFirstConvertedOpset));
+    } catch (const std::exception &e) {
+      std::string why = e.what();
+      why = why.substr(0, std::min<size_t>(why.find('\n'), 300));
+      return error() << "the model uses opset " << from << ", and ONNX's version converter could not raise it to "
+                     << kFirstConvertedOpset << " (" << why << "): export with opset_version "
+                     << kFirstConvertedOpset << " or newer";
+    }
+    opset_ = kFirstConvertedOpset;
+    initializerNames_.clear();
+    for (const auto &init : model_.graph().initializer())
+      initializerNames_.insert(init.name());
+    return validate();
   }
 
   bool isInitializer(const std::string &name) const { return initializerNames_.count(name) != 0; }
@@ -194,8 +237,12 @@ private:
     return success();
   }
 
-  // ONNX shape inference gives a second opinion on every shape the importer computes.
+  // ONNX shape inference gives a second opinion on every shape the importer computes. Debian's
+  // ONNX 1.12 knows opsets up to 17: for a newer model it would apply older schemas (ReduceMean
+  // reading axes from an attribute that opset 18 made an input), so there is no second opinion.
   void inferShapes() {
+    if (opset_ > 17)
+      return;
     try {
       onnx::shape_inference::InferShapes(model_);
     } catch (const std::exception &e) {

@@ -1,9 +1,10 @@
 //===- OnnxImporter.h - ONNX models to a Hexir graph ------------*- C++ -*-===//
 //
-// Reads an ONNX model (opsets 13 to 17, external data beside it), fixes symbolic input
-// dimensions from the user's --input-shape, runs ONNX shape inference, folds everything
-// computable at import and builds `func.func @main` on static linalg/tensor IR, the same input
-// the .mlir path takes. Errors name the node, its op type, domain and opset.
+// Reads an ONNX model (opsets 1 to 21, those below 13 raised by ONNX's version converter; external
+// data beside it), fixes symbolic input dimensions from the user's --input-shape, runs ONNX shape
+// inference, folds everything computable at import and builds `func.func @main` on static
+// linalg/tensor IR, the same input the .mlir path takes. Errors name the node, its op type,
+// domain and opset.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HEXIR_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
@@ -23,8 +24,11 @@ class raw_ostream;
 
 namespace hexir::onnx_import {
 
-inline constexpr int64_t kMinOpset = 13;
-inline constexpr int64_t kMaxOpset = 17;
+// Models of opsets kMinOpset to kFirstConvertedOpset - 1 go through ONNX's version converter to
+// kFirstConvertedOpset; each op's converter states the opsets it implements from there on.
+inline constexpr int64_t kMinOpset = 1;
+inline constexpr int64_t kFirstConvertedOpset = 13;
+inline constexpr int64_t kMaxOpset = 21;
 
 struct OnnxImportOptions {
   std::string path;

@@ -18,7 +18,7 @@ using SubgraphConverter = mlir::LogicalResult (*)(NodeContext &, SubgraphImporte
 
 struct OpSupport {
   const char *opType;
-  int64_t sinceOpset;  // within the importer's 13..17
+  int64_t sinceOpset;  // within 13..21 (older models are raised to 13 first)
   int64_t untilOpset;
   Converter convert;  // null for ops with subgraphs (convertSubgraphs)
   const char *limits;      // what is not supported, "" if nothing
@@ -42,6 +42,7 @@ void addShapeOps(std::vector<OpSupport> &ops);
 void addConvolutionOps(std::vector<OpSupport> &ops);
 void addLinearOps(std::vector<OpSupport> &ops);
 void addNormalizationOps(std::vector<OpSupport> &ops);
+void addMathOps(std::vector<OpSupport> &ops);
 void addControlFlowOps(std::vector<OpSupport> &ops);
 void addQuantizeOps(std::vector<OpSupport> &ops);
 

@@ -467,13 +467,13 @@ LogicalResult convertQLinearConv(NodeContext &ctx) {
 
 void addQuantizeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"ConvInteger", 13, 17, convertConvInteger, "1-D and 2-D, weight zero point per tensor or per output channel", "auto_pad dilations group kernel_shape pads strides", 2, nullptr, true},
-      {"DequantizeLinear", 13, 17, convertDequantizeLinear, "", "axis", 2, nullptr, true},
-      {"DynamicQuantizeLinear", 13, 17, convertDynamicQuantizeLinear, "", "", 1, nullptr, true},
-      {"MatMulInteger", 13, 17, convertMatMulInteger, "int8/uint8, zero points per tensor, row (a) or column (b)", "", 2, nullptr, true},
-      {"QLinearConv", 13, 17, convertQLinearConv, "1-D and 2-D, weight scale and zero point per tensor or per output channel", "auto_pad dilations group kernel_shape pads strides", 8, nullptr, true},
-      {"QLinearMatMul", 13, 17, convertQLinearMatMul, "per-tensor scales", "", 8, nullptr, true},
-      {"QuantizeLinear", 13, 17, convertQuantizeLinear, "float input", "axis", 2, nullptr, true},
+      {"ConvInteger", 13, 21, convertConvInteger, "1-D and 2-D, weight zero point per tensor or per output channel", "auto_pad dilations group kernel_shape pads strides", 2, nullptr, true},
+      {"DequantizeLinear", 13, 21, convertDequantizeLinear, "", "axis", 2, nullptr, true},
+      {"DynamicQuantizeLinear", 13, 21, convertDynamicQuantizeLinear, "", "", 1, nullptr, true},
+      {"MatMulInteger", 13, 21, convertMatMulInteger, "int8/uint8, zero points per tensor, row (a) or column (b)", "", 2, nullptr, true},
+      {"QLinearConv", 13, 21, convertQLinearConv, "1-D and 2-D, weight scale and zero point per tensor or per output channel", "auto_pad dilations group kernel_shape pads strides", 8, nullptr, true},
+      {"QLinearMatMul", 13, 21, convertQLinearMatMul, "per-tensor scales", "", 8, nullptr, true},
+      {"QuantizeLinear", 13, 21, convertQuantizeLinear, "float input", "axis", 2, nullptr, true},
   });
 }
 

@@ -315,6 +315,10 @@ LogicalResult convertSplit(NodeContext &ctx) {
     sizes = t->ints();
   } else {
     int64_t n = static_cast<int64_t>(ctx.numOutputs());
+    // Opset 18 names the count; the parts are as before: equal, but the last may be smaller.
+    if (ctx.attr("num_outputs") != nullptr && ctx.attrInt("num_outputs", 0) != n)
+      return ctx.error() << "num_outputs is " << ctx.attrInt("num_outputs", 0) << " but the node has " << n
+                         << " outputs";
     int64_t part = (x.shape[axis] + n - 1) / n;  // the last part may be smaller
     for (int64_t k = 0; k < n; ++k)
       sizes.push_back(std::max<int64_t>(0, std::min(part, x.shape[axis] - k * part)));
@@ -447,6 +451,26 @@ LogicalResult convertPad(NodeContext &ctx) {
   if (failed(padsT))
     return failure();
   std::vector<int64_t> pads = padsT->ints();
+  if (ctx.hasInput(3)) {
+    // Opset 18: `axes` names the axes `pads` pads (begins, then ends); the others get none.
+    auto axesT = ctx.requireConstant(3, "axes");
+    if (failed(axesT))
+      return failure();
+    std::vector<int64_t> axes = axesT->ints();
+    if (pads.size() != 2 * axes.size())
+      return ctx.error() << "pads has " << pads.size() << " values for " << axes.size() << " axes";
+    std::vector<int64_t> full(2 * x.rank(), 0);
+    std::vector<bool> seen(x.rank(), false);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t a = axes[k];
+      if (!normalizeAxis(a, x.rank()) || seen[a])
+        return ctx.error() << "axes holds " << axes[k] << ", out of range for rank " << x.rank() << " or repeated";
+      seen[a] = true;
+      full[a] = pads[k];
+      full[a + x.rank()] = pads[k + axes.size()];
+    }
+    pads = full;
+  }
   if (static_cast<int64_t>(pads.size()) != 2 * x.rank())
     return ctx.error() << "pads has " << pads.size() << " values for a rank-" << x.rank() << " input";
   HostTensor value = HostTensor::zeros(x.type, {});
@@ -630,8 +654,18 @@ LogicalResult convertDropout(NodeContext &ctx) {
     auto training = ctx.requireScalar(2, "training_mode");
     if (failed(training))
       return failure();
-    if (training->asInt(0) != 0)
-      return ctx.error() << "training_mode is true; Hexir compiles inference graphs";
+    // Training with a ratio of 0 drops nothing: the identity, as in inference (exporters write
+    // such Dropouts for attention probabilities, Swin's among them).
+    if (training->asInt(0) != 0) {
+      if (!ctx.hasInput(1))
+        return ctx.error() << "training_mode is true with the default ratio 0.5; Hexir compiles inference graphs";
+      auto ratio = ctx.requireScalar(1, "ratio");
+      if (failed(ratio))
+        return failure();
+      if (ratio->asDouble(0) != 0)
+        return ctx.error() << "training_mode is true with ratio " << ratio->asDouble(0)
+                           << "; Hexir compiles inference graphs (export in eval mode)";
+    }
   }
   ctx.setOutput(0, ctx.input(0));
   if (ctx.hasOutput(1)) {  // the mask keeps everything in inference
@@ -652,25 +686,25 @@ LogicalResult convertDropout(NodeContext &ctx) {
 
 void addShapeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"Concat", 13, 17, convertConcat, "", "axis", -1, nullptr, true},
-      {"Constant", 13, 17, convertConstant, "no sparse_value", "value value_float value_floats value_int value_ints", 0},
-      {"ConstantOfShape", 13, 17, convertConstantOfShape, "", "value", 1},
-      {"Dropout", 13, 17, convertDropout, "inference only", "seed", 1},
-      {"Expand", 13, 17, convertExpand, "shape known at compile time", "", 2, nullptr, true},
-      {"Flatten", 13, 17, convertFlatten, "", "axis", 1, nullptr, true},
-      {"Gather", 13, 17, convertGather, "out-of-range run-time indices are clamped", "axis", 2, nullptr, true},
-      {"Identity", 13, 17, convertIdentity, "", "", 1, nullptr, true},
-      {"Pad", 13, 17, convertPad, "mode=constant, pads known at compile time, no negative pads", "mode", 2},
-      {"Range", 13, 17, convertRange, "inputs known at compile time", "", 3},
-      {"Reshape", 13, 17, convertReshape, "shape known at compile time", "allowzero", 2, nullptr, true},
-      {"Shape", 13, 17, convertShape, "", "start end", 1, nullptr, true},
-      {"Size", 13, 17, convertSize, "", "", 1, nullptr, true},
-      {"Slice", 13, 17, convertSlice, "starts, ends, axes, steps known at compile time", "", 3, nullptr, true},
-      {"Split", 13, 17, convertSplit, "split sizes known at compile time", "axis", 1, nullptr, true},
-      {"Squeeze", 13, 17, convertSqueeze, "axes known at compile time", "", 1, nullptr, true},
-      {"Transpose", 13, 17, convertTranspose, "", "perm", 1, nullptr, true},
-      {"Trilu", 14, 17, convertTrilu, "inputs known at compile time", "upper", 1},
-      {"Unsqueeze", 13, 17, convertUnsqueeze, "axes known at compile time", "", 2, nullptr, true},
+      {"Concat", 13, 21, convertConcat, "", "axis", -1, nullptr, true},
+      {"Constant", 13, 21, convertConstant, "no sparse_value", "value value_float value_floats value_int value_ints", 0},
+      {"ConstantOfShape", 13, 21, convertConstantOfShape, "", "value", 1},
+      {"Dropout", 13, 21, convertDropout, "inference only", "seed", 1},
+      {"Expand", 13, 21, convertExpand, "shape known at compile time", "", 2, nullptr, true},
+      {"Flatten", 13, 21, convertFlatten, "", "axis", 1, nullptr, true},
+      {"Gather", 13, 21, convertGather, "out-of-range run-time indices are clamped", "axis", 2, nullptr, true},
+      {"Identity", 13, 21, convertIdentity, "", "", 1, nullptr, true},
+      {"Pad", 13, 21, convertPad, "mode=constant, pads and axes known at compile time, no negative pads", "mode", 2},
+      {"Range", 13, 21, convertRange, "inputs known at compile time", "", 3},
+      {"Reshape", 13, 21, convertReshape, "shape known at compile time", "allowzero", 2, nullptr, true},
+      {"Shape", 13, 21, convertShape, "", "start end", 1, nullptr, true},
+      {"Size", 13, 21, convertSize, "", "", 1, nullptr, true},
+      {"Slice", 13, 21, convertSlice, "starts, ends, axes, steps known at compile time", "", 3, nullptr, true},
+      {"Split", 13, 21, convertSplit, "split sizes known at compile time", "axis num_outputs", 1, nullptr, true},
+      {"Squeeze", 13, 21, convertSqueeze, "axes known at compile time", "", 1, nullptr, true},
+      {"Transpose", 13, 21, convertTranspose, "", "perm", 1, nullptr, true},
+      {"Trilu", 14, 21, convertTrilu, "inputs known at compile time", "upper", 1},
+      {"Unsqueeze", 13, 21, convertUnsqueeze, "axes known at compile time", "", 2, nullptr, true},
   });
 }
 
