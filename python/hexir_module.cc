@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -190,10 +191,22 @@ py::tuple Compile(const std::string& path, const std::string& output, const std:
                   const std::map<std::string, std::string>& placements, bool fusion,
                   const std::string& plan_json, const std::string& plan_svg, const std::vector<std::string>& dims,
                   const std::vector<std::string>& donate, bool allow_tf32, int int8_kernels,
-                  const std::string& precision) {
+                  const std::string& precision,
+                  const std::vector<std::tuple<std::string, bool, std::vector<int64_t>, std::vector<double>,
+                                               std::vector<int64_t>>>& fix_inputs) {
   hexir::compiler::CompileOptions options;
   options.inputPath = path;
   options.inputShapes = shapes;
+  // fix_inputs: (name, is_float, int values, float values, shape), from NumPy arrays.
+  for (const auto& [name, is_float, ints, floats, shape] : fix_inputs) {
+    hexir::onnx_import::FixedInput value;
+    value.isFloat = is_float;
+    value.ints = ints;
+    value.floats = floats;
+    value.hasShape = true;
+    value.shape = shape;
+    options.fixedInputs[name] = std::move(value);
+  }
   for (const std::string& text : dims) {
     std::string error;
     if (!hexir::compiler::parseDim(text, options.dims, error)) return py::make_tuple(false, py::bytes(), error);
@@ -249,7 +262,7 @@ PYBIND11_MODULE(_hexir, m) {
   m.def("compile", &Compile, py::arg("path"), py::arg("output"), py::arg("input_shapes"), py::arg("entry"),
         py::arg("target"), py::arg("target_cpu"), py::arg("machine"), py::arg("memory_budgets"), py::arg("placements"), py::arg("fusion"),
         py::arg("plan_json"), py::arg("plan_svg"), py::arg("dims"), py::arg("donate"), py::arg("allow_tf32"), py::arg("int8_kernels"),
-        py::arg("precision"));
+        py::arg("precision"), py::arg("fix_inputs"));
   py::class_<PyModule>(m, "Module")
       .def("function_names", [](const PyModule& mod) { return mod.module->function_names(); })
       .def("inputs", [](const PyModule& mod, const std::string& fn) { return DescribeAll(mod.module->inputs(fn)); })

@@ -1,6 +1,7 @@
 // hexir-compile: a graph (.mlir) or an ONNX model (.onnx) to a Hexir executable (.hxb). A thin main over
 // hexir::compiler::compileFile().
 #include "Driver/Compile.h"
+#include "tools/npy.h"
 
 #include <cmath>
 
@@ -10,6 +11,58 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
+
+namespace {
+
+// --fix-input NAME=FILE.npy: the file's values and shape (read as hexir-run reads inputs).
+bool readFixedInput(const std::string &name, const std::string &path,
+                    std::map<std::string, hexir::onnx_import::FixedInput> &fixed, std::string &error) {
+  if (fixed.count(name)) {
+    error = "--fix-input gives input '" + name + "' twice";
+    return false;
+  }
+  hexir::StatusOr<hexir::npy::Array> array = hexir::npy::Read(path);
+  if (!array.ok()) {
+    error = "--fix-input " + name + ": " + array.status().message();
+    return false;
+  }
+  hexir::onnx_import::FixedInput value;
+  value.hasShape = true;
+  value.shape = array->shape;
+  uint64_t n = array->element_count();
+  const void *data = array->data();
+  using hexir::ElementType;
+  switch (array->element_type) {
+  case ElementType::kF32:
+  case ElementType::kF64:
+    value.isFloat = true;
+    for (uint64_t k = 0; k < n; ++k)
+      value.floats.push_back(array->element_type == ElementType::kF32 ? static_cast<const float *>(data)[k]
+                                                                      : static_cast<const double *>(data)[k]);
+    break;
+  case ElementType::kI64:
+    value.ints.assign(static_cast<const int64_t *>(data), static_cast<const int64_t *>(data) + n);
+    break;
+  case ElementType::kI32:
+    value.ints.assign(static_cast<const int32_t *>(data), static_cast<const int32_t *>(data) + n);
+    break;
+  case ElementType::kI8:
+    value.ints.assign(static_cast<const int8_t *>(data), static_cast<const int8_t *>(data) + n);
+    break;
+  case ElementType::kU8:
+  case ElementType::kBool:
+    value.ints.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + n);
+    break;
+  default:
+    error = "--fix-input " + name + ": " + path + " holds " + hexir::ElementTypeName(array->element_type) +
+            " values; give float32, float64, int64, int32, int8, uint8 or bool";
+    return false;
+  }
+  fixed[name] = std::move(value);
+  return true;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -33,6 +86,11 @@ int main(int argc, char **argv) {
                                     cl::desc("Static shape for an ONNX input with symbolic dimensions, "
                                              "NAME=1x3x224x224 (repeatable)"),
                                     cl::value_desc("name=dims"), cl::cat(category));
+  cl::list<std::string> fixInputs("fix-input",
+                                  cl::desc("NAME=V1,V2,... or NAME=FILE.npy: fix an ONNX input to this value at "
+                                           "compile time (a shape, axes, pads or k the model takes as an input); "
+                                           "the executable no longer has that input (repeatable)"),
+                                  cl::value_desc("name=values"), cl::ZeroOrMore, cl::cat(category));
   cl::opt<bool> emitMlir("emit-mlir",
                          cl::desc("Write the imported graph (.mlir, before any pass) instead of an executable"),
                          cl::cat(category));
@@ -133,6 +191,16 @@ int main(int argc, char **argv) {
   for (const std::string &text : inputShapes) {
     std::string error;
     if (!hexir::compiler::parseInputShape(text, options.inputShapes, error)) {
+      llvm::errs() << "hexir-compile: " << error << "\n";
+      return 2;
+    }
+  }
+  for (const std::string &text : fixInputs) {
+    std::string error;
+    size_t eq = text.find('=');
+    bool isFile = eq != std::string::npos && text.size() > 4 && text.compare(text.size() - 4, 4, ".npy") == 0;
+    if (isFile ? !readFixedInput(text.substr(0, eq), text.substr(eq + 1), options.fixedInputs, error)
+               : !hexir::compiler::parseFixInput(text, options.fixedInputs, error)) {
       llvm::errs() << "hexir-compile: " << error << "\n";
       return 2;
     }

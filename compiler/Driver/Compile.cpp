@@ -338,6 +338,7 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     }
     importOptions.entry = options.entries.empty() ? "main" : options.entries.front();
     importOptions.inputShapes = options.inputShapes;
+    importOptions.fixedInputs = options.fixedInputs;
     importOptions.donated = options.donated;
     importOptions.int8Kernels = options.int8Kernels == CompileOptions::Int8Kernels::kOn ||
                                 (options.int8Kernels == CompileOptions::Int8Kernels::kAuto && hasInt8DotProducts(options));
@@ -359,6 +360,11 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
   if (!options.inputShapes.empty()) {
     diagnostics << "error: --input-shape applies to ONNX models; '" << options.inputPath
                 << "' is an MLIR graph, whose shapes are in its types\n";
+    return false;
+  }
+  if (!options.fixedInputs.empty()) {
+    diagnostics << "error: --fix-input applies to ONNX models; '" << options.inputPath
+                << "' is an MLIR graph: make the value an arith.constant\n";
     return false;
   }
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(*source, options.inputPath), llvm::SMLoc());
@@ -465,6 +471,28 @@ bool parseInputShape(const std::string &text, std::map<std::string, std::vector<
     return false;
   }
   shapes[name] = shape;
+  return true;
+}
+
+bool parseFixInput(const std::string &text, std::map<std::string, onnx_import::FixedInput> &fixed,
+                   std::string &error) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    error = "--fix-input '" + text + "' is not NAME=V1,V2,... or NAME=FILE.npy";
+    return false;
+  }
+  std::string name = text.substr(0, eq);
+  if (fixed.count(name)) {
+    error = "--fix-input gives input '" + name + "' twice";
+    return false;
+  }
+  onnx_import::FixedInput value;
+  std::string why;
+  if (!onnx_import::parseFixedValues(text.substr(eq + 1), value, why)) {
+    error = "--fix-input " + name + ": " + why + " (give V1,V2,... or a .npy file)";
+    return false;
+  }
+  fixed[name] = std::move(value);
   return true;
 }
 

@@ -8,6 +8,8 @@
 #ifndef HEXIR_COMPILER_DRIVER_COMPILE_H
 #define HEXIR_COMPILER_DRIVER_COMPILE_H
 
+#include "Import/Onnx/FixedInput.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,6 +29,9 @@ struct CompileOptions {
   // one function per combination, named after the model's function and the values
   // (main_batch4), sharing the constants; a session of the model's function picks among them.
   std::vector<std::pair<std::string, std::vector<int64_t>>> dims;
+  // ONNX inputs fixed to a value at compile time (--fix-input NAME=V1,V2,... or =FILE.npy): they
+  // become constants and leave the module's inputs.
+  std::map<std::string, onnx_import::FixedInput> fixedInputs;
   // ONNX inputs the caller donates (--donate NAME): updated in place where an output is
   // computed from one (a KV cache); hexir-run --in-place binds such an output onto its input.
   std::vector<std::string> donated;
@@ -88,6 +93,10 @@ bool parseDim(const std::string &text, std::vector<std::pair<std::string, std::v
               std::string &error);
 bool parseInputShape(const std::string &text, std::map<std::string, std::vector<int64_t>> &shapes,
                      std::string &error);
+// Parses --fix-input text "NAME=V1,V2,..." into `fixed` (NAME=FILE.npy is the tool's: it reads
+// the file); false with `error` set.
+bool parseFixInput(const std::string &text, std::map<std::string, onnx_import::FixedInput> &fixed,
+                   std::string &error);
 
 // The targets --target accepts (--list-targets).
 std::vector<std::string> targetNames();

@@ -83,7 +83,7 @@ TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
 
 def compile(model, *, output=None, input_shapes=None, entry=None, target="host", target_cpu="host",
             machine=None, memory_budgets=None, placements=None, fusion=True, plan_json=None, plan_svg=None,
-            dims=None, donate=None, allow_tf32=False, int8_kernels=None, precision="f32"):
+            dims=None, donate=None, allow_tf32=False, int8_kernels=None, precision="f32", fix_inputs=None):
     """Compiles a graph into executable bytes (also written to `output` when given).
 
     `model`: a path to an .onnx model or an .mlir graph, ONNX model bytes, an onnx.ModelProto,
@@ -100,7 +100,9 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
     a QDQ model's Conv, MatMul and Gemm on its int8 values (True: --int8-kernels) or in f32 (False:
     --no-int8-kernels); None: where the target multiplies int8 in groups (VNNI, or pairs: x86). `precision`: "f32"
     or "bf16" (--precision: matmuls and convolutions with constant weights on bf16 operands,
-    accumulating in f32). Raises CompileError with the diagnostics.
+    accumulating in f32). `fix_inputs` {name: array}: ONNX inputs fixed to a value at compile
+    time (--fix-input; a shape, axes, pads or k the model takes as an input), which the executable
+    no longer takes. Raises CompileError with the diagnostics.
     """
     with tempfile.TemporaryDirectory(prefix="hexir-") as tmp:
         if hasattr(model, "SerializeToString"):
@@ -118,6 +120,13 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
             if not os.path.exists(path):
                 raise NotFoundError("NOT_FOUND", f"no such model '{path}'")
         shapes = {name: [int(d) for d in shape] for name, shape in (input_shapes or {}).items()}
+        fixed = []
+        for name, value in (fix_inputs or {}).items():
+            a = np.asarray(value)
+            is_float = a.dtype.kind == "f"
+            flat = a.ravel()
+            fixed.append((str(name), is_float, [] if is_float else [int(v) for v in flat],
+                          [float(v) for v in flat] if is_float else [], [int(d) for d in a.shape]))
         ok, executable, diagnostics = _call(
             _hexir.compile, path, os.fspath(output) if output else "", shapes, entry or "", target, target_cpu,
             machine or "", {k: int(v) for k, v in (memory_budgets or {}).items()},
@@ -125,7 +134,7 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
             os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "",
             [f"{name}={','.join(str(int(v)) for v in values)}" for name, values in (dims or {}).items()],
             [str(name) for name in (donate or [])], bool(allow_tf32),
-            -1 if int8_kernels is None else int(bool(int8_kernels)), str(precision))
+            -1 if int8_kernels is None else int(bool(int8_kernels)), str(precision), fixed)
         if not ok:
             raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")
         return executable

@@ -359,6 +359,17 @@ def activations_more():
 
 
 @case
+def fix_input_shape_and_axes():
+    # Inputs Hexir needs at compile time (Reshape's shape, ReduceSum's axes, TopK-like k), given
+    # as model inputs and fixed with --fix-input: the executable takes only x.
+    x = rnd(2, 3, 4)
+    ref = {"y": x.reshape(4, 6).sum(axis=1, keepdims=True)}
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("ReduceSum", ["r", "axes"], ["y"])]
+    graph_inputs = {"x": x, "shape": np.array([4, 6], np.int64), "axes": np.array([1], np.int64)}
+    return (model(nodes, graph_inputs, ref), {"x": x}, ref, ["--fix-input", "shape=4,6", "--fix-input", "axes=1"])
+
+
+@case
 def where_equal_cast():
     ids = rng.integers(0, 4, size=(3, 5)).astype(np.int64)
     x, y = rnd(3, 5), rnd(5)
@@ -580,6 +591,13 @@ ERRORS = {
     # Opset 18 made the reductions' axes an input: an attribute is an error, not ignored.
     "opset18_axes_attribute": lambda: (*_unary("ReduceMean", opset=18, axes=[1]),
                                        "axes is an input in opset 18, not an attribute"),
+    "fix_input_unknown_name": lambda: (*_unary("Relu"), "--fix-input names 'nope', which is not an input of the model "
+                                       "(inputs: x)", ["--fix-input", "nope=1"]),
+    "fix_input_wrong_count": lambda: (*_unary("Relu"), "--fix-input x gives 3 values for the input's shape 2x2 (4 "
+                                      "elements)", ["--fix-input", "x=1,2,3"]),
+    "fix_input_suggested": lambda: (model([helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                                          {"x": rnd(2, 3), "shape": np.array([3, 2], np.int64)}, {"y": rnd(3, 2)}), {},
+                                    "fix its value with --fix-input shape=V1,V2,... or =FILE.npy"),
     "symbolic_dim": lambda: (model([helper.make_node("Relu", ["x"], ["y"])], {"x": rnd(2, 3)}, {"y": rnd(2, 3)},
                                    input_dims={"x": ["batch", 3]}), {},
                              "input 'x' has a symbolic dimension 'batch' at axis 0 (batchx3); Hexir compiles static "

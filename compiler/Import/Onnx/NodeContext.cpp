@@ -103,8 +103,13 @@ mlir::LogicalResult NodeContext::requireFloatInputs(std::initializer_list<size_t
 
 mlir::FailureOr<HostTensor> NodeContext::requireConstant(size_t i, const char *what) const {
   if (!hasInput(i) || !input(i).isConstant()) {
-    error() << what << " (input " << i << ") must be known at compile time (an initializer, a "
-            << "Constant or computed from them); Hexir compiles static graphs";
+    mlir::InFlightDiagnostic diag = error() << what << " (input " << i << ") must be known at compile time (an "
+                                            << "initializer, a Constant or computed from them); Hexir compiles "
+                                            << "static graphs";
+    // The one remedy a user has when it is a model input: fix its value (--fix-input).
+    if (i < static_cast<size_t>(node_.input_size()) && hasInput(i))
+      diag << " (if '" << node_.input(static_cast<int>(i)) << "' is a model input, fix its value with --fix-input "
+           << node_.input(static_cast<int>(i)) << "=V1,V2,... or =FILE.npy)";
     return mlir::failure();
   }
   return *input(i).constant;

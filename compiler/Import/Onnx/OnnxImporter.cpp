@@ -16,6 +16,7 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -51,8 +52,8 @@ public:
   }
 
   OwningOpRef<ModuleOp> run() {
-    if (failed(load()) || failed(validate()) || failed(checkOpset()) || failed(fixInputShapes()) ||
-        failed(upgradeOpset()))
+    if (failed(load()) || failed(validate()) || failed(checkOpset()) || failed(fixInputValues()) ||
+        failed(fixInputShapes()) || failed(upgradeOpset()))
       return nullptr;
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc_);
     if (failed(buildFunction(*module)))
@@ -154,6 +155,115 @@ private:
   }
 
   bool isInitializer(const std::string &name) const { return initializerNames_.count(name) != 0; }
+
+  // --fix-input: each named input becomes an initializer of its element type holding the value
+  // (its declared shape, or the .npy file's), and leaves the graph's inputs.
+  LogicalResult fixInputValues() {
+    onnx::GraphProto *graph = model_.mutable_graph();
+    for (const auto &[name, value] : options_.fixedInputs) {
+      int index = -1;
+      std::string list;
+      for (int k = 0; k < graph->input_size(); ++k) {
+        if (isInitializer(graph->input(k).name()))
+          continue;
+        list += (list.empty() ? "" : ", ") + graph->input(k).name();
+        if (graph->input(k).name() == name)
+          index = k;
+      }
+      if (index < 0)
+        return error() << "--fix-input names '" << name << "', which is not an input of the model (inputs: " << list
+                       << ")";
+      const onnx::ValueInfoProto &input = graph->input(index);
+      if (!input.type().has_tensor_type())
+        return error() << "--fix-input: input '" << name << "' is not a tensor";
+      const auto &tensorType = input.type().tensor_type();
+      std::vector<int64_t> shape = value.shape;
+      bool declared = tensorType.has_shape();
+      for (int d = 0; declared && d < tensorType.shape().dim_size(); ++d)
+        declared = tensorType.shape().dim(d).has_dim_value();
+      int64_t count = static_cast<int64_t>(value.count());
+      if (!value.hasShape) {
+        int rank = tensorType.has_shape() ? tensorType.shape().dim_size() : -1;
+        if (declared) {
+          shape.clear();
+          for (const auto &dim : tensorType.shape().dim())
+            shape.push_back(dim.dim_value());
+        } else if (rank == 1) {
+          shape = {count};
+        } else {
+          return error() << "--fix-input " << name << ": the input's shape is not fixed ("
+                         << (tensorType.has_shape() ? describeDims(tensorType.shape()) : std::string("unknown"))
+                         << "); give the value as a .npy file, which has a shape";
+        }
+      } else if (tensorType.has_shape()) {
+        bool same = tensorType.shape().dim_size() == static_cast<int>(shape.size());
+        for (int d = 0; same && d < tensorType.shape().dim_size(); ++d)
+          same = !tensorType.shape().dim(d).has_dim_value() || tensorType.shape().dim(d).dim_value() == shape[d];
+        if (!same)
+          return error() << "--fix-input " << name << " has shape " << shapeString(shape) << ", but the input is "
+                         << describeDims(tensorType.shape());
+      }
+      int64_t elements = 1;
+      for (int64_t d : shape)
+        if (d < 0 || __builtin_mul_overflow(elements, d, &elements))
+          return error() << "--fix-input " << name << ": bad shape " << shapeString(shape);
+      if (elements != count)
+        return error() << "--fix-input " << name << " gives " << count << " values for the input's shape "
+                       << shapeString(shape) << " (" << elements << " elements)";
+      onnx::TensorProto tensor;
+      tensor.set_name(name);
+      tensor.set_data_type(tensorType.elem_type());
+      for (int64_t d : shape)
+        tensor.add_dims(d);
+      switch (tensorType.elem_type()) {
+      case onnx::TensorProto::FLOAT:
+        for (int64_t k = 0; k < count; ++k)
+          tensor.add_float_data(static_cast<float>(value.isFloat ? value.floats[k] : static_cast<double>(value.ints[k])));
+        break;
+      case onnx::TensorProto::INT64:
+      case onnx::TensorProto::INT32:
+      case onnx::TensorProto::INT8:
+      case onnx::TensorProto::UINT8:
+      case onnx::TensorProto::BOOL: {
+        auto type = tensorType.elem_type();
+        int64_t lo = type == onnx::TensorProto::INT64   ? INT64_MIN
+                     : type == onnx::TensorProto::INT32 ? INT32_MIN
+                     : type == onnx::TensorProto::INT8  ? -128
+                                                        : 0;
+        int64_t hi = type == onnx::TensorProto::INT64   ? INT64_MAX
+                     : type == onnx::TensorProto::INT32 ? INT32_MAX
+                     : type == onnx::TensorProto::INT8  ? 127
+                     : type == onnx::TensorProto::UINT8 ? 255
+                                                        : 1;
+        for (int64_t k = 0; k < count; ++k) {
+          if (value.isFloat && (value.floats[k] != std::floor(value.floats[k]) || !std::isfinite(value.floats[k])))
+            return error() << "--fix-input " << name << ": " << value.floats[k] << " is not an integer, and the input is "
+                           << onnx::TensorProto::DataType_Name(type);
+          // Compared as doubles only for float values; integers exactly.
+          bool inRange = value.isFloat ? value.floats[k] >= static_cast<double>(lo) && value.floats[k] <= static_cast<double>(hi)
+                                       : value.ints[k] >= lo && value.ints[k] <= hi;
+          if (!inRange)
+            return error() << "--fix-input " << name << ": value " << k << " is out of range for "
+                           << onnx::TensorProto::DataType_Name(type);
+          int64_t v = value.isFloat ? static_cast<int64_t>(value.floats[k]) : value.ints[k];
+          if (type == onnx::TensorProto::INT64)
+            tensor.add_int64_data(v);
+          else
+            tensor.add_int32_data(static_cast<int32_t>(v));
+        }
+        break;
+      }
+      default:
+        return error() << "--fix-input " << name << ": the input's element type "
+                       << onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(tensorType.elem_type()))
+                       << " cannot be fixed";
+      }
+      *graph->add_initializer() = std::move(tensor);
+      graph->mutable_input()->DeleteSubrange(index, 1);
+      initializerNames_.insert(name);
+    }
+    return success();
+  }
 
   // Applies --input-shape and rejects dimensions that remain unknown.
   LogicalResult fixInputShapes() {

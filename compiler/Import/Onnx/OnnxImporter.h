@@ -10,6 +10,8 @@
 #ifndef HEXIR_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
 #define HEXIR_COMPILER_IMPORT_ONNX_ONNXIMPORTER_H
 
+#include "Import/Onnx/FixedInput.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -41,6 +43,8 @@ struct OnnxImportOptions {
   // Symbolic dimensions (ONNX dim_param) of the inputs fixed to a value, by name (--dim); each
   // must be one of the model's.
   std::map<std::string, int64_t> dims;
+  // Inputs fixed to a value at compile time (--fix-input), by name: they become constants.
+  std::map<std::string, FixedInput> fixedInputs;
   // Inputs the caller donates (--donate): the module may update them in place, as a KV cache
   // (hexir.donate; an output computed from one as its last use is tied to it).
   std::vector<std::string> donated;
