@@ -390,3 +390,22 @@ def test_docs_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for block in blocks:
         exec(compile(block, "docs/python.md", "exec"), {})
+
+
+def test_fix_inputs_become_constants(tmp_path):
+    # A Reshape whose shape is a model input: refused with the remedy, then fixed at compile time
+    # (as hexir-compile --fix-input); the module then takes x alone.
+    import onnx
+    from onnx import helper, TensorProto
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+                                            helper.make_tensor_value_info("shape", TensorProto.INT64, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2, 2])])
+    path = tmp_path / "reshape.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    with pytest.raises(hexir.CompileError, match="fix its value with --fix-input shape="):
+        hexir.compile(str(path))
+    module = hexir.load(hexir.compile(str(path), fix_inputs={"shape": np.array([3, 2, 2])}))
+    assert [spec.name for spec in module.inputs] == ["x"]
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    np.testing.assert_array_equal(module.session().run({"x": x})["y"], x.reshape(3, 2, 2))
