@@ -190,6 +190,17 @@ def _(d):
     return m, valid({"x": x}, {"y": x[:, [0], :][:, :, [3, 1]]})
 
 
+@case("size.range_past_fold_bound_cast")
+def _(d):
+    # Found by the importer fuzzer: 268,435,455 int64 values (2 GiB) folded, then their float Cast
+    # (1 GiB more) took the importer past 4 GiB under ASan. Past the fold bound: an error.
+    m = model([helper.make_node("Range", ["a", "b", "c"], ["r"], name="range"),
+               helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)],
+              [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("a", -2**62), i64("b", 2**62), i64("c", 34376515585)])
+    return m, error("node 'range'")
+
+
 @case("int.range_extreme_bounds")
 def _(d):
     # Found by the importer fuzzer: start -2^63, limit 2^62 + 2^61, delta 2^52 + 2^40 + 1; the
@@ -547,7 +558,7 @@ def _(d):
 
 @case("edge.matmul_k0_past_fold_bound")
 def _(d):
-    # 2^29 zeros (past the 2^28 fold bound, 2 GiB): a fill at run time, of which a corner is read.
+    # 2^29 zeros (past the 2^27 fold bound, 2 GiB): a fill at run time, of which a corner is read.
     m = model([helper.make_node("MatMul", ["a", "b"], ["z"], name="matmul"),
                helper.make_node("Slice", ["z", "st", "en"], ["c"], name="slice"),
                helper.make_node("Add", ["x", "c"], ["y"], name="add")],

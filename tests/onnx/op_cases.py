@@ -370,6 +370,32 @@ def fix_input_shape_and_axes():
 
 
 @case
+def gather_elements_depth_space():
+    # GatherElements with run-time and constant indices (negative ones too) against NumPy's
+    # take_along_axis; DepthToSpace in both modes and SpaceToDepth as ONNX defines them (CRD is
+    # PyTorch's pixel_shuffle).
+    data = rnd(3, 5, 4)
+    idx = rng.integers(-5, 5, size=(3, 2, 4)).astype(np.int64)
+    cidx = rng.integers(0, 4, size=(2, 5, 3)).astype(np.int64)
+    x = rnd(2, 8, 3, 5)
+    n, c, h, w = x.shape
+    b = 2
+    dcr = x.reshape(n, b, b, c // 4, h, w).transpose(0, 3, 4, 1, 5, 2).reshape(n, c // 4, h * b, w * b)
+    crd = F.pixel_shuffle(t(x), b).numpy()
+    y = rnd(1, 3, 4, 6)
+    s2d = y.reshape(1, 3, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 12, 2, 3)
+    outs = {"g": np.take_along_axis(data, np.where(idx < 0, idx + 5, idx), axis=1),
+            "gc": np.take_along_axis(data[:2], cidx, axis=2), "dcr": dcr, "crd": crd, "s2d": s2d}
+    nodes = [helper.make_node("GatherElements", ["data", "idx"], ["g"], axis=1),
+             helper.make_node("GatherElements", ["data", "cidx"], ["gc"], axis=-1),
+             helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2),
+             helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD"),
+             helper.make_node("SpaceToDepth", ["y"], ["s2d"], blocksize=2)]
+    ins = {"data": data, "idx": idx, "x": x, "y": y}
+    return model(nodes, ins, outs, {"cidx": cidx}), ins, outs
+
+
+@case
 def where_equal_cast():
     ids = rng.integers(0, 4, size=(3, 5)).astype(np.int64)
     x, y = rnd(3, 5), rnd(5)

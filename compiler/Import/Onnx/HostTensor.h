@@ -47,8 +47,10 @@ struct HostTensor {
 };
 
 // Folded tensors are built in memory at import: a fold whose result has more elements than
-// this (1 GiB of float) is an error or left to run time, never an out-of-memory crash.
-inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 28;
+// this (512 MiB of float; integers are held as int64, 1 GiB) is an error or left to run time,
+// never an out-of-memory crash. (At 2^28, a Range of int64 and its float Cast held 3 GiB: the
+// importer fuzzer's 4 GiB limit under ASan caught it.)
+inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 27;
 // The product of `shape`'s dimensions: 0 if one is 0 (in any order: an empty tensor's other
 // dimensions may multiply past int64), INT64_MAX past int64. Never overflows.
 int64_t elementCount(const std::vector<int64_t> &shape);

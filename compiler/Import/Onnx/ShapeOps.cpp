@@ -419,6 +419,94 @@ LogicalResult convertGather(NodeContext &ctx) {
   return success();
 }
 
+// GatherElements: out[i] = data[i with axis coordinate idx[i]]; out has the indices' shape.
+// Run-time indices are clamped to the axis as Gather's are (no read outside the tensor).
+LogicalResult convertGatherElements(NodeContext &ctx) {
+  const OnnxValue &data = ctx.input(0);
+  const OnnxValue &indices = ctx.input(1);
+  auto axisOr = ctx.axisAttr("axis", 0, data.rank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
+  if (isFloat(indices.type))
+    return ctx.error() << "indices must be an integer tensor";
+  if (indices.rank() != data.rank())
+    return ctx.error() << "indices " << shapeString(indices.shape) << " must have the rank of data "
+                       << shapeString(data.shape);
+  for (int64_t d = 0; d < data.rank(); ++d)
+    if (d != axis && indices.shape[d] > data.shape[d])
+      return ctx.error() << "indices " << shapeString(indices.shape) << " reach past data "
+                         << shapeString(data.shape) << " along axis " << d;
+  int64_t dim = data.shape[axis];
+  if (indices.isConstant())
+    for (int64_t v : indices.constant->ints())
+      if (v < -dim || v >= dim)
+        return ctx.error() << "index " << v << " is out of range for axis " << axis << " of size " << dim;
+  if (indices.numElements() == 0) {
+    ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(data.type, indices.shape)));
+    return success();
+  }
+  if (dim == 0)
+    return ctx.error() << "gathers from an empty axis";
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  Value dataV = materialize(ctx, data);
+  Value indicesV = materialize(ctx, indices);
+  int64_t rank = data.rank();
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, mc),
+                                 AffineMap::getMultiDimIdentityMap(rank, mc)};
+  Value init = tensor::EmptyOp::create(b, ctx.loc, indices.shape, elementType(mc, data.type));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, TypeRange{init.getType()}, ValueRange{indicesV}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d)
+          coords.push_back(d == axis ? gatherIndex(nb, nl, a[0], dim) : linalg::IndexOp::create(nb, nl, d).getResult());
+        linalg::YieldOp::create(nb, nl, tensor::ExtractOp::create(nb, nl, dataV, coords).getResult());
+      });
+  ctx.setOutput(0, OnnxValue::ofValue(generic.getResult(0), data.type));
+  return success();
+}
+
+// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape (views but the transpose).
+LogicalResult rearrange(NodeContext &ctx, const std::vector<int64_t> &split, const std::vector<int64_t> &perm,
+                        const std::vector<int64_t> &out) {
+  const OnnxValue &x = ctx.input(0);
+  OnnxValue parts = reshaped(ctx, x, split);
+  OnnxValue moved = parts.isConstant() ? OnnxValue::ofConstant(transpose(*parts.constant, perm))
+                                       : OnnxValue::ofValue(transposeValue(ctx.b, ctx.loc, parts.value, perm), x.type);
+  ctx.setOutput(0, reshaped(ctx, moved, out));
+  return success();
+}
+LogicalResult convertDepthToSpace(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  int64_t bs = ctx.attrInt("blocksize", 0);
+  std::string mode = ctx.attrString("mode", "DCR");
+  if (x.rank() != 4)
+    return ctx.error() << "input must have rank 4 (N, C, H, W), got " << shapeString(x.shape);
+  if (bs <= 0 || bs > (int64_t{1} << 15) || x.shape[1] % (bs * bs) != 0)
+    return ctx.error() << "blocksize " << bs << " must be positive and its square divide the " << x.shape[1]
+                       << " channels";
+  if (mode != "DCR" && mode != "CRD")
+    return ctx.error() << "mode must be DCR or CRD, got '" << mode << "'";
+  int64_t n = x.shape[0], c = x.shape[1] / (bs * bs), h = x.shape[2], w = x.shape[3];
+  if (mode == "DCR")
+    return rearrange(ctx, {n, bs, bs, c, h, w}, {0, 3, 4, 1, 5, 2}, {n, c, h * bs, w * bs});
+  return rearrange(ctx, {n, c, bs, bs, h, w}, {0, 1, 4, 2, 5, 3}, {n, c, h * bs, w * bs});
+}
+LogicalResult convertSpaceToDepth(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  int64_t bs = ctx.attrInt("blocksize", 0);
+  if (x.rank() != 4)
+    return ctx.error() << "input must have rank 4 (N, C, H, W), got " << shapeString(x.shape);
+  if (bs <= 0 || bs > (int64_t{1} << 15) || x.shape[2] % bs != 0 || x.shape[3] % bs != 0)
+    return ctx.error() << "blocksize " << bs << " must be positive and divide height " << x.shape[2] << " and width "
+                       << x.shape[3];
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2] / bs, w = x.shape[3] / bs;
+  return rearrange(ctx, {n, c, h, bs, w, bs}, {0, 3, 5, 1, 2, 4}, {n, c * bs * bs, h, w});
+}
+
 LogicalResult convertExpand(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   auto shapeT = ctx.requireConstant(1, "shape");
@@ -689,16 +777,19 @@ void addShapeOps(std::vector<OpSupport> &ops) {
       {"Concat", 13, 21, convertConcat, "", "axis", -1, nullptr, true},
       {"Constant", 13, 21, convertConstant, "no sparse_value", "value value_float value_floats value_int value_ints", 0},
       {"ConstantOfShape", 13, 21, convertConstantOfShape, "", "value", 1},
+      {"DepthToSpace", 13, 21, convertDepthToSpace, "", "blocksize mode", 1, nullptr, true},
       {"Dropout", 13, 21, convertDropout, "inference only", "seed", 1},
       {"Expand", 13, 21, convertExpand, "shape known at compile time", "", 2, nullptr, true},
       {"Flatten", 13, 21, convertFlatten, "", "axis", 1, nullptr, true},
       {"Gather", 13, 21, convertGather, "out-of-range run-time indices are clamped", "axis", 2, nullptr, true},
+      {"GatherElements", 13, 21, convertGatherElements, "out-of-range run-time indices are clamped", "axis", 2, nullptr, true},
       {"Identity", 13, 21, convertIdentity, "", "", 1, nullptr, true},
       {"Pad", 13, 21, convertPad, "mode=constant, pads and axes known at compile time, no negative pads", "mode", 2},
       {"Range", 13, 21, convertRange, "inputs known at compile time", "", 3},
       {"Reshape", 13, 21, convertReshape, "shape known at compile time", "allowzero", 2, nullptr, true},
       {"Shape", 13, 21, convertShape, "", "start end", 1, nullptr, true},
       {"Size", 13, 21, convertSize, "", "", 1, nullptr, true},
+      {"SpaceToDepth", 13, 21, convertSpaceToDepth, "", "blocksize", 1, nullptr, true},
       {"Slice", 13, 21, convertSlice, "starts, ends, axes, steps known at compile time", "", 3, nullptr, true},
       {"Split", 13, 21, convertSplit, "split sizes known at compile time", "axis num_outputs", 1, nullptr, true},
       {"Squeeze", 13, 21, convertSqueeze, "axes known at compile time", "", 1, nullptr, true},
