@@ -25,6 +25,13 @@ mlir::LogicalResult convertElementwise(NodeContext &ctx, size_t numInputs, int r
                                        const FoldI &iop, const ScalarBody &body);
 // A one-input op of float tensors.
 mlir::LogicalResult convertUnary(NodeContext &ctx, const FoldF &fop, const ScalarBody &body);
+// A one-input op of float tensors that is one math dialect op, folded with `f`.
+template <typename MathOp> mlir::LogicalResult convertMathUnary(NodeContext &ctx, double (*f)(double)) {
+  return convertUnary(ctx, [f](auto &a) { return f(a[0]); },
+                      [](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange a) -> mlir::Value {
+                        return MathOp::create(b, l, a[0]);
+                      });
+}
 // An error naming the first input that is not a float tensor.
 mlir::LogicalResult requireFloat(NodeContext &ctx);
 // Bools are i8 0/1 tensors: an i1 as such a byte, and such a byte as an i1.

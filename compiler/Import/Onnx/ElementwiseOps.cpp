@@ -311,13 +311,6 @@ LogicalResult convertWhere(NodeContext &ctx) {
 
 // --- unary float ops -----------------------------------------------------------------------
 
-template <typename MathOp> LogicalResult convertMathUnary(NodeContext &ctx, double (*f)(double)) {
-  return convertUnary(ctx, [f](auto &a) { return f(a[0]); },
-                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                        return MathOp::create(b, l, a[0]);
-                      });
-}
-
 LogicalResult convertSqrt(NodeContext &ctx) { return convertMathUnary<math::SqrtOp>(ctx, std::sqrt); }
 LogicalResult convertExp(NodeContext &ctx) { return convertMathUnary<math::ExpOp>(ctx, std::exp); }
 LogicalResult convertLog(NodeContext &ctx) { return convertMathUnary<math::LogOp>(ctx, std::log); }

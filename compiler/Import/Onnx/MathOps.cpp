@@ -37,14 +37,9 @@ Value cosineLeg(B &b, L l, Value x) { return sqrt1(b, l, sub(b, l, cst(b, l, 1.0
 
 // --- trigonometric and hyperbolic functions ----------------------------------------------
 
-template <typename MathOp> LogicalResult convertMath(NodeContext &ctx, double (*f)(double)) {
-  return convertUnary(ctx, [f](auto &a) { return f(a[0]); },
-                      [](B &b, L l, ValueRange a) -> Value { return MathOp::create(b, l, a[0]); });
-}
-
-LogicalResult convertSin(NodeContext &ctx) { return convertMath<math::SinOp>(ctx, std::sin); }
-LogicalResult convertCos(NodeContext &ctx) { return convertMath<math::CosOp>(ctx, std::cos); }
-LogicalResult convertAtan(NodeContext &ctx) { return convertMath<math::AtanOp>(ctx, std::atan); }
+LogicalResult convertSin(NodeContext &ctx) { return convertMathUnary<math::SinOp>(ctx, std::sin); }
+LogicalResult convertCos(NodeContext &ctx) { return convertMathUnary<math::CosOp>(ctx, std::cos); }
+LogicalResult convertAtan(NodeContext &ctx) { return convertMathUnary<math::AtanOp>(ctx, std::atan); }
 LogicalResult convertTan(NodeContext &ctx) {
   return convertUnary(ctx, [](auto &a) { return std::tan(a[0]); }, [](B &b, L l, ValueRange a) -> Value {
     return div(b, l, math::SinOp::create(b, l, a[0]), math::CosOp::create(b, l, a[0]));

@@ -170,6 +170,13 @@ LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
 LogicalResult convertSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, false); }
 LogicalResult convertLogSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, true); }
 
+// LogSumExp's shift: the max, or 0 where the max is -inf (so exp(x - shift) is 0, not NaN).
+Value finiteShift(OpBuilder &b, Location l, Value max) {
+  Value finite = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ONE, max,
+                                       floatConst(b, l, -std::numeric_limits<double>::infinity()));
+  return arith::SelectOp::create(b, l, finite, max, floatConst(b, l, 0.0));
+}
+
 // What a reduction computes around its reduce(): Mean divides by the count; the composites
 // transform the elements first (|x|, exp(x - max)) and the result after (sqrt, log).
 enum class ReduceForm { kPlain, kMean, kL1, kL2, kLogSum, kLogSumExp };
@@ -219,10 +226,7 @@ LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, ReduceForm form =
       if (form == ReduceForm::kL1)
         return math::AbsFOp::create(b, l, a[0]);
       // exp(x - max); a max of -inf (every element -inf) subtracts 0, giving log(0) = -inf.
-      Value finite = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ONE, a[1],
-                                           floatConst(b, l, -std::numeric_limits<double>::infinity()));
-      Value m = arith::SelectOp::create(b, l, finite, a[1], floatConst(b, l, 0.0));
-      return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], m));
+      return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], finiteShift(b, l, a[1])));
     });
     if (failed(pre))
       return failure();
@@ -243,12 +247,8 @@ LogicalResult convertReduce(NodeContext &ctx, ReduceKind kind, ReduceForm form =
         return math::SqrtOp::create(b, l, a[0]);
       case ReduceForm::kLogSum:
         return math::LogOp::create(b, l, a[0]);
-      default: {
-        Value finite = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ONE, a[1],
-                                             floatConst(b, l, -std::numeric_limits<double>::infinity()));
-        Value m = arith::SelectOp::create(b, l, finite, a[1], floatConst(b, l, 0.0));
-        return arith::AddFOp::create(b, l, m, math::LogOp::create(b, l, a[0]));
-      }
+      default:
+        return arith::AddFOp::create(b, l, finiteShift(b, l, a[1]), math::LogOp::create(b, l, a[0]));
       }
     });
     if (failed(post))

@@ -357,20 +357,31 @@ Value gatherIndex(OpBuilder &b, Location l, Value raw, int64_t dim) {
   return arith::MinSIOp::create(b, l, idx, arith::ConstantIndexOp::create(b, l, dim - 1));
 }
 
+// Gather's and GatherElements' shared checks: the axis, integer indices, and constant indices
+// inside the axis (run-time ones are clamped by gatherIndex). The normalized axis.
+FailureOr<int64_t> gatherAxis(NodeContext &ctx, const OnnxValue &data, const OnnxValue &indices) {
+  auto axis = ctx.axisAttr("axis", 0, data.rank());
+  if (failed(axis))
+    return failure();
+  if (isFloat(indices.type))
+    return ctx.error() << "indices must be an integer tensor";
+  int64_t dim = data.shape[*axis];
+  if (indices.isConstant())
+    for (int64_t v : indices.constant->ints())
+      if (v < -dim || v >= dim)
+        return ctx.error() << "index " << v << " is out of range for axis " << *axis << " of size " << dim;
+  return axis;
+}
+
 LogicalResult convertGather(NodeContext &ctx) {
   const OnnxValue &data = ctx.input(0);
   const OnnxValue &indices = ctx.input(1);
-  auto axisOr = ctx.axisAttr("axis", 0, data.rank());
+  auto axisOr = gatherAxis(ctx, data, indices);
   if (failed(axisOr))
     return failure();
   int64_t axis = *axisOr;
-  if (isFloat(indices.type))
-    return ctx.error() << "indices must be an integer tensor";
   int64_t dim = data.shape[axis];
   if (indices.isConstant()) {
-    for (int64_t v : indices.constant->ints())
-      if (v < -dim || v >= dim)
-        return ctx.error() << "index " << v << " is out of range for axis " << axis << " of size " << dim;
     if (data.isConstant() && foldable(gatheredShape(data.shape, indices.shape, axis))) {  // (else gathered at run time)
       ctx.setOutput(0, OnnxValue::ofConstant(gather(*data.constant, *indices.constant, axis)));
       return success();
@@ -424,12 +435,10 @@ LogicalResult convertGather(NodeContext &ctx) {
 LogicalResult convertGatherElements(NodeContext &ctx) {
   const OnnxValue &data = ctx.input(0);
   const OnnxValue &indices = ctx.input(1);
-  auto axisOr = ctx.axisAttr("axis", 0, data.rank());
+  auto axisOr = gatherAxis(ctx, data, indices);
   if (failed(axisOr))
     return failure();
   int64_t axis = *axisOr;
-  if (isFloat(indices.type))
-    return ctx.error() << "indices must be an integer tensor";
   if (indices.rank() != data.rank())
     return ctx.error() << "indices " << shapeString(indices.shape) << " must have the rank of data "
                        << shapeString(data.shape);
@@ -438,10 +447,6 @@ LogicalResult convertGatherElements(NodeContext &ctx) {
       return ctx.error() << "indices " << shapeString(indices.shape) << " reach past data "
                          << shapeString(data.shape) << " along axis " << d;
   int64_t dim = data.shape[axis];
-  if (indices.isConstant())
-    for (int64_t v : indices.constant->ints())
-      if (v < -dim || v >= dim)
-        return ctx.error() << "index " << v << " is out of range for axis " << axis << " of size " << dim;
   if (indices.numElements() == 0) {
     ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(data.type, indices.shape)));
     return success();
