@@ -302,6 +302,8 @@ Value reduce(NodeContext &ctx, Value v, ArrayRef<int64_t> axes, ReduceKind kind)
   TypedAttr identity;
   if (kind == ReduceKind::kSum || kind == ReduceKind::kSumSquares)
     identity = b.getZeroAttr(et);
+  else if (kind == ReduceKind::kProd)
+    identity = isF ? TypedAttr(b.getFloatAttr(et, 1.0)) : TypedAttr(b.getIntegerAttr(et, 1));
   else if (isF)
     identity = b.getFloatAttr(et, kind == ReduceKind::kMax ? -std::numeric_limits<double>::infinity()
                                                            : std::numeric_limits<double>::infinity());
@@ -321,6 +323,8 @@ Value reduce(NodeContext &ctx, Value v, ArrayRef<int64_t> axes, ReduceKind kind)
           r = addScalar(nb, nl, a[1], a[0]);
         else if (kind == ReduceKind::kSumSquares)
           r = addScalar(nb, nl, a[1], mulScalar(nb, nl, a[0], a[0]));
+        else if (kind == ReduceKind::kProd)
+          r = mulScalar(nb, nl, a[1], a[0]);
         else if (isF)
           r = kind == ReduceKind::kMax ? arith::MaximumFOp::create(nb, nl, a[1], a[0]).getResult()
                                        : arith::MinimumFOp::create(nb, nl, a[1], a[0]).getResult();
@@ -330,6 +334,16 @@ Value reduce(NodeContext &ctx, Value v, ArrayRef<int64_t> axes, ReduceKind kind)
         linalg::YieldOp::create(nb, nl, r);
       });
   return reshapeView(b, loc, generic.getResult(0), keptShape);
+}
+
+Value gatherIndex(OpBuilder &b, Location l, Value raw, int64_t dim) {
+  Value idx = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value dimV = arith::ConstantIndexOp::create(b, l, dim);
+  Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, idx, zero);
+  idx = arith::SelectOp::create(b, l, neg, arith::AddIOp::create(b, l, idx, dimV), idx);
+  idx = arith::MaxSIOp::create(b, l, idx, zero);
+  return arith::MinSIOp::create(b, l, idx, arith::ConstantIndexOp::create(b, l, dim - 1));
 }
 
 Value transposeValue(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {

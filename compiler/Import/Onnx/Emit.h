@@ -57,9 +57,16 @@ mlir::Value collapseUnitDims(mlir::OpBuilder &b, mlir::Location loc, mlir::Value
 // `v` broadcast to `shape` (a copy).
 mlir::Value broadcastTo(NodeContext &ctx, const OnnxValue &v, llvm::ArrayRef<int64_t> shape);
 
-enum class ReduceKind { kSum, kSumSquares, kMax, kMin };
+enum class ReduceKind { kSum, kSumSquares, kProd, kMax, kMin };
 // Reduces `v` over `axes` (sorted, unique); the result keeps the reduced dims as size 1.
 mlir::Value reduce(NodeContext &ctx, mlir::Value v, llvm::ArrayRef<int64_t> axes, ReduceKind kind);
+
+// The index a run-time gather reads (an index value): `raw` (an integer) counted from the end
+// when negative, then clamped to [0, dim) so a bad index can never read outside the tensor.
+mlir::Value gatherIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value raw, int64_t dim);
+
+// Softmax of float `x` along `axis`, or LogSoftmax with `log` (shifted by the max).
+mlir::FailureOr<OnnxValue> softmax(NodeContext &ctx, const OnnxValue &x, int64_t axis, bool log);
 
 mlir::Value transposeValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                            llvm::ArrayRef<int64_t> perm);

@@ -137,14 +137,9 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
   });
 }
 
-LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
-  const OnnxValue &x = ctx.input(0);
-  if (!isFloat(x.type))
-    return ctx.error() << "input must be a float tensor";
-  auto axisOr = ctx.axisAttr("axis", -1, x.rank());
-  if (failed(axisOr))
-    return failure();
-  int64_t axis = *axisOr;
+} // namespace
+
+FailureOr<OnnxValue> softmax(NodeContext &ctx, const OnnxValue &x, int64_t axis, bool log) {
   Value xv = materialize(ctx, x);
   OnnxValue max = OnnxValue::ofValue(reduce(ctx, xv, {axis}, ReduceKind::kMax), DType::kFloat);
   auto shifted = elementwise(ctx, {&x, &max}, DType::kFloat, [log](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -158,14 +153,32 @@ LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
     auto e = elementwise(ctx, {&*shifted}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
       return math::ExpOp::create(b, l, a[0]);
     });
+    if (failed(e))
+      return failure();
     toSum = e->value;
   }
   OnnxValue sum = OnnxValue::ofValue(reduce(ctx, toSum, {axis}, ReduceKind::kSum), DType::kFloat);
-  return setElementwise(ctx, 0, {&*shifted, &sum}, [log](OpBuilder &b, Location l, ValueRange a) -> Value {
+  return elementwise(ctx, {&*shifted, &sum}, DType::kFloat, [log](OpBuilder &b, Location l, ValueRange a) -> Value {
     if (log)
       return arith::SubFOp::create(b, l, a[0], math::LogOp::create(b, l, a[1]));
     return arith::DivFOp::create(b, l, a[0], a[1]);
   });
+}
+
+namespace {
+
+LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be a float tensor";
+  auto axisOr = ctx.axisAttr("axis", -1, x.rank());
+  if (failed(axisOr))
+    return failure();
+  auto r = softmax(ctx, x, *axisOr, log);
+  if (failed(r))
+    return failure();
+  ctx.setOutput(0, *r);
+  return success();
 }
 LogicalResult convertSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, false); }
 LogicalResult convertLogSoftmax(NodeContext &ctx) { return convertSoftmaxLike(ctx, true); }
@@ -380,6 +393,7 @@ LogicalResult convertReduceMean(NodeContext &ctx) { return convertReduce(ctx, Re
 LogicalResult convertReduceSum(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum); }
 LogicalResult convertReduceMax(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMax); }
 LogicalResult convertReduceMin(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kMin); }
+LogicalResult convertReduceProd(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kProd); }
 LogicalResult convertReduceSumSquare(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSumSquares); }
 LogicalResult convertReduceL1(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSum, ReduceForm::kL1); }
 LogicalResult convertReduceL2(NodeContext &ctx) { return convertReduce(ctx, ReduceKind::kSumSquares, ReduceForm::kL2); }
@@ -407,6 +421,7 @@ void addNormalizationOps(std::vector<OpSupport> &ops) {
       {"ReduceMin", 13, 21, convertReduceMin, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
       {"ReduceSum", 13, 21, convertReduceSum, "axes known at compile time", "keepdims noop_with_empty_axes", 1},
       {"ReduceSumSquare", 13, 21, convertReduceSumSquare, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"ReduceProd", 13, 21, convertReduceProd, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
       {"Softmax", 13, 21, convertSoftmax, "", "axis", 1},
   });
 }

@@ -14,6 +14,7 @@ const std::vector<OpSupport> &supportedOps() {
     addConvolutionOps(all);
     addLinearOps(all);
     addNormalizationOps(all);
+    addLossOps(all);
     addMathOps(all);
     addControlFlowOps(all);
     addQuantizeOps(all);

@@ -42,6 +42,7 @@ void addShapeOps(std::vector<OpSupport> &ops);
 void addConvolutionOps(std::vector<OpSupport> &ops);
 void addLinearOps(std::vector<OpSupport> &ops);
 void addNormalizationOps(std::vector<OpSupport> &ops);
+void addLossOps(std::vector<OpSupport> &ops);
 void addMathOps(std::vector<OpSupport> &ops);
 void addControlFlowOps(std::vector<OpSupport> &ops);
 void addQuantizeOps(std::vector<OpSupport> &ops);

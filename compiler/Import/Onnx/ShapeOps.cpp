@@ -345,18 +345,6 @@ LogicalResult convertSplit(NodeContext &ctx) {
   return success();
 }
 
-// Clamped index of a run-time gather: negative indices count from the end, and anything
-// outside [0, dim) is clamped so a bad index can never read outside the tensor.
-Value gatherIndex(OpBuilder &b, Location l, Value raw, int64_t dim) {
-  Value idx = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
-  Value zero = arith::ConstantIndexOp::create(b, l, 0);
-  Value dimV = arith::ConstantIndexOp::create(b, l, dim);
-  Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, idx, zero);
-  idx = arith::SelectOp::create(b, l, neg, arith::AddIOp::create(b, l, idx, dimV), idx);
-  idx = arith::MaxSIOp::create(b, l, idx, zero);
-  return arith::MinSIOp::create(b, l, idx, arith::ConstantIndexOp::create(b, l, dim - 1));
-}
-
 // Gather's and GatherElements' shared checks: the axis, integer indices, and constant indices
 // inside the axis (run-time ones are clamped by gatherIndex). The normalized axis.
 FailureOr<int64_t> gatherAxis(NodeContext &ctx, const OnnxValue &data, const OnnxValue &indices) {
