@@ -151,7 +151,7 @@ def run_case(name, case_dir, args, tmp):
             return "HANG", "hexir-compile: " + text
         if crashed(rc, text):
             return "CRASH", "hexir-compile: " + text.strip()[-2000:]
-        wanted = re.search(r"fix its value with --fix-input (\S+)=", text)
+        wanted = re.search(r"fix (?:its value|their values) with --fix-input (\S+)=", text)
         if rc == 0 or not wanted or not sets or wanted.group(1) in fixed or wanted.group(1) not in sets[0][0]:
             break
         fixed.add(wanted.group(1))

@@ -35,7 +35,8 @@ def rnd(*shape, low=-1.0, high=1.0):
 
 def onnx_type(a):
     return {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
-            np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8, np.bool_: TensorProto.BOOL}[a.dtype.type]
+            np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8, np.bool_: TensorProto.BOOL,
+            np.float64: TensorProto.DOUBLE}[a.dtype.type]
 
 
 def model(nodes, inputs, outputs, inits=None, opset=13, input_dims=None):
@@ -494,6 +495,48 @@ def shape_ops():
 
 
 @case
+def pad_modes_tile_onehot():
+    # Pad's edge and reflect modes (pads past the axis reflect again, as numpy.pad), negative
+    # pads (crops), Tile, OneHot (negative and out-of-range indices), EyeLike and the windows.
+    x = rnd(2, 3, 4)
+    ids = np.array([[0, -1, 2], [5, -4, 3]], np.int64)
+    depth = 4
+    hot = np.zeros((2, depth, 3), np.float32) + 0.5
+    for i in range(2):
+        for j in range(3):
+            k = ids[i, j] + depth if ids[i, j] < 0 else ids[i, j]
+            if 0 <= k < depth:
+                hot[i, k, j] = 2.0
+    n = np.arange(7)
+    outs = {
+        "edge": np.pad(x, ((0, 0), (2, 1), (1, 3)), mode="edge"),
+        "reflect": np.pad(x, ((1, 0), (0, 5), (3, 2)), mode="reflect"),
+        "crop": np.pad(x, ((0, 0), (1, 0), (0, 0)), constant_values=0)[:, :, 1:3],
+        "tile": np.tile(x, (2, 1, 3)),
+        "hot": hot,
+        "eye": np.eye(3, 5, k=1, dtype=np.float32),
+        "hann": (0.5 - 0.5 * np.cos(2 * np.pi * n / 7)).astype(np.float32),
+        "blackman": (0.42 - 0.5 * np.cos(2 * np.pi * n / 6) + 0.08 * np.cos(4 * np.pi * n / 6)).astype(np.float32),
+    }
+    inits = {"pe": np.array([0, 2, 1, 0, 1, 3], np.int64), "pr": np.array([1, 0, 3, 0, 5, 2], np.int64),
+             "pc": np.array([0, 1, -1, 0, 0, -1], np.int64), "rep": np.array([2, 1, 3], np.int64),
+             "depth": np.array(depth, np.int64), "vals": np.array([0.5, 2.0], np.float32),
+             "eshape": np.zeros((3, 5), np.float32), "size": np.array(7, np.int32)}
+    nodes = [
+        helper.make_node("Pad", ["x", "pe"], ["edge"], mode="edge"),
+        helper.make_node("Pad", ["x", "pr"], ["reflect"], mode="reflect"),
+        helper.make_node("Pad", ["x", "pc"], ["crop"]),
+        helper.make_node("Tile", ["x", "rep"], ["tile"]),
+        helper.make_node("OneHot", ["ids", "depth", "vals"], ["hot"], axis=1),
+        helper.make_node("EyeLike", ["eshape"], ["eye"], k=1),
+        helper.make_node("HannWindow", ["size"], ["hann"]),
+        helper.make_node("BlackmanWindow", ["size"], ["blackman"], periodic=0),
+    ]
+    ins = {"x": x, "ids": ids}
+    return model(nodes, ins, outs, inits, opset=17), ins, outs
+
+
+@case
 def gather_runtime_indices():
     # Embedding lookups (token ids from the caller) and a Gather along axis 1 with negative ids.
     table, x = rnd(10, 4), rnd(2, 5, 3)
@@ -624,15 +667,24 @@ ERRORS = {
     "fix_input_suggested": lambda: (model([helper.make_node("Reshape", ["x", "shape"], ["y"])],
                                           {"x": rnd(2, 3), "shape": np.array([3, 2], np.int64)}, {"y": rnd(3, 2)}), {},
                                     "fix its value with --fix-input shape=V1,V2,... or =FILE.npy"),
+    "fix_input_suggested_computed": lambda: (model([helper.make_node("Abs", ["s"], ["shape"]),
+                                                    helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                                                   {"x": rnd(2, 3), "s": np.array([3, 2], np.int64)}, {"y": rnd(3, 2)}),
+                                             {}, "'shape' is computed from model input 's': fix its value with "
+                                             "--fix-input s=V1,V2,... or =FILE.npy"),
     "symbolic_dim": lambda: (model([helper.make_node("Relu", ["x"], ["y"])], {"x": rnd(2, 3)}, {"y": rnd(2, 3)},
                                    input_dims={"x": ["batch", 3]}), {},
                              "input 'x' has a symbolic dimension 'batch' at axis 0 (batchx3); Hexir compiles static "
                              "shapes: fix it with --input-shape x=DIMS"),
     "unknown_input_shape_name": lambda: (*_unary("Relu"), "--input-shape names 'nope', which is not an input of the "
                                          "model (inputs: x)", ["--input-shape", "nope=1x2"]),
-    "pad_reflect": lambda: (model([helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect")], {"x": rnd(2, 2)},
-                                  {"y": rnd(2, 4)}, {"p": np.array([0, 1, 0, 1], np.int64)}), {},
-                            "node 'n0' (Pad, domain ai.onnx, opset 13): unsupported attribute mode='reflect'"),
+    "pad_wrap_before_19": lambda: (model([helper.make_node("Pad", ["x", "p"], ["y"], mode="wrap")], {"x": rnd(2, 2)},
+                                         {"y": rnd(2, 4)}, {"p": np.array([0, 1, 0, 1], np.int64)}), {},
+                                   "node 'n0' (Pad, domain ai.onnx, opset 13): mode 'wrap' is not one of constant, "
+                                   "reflect, edge"),
+    "output_type_declared_double": lambda: (model([helper.make_node("EyeLike", ["x"], ["y"])], {"x": rnd(2, 2)},
+                                                  {"y": np.eye(2)}), {},
+                                            "graph output 'y' is declared DOUBLE, which Hexir does not compute"),
     "runtime_reshape_shape": lambda: (model([helper.make_node("Reshape", ["x", "s"], ["y"])],
                                             {"x": rnd(2, 2), "s": np.array([4], np.int64)}, {"y": rnd(4)}), {},
                                       "node 'n0' (Reshape, domain ai.onnx, opset 13): shape (input 1) must be known "

@@ -346,6 +346,24 @@ Value gatherIndex(OpBuilder &b, Location l, Value raw, int64_t dim) {
   return arith::MinSIOp::create(b, l, idx, arith::ConstantIndexOp::create(b, l, dim - 1));
 }
 
+Value generate(NodeContext &ctx, ArrayRef<int64_t> shape, DType type, const IndexedBody &body) {
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  int64_t rank = shape.size();
+  Value init = tensor::EmptyOp::create(b, ctx.loc, shape, elementType(mc, type));
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, mc)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < rank; ++d)
+          indices.push_back(linalg::IndexOp::create(nb, nl, d));
+        linalg::YieldOp::create(nb, nl, body(nb, nl, indices));
+      });
+  return generic.getResult(0);
+}
+
 Value transposeValue(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   // The identity (also of rank 0, where linalg.transpose's verifier crashes) moves nothing.
   bool identity = true;

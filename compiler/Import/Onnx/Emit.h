@@ -65,6 +65,12 @@ mlir::Value reduce(NodeContext &ctx, mlir::Value v, llvm::ArrayRef<int64_t> axes
 // when negative, then clamped to [0, dim) so a bad index can never read outside the tensor.
 mlir::Value gatherIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value raw, int64_t dim);
 
+// A tensor of `shape` and element type `type` whose element at (i0, i1, ...) is
+// `body(b, l, indices)`, the indices as index values: one linalg.generic without inputs (a
+// body reads other tensors with tensor.extract at coordinates it computes, always in range).
+using IndexedBody = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange indices)>;
+mlir::Value generate(NodeContext &ctx, llvm::ArrayRef<int64_t> shape, DType type, const IndexedBody &body);
+
 // Softmax of float `x` along `axis`, or LogSoftmax with `log` (shifted by the max).
 mlir::FailureOr<OnnxValue> softmax(NodeContext &ctx, const OnnxValue &x, int64_t axis, bool log);
 

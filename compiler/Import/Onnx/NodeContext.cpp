@@ -106,10 +106,21 @@ mlir::FailureOr<HostTensor> NodeContext::requireConstant(size_t i, const char *w
     mlir::InFlightDiagnostic diag = error() << what << " (input " << i << ") must be known at compile time (an "
                                             << "initializer, a Constant or computed from them); Hexir compiles "
                                             << "static graphs";
-    // The one remedy a user has when it is a model input: fix its value (--fix-input).
-    if (i < static_cast<size_t>(node_.input_size()) && hasInput(i))
-      diag << " (if '" << node_.input(static_cast<int>(i)) << "' is a model input, fix its value with --fix-input "
-           << node_.input(static_cast<int>(i)) << "=V1,V2,... or =FILE.npy)";
+    // The one remedy a user has: fix the value of the model inputs it is computed from.
+    const std::vector<std::string> *from = i < feeders_.size() ? &feeders_[i] : nullptr;
+    if (from && !from->empty()) {
+      const std::string &name = node_.input(static_cast<int>(i));
+      if (from->size() == 1 && (*from)[0] == name) {
+        diag << " ('" << name << "' is a model input: fix its value with --fix-input " << name
+             << "=V1,V2,... or =FILE.npy)";
+      } else {
+        diag << " ('" << name << "' is computed from model input";
+        for (size_t k = 0; k < from->size(); ++k)
+          diag << (from->size() > 1 ? (k == 0 ? "s '" : ", '") : " '") << (*from)[k] << "'";
+        diag << ": fix " << (from->size() > 1 ? "their values" : "its value") << " with --fix-input "
+             << (*from)[0] << "=V1,V2,... or =FILE.npy" << (from->size() > 1 ? ", and the others alike)" : ")");
+      }
+    }
     return mlir::failure();
   }
   return *input(i).constant;

@@ -72,6 +72,9 @@ public:
   // Whether output `i` is named (used by the graph).
   bool hasOutput(size_t i) const { return i < numOutputs() && !node_.output(i).empty(); }
   void setOutput(size_t i, OnnxValue v);
+  // For each input, the model inputs it is computed from (set by the importer; named in the
+  // remedy of requireConstant's error).
+  void setInputFeeders(std::vector<std::vector<std::string>> feeders) { feeders_ = std::move(feeders); }
   std::vector<OnnxValue> takeOutputs() { return std::move(outputs_); }
 
   // Attributes.
@@ -101,6 +104,7 @@ private:
   int64_t opset_;
   std::vector<OnnxValue *> inputs_;
   std::vector<OnnxValue> outputs_;
+  std::vector<std::vector<std::string>> feeders_;
 };
 
 // ONNX's element type code -> DType; false for types the importer does not handle.

@@ -417,6 +417,7 @@ private:
         fn.setArgAttr(i, mlir::hexir::kElementTypeAttrName, b.getStringAttr(arg.second == DType::kInt8 ? "i8" : "u8"));
       auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
       // An input without elements carries no data: the graph reads it as a known, empty value.
+      feeders_[arg.first] = {arg.first};
       values()[arg.first] = llvm::is_contained(shape, 0)
                                ? OnnxValue::ofConstant(HostTensor::zeros(arg.second, {shape.begin(), shape.end()}))
                                : OnnxValue::ofValue(body->getArgument(i), arg.second);
@@ -434,6 +435,14 @@ private:
       if (it == values().end())
         return error() << "graph output '" << output.name() << "' is not computed by any node";
       OnnxValue &v = it->second;
+      // The declared element type must be the one computed: never a silently different type.
+      int32_t declared = output.type().tensor_type().elem_type();
+      DType expected;
+      if (declared != onnx::TensorProto::UNDEFINED &&
+          (!dtypeFromOnnx(declared, expected) || expected != v.type || declared == onnx::TensorProto::DOUBLE ||
+           declared == onnx::TensorProto::INT16))
+        return error() << "graph output '" << output.name() << "' is declared " << onnxTypeName(declared)
+                       << ", which Hexir does not compute (it has " << dtypeName(v.type) << ")";
       Value value = v.value ? v.value : constantTensor(b, fileLoc_, *v.constant);
       results.push_back(value);
       resultTypes.push_back(value.getType());
@@ -559,8 +568,19 @@ private:
                               << "', which no earlier node, input or initializer defines";
       inputs.push_back(value);
     }
+    // The model inputs each output is computed from: what a user can fix (--fix-input) when an
+    // input a converter needs at compile time is not known.
+    std::set<std::string> fedBy;
+    std::vector<std::vector<std::string>> inputFeeders;
+    for (const std::string &in : node.input()) {
+      auto it = feeders_.find(in);
+      inputFeeders.push_back(it == feeders_.end() ? std::vector<std::string>{}
+                                                  : std::vector<std::string>(it->second.begin(), it->second.end()));
+      fedBy.insert(inputFeeders.back().begin(), inputFeeders.back().end());
+    }
     NodeContext ctx(b, loc, named, opset_, inputs);
     ctx.int8Kernels = options_.int8Kernels;
+    ctx.setInputFeeders(std::move(inputFeeders));
     std::string domain = node.domain();
     if (!domain.empty() && domain != "ai.onnx")
       return ctx.error() << "unsupported op: domain '" << domain << "' is not supported";
@@ -605,6 +625,8 @@ private:
       // A tensor without elements is known: later ops fold it, no kernel sees it.
       if (outputs[k].numElements() == 0 && !outputs[k].isConstant())
         outputs[k] = OnnxValue::ofConstant(HostTensor::zeros(outputs[k].type, outputs[k].shape));
+      if (!outputs[k].isConstant() && !fedBy.empty())
+        feeders_[out] = fedBy;
       values()[out] = std::move(outputs[k]);
     }
     return success();
@@ -649,6 +671,7 @@ private:
   std::set<std::string> initializerNames_;
   std::map<std::string, onnx::TensorShapeProto> inferred_;
   std::map<std::string, std::pair<Location, std::vector<int64_t>>> computed_;  // node outputs
+  std::map<std::string, std::set<std::string>> feeders_;  // run-time value -> the model inputs it is computed from
 };
 
 } // namespace

@@ -15,6 +15,8 @@ const std::vector<OpSupport> &supportedOps() {
     addLinearOps(all);
     addNormalizationOps(all);
     addLossOps(all);
+    addGeneratorOps(all);
+    addPadTileOps(all);
     addMathOps(all);
     addControlFlowOps(all);
     addQuantizeOps(all);

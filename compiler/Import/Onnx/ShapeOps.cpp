@@ -523,65 +523,6 @@ LogicalResult convertExpand(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult convertPad(NodeContext &ctx) {
-  const OnnxValue &x = ctx.input(0);
-  std::string mode = ctx.attrString("mode", "constant");
-  if (mode != "constant")
-    return ctx.error() << "unsupported attribute mode='" << mode << "'; Hexir pads with a constant only";
-  auto padsT = ctx.requireConstant(1, "pads");
-  if (failed(padsT))
-    return failure();
-  std::vector<int64_t> pads = padsT->ints();
-  if (ctx.hasInput(3)) {
-    // Opset 18: `axes` names the axes `pads` pads (begins, then ends); the others get none.
-    auto axesT = ctx.requireConstant(3, "axes");
-    if (failed(axesT))
-      return failure();
-    std::vector<int64_t> axes = axesT->ints();
-    if (pads.size() != 2 * axes.size())
-      return ctx.error() << "pads has " << pads.size() << " values for " << axes.size() << " axes";
-    std::vector<int64_t> full(2 * x.rank(), 0);
-    std::vector<bool> seen(x.rank(), false);
-    for (size_t k = 0; k < axes.size(); ++k) {
-      int64_t a = axes[k];
-      if (!normalizeAxis(a, x.rank()) || seen[a])
-        return ctx.error() << "axes holds " << axes[k] << ", out of range for rank " << x.rank() << " or repeated";
-      seen[a] = true;
-      full[a] = pads[k];
-      full[a + x.rank()] = pads[k + axes.size()];
-    }
-    pads = full;
-  }
-  if (static_cast<int64_t>(pads.size()) != 2 * x.rank())
-    return ctx.error() << "pads has " << pads.size() << " values for a rank-" << x.rank() << " input";
-  HostTensor value = HostTensor::zeros(x.type, {});
-  if (ctx.hasInput(2)) {
-    auto v = ctx.requireConstant(2, "constant_value");
-    if (failed(v))
-      return failure();
-    if (v->numElements() > 0)
-      value = *v;
-  }
-  std::vector<int64_t> low(pads.begin(), pads.begin() + x.rank()), high(pads.begin() + x.rank(), pads.end());
-  SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    if (low[d] < 0 || high[d] < 0)
-      return ctx.error() << "negative pads (cropping) are not supported";
-    int64_t size;
-    if (__builtin_add_overflow(x.shape[d], low[d], &size) || __builtin_add_overflow(size, high[d], &size))
-      return ctx.error() << "pads " << low[d] << " and " << high[d] << " of axis " << d
-                         << " overflow its size (" << x.shape[d] << ")";
-    shape.push_back(size);
-  }
-  OpBuilder &b = ctx.b;
-  Value padValue = elementConstant(b, ctx.loc, x.type, value, 0);
-  Value out = tensor::PadOp::create(b, ctx.loc, tensorType(b.getContext(), shape, x.type), materialize(ctx, x),
-                                    getAsIndexOpFoldResult(b.getContext(), low),
-                                    getAsIndexOpFoldResult(b.getContext(), high), padValue);
-  ctx.setOutput(0, OnnxValue::ofValue(out, x.type));
-  return success();
-}
-
 LogicalResult convertShape(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   int64_t rank = x.rank();
@@ -777,7 +718,6 @@ void addShapeOps(std::vector<OpSupport> &ops) {
       {"Gather", 13, 21, convertGather, "out-of-range run-time indices are clamped", "axis", 2, nullptr, true},
       {"GatherElements", 13, 21, convertGatherElements, "out-of-range run-time indices are clamped", "axis", 2, nullptr, true},
       {"Identity", 13, 21, convertIdentity, "", "", 1, nullptr, true},
-      {"Pad", 13, 21, convertPad, "mode=constant, pads and axes known at compile time, no negative pads", "mode", 2},
       {"Range", 13, 21, convertRange, "inputs known at compile time", "", 3},
       {"Reshape", 13, 21, convertReshape, "shape known at compile time", "allowzero", 2, nullptr, true},
       {"Shape", 13, 21, convertShape, "", "start end", 1, nullptr, true},

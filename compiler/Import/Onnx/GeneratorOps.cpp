@@ -1,0 +1,161 @@
+//===- GeneratorOps.cpp - ONNX ops that make tensors from indices ---------===//
+//
+// EyeLike and the window functions depend only on shapes and attributes: they fold to
+// constants. OneHot compares each output index with the input's index along the new axis.
+//
+//===----------------------------------------------------------------------===//
+#include "Import/Onnx/Emit.h"
+#include "Import/Onnx/OpRegistry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+
+
+using namespace mlir;
+
+namespace hexir::onnx_import {
+namespace {
+
+// The element type an op's `dtype`-like attribute names, or `fallback` when absent.
+FailureOr<DType> typeAttr(NodeContext &ctx, const char *name, DType fallback) {
+  if (ctx.attr(name) == nullptr)
+    return fallback;
+  int64_t code = ctx.attrInt(name, 0);
+  DType t;
+  // DOUBLE and INT16 constants fold as float and int32: not a type a result may have.
+  if (!dtypeFromOnnx(static_cast<int32_t>(code), t) || code == onnx::TensorProto::DOUBLE ||
+      code == onnx::TensorProto::INT16)
+    return ctx.error() << name << " " << onnxTypeName(static_cast<int32_t>(code)) << " is not supported";
+  return t;
+}
+
+LogicalResult setFolded(NodeContext &ctx, HostTensor t) {
+  if (!foldable(t.shape))
+    return ctx.error() << "its result " << shapeString(t.shape) << " is too large to build at compile time";
+  ctx.setOutput(0, OnnxValue::ofConstant(std::move(t)));
+  return success();
+}
+
+// EyeLike: ones on the k-th diagonal of a matrix shaped as the input.
+LogicalResult convertEyeLike(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (x.rank() != 2)
+    return ctx.error() << "input must have rank 2; it has shape " << shapeString(x.shape);
+  auto type = typeAttr(ctx, "dtype", x.type);
+  if (failed(type))
+    return failure();
+  if (!foldable(x.shape))
+    return ctx.error() << "its result " << shapeString(x.shape) << " is too large to build at compile time";
+  int64_t k = ctx.attrInt("k", 0), rows = x.shape[0], cols = x.shape[1];
+  HostTensor t = HostTensor::zeros(*type, x.shape);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t c = r + k;
+    if (c < 0 || c >= cols)
+      continue;
+    if (isFloat(*type))
+      t.f[r * cols + c] = 1.0f;
+    else
+      t.i[r * cols + c] = 1;
+  }
+  return setFolded(ctx, std::move(t));
+}
+
+// Hann, Hamming and Blackman windows: sum_k a_k cos(2 pi k n / N) for n in [0, size), where N
+// is size (periodic) or size - 1 (symmetric).
+LogicalResult convertWindow(NodeContext &ctx, std::vector<double> coefficients) {
+  auto sizeT = ctx.requireScalar(0, "size");
+  if (failed(sizeT))
+    return failure();
+  int64_t size = sizeT->asInt(0);
+  if (size < 0)
+    return ctx.error() << "size " << size << " is negative";
+  auto type = typeAttr(ctx, "output_datatype", DType::kFloat);
+  if (failed(type))
+    return failure();
+  if (!foldable({size}))
+    return ctx.error() << "size " << size << " is too large to build at compile time";
+  bool periodic = ctx.attrInt("periodic", 1) != 0;
+  double n = static_cast<double>(periodic ? size : size - 1);
+  HostTensor t = HostTensor::zeros(*type, {size});
+  for (int64_t i = 0; i < size; ++i) {
+    double y = 0.0;
+    for (size_t k = 0; k < coefficients.size(); ++k)
+      y += coefficients[k] * (n == 0.0 ? 1.0 : std::cos(2.0 * M_PI * static_cast<double>(k * i) / n));
+    if (isFloat(*type))
+      t.f[i] = static_cast<float>(y);
+    else
+      t.i[i] = floatToInt(y);
+  }
+  return setFolded(ctx, std::move(t));
+}
+LogicalResult convertHannWindow(NodeContext &ctx) { return convertWindow(ctx, {0.5, -0.5}); }
+LogicalResult convertHammingWindow(NodeContext &ctx) { return convertWindow(ctx, {25.0 / 46.0, -21.0 / 46.0}); }
+LogicalResult convertBlackmanWindow(NodeContext &ctx) { return convertWindow(ctx, {0.42, -0.5, 0.08}); }
+
+// OneHot: out[..., j, ...] (j along `axis`) = on where the index there (negative: from the
+// end) equals j, off elsewhere; an index outside [-depth, depth) gives a row of off.
+LogicalResult convertOneHot(NodeContext &ctx) {
+  const OnnxValue &indices = ctx.input(0);
+  auto depthT = ctx.requireScalar(1, "depth");
+  if (failed(depthT))
+    return failure();
+  int64_t depth = isFloat(depthT->type) ? floatToInt(depthT->asDouble(0)) : depthT->asInt(0);
+  if (depth < 1)
+    return ctx.error() << "depth " << depth << " must be at least 1";
+  const OnnxValue &values = ctx.input(2);
+  if (values.numElements() != 2)
+    return ctx.error() << "values must hold two elements (off, on); it has shape " << shapeString(values.shape);
+  int64_t rank = indices.rank() + 1;
+  auto axisOr = ctx.axisAttr("axis", -1, rank);
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
+  std::vector<int64_t> shape = indices.shape;
+  shape.insert(shape.begin() + axis, depth);
+  OpBuilder &b = ctx.b;
+  Value idx = materialize(ctx, indices);
+  Value vals = values.isConstant() ? Value() : reshapeView(b, ctx.loc, materialize(ctx, values), {2});
+  bool floatIndices = isFloat(indices.type);
+  Value out = generate(ctx, shape, values.type, [&](OpBuilder &nb, Location nl, ValueRange at) -> Value {
+    SmallVector<Value> coords;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        coords.push_back(at[d]);
+    Value raw = tensor::ExtractOp::create(nb, nl, idx, coords);
+    Value i = floatIndices ? arith::FPToSIOp::create(nb, nl, nb.getI64Type(), raw).getResult()
+                           : widenInt(nb, nl, raw, nb.getI64Type(), false);
+    Value depthV = arith::ConstantIntOp::create(nb, nl, depth, 64);
+    Value zero = arith::ConstantIntOp::create(nb, nl, 0, 64);
+    Value negative = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
+    i = arith::SelectOp::create(nb, nl, negative, arith::AddIOp::create(nb, nl, i, depthV), i);
+    Value j = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), at[axis]);
+    Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, i, j);
+    Value on, off;
+    if (values.isConstant()) {
+      off = elementConstant(nb, nl, values.type, *values.constant, 0);
+      on = elementConstant(nb, nl, values.type, *values.constant, 1);
+    } else {
+      off = tensor::ExtractOp::create(nb, nl, vals, ValueRange{arith::ConstantIndexOp::create(nb, nl, 0)});
+      on = tensor::ExtractOp::create(nb, nl, vals, ValueRange{arith::ConstantIndexOp::create(nb, nl, 1)});
+    }
+    return arith::SelectOp::create(nb, nl, hit, on, off);
+  });
+  ctx.setOutput(0, OnnxValue::ofValue(out, values.type));
+  return success();
+}
+
+} // namespace
+
+void addGeneratorOps(std::vector<OpSupport> &ops) {
+  ops.insert(ops.end(), {
+      {"BlackmanWindow", 17, 21, convertBlackmanWindow, "size known at compile time", "output_datatype periodic", 1},
+      {"EyeLike", 13, 21, convertEyeLike, "", "dtype k", 1, nullptr, true},
+      {"HammingWindow", 17, 21, convertHammingWindow, "size known at compile time", "output_datatype periodic", 1},
+      {"HannWindow", 17, 21, convertHannWindow, "size known at compile time", "output_datatype periodic", 1},
+      {"OneHot", 13, 21, convertOneHot, "depth known at compile time", "axis", 3},
+  });
+}
+
+} // namespace hexir::onnx_import
