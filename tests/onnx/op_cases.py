@@ -537,6 +537,24 @@ def pad_modes_tile_onehot():
 
 
 @case
+def integer_pow():
+    # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
+    # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).
+    x = np.array([2, -3, 1, 0, 3, -2, 7], np.int64)
+    y = np.array([3, 5, 9, 0, 41, 2, 1], np.int64)
+    xi = np.array([1, 2, 3, 4, 9], np.int32)
+    yf = np.array([4.0, 5.0, 6.0, 0.5, 1.5], np.float32)
+    xf = np.array([1.5, -2.0, 0.25, 3.0], np.float32)
+    yi = np.array([2, 3, -1, 0], np.int32)
+    outs = {"ii": np.power(x, y), "if": np.power(xi.astype(np.float64), yf).astype(np.int32),
+            "fi": np.power(xf, yi.astype(np.float32))}
+    nodes = [helper.make_node("Pow", ["x", "y"], ["ii"]), helper.make_node("Pow", ["xi", "yf"], ["if"]),
+             helper.make_node("Pow", ["xf", "yi"], ["fi"])]
+    ins = {"x": x, "y": y, "xi": xi, "yf": yf, "xf": xf, "yi": yi}
+    return model(nodes, ins, outs), ins, outs
+
+
+@case
 def gather_runtime_indices():
     # Embedding lookups (token ids from the caller) and a Gather along axis 1 with negative ids.
     table, x = rnd(10, 4), rnd(2, 5, 3)

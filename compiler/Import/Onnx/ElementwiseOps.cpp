@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
+#include <limits>
 #include <functional>
 #include <optional>
 
@@ -154,23 +155,63 @@ LogicalResult convertDiv(NodeContext &ctx) {
       });
 }
 
+// x^n for integers by square-and-multiply over the 63 bits of n >= 0 (wrapping, as NumPy's
+// integer power); a negative n gives 1 / x^|n| truncated: 1 for x = 1, +-1 for x = -1, else 0.
+Value integerPower(OpBuilder &b, Location l, Value x, Value n) {
+  Type t = x.getType();
+  auto cst = [&](int64_t v) -> Value { return arith::ConstantOp::create(b, l, b.getIntegerAttr(t, v)); };
+  Value one = cst(1), zero = cst(0);
+  Value r = one, base = x;
+  for (int bit = 0; bit < static_cast<int>(t.getIntOrFloatBitWidth()) - 1; ++bit) {
+    Value set = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, l, n, cst(int64_t{1} << bit)), zero);
+    r = arith::SelectOp::create(b, l, set, arith::MulIOp::create(b, l, r, base), r);
+    base = arith::MulIOp::create(b, l, base, base);
+  }
+  Value negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, n, zero);
+  Value odd = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, arith::AndIOp::create(b, l, n, one), zero);
+  Value isOne = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, x, one);
+  Value isMinusOne = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, x, cst(-1));
+  Value inverse = arith::SelectOp::create(b, l, isOne, one,
+                                          arith::SelectOp::create(b, l, isMinusOne,
+                                                                  arith::SelectOp::create(b, l, odd, cst(-1), one), zero));
+  return arith::SelectOp::create(b, l, negative, inverse, r);
+}
+
+int64_t foldIntegerPower(int64_t x, int64_t n) {
+  if (n < 0)
+    return x == 1 ? 1 : x == -1 ? (n & 1 ? -1 : 1) : 0;
+  uint64_t r = 1, base = static_cast<uint64_t>(x);
+  for (uint64_t k = static_cast<uint64_t>(n); k > 0; k >>= 1) {
+    if (k & 1)
+      r *= base;
+    base *= base;
+  }
+  return static_cast<int64_t>(r);
+}
+
+// Pow: the result has X's type. Floats: exp(y log x) (a constant integral exponent is repeated
+// multiplication, 0.5 a square root); an integer Y is converted. Integers: an integer power, or
+// for a float Y the float power truncated (an integral Y is the exact integer power).
 LogicalResult convertPow(NodeContext &ctx) {
-  if (failed(requireFloat(ctx)))
-    return failure();
-  const OnnxValue &y = ctx.input(1);
-  // A constant integral exponent is repeated multiplication (exact for negative bases, as
-  // numpy); 0.5 is a square root; anything else exp(y * log(x)).
-  if (y.isSplat() && !ctx.input(0).isConstant()) {
+  const OnnxValue &x = ctx.input(0), &y = ctx.input(1);
+  for (size_t i = 0; i < 2; ++i)
+    if (ctx.input(i).type == DType::kBool || ctx.input(i).type == DType::kUInt8)
+      return ctx.error() << "input " << i << " has element type " << dtypeName(ctx.input(i).type)
+                         << "; Pow takes float and signed integer tensors";
+  bool floatX = isFloat(x.type), floatY = isFloat(y.type);
+  int resultType = static_cast<int>(x.type);
+  if (floatX && y.isSplat() && !x.isConstant()) {
     double e = y.constant->asDouble(0);
     if (e == 0.5)
-      return convertElementwise(ctx, 1, -1, nullptr, nullptr,
+      return convertElementwise(ctx, 1, resultType, nullptr, nullptr,
                                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
                                   return math::SqrtOp::create(b, l, a[0]);
                                 });
     if (e == std::floor(e) && std::fabs(e) <= 16) {
       int64_t n = static_cast<int64_t>(std::fabs(e));
       bool reciprocal = e < 0;
-      return convertElementwise(ctx, 1, -1, nullptr, nullptr,
+      return convertElementwise(ctx, 1, resultType, nullptr, nullptr,
                                 [n, reciprocal](OpBuilder &b, Location l, ValueRange a) -> Value {
                                   Value r = floatConst(b, l, 1.0);
                                   // Square-and-multiply keeps the product count (and the
@@ -188,12 +229,53 @@ LogicalResult convertPow(NodeContext &ctx) {
                                 });
     }
   }
+  // exp(e log|x|), negated for a negative x and an odd integral e, NaN for a negative x and a
+  // fractional e, and 1 for e = 0 (NumPy's 0^0 and NaN^0).
+  auto floatPower = [](OpBuilder &b, Location l, Value base, Value e) -> Value {
+    Value magnitude = math::ExpOp::create(
+        b, l, arith::MulFOp::create(b, l, e, math::LogOp::create(b, l, math::AbsFOp::create(b, l, base))));
+    Value zero = floatConst(b, l, 0.0);
+    Value integral = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, math::FloorOp::create(b, l, e), e);
+    Value half = arith::MulFOp::create(b, l, e, floatConst(b, l, 0.5));
+    Value odd = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ONE, math::FloorOp::create(b, l, half), half);
+    Value negative = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, base, zero);
+    Value signedValue = arith::SelectOp::create(b, l, arith::AndIOp::create(b, l, integral, odd),
+                                                arith::NegFOp::create(b, l, magnitude), magnitude);
+    Value r = arith::SelectOp::create(
+        b, l, negative,
+        arith::SelectOp::create(b, l, integral, signedValue,
+                                floatConst(b, l, std::numeric_limits<double>::quiet_NaN())),
+        magnitude);
+    Value zeroExponent = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, e, zero);
+    return arith::SelectOp::create(b, l, zeroExponent, floatConst(b, l, 1.0), r);
+  };
+  FoldI iop = nullptr;
+  if (!floatX && !floatY)
+    iop = [](auto &a) { return foldIntegerPower(a[0], a[1]); };
   return convertElementwise(
-      ctx, 2, -1, [](auto &a) { return std::pow(a[0], a[1]); },
-      [](auto &a) { return static_cast<int64_t>(std::pow(a[0], a[1])); },
-      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value logx = math::LogOp::create(b, l, a[0]);
-        return math::ExpOp::create(b, l, arith::MulFOp::create(b, l, a[1], logx));
+      ctx, 2, resultType, [](auto &a) { return std::pow(a[0], a[1]); }, iop,
+      [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value base = a[0], e = a[1];
+        if (floatX) {
+          if (!floatY)
+            e = arith::SIToFPOp::create(b, l, b.getF32Type(), e);
+          return floatPower(b, l, base, e);
+        }
+        // In 64 bits, truncated to X's type: the same wrapped value, whatever Y's width.
+        Type t = base.getType(), i64 = b.getI64Type();
+        auto narrow = [&](Value v) -> Value {
+          return t == i64 ? v : arith::TruncIOp::create(b, l, t, v).getResult();
+        };
+        if (!floatY)
+          return narrow(integerPower(b, l, widenInt(b, l, base, i64, false), widenInt(b, l, e, i64, false)));
+        // A float exponent: the integer power where it is integral, else the float power truncated.
+        Value n = arith::FPToSIOp::create(b, l, i64, e);
+        Value integral = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                               arith::SIToFPOp::create(b, l, e.getType(), n), e);
+        Value viaFloat = arith::FPToSIOp::create(
+            b, l, t, floatPower(b, l, arith::SIToFPOp::create(b, l, b.getF32Type(), base), e));
+        return arith::SelectOp::create(b, l, integral,
+                                       narrow(integerPower(b, l, widenInt(b, l, base, i64, false), n)), viaFloat);
       });
 }
 
@@ -539,7 +621,7 @@ void addElementwiseOps(std::vector<OpSupport> &ops) {
       {"Neg", 13, 21, convertNeg, "", "", 1},
       {"Not", 13, 21, convertNot, "", "", 1},
       {"Or", 13, 21, convertOr, "", "", 2},
-      {"Pow", 13, 21, convertPow, "float tensors", "", 2},
+      {"Pow", 13, 21, convertPow, "float and signed integer tensors", "", 2},
       {"Reciprocal", 13, 21, convertReciprocal, "", "", 1},
       {"Relu", 13, 21, convertRelu, "", "", 1},
       {"Sigmoid", 13, 21, convertSigmoid, "", "", 1},

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <cmath>
 #include <limits>
@@ -166,6 +167,129 @@ FailureOr<OnnxValue> softmax(NodeContext &ctx, const OnnxValue &x, int64_t axis,
 }
 
 namespace {
+
+// (x - mean) / (sqrt(var) + eps) or / sqrt(var + eps) over `axes` (sorted), the statistics of
+// float `x` kept as size-1 dims: InstanceNormalization and MeanVarianceNormalization.
+FailureOr<OnnxValue> standardize(NodeContext &ctx, const OnnxValue &x, ArrayRef<int64_t> axes, double eps,
+                                 bool epsOutsideSqrt) {
+  int64_t count = 1;
+  for (int64_t a : axes)
+    count *= x.shape[a];
+  double inv = count == 0 ? 0.0 : 1.0 / static_cast<double>(count);
+  OnnxValue sum = OnnxValue::ofValue(reduce(ctx, materialize(ctx, x), axes, ReduceKind::kSum), DType::kFloat);
+  auto centered = elementwise(ctx, {&x, &sum}, DType::kFloat, [inv](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::SubFOp::create(b, l, a[0], arith::MulFOp::create(b, l, a[1], floatConst(b, l, inv)));
+  });
+  if (failed(centered))
+    return failure();
+  OnnxValue sq = OnnxValue::ofValue(reduce(ctx, centered->value, axes, ReduceKind::kSumSquares), DType::kFloat);
+  return elementwise(ctx, {&*centered, &sq}, DType::kFloat, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value var = arith::MulFOp::create(b, l, a[1], floatConst(b, l, inv));
+    Value sd = epsOutsideSqrt
+                   ? arith::AddFOp::create(b, l, math::SqrtOp::create(b, l, var), floatConst(b, l, eps)).getResult()
+                   : math::SqrtOp::create(b, l, arith::AddFOp::create(b, l, var, floatConst(b, l, eps))).getResult();
+    return arith::DivFOp::create(b, l, a[0], sd);
+  });
+}
+
+// InstanceNormalization: each (n, c) plane standardized, then scaled and shifted per channel.
+LogicalResult convertInstanceNormalization(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (x.rank() < 3 || !isFloat(x.type))
+    return ctx.error() << "input must be a float tensor of rank 3 or more ([N, C, d1, ...])";
+  if (failed(ctx.requireFloatInputs({1, 2})))
+    return failure();
+  int64_t c = x.shape[1];
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.input(i).numElements() != c)
+      return ctx.error() << "input " << i << " must hold " << c << " values (one per channel)";
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < x.rank(); ++d)
+    axes.push_back(d);
+  auto y = standardize(ctx, x, axes, ctx.attrFloat("epsilon", 1e-5f), /*epsOutsideSqrt=*/false);
+  if (failed(y))
+    return failure();
+  OnnxValue scale = perChannel(ctx, ctx.input(1), x.rank()), bias = perChannel(ctx, ctx.input(2), x.rank());
+  return setElementwise(ctx, 0, {&*y, &scale, &bias}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+  });
+}
+
+// MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` (default N, H, W).
+LogicalResult convertMeanVarianceNormalization(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be a float tensor";
+  std::vector<int64_t> axes = ctx.attr("axes") ? ctx.attrInts("axes") : std::vector<int64_t>{0, 2, 3};
+  for (int64_t &a : axes)
+    if (!normalizeAxis(a, x.rank()))
+      return ctx.error() << "axis " << a << " is out of range for rank " << x.rank();
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  auto y = standardize(ctx, x, axes, 1e-9, /*epsOutsideSqrt=*/true);
+  if (failed(y))
+    return failure();
+  ctx.setOutput(0, *y);
+  return success();
+}
+
+// LRN: x / (bias + alpha / size * sum of x^2 over the `size` channels around c)^beta; the sum
+// is a window over the squares padded along C (a reduction loop of extent `size`).
+LogicalResult convertLRN(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (x.rank() < 3 || !isFloat(x.type))
+    return ctx.error() << "input must be a float tensor of rank 3 or more ([N, C, d1, ...])";
+  int64_t size = ctx.attrInt("size", 0);
+  if (size < 1)
+    return ctx.error() << "size " << size << " must be at least 1";
+  double alpha = ctx.attrFloat("alpha", 1e-4f), beta = ctx.attrFloat("beta", 0.75f), bias = ctx.attrFloat("bias", 1.0f);
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  MLIRContext *mc = b.getContext();
+  auto squares = elementwise(ctx, {&x}, DType::kFloat, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return arith::MulFOp::create(nb, l, a[0], a[0]);
+  });
+  if (failed(squares))
+    return failure();
+  int64_t rank = x.rank(), before = (size - 1) / 2, after = size - 1 - before;
+  SmallVector<int64_t> low(rank, 0), high(rank, 0), padded(x.shape.begin(), x.shape.end());
+  low[1] = before;
+  high[1] = after;
+  padded[1] += size - 1;
+  Value zero = floatConst(b, loc, 0.0);
+  Value pad = tensor::PadOp::create(b, loc, RankedTensorType::get(padded, b.getF32Type()), squares->value,
+                                    getAsIndexOpFoldResult(mc, low), getAsIndexOpFoldResult(mc, high), zero);
+  // Loops: the output's dims, then the window k: read padded[n, c + k, ...].
+  SmallVector<AffineExpr> in, out;
+  for (int64_t d = 0; d < rank; ++d) {
+    in.push_back(d == 1 ? getAffineDimExpr(1, mc) + getAffineDimExpr(rank, mc) : getAffineDimExpr(d, mc));
+    out.push_back(getAffineDimExpr(d, mc));
+  }
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  // The window's extent comes from a (never read) operand of shape [size].
+  Value window = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, b.getF32Type());
+  Value init = linalg::FillOp::create(b, loc, ValueRange{zero},
+                                      ValueRange{tensor::EmptyOp::create(b, loc, x.shape, b.getF32Type())})
+                   .getResult(0);
+  SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, in, mc),
+                                 AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, mc)}, mc),
+                                 AffineMap::get(rank + 1, 0, out, mc)};
+  auto sum = linalg::GenericOp::create(b, loc, TypeRange{init.getType()}, ValueRange{pad, window}, ValueRange{init},
+                                       maps, iterators, [](OpBuilder &nb, Location l, ValueRange a) {
+                                         linalg::YieldOp::create(nb, l, ValueRange{arith::AddFOp::create(nb, l, a[2], a[0])});
+                                       });
+  OnnxValue sums = OnnxValue::ofValue(sum.getResult(0), DType::kFloat);
+  double scale = alpha / static_cast<double>(size);
+  return setElementwise(ctx, 0, {&x, &sums}, [=](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    Value base = arith::AddFOp::create(nb, l, floatConst(nb, l, bias),
+                                       arith::MulFOp::create(nb, l, floatConst(nb, l, scale), a[1]));
+    // base > 0 (bias > 0 in practice): base^beta as exp(beta log base), as Pow's kernels compute it.
+    Value power = math::ExpOp::create(nb, l, arith::MulFOp::create(nb, l, floatConst(nb, l, beta),
+                                                                    math::LogOp::create(nb, l, base)));
+    return arith::DivFOp::create(nb, l, a[0], power);
+  });
+}
 
 LogicalResult convertSoftmaxLike(NodeContext &ctx, bool log) {
   const OnnxValue &x = ctx.input(0);
@@ -410,6 +534,9 @@ void addNormalizationOps(std::vector<OpSupport> &ops) {
       {"ArgMin", 13, 21, convertArgMin, "", "axis keepdims select_last_index", 1},
       {"BatchNormalization", 13, 21, convertBatchNormalization, "inference (training_mode=0)", "epsilon momentum training_mode", 5},
       {"Hardmax", 13, 21, convertHardmax, "", "axis", 1},
+      {"InstanceNormalization", 13, 21, convertInstanceNormalization, "", "epsilon", 3},
+      {"LRN", 13, 21, convertLRN, "", "alpha beta bias size", 1},
+      {"MeanVarianceNormalization", 13, 21, convertMeanVarianceNormalization, "", "axes", 1},
       {"LayerNormalization", 17, 21, convertLayerNormalization, "", "axis epsilon stash_type", 1},
       {"LogSoftmax", 13, 21, convertLogSoftmax, "", "axis", 1},
       {"ReduceL1", 13, 21, convertReduceL1, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
