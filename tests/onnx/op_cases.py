@@ -537,6 +537,42 @@ def pad_modes_tile_onehot():
 
 
 @case
+def resize_like_pytorch():
+    # Resize against torch.nn.functional.interpolate (up in H, down in W): bilinear and bicubic
+    # with and without align_corners, nearest and nearest-exact, trilinear on a 5-D tensor.
+    x = rnd(1, 2, 5, 7)
+    v = rnd(1, 1, 3, 4, 5)
+    t = torch.from_numpy(x)
+    size = (9, 4)
+    outs = {
+        "bilinear": F.interpolate(t, size=size, mode="bilinear", align_corners=False).numpy(),
+        "bilinear_ac": F.interpolate(t, size=size, mode="bilinear", align_corners=True).numpy(),
+        "bicubic": F.interpolate(t, size=size, mode="bicubic", align_corners=False).numpy(),
+        "bicubic_ac": F.interpolate(t, size=size, mode="bicubic", align_corners=True).numpy(),
+        "nearest": F.interpolate(t, size=size, mode="nearest").numpy(),
+        "nearest_exact": F.interpolate(t, size=size, mode="nearest-exact").numpy(),
+        "trilinear": F.interpolate(torch.from_numpy(v), size=(6, 2, 7), mode="trilinear",
+                                   align_corners=False).numpy(),
+    }
+    inits = {"sizes": np.array([1, 2, *size], np.int64), "vsizes": np.array([1, 1, 6, 2, 7], np.int64)}
+
+    def resize(out, mode, transform, data="x", sizes="sizes", **attrs):
+        return helper.make_node("Resize", [data, "", "", sizes], [out], mode=mode,
+                                coordinate_transformation_mode=transform, **attrs)
+    nodes = [
+        resize("bilinear", "linear", "pytorch_half_pixel"),
+        resize("bilinear_ac", "linear", "align_corners"),
+        resize("bicubic", "cubic", "pytorch_half_pixel", cubic_coeff_a=-0.75),
+        resize("bicubic_ac", "cubic", "align_corners", cubic_coeff_a=-0.75),
+        resize("nearest", "nearest", "asymmetric", nearest_mode="floor"),
+        resize("nearest_exact", "nearest", "half_pixel", nearest_mode="round_prefer_ceil"),
+        resize("trilinear", "linear", "pytorch_half_pixel", data="v", sizes="vsizes"),
+    ]
+    ins = {"x": x, "v": v}
+    return model(nodes, ins, outs, inits), ins, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).

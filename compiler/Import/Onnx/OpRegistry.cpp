@@ -17,6 +17,7 @@ const std::vector<OpSupport> &supportedOps() {
     addLossOps(all);
     addGeneratorOps(all);
     addPadTileOps(all);
+    addResizeOps(all);
     addMathOps(all);
     addControlFlowOps(all);
     addQuantizeOps(all);
