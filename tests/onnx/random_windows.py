@@ -10,7 +10,10 @@ case of it) and random cases of:
   - MaxPool and AveragePool: 1-D and 2-D, kernels 1-7, strides, dilations (MaxPool), pads on each
     side, ceil_mode, count_include_pad; against a NumPy evaluation of ONNX's definition, itself
     checked against PyTorch's pooling wherever PyTorch can express the case;
-  - GlobalAveragePool and GlobalMaxPool, against NumPy.
+  - GlobalAveragePool and GlobalMaxPool, against NumPy;
+  - ConvTranspose: 1-D and 2-D, dense, grouped and depthwise, kernels 1-5, strides 1-3, dilations
+    1-2, symmetric and asymmetric pads (cropping), output_padding, with and without bias; against
+    PyTorch's conv_transpose in float64 (unpadded, then the output padding and crop applied).
 Cases are compiled 12 to a model (independent nodes, each its own input and output: one compile
 for K cases); a model that does not compile is retried case by case, so a refusal names its case.
 Every case this test ever failed on is kept in window_regressions.json and runs first, each run.
@@ -89,6 +92,34 @@ def draw_conv(rng):
     return case
 
 
+def draw_convtranspose(rng):
+    nsp = 1 if rng.random() < 0.2 else 2
+    kind = rng.choice(["dense", "grouped", "depthwise"])
+    if kind == "dense":
+        group, cg, fg = 1, int(rng.integers(1, 17)), int(rng.integers(1, 17))
+    elif kind == "grouped":
+        group, cg, fg = int(rng.integers(2, 9)), int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    else:
+        group, cg, fg = int(rng.integers(2, 33)), 1, 1
+    kernel = [int(rng.integers(1, 6)) for _ in range(nsp)]
+    strides = [_small(rng, 3) for _ in range(nsp)]
+    dilations = [_small(rng, 2, p_one=0.7) for _ in range(nsp)]
+    extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    # output_padding must be below the stride or the dilation (ONNX and PyTorch).
+    out_pad = [int(rng.integers(0, max(s, d))) if rng.random() < 0.3 else 0 for s, d in zip(strides, dilations)]
+    return {"op": "ConvTranspose", "n": int(rng.integers(1, 3)), "c": group * cg, "f": group * fg, "group": group,
+            "kernel": kernel, "strides": strides, "dilations": dilations, "bias": bool(rng.random() < 0.5),
+            "output_padding": out_pad, "pads": _pads(rng, nsp, extents, limit_half=False),
+            "spatial": [int(rng.integers(1, 12)) for _ in range(nsp)]}
+
+
+def convtranspose_out(case):
+    nsp = len(case["spatial"])
+    return [case["strides"][i] * (case["spatial"][i] - 1) + case["output_padding"][i] +
+            (case["kernel"][i] - 1) * case["dilations"][i] + 1 - case["pads"][i] - case["pads"][i + nsp]
+            for i in range(nsp)]
+
+
 def draw_pool(rng):
     nsp = 1 if rng.random() < 0.15 else 2
     op = str(rng.choice(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"], p=[0.45, 0.45, 0.05, 0.05]))
@@ -146,6 +177,11 @@ def macs(case):
     nsp = len(case["spatial"])
     if case["op"].startswith("Global"):
         return case["n"] * case["c"] * int(np.prod(case["spatial"]))
+    if case["op"] == "ConvTranspose":
+        if any(o < 1 for o in convtranspose_out(case)):
+            return None
+        return (case["n"] * case["c"] * int(np.prod(case["spatial"])) * (case["f"] // case["group"]) *
+                int(np.prod(case["kernel"])))
     pads = resolve_pads(case)
     outs = [window_out(case["spatial"][i], case["kernel"][i], case["strides"][i], case["dilations"][i],
                        pads[i], pads[i + nsp], case.get("ceil_mode", 0)) for i in range(nsp)]
@@ -175,7 +211,8 @@ def draw(seed, index):
     """Case `index` of run `seed`: the same case on every machine."""
     rng = np.random.default_rng([seed, index])
     while True:
-        case = draw_conv(rng) if rng.random() < 0.7 else draw_pool(rng)
+        u = rng.random()
+        case = draw_conv(rng) if u < 0.55 else draw_convtranspose(rng) if u < 0.75 else draw_pool(rng)
         m = macs(case)
         if m is not None and m <= MAX_MACS and every_window_reads_input(case):
             return case
@@ -187,9 +224,11 @@ def case_data(case, seed):
     """Input, weight and bias arrays of a case (float32, uniform in [-1, 1])."""
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, [case["n"], case["c"]] + case["spatial"]).astype(np.float32)
-    if case["op"] != "Conv":
+    if case["op"] not in ("Conv", "ConvTranspose"):
         return x, None, None
-    w = rng.uniform(-1, 1, [case["f"], case["c"] // case["group"]] + case["kernel"]).astype(np.float32)
+    wshape = ([case["f"], case["c"] // case["group"]] if case["op"] == "Conv"
+              else [case["c"], case["f"] // case["group"]])
+    w = rng.uniform(-1, 1, wshape + case["kernel"]).astype(np.float32)
     b = rng.uniform(-1, 1, [case["f"]]).astype(np.float32) if case["bias"] else None
     return x, w, b
 
@@ -206,6 +245,26 @@ def conv_ref(case, x, w, b):
     conv = F.conv1d if nsp == 1 else F.conv2d
     return conv(xt, torch.from_numpy(w).double(), bt, stride=case["strides"], dilation=case["dilations"],
                 groups=case["group"]).numpy()
+
+
+def convtranspose_ref(case, x, w, b):
+    """PyTorch's conv_transpose without padding, then ONNX's output_padding (zeros at the end)
+    and pads (a crop on each side), then the bias."""
+    nsp = len(case["spatial"])
+    conv = F.conv_transpose1d if nsp == 1 else F.conv_transpose2d
+    y = conv(torch.from_numpy(x).double(), torch.from_numpy(w).double(), None, stride=case["strides"],
+             dilation=case["dilations"], groups=case["group"])
+    grow = []
+    for i in reversed(range(nsp)):
+        grow += [0, case["output_padding"][i]]
+    y = F.pad(y, grow).numpy()
+    index = [slice(None), slice(None)]
+    for i in range(nsp):
+        index.append(slice(case["pads"][i], y.shape[2 + i] - case["pads"][i + nsp]))
+    y = y[tuple(index)]
+    if b is not None:
+        y = y + b.astype(np.float64).reshape([-1] + [1] * nsp)
+    return y
 
 
 def pool_ref_numpy(case, x):
@@ -258,6 +317,8 @@ def pool_ref_torch(case, x):
 def reference(case, x, w, b):
     if case["op"] == "Conv":
         return conv_ref(case, x, w, b)
+    if case["op"] == "ConvTranspose":
+        return convtranspose_ref(case, x, w, b)
     axes = tuple(range(2, x.ndim))
     if case["op"] == "GlobalAveragePool":
         return x.astype(np.float64).mean(axis=axes, keepdims=True)
@@ -275,7 +336,7 @@ def reference(case, x, w, b):
 def node_of(case, i, inits, data):
     x, w, b = data
     attrs = {}
-    if case["op"] == "Conv":
+    if case["op"] in ("Conv", "ConvTranspose"):
         inits.append(numpy_helper.from_array(w, f"w{i}"))
         inputs = [f"x{i}", f"w{i}"]
         if b is not None:
@@ -283,6 +344,8 @@ def node_of(case, i, inits, data):
             inputs.append(f"b{i}")
         attrs = {"group": case["group"], "kernel_shape": case["kernel"], "strides": case["strides"],
                  "dilations": case["dilations"]}
+        if case["op"] == "ConvTranspose":
+            attrs["output_padding"] = case["output_padding"]
     else:
         inputs = [f"x{i}"]
         if not case["op"].startswith("Global"):

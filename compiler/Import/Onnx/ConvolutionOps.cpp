@@ -304,54 +304,16 @@ LogicalResult convertGlobalPool(NodeContext &ctx, bool isMax) {
 LogicalResult convertGlobalAveragePool(NodeContext &ctx) { return convertGlobalPool(ctx, false); }
 LogicalResult convertGlobalMaxPool(NodeContext &ctx) { return convertGlobalPool(ctx, true); }
 
-} // namespace
-
-FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &wv, const OnnxValue *bias,
-                                    DType acc, double padValue) {
-  auto accepts = [acc](DType t) { return t == acc || (acc == DType::kInt32 && t == DType::kInt8); };
-  if (!accepts(x.type) || !accepts(wv.type))
-    return ctx.error() << "input and weight must be " << dtypeName(acc) << " tensors";
-  if (x.rank() != 3 && x.rank() != 4)
-    return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
-  if (wv.rank() != x.rank())
-    return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
-  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
-  std::vector<int64_t> weightKernel(wv.shape.begin() + 2, wv.shape.end());
-  if (kernel.empty())
-    kernel = weightKernel;
-  if (kernel != weightKernel)
-    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
-                       << shapeString(weightKernel);
-  Window w;
-  if (failed(readWindow(ctx, x.shape, kernel, /*ceilMode=*/false, w)))
-    return failure();
-  int64_t group = ctx.attrInt("group", 1);
-  int64_t n = x.shape[0], c = x.shape[1], f = wv.shape[0];
-  if (group <= 0 || c % group != 0 || f % group != 0 || wv.shape[1] != c / group)
-    return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input "
-                       << shapeString(x.shape) << " with group " << group;
+// The 2-D convolution of `input` (NCHW, already padded for `w`) by `weight` ([F, C/group, kh, kw])
+// into `init` ([N, F, OH, OW]): the named linalg convolutions, or the grouped generic.
+Value convolvePadded(NodeContext &ctx, Value input, const OnnxValue &weight, Value init, const Window &w,
+                     int64_t group, DType acc) {
   OpBuilder &b = ctx.b;
   MLIRContext *mc = b.getContext();
-  std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
-  auto outType = tensorType(mc, outShape, acc);
-
-  // The bias is the accumulator's initial value.
-  Value init;
-  if (bias) {
-    if (bias->type != acc)
-      return ctx.error() << "bias must be " << dtypeName(acc) << ", got " << dtypeName(bias->type);
-    if (bias->numElements() != f)
-      return ctx.error() << "bias has " << bias->numElements() << " values for " << f << " filters";
-    init = broadcastTo(ctx, reshaped(ctx, *bias, {f, 1, 1}), outShape);
-  } else {
-    Value zero = scalarConstant(b, ctx.loc, acc, 0.0);
-    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, elementType(mc, acc));
-    init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
-  }
-
-  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, padValue);
-  std::vector<int64_t> w4 = as4D(wv.shape);
-  OnnxValue weight = reshaped(ctx, wv, w4);
+  auto outType = cast<RankedTensorType>(init.getType());
+  int64_t n = outType.getDimSize(0), f = outType.getDimSize(1), c = cast<RankedTensorType>(input.getType()).getDimSize(1);
+  std::vector<int64_t> outShape(outType.getShape().begin(), outType.getShape().end());
+  const std::vector<int64_t> &w4 = weight.shape;
   Value out;
   // The named convolutions widen int8 operands to the int32 accumulator (sign-extending).
   if (group == 1) {
@@ -393,6 +355,215 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
                         .getResult(0);
     out = reshapeView(b, ctx.loc, grouped, outShape);
   }
+  return out;
+}
+
+// ConvTranspose as the stride-1 convolution that is its adjoint: the input with stride - 1
+// zeros between its elements and d(k - 1) - pad around them (a negative amount crops), by the
+// weight flipped in space with its input and output channels swapped per group.
+LogicalResult convertConvTranspose(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)) || failed(ctx.requireFloatInputs({1, 2})))
+    return failure();
+  const OnnxValue &x = ctx.input(0), &wv = ctx.input(1);
+  if (x.rank() != 3 && x.rank() != 4)
+    return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
+  if (wv.rank() != x.rank())
+    return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
+  int64_t spatial = x.rank() - 2, group = ctx.attrInt("group", 1), c = x.shape[1];
+  if (group <= 0 || c % group != 0 || wv.shape[0] != c)
+    return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input " << shapeString(x.shape)
+                       << " with group " << group << " (ConvTranspose's weight is [C, F/group, k...])";
+  int64_t fg = wv.shape[1], f = fg * group, cg = c / group;
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape"), weightKernel(wv.shape.begin() + 2, wv.shape.end());
+  if (kernel.empty())
+    kernel = weightKernel;
+  if (kernel != weightKernel)
+    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
+                       << shapeString(weightKernel);
+  auto orDefault = [&](const char *name, int64_t fill, int64_t count) {
+    std::vector<int64_t> v = ctx.attrInts(name);
+    return v.empty() ? std::vector<int64_t>(count, fill) : v;
+  };
+  std::vector<int64_t> strides = orDefault("strides", 1, spatial), dilations = orDefault("dilations", 1, spatial),
+                       pads = orDefault("pads", 0, 2 * spatial), outPad = orDefault("output_padding", 0, spatial),
+                       outShapeAttr = ctx.attrInts("output_shape");
+  if (static_cast<int64_t>(strides.size()) != spatial || static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial || static_cast<int64_t>(outPad.size()) != spatial)
+    return ctx.error() << "strides, dilations, pads or output_padding do not match " << spatial << " spatial dimensions";
+  // output_shape may list the spatial dims only or the whole shape.
+  if (static_cast<int64_t>(outShapeAttr.size()) == x.rank())
+    outShapeAttr.erase(outShapeAttr.begin(), outShapeAttr.begin() + 2);
+  if (!outShapeAttr.empty() && static_cast<int64_t>(outShapeAttr.size()) != spatial)
+    return ctx.error() << "output_shape has " << outShapeAttr.size() << " values for " << spatial << " spatial dimensions";
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" && autoPad != "VALID")
+    return ctx.error() << "unsupported attribute auto_pad='" << autoPad << "'";
+  // In the 2-D slots (a 1-D op uses the width slot).
+  Window w;
+  w.oneD = spatial == 1;
+  int64_t low[2] = {0, 0}, upIn[2] = {1, 1}, upStride[2] = {1, 1};
+  for (int64_t d = 0; d < 2; ++d) {
+    w.kernel[d] = w.stride[d] = w.dilation[d] = 1;
+    w.padBegin[d] = w.padEnd[d] = 0;
+    w.in[d] = w.out[d] = 1;
+  }
+  constexpr int64_t kMax = int64_t{1} << 31;
+  for (int64_t sIdx = 0; sIdx < spatial; ++sIdx) {
+    int64_t d = sIdx + (w.oneD ? 1 : 0);
+    int64_t in = x.shape[2 + sIdx], k = kernel[sIdx], st = strides[sIdx], dil = dilations[sIdx], op = outPad[sIdx];
+    int64_t padB = pads[sIdx], padE = pads[sIdx + spatial];
+    for (int64_t v : {k, st, dil, op, padB, padE})
+      if (v < 0 || v > kMax)
+        return ctx.error() << "kernel, strides, dilations, pads and output_padding must be in [0, 2^31], got " << v;
+    if (k == 0 || st == 0 || dil == 0)
+      return ctx.error() << "kernel, strides and dilations must be positive";
+    if (in == 0)
+      return ctx.error() << "the input's spatial axis " << sIdx << " is empty";
+    int64_t full = st * (in - 1) + op + dil * (k - 1) + 1;
+    int64_t target = -1;
+    if (!outShapeAttr.empty())
+      target = outShapeAttr[sIdx];
+    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+      target = in * st;
+    if (target >= 0) {
+      int64_t total = full - target;
+      // As ONNX specifies, with floor division (a larger output_shape makes `total` negative: the
+      // extra elements go at the end): SAME_UPPER puts the odd one at the end, else at the start.
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      padB = autoPad == "SAME_UPPER" ? half : total - half;
+      padE = total - padB;
+    } else if (autoPad == "VALID") {
+      padB = padE = 0;
+    }
+    int64_t out = full - padB - padE;
+    if (out <= 0)
+      return ctx.error() << "the output's spatial axis " << sIdx << " would have " << out << " elements";
+    w.kernel[d] = k;
+    w.dilation[d] = dil;
+    w.out[d] = out;
+    w.in[d] = out + dil * (k - 1);  // the upsampled, padded input the stride-1 convolution reads
+    low[d] = dil * (k - 1) - padB;
+    upIn[d] = in;
+    upStride[d] = st;
+  }
+  OpBuilder &b = ctx.b;
+  int64_t n = x.shape[0];
+  // The upsampled and padded input: element p reads x[(p - low) / stride] where that is a whole
+  // index inside x, else 0.
+  Value xv = reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape));
+  std::vector<int64_t> upShape = {n, c, w.in[0], w.in[1]};
+  Value up = generate(ctx, upShape, DType::kFloat, [&](OpBuilder &nb, Location nl, ValueRange at) -> Value {
+    auto cst = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(nb, nl, v); };
+    Value inside = arith::ConstantIntOp::create(nb, nl, 1, 1);
+    SmallVector<Value> coords = {at[0], at[1]};
+    for (int64_t d = 0; d < 2; ++d) {
+      Value q = arith::SubIOp::create(nb, nl, at[2 + d], cst(low[d]));
+      Value i = arith::DivSIOp::create(nb, nl, q, cst(upStride[d]));
+      Value ok = arith::AndIOp::create(
+          nb, nl, arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, q, cst(0)),
+          arith::AndIOp::create(nb, nl,
+                                arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                                      arith::RemSIOp::create(nb, nl, q, cst(upStride[d])), cst(0)),
+                                arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, cst(upIn[d]))));
+      inside = arith::AndIOp::create(nb, nl, inside, ok);
+      coords.push_back(arith::MinSIOp::create(nb, nl, arith::MaxSIOp::create(nb, nl, i, cst(0)), cst(upIn[d] - 1)));
+    }
+    Value v = tensor::ExtractOp::create(nb, nl, xv, coords);
+    return arith::SelectOp::create(nb, nl, inside, v, floatConst(nb, nl, 0.0));
+  });
+  // The weight [C, F/G, kh, kw] as a convolution's [F, C/G, kh, kw], flipped in space.
+  std::vector<int64_t> w4 = as4D(wv.shape);
+  int64_t kh = w4[2], kw = w4[3];
+  std::vector<int64_t> flippedShape = {f, cg, kh, kw};
+  OnnxValue flipped;
+  if (wv.isConstant()) {
+    HostTensor t = HostTensor::zeros(DType::kFloat, flippedShape);
+    const HostTensor &src = *wv.constant;
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t fo = 0; fo < fg; ++fo)
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j)
+              t.f[(((g * fg + fo) * cg + ci) * kh + i) * kw + j] =
+                  src.f[(((g * cg + ci) * fg + fo) * kh + (kh - 1 - i)) * kw + (kw - 1 - j)];
+    flipped = OnnxValue::ofConstant(std::move(t));
+  } else {
+    Value wsrc = reshapeView(b, ctx.loc, materialize(ctx, wv), w4);
+    flipped = OnnxValue::ofValue(
+        generate(ctx, flippedShape, DType::kFloat,
+                 [&](OpBuilder &nb, Location nl, ValueRange at) -> Value {
+                   auto cst = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(nb, nl, v); };
+                   Value g = arith::DivUIOp::create(nb, nl, at[0], cst(fg));
+                   Value fo = arith::RemUIOp::create(nb, nl, at[0], cst(fg));
+                   Value ci = arith::AddIOp::create(nb, nl, arith::MulIOp::create(nb, nl, g, cst(cg)), at[1]);
+                   Value i = arith::SubIOp::create(nb, nl, cst(kh - 1), at[2]);
+                   Value j = arith::SubIOp::create(nb, nl, cst(kw - 1), at[3]);
+                   return tensor::ExtractOp::create(nb, nl, wsrc, ValueRange{ci, fo, i, j});
+                 }),
+        DType::kFloat);
+  }
+  std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
+  Value init;
+  if (ctx.hasInput(2)) {
+    const OnnxValue &bias = ctx.input(2);
+    if (bias.numElements() != f)
+      return ctx.error() << "bias has " << bias.numElements() << " values for " << f << " filters";
+    init = broadcastTo(ctx, reshaped(ctx, bias, {f, 1, 1}), outShape);
+  } else {
+    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
+    init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, 0.0)}, ValueRange{empty}).getResult(0);
+  }
+  Value out = convolvePadded(ctx, up, flipped, init, w, group, DType::kFloat);
+  setWindowOutput(ctx, out, w);
+  return success();
+}
+
+} // namespace
+
+FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const OnnxValue &wv, const OnnxValue *bias,
+                                    DType acc, double padValue) {
+  auto accepts = [acc](DType t) { return t == acc || (acc == DType::kInt32 && t == DType::kInt8); };
+  if (!accepts(x.type) || !accepts(wv.type))
+    return ctx.error() << "input and weight must be " << dtypeName(acc) << " tensors";
+  if (x.rank() != 3 && x.rank() != 4)
+    return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
+  if (wv.rank() != x.rank())
+    return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  std::vector<int64_t> weightKernel(wv.shape.begin() + 2, wv.shape.end());
+  if (kernel.empty())
+    kernel = weightKernel;
+  if (kernel != weightKernel)
+    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
+                       << shapeString(weightKernel);
+  Window w;
+  if (failed(readWindow(ctx, x.shape, kernel, /*ceilMode=*/false, w)))
+    return failure();
+  int64_t group = ctx.attrInt("group", 1);
+  int64_t n = x.shape[0], c = x.shape[1], f = wv.shape[0];
+  if (group <= 0 || c % group != 0 || f % group != 0 || wv.shape[1] != c / group)
+    return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input "
+                       << shapeString(x.shape) << " with group " << group;
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
+
+  // The bias is the accumulator's initial value.
+  Value init;
+  if (bias) {
+    if (bias->type != acc)
+      return ctx.error() << "bias must be " << dtypeName(acc) << ", got " << dtypeName(bias->type);
+    if (bias->numElements() != f)
+      return ctx.error() << "bias has " << bias->numElements() << " values for " << f << " filters";
+    init = broadcastTo(ctx, reshaped(ctx, *bias, {f, 1, 1}), outShape);
+  } else {
+    Value zero = scalarConstant(b, ctx.loc, acc, 0.0);
+    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, elementType(mc, acc));
+    init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
+  }
+
+  Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, padValue);
+  Value out = convolvePadded(ctx, input, reshaped(ctx, wv, as4D(wv.shape)), init, w, group, acc);
   if (w.oneD)
     out = reshapeView(b, ctx.loc, out, {n, f, w.out[1]});
   return OnnxValue::ofValue(out, acc);
@@ -402,6 +573,8 @@ void addConvolutionOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
       {"AveragePool", 13, 21, convertAveragePool, "1-D and 2-D", "auto_pad ceil_mode count_include_pad kernel_shape pads strides dilations", 1},
       {"Conv", 13, 21, convertConv, "1-D and 2-D", "auto_pad dilations group kernel_shape pads strides", 2},
+      {"ConvTranspose", 13, 21, convertConvTranspose, "1-D and 2-D",
+       "auto_pad dilations group kernel_shape output_padding output_shape pads strides", 2},
       {"GlobalAveragePool", 13, 21, convertGlobalAveragePool, "", "", 1},
       {"GlobalMaxPool", 13, 21, convertGlobalMaxPool, "", "", 1},
       {"MaxPool", 13, 21, convertMaxPool, "1-D and 2-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
