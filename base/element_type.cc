@@ -16,6 +16,9 @@ uint64_t ElementTypeSize(ElementType type) {
     case ElementType::kI64: return 8;
     case ElementType::kU8: return 1;
     case ElementType::kBool: return 1;
+    case ElementType::kU16: return 2;
+    case ElementType::kU32: return 4;
+    case ElementType::kU64: return 8;
   }
   return 0;
 }
@@ -32,6 +35,9 @@ const char* ElementTypeName(ElementType type) {
     case ElementType::kI64: return "i64";
     case ElementType::kU8: return "u8";
     case ElementType::kBool: return "bool";
+    case ElementType::kU16: return "u16";
+    case ElementType::kU32: return "u32";
+    case ElementType::kU64: return "u64";
   }
   return "unknown";
 }

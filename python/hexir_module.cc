@@ -44,6 +44,9 @@ py::dtype DtypeOf(hexir::ElementType t) {
     case hexir::ElementType::kI16: return py::dtype::of<int16_t>();
     case hexir::ElementType::kI8: return py::dtype::of<int8_t>();
     case hexir::ElementType::kU8: return py::dtype::of<uint8_t>();
+    case hexir::ElementType::kU16: return py::dtype::of<uint16_t>();
+    case hexir::ElementType::kU32: return py::dtype::of<uint32_t>();
+    case hexir::ElementType::kU64: return py::dtype::of<uint64_t>();
     case hexir::ElementType::kBool: return py::dtype::of<bool>();
     case hexir::ElementType::kF16: return py::dtype("float16");
     case hexir::ElementType::kBF16: break;

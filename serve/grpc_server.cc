@@ -68,6 +68,14 @@ bool FromContents(const pb::InferTensorContents& c, const TensorInfo& t, uint64_
       });
     case ElementType::kU8:
       return fill(c.uint_contents(), [&](uint32_t v, unsigned char* p) { return as(v, 0u, 255u, p); });
+    case ElementType::kU16:
+      return fill(c.uint_contents(), [&](uint32_t v, unsigned char* p) {
+        return as(v, 0u, 65535u, reinterpret_cast<uint16_t*>(p));
+      });
+    case ElementType::kU32:
+      return fill(c.uint_contents(), [](uint32_t v, unsigned char* p) { std::memcpy(p, &v, 4); return true; });
+    case ElementType::kU64:
+      return fill(c.uint64_contents(), [](uint64_t v, unsigned char* p) { std::memcpy(p, &v, 8); return true; });
     case ElementType::kBool:
       return fill(c.bool_contents(), [](bool v, unsigned char* p) { *p = v ? 1 : 0; return true; });
     default:

@@ -136,6 +136,9 @@ bool Store(ElementType type, const json& v, unsigned char* out) {
     case ElementType::kI16: return StoreInteger<int16_t>(v, out);
     case ElementType::kI8: return StoreInteger<int8_t>(v, out);
     case ElementType::kU8: return StoreInteger<uint8_t>(v, out);
+    case ElementType::kU16: return StoreInteger<uint16_t>(v, out);
+    case ElementType::kU32: return StoreInteger<uint32_t>(v, out);
+    case ElementType::kU64: return StoreInteger<uint64_t>(v, out);
     case ElementType::kBool:
       if (!v.is_boolean()) return false;
       *out = v.get<bool>() ? 1 : 0;
@@ -153,6 +156,9 @@ json Load(ElementType type, const unsigned char* p) {
     case ElementType::kI16: { int16_t v; std::memcpy(&v, p, 2); return json(v); }
     case ElementType::kI8: { int8_t v; std::memcpy(&v, p, 1); return json(v); }
     case ElementType::kU8: return json(static_cast<unsigned>(*p));
+    case ElementType::kU16: { uint16_t v; std::memcpy(&v, p, 2); return json(v); }
+    case ElementType::kU32: { uint32_t v; std::memcpy(&v, p, 4); return json(v); }
+    case ElementType::kU64: { uint64_t v; std::memcpy(&v, p, 8); return json(v); }
     case ElementType::kBool: return json(*p != 0);
     default: return json(nullptr);
   }
@@ -171,6 +177,9 @@ const char* DatatypeName(ElementType type) {
     case ElementType::kI32: return "INT32";
     case ElementType::kI64: return "INT64";
     case ElementType::kU8: return "UINT8";
+    case ElementType::kU16: return "UINT16";
+    case ElementType::kU32: return "UINT32";
+    case ElementType::kU64: return "UINT64";
     case ElementType::kBool: return "BOOL";
   }
   return "UNKNOWN";

@@ -49,13 +49,22 @@ bool readFixedInput(const std::string &name, const std::string &path,
   case ElementType::kI8:
     value.ints.assign(static_cast<const int8_t *>(data), static_cast<const int8_t *>(data) + n);
     break;
+  case ElementType::kI16:
+    value.ints.assign(static_cast<const int16_t *>(data), static_cast<const int16_t *>(data) + n);
+    break;
+  case ElementType::kU16:
+    value.ints.assign(static_cast<const uint16_t *>(data), static_cast<const uint16_t *>(data) + n);
+    break;
+  case ElementType::kU32:
+    value.ints.assign(static_cast<const uint32_t *>(data), static_cast<const uint32_t *>(data) + n);
+    break;
   case ElementType::kU8:
   case ElementType::kBool:
     value.ints.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + n);
     break;
   default:
     error = "--fix-input " + name + ": " + path + " holds " + hexir::ElementTypeName(array->element_type) +
-            " values; give float32, float64, int64, int32, int8, uint8 or bool";
+            " values; give float32, float64, int64, int32, int16, int8, uint32, uint16, uint8 or bool";
     return false;
   }
   fixed[name] = std::move(value);

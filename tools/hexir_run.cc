@@ -177,6 +177,7 @@ int main(int argc, char** argv) {
     }
     auto array = hexir::npy::Read(it->second);
     if (!array.ok()) return Fail(array.status().message());
+    hexir::npy::AdaptToInput(*array, sig.element_type);  // bf16 from float32 or its bits
     inputs.push_back(std::move(*array));
     input_files.erase(it);
   }

@@ -17,6 +17,7 @@ constexpr DtypeName kDtypes[] = {
     {"<f4", ElementType::kF32}, {"<f2", ElementType::kF16}, {"<f8", ElementType::kF64},
     {"|i1", ElementType::kI8},  {"<i2", ElementType::kI16}, {"<i4", ElementType::kI32},
     {"<i8", ElementType::kI64}, {"|u1", ElementType::kU8},  {"|b1", ElementType::kBool},
+    {"<u2", ElementType::kU16}, {"<u4", ElementType::kU32}, {"<u8", ElementType::kU64},
 };
 
 // Value text of `key` in the header dict: "'descr': '<f4'" -> "'<f4'".
@@ -136,7 +137,35 @@ StatusOr<Array> Read(const std::string& path) {
   return Parse(bytes, "'" + path + "'");
 }
 
+float Bf16ToFloat(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t FloatToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);                 // nearest, ties to even
+}
+
+static Array Bf16AsFloat(const Array& array) {
+  Array f;
+  f.element_type = ElementType::kF32;
+  f.shape = array.shape;
+  uint64_t n = array.element_count();
+  f.Resize(n * 4);
+  const uint16_t* in = static_cast<const uint16_t*>(array.data());
+  float* out = static_cast<float*>(f.data());
+  for (uint64_t i = 0; i < n; ++i) out[i] = Bf16ToFloat(in[i]);
+  return f;
+}
+
 std::string Serialize(const Array& array) {
+  // NumPy has no bfloat16: such an array is written as the float32 values it holds (exact).
+  if (array.element_type == ElementType::kBF16) return Serialize(Bf16AsFloat(array));
   const char* descr = "<f4";
   for (const DtypeName& d : kDtypes)
     if (d.type == array.element_type) descr = d.descr;
@@ -154,6 +183,23 @@ std::string Serialize(const Array& array) {
   out += header;
   if (array.byte_size > 0) out.append(static_cast<const char*>(array.data()), array.byte_size);
   return out;
+}
+
+void AdaptToInput(Array& array, ElementType type) {
+  if (type != ElementType::kBF16) return;
+  if (array.element_type == ElementType::kU16 || array.element_type == ElementType::kI16) {
+    array.element_type = ElementType::kBF16;
+  } else if (array.element_type == ElementType::kF32) {
+    uint64_t n = array.element_count();
+    Array bits;
+    bits.element_type = ElementType::kBF16;
+    bits.shape = array.shape;
+    bits.Resize(n * 2);
+    const float* in = static_cast<const float*>(array.data());
+    uint16_t* out = static_cast<uint16_t*>(bits.data());
+    for (uint64_t i = 0; i < n; ++i) out[i] = FloatToBf16(in[i]);
+    array = std::move(bits);
+  }
 }
 
 Status Write(const std::string& path, const Array& array) {

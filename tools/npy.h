@@ -33,6 +33,15 @@ Status Write(const std::string& path, const Array& array);
 // Writes every (path, array) or none: each goes to a temporary file next to its path first, and
 // only when all are written are they renamed into place.
 Status WriteAll(const std::vector<std::pair<std::string, const Array*>>& files);
+// A bf16 array is written as float32 (NumPy has no bfloat16; every bf16 value is a float32).
 std::string Serialize(const Array& array);
+
+// bfloat16 bits and floats: exact one way, rounded to nearest (ties to even) the other.
+float Bf16ToFloat(uint16_t bits);
+uint16_t FloatToBf16(float f);
+// `array` made an input of `type` where NumPy cannot hold that type: a bf16 input from float32
+// values (rounded to nearest even) or from uint16/int16 bits. Anything else is left as it is
+// (the session then checks the type).
+void AdaptToInput(Array& array, ElementType type);
 
 }  // namespace hexir::npy

@@ -88,5 +88,47 @@ TEST_CASE("npy shapes are parsed strictly and sized without wrapping", "[npy]") 
   CHECK(six->shape == std::vector<int64_t>{6});
 }
 
+TEST_CASE("npy holds unsigned 16 to 64-bit integers, and bf16 goes out as float32 and comes in from it", "[npy]") {
+  for (auto [type, descr] : {std::pair{ElementType::kU16, "<u2"}, std::pair{ElementType::kU32, "<u4"},
+                             std::pair{ElementType::kU64, "<u8"}}) {
+    Array a;
+    a.element_type = type;
+    a.shape = {3};
+    a.Resize(3 * ElementTypeSize(type));
+    std::memset(a.data(), 0xff, a.byte_size);
+    std::string bytes = Serialize(a);
+    CHECK(bytes.find(std::string("'descr': '") + descr + "'") != std::string::npos);
+    auto back = Parse(bytes, "t");
+    REQUIRE(back.ok());
+    CHECK(back->element_type == type);
+    CHECK(std::memcmp(back->data(), a.data(), a.byte_size) == 0);
+  }
+  // bfloat16 1.0 (0x3f80) and -2.5 (0xc020) are written as the float32 values they hold.
+  Array h;
+  h.element_type = ElementType::kBF16;
+  h.shape = {2};
+  h.Resize(4);
+  uint16_t bits[2] = {0x3f80, 0xc020};
+  std::memcpy(h.data(), bits, 4);
+  auto f = Parse(Serialize(h), "t");
+  REQUIRE(f.ok());
+  CHECK(f->element_type == ElementType::kF32);
+  CHECK(static_cast<const float*>(f->data())[0] == 1.0f);
+  CHECK(static_cast<const float*>(f->data())[1] == -2.5f);
+  // ... and float32 values become a bf16 input, rounded to nearest even.
+  float in[2] = {1.0f, 1.00390625f};  // 1 + 2^-8: a tie between 1 and 1 + 2^-7, to the even 1
+  Array g;
+  g.element_type = ElementType::kF32;
+  g.shape = {2};
+  g.Resize(8);
+  std::memcpy(g.data(), in, 8);
+  AdaptToInput(g, ElementType::kBF16);
+  CHECK(g.element_type == ElementType::kBF16);
+  CHECK(static_cast<const uint16_t*>(g.data())[0] == 0x3f80);
+  CHECK(static_cast<const uint16_t*>(g.data())[1] == 0x3f80);
+  AdaptToInput(g, ElementType::kF32);  // anything but bf16 is left to the session's checks
+  CHECK(g.element_type == ElementType::kBF16);
+}
+
 }  // namespace
 }  // namespace hexir::npy

@@ -31,8 +31,10 @@ inline constexpr llvm::StringLiteral kBucketDimValuesAttrName = "hexir.bucket_di
 // Unit attribute on a graph function that is the body of a hexir.loop or a branch of a
 // hexir.if: compiled with the graph that runs it, never a function of the executable.
 inline constexpr llvm::StringLiteral kBodyAttrName = "hexir.body";
-// String attribute on an entry function's i8 argument or result: "i8" or "u8" (quantized
-// tensors); without it an i8 at the interface is a bool.
+// String attribute on an entry function's integer argument or result saying what its bits are:
+// "i8" or "u8" on i8 (without it an i8 at the interface is a bool); "u16", "f16" or "bf16" on
+// i16 (16-bit floats cross the interface as their bits, converted inside the graph); "u32" on
+// i32, "u64" on i64.
 inline constexpr llvm::StringLiteral kElementTypeAttrName = "hexir.element_type";
 } // namespace mlir::hexir
 

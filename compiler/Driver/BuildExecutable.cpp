@@ -38,12 +38,21 @@ FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned i
   auto t = cast<RankedTensorType>(type);
   Type et = t.getElementType();
   ser::TensorSignature sig;
+  // An integer the importer declares otherwise: unsigned, or the bits of a 16-bit float.
+  StringRef as = declared ? declared.getValue() : StringRef();
   if (et.isF32())
     sig.element_type = ser::ElementType::F32;
+  else if (et.isF64())
+    sig.element_type = ser::ElementType::F64;
   else if (et.isSignlessInteger(64))
-    sig.element_type = ser::ElementType::I64;
+    sig.element_type = as == "u64" ? ser::ElementType::U64 : ser::ElementType::I64;
   else if (et.isSignlessInteger(32))
-    sig.element_type = ser::ElementType::I32;
+    sig.element_type = as == "u32" ? ser::ElementType::U32 : ser::ElementType::I32;
+  else if (et.isSignlessInteger(16))
+    sig.element_type = as == "u16"    ? ser::ElementType::U16
+                       : as == "f16"  ? ser::ElementType::F16
+                       : as == "bf16" ? ser::ElementType::BF16
+                                      : ser::ElementType::I16;
   else if (et.isSignlessInteger(8) && declared && declared.getValue() == "u8")
     sig.element_type = ser::ElementType::U8;
   else if (et.isSignlessInteger(8) && declared && declared.getValue() == "i8")
@@ -51,7 +60,8 @@ FailureOr<ser::TensorSignature> signature(func::FuncOp fn, Type type, unsigned i
   else if (et.isSignlessInteger(8))
     sig.element_type = ser::ElementType::BOOL;  // an undeclared i8 is a bool (0 or 1 in a byte)
   else
-    return fn.emitError() << "only f32, i64, i32, i8 (bool, int8, uint8) inputs and outputs are supported, got " << type;
+    return fn.emitError() << "only f32, f64, i64, i32, i16 (int16, uint16, float16 and bfloat16 bits), i8 (bool, int8, "
+                             "uint8) inputs and outputs are supported, got " << type;
   sig.name = nameOf(fn, index, isResult);
   sig.shape.assign(t.getShape().begin(), t.getShape().end());
   return sig;

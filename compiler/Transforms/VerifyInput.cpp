@@ -49,9 +49,11 @@ std::string typeString(Type type) {
   return s;
 }
 
-// Why `type` cannot be a tensor in a Hexir graph, or "" if it can. Graph values are f32, i64
-// and i32 (indices, token ids), and i8 (ONNX bools, also at the interface); any integer constant is
-// allowed where TOSA wants one (the shift of tosa.mul, zero points), via `allowInteger`.
+// Why `type` cannot be a tensor in a Hexir graph, or "" if it can. Graph values are f32, i64,
+// i32 and i16 (indices, token ids, the integer types of either sign, the bits of 16-bit floats
+// at the interface), i8 (ONNX bools and int8) and f64 (double at the interface); any integer
+// constant is allowed where TOSA wants one (the shift of tosa.mul, zero points), via
+// `allowInteger`.
 std::string checkTensorType(Type type, bool allowInteger) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped)
@@ -72,13 +74,13 @@ std::string checkTensorType(Type type, bool allowInteger) {
   if (tooLarge || product > (uint64_t{1} << 40))
     return "would take " + (tooLarge ? std::string("more than 2^64") : std::to_string(product)) +
            " bytes, more than the 1099511627776 bytes (1 TiB) Hexir allows for one tensor";
-  if (element.isF32() || element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
-      element.isSignlessInteger(8))
+  if (element.isF32() || element.isF64() || element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
+      element.isSignlessInteger(16) || element.isSignlessInteger(8))
     return "";
   if (allowInteger && element.isSignlessInteger())
     return "";
   return "has element type " + typeString(element) +
-         ", which is not supported yet; Hexir compiles f32, i64 and i32 tensors (and i8 for booleans)";
+         ", which is not supported yet; Hexir compiles f32, f64, i64, i32, i16 and i8 tensors";
 }
 
 struct VerifyInputPass : public mlir::hexir::impl::VerifyInputBase<VerifyInputPass> {

@@ -12,7 +12,7 @@
 namespace hexir {
 
 // Values match the executable format's element types.
-enum class ElementType : uint8_t { kF32 = 0, kF16, kBF16, kF64, kI8, kI16, kI32, kI64, kU8, kBool };
+enum class ElementType : uint8_t { kF32 = 0, kF16, kBF16, kF64, kI8, kI16, kI32, kI64, kU8, kBool, kU16, kU32, kU64 };
 
 // Bytes per element (0 for an unknown value).
 HEXIR_API uint64_t ElementTypeSize(ElementType type);

@@ -90,7 +90,7 @@ BAD_GRAPHS = {
                        "graph.mlir:2:8: error: unsupported operation 'tosa.sin'"),
     "unsupported element type": ("func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {\n"
                                  "  return %x : tensor<4xf16>\n}\n",
-                                 "element type f16, which is not supported yet; Hexir compiles f32, i64 and i32 tensors"),
+                                 "element type f16, which is not supported yet; Hexir compiles f32, f64, i64, i32, i16 and i8 tensors"),
     "nothing to compile": ("func.func private @other(%x: tensor<4xf32>) -> tensor<4xf32>\n",
                            "the input has no function to compile (only declarations: @other)"),
     "syntax error": ("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y : tensor<4xf32>\n}\n",

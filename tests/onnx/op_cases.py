@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import zlib
 
 import numpy as np
 import onnx
@@ -36,7 +37,8 @@ def rnd(*shape, low=-1.0, high=1.0):
 def onnx_type(a):
     return {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
             np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8, np.bool_: TensorProto.BOOL,
-            np.float64: TensorProto.DOUBLE}[a.dtype.type]
+            np.float64: TensorProto.DOUBLE, np.float16: TensorProto.FLOAT16, np.int16: TensorProto.INT16,
+            np.uint16: TensorProto.UINT16, np.uint32: TensorProto.UINT32, np.uint64: TensorProto.UINT64}[a.dtype.type]
 
 
 def model(nodes, inputs, outputs, inits=None, opset=13, input_dims=None):
@@ -573,6 +575,65 @@ def resize_like_pytorch():
 
 
 @case
+def unsigned_and_16_bit_integers():
+    # uint8 to uint64 and int16 as NumPy computes them: wrapping Add/Sub/Mul, unsigned Div and
+    # Mod (by 0: 0), Min/Max and comparisons past the signed range, BitShift (past the width: 0),
+    # casts to and from float.
+    rng = np.random.default_rng(7)
+    outs, nodes, ins = {}, [], {}
+    for t in (np.uint8, np.uint16, np.uint32, np.uint64, np.int16):
+        info = np.iinfo(t)
+        a = rng.integers(info.min, info.max, size=6, dtype=t, endpoint=True)
+        b = rng.integers(info.min, info.max, size=6, dtype=t, endpoint=True)
+        b[0] = 0
+        a[1], b[1] = info.max, info.max - 1  # past the signed range for unsigned types
+        n = np.dtype(t).name
+        ins[f"a_{n}"], ins[f"b_{n}"] = a, b
+        with np.errstate(over="ignore", divide="ignore"):
+            outs[f"add_{n}"], outs[f"sub_{n}"], outs[f"mul_{n}"] = a + b, a - b, a * b
+            outs[f"max_{n}"], outs[f"less_{n}"] = np.maximum(a, b), a < b
+            outs[f"float_{n}"] = a.astype(np.float32)
+            if info.min == 0:
+                outs[f"div_{n}"] = np.where(b == 0, 0, a // np.where(b == 0, 1, b)).astype(t)
+                outs[f"mod_{n}"] = np.where(b == 0, 0, a % np.where(b == 0, 1, b)).astype(t)
+                shift = (np.arange(6) * (np.iinfo(t).bits // 3)).astype(t)
+                ins[f"s_{n}"] = shift
+                outs[f"shl_{n}"] = np.where(shift >= info.bits, 0, a << np.where(shift >= info.bits, 0, shift)).astype(t)
+                outs[f"shr_{n}"] = np.where(shift >= info.bits, 0, a >> np.where(shift >= info.bits, 0, shift)).astype(t)
+        nodes += [helper.make_node("Add", [f"a_{n}", f"b_{n}"], [f"add_{n}"]),
+                  helper.make_node("Sub", [f"a_{n}", f"b_{n}"], [f"sub_{n}"]),
+                  helper.make_node("Mul", [f"a_{n}", f"b_{n}"], [f"mul_{n}"]),
+                  helper.make_node("Max", [f"a_{n}", f"b_{n}"], [f"max_{n}"]),
+                  helper.make_node("Less", [f"a_{n}", f"b_{n}"], [f"less_{n}"]),
+                  helper.make_node("Cast", [f"a_{n}"], [f"float_{n}"], to=TensorProto.FLOAT)]
+        if info.min == 0:
+            nodes += [helper.make_node("Div", [f"a_{n}", f"b_{n}"], [f"div_{n}"]),
+                      helper.make_node("Mod", [f"a_{n}", f"b_{n}"], [f"mod_{n}"]),
+                      helper.make_node("BitShift", [f"a_{n}", f"s_{n}"], [f"shl_{n}"], direction="LEFT"),
+                      helper.make_node("BitShift", [f"a_{n}", f"s_{n}"], [f"shr_{n}"], direction="RIGHT")]
+    return model(nodes, ins, outs), ins, outs
+
+
+@case
+def float16_and_double_interface():
+    # float16 and double inputs and outputs (computed in f32 inside): a float16 value rounds to
+    # nearest even at the output (subnormals, overflow to inf, NaN), Cast to FLOAT16 rounds, and
+    # a double passes through f32.
+    h = np.array([0.1, -2.5, 65504, 6e-8, 3e-5, -0.0, np.inf, np.nan], np.float16)
+    d = np.array([1.5, -3.25, 1e-3, 2.0 ** 40], np.float64)
+    x = np.array([1.0001, 70000.0, 1e-7, -3e-6, 0.33333334, 2049.0], np.float32)
+    with np.errstate(over="ignore"):
+        outs = {"h2": (h.astype(np.float32) * np.float32(2)).astype(np.float16),
+                "d2": (d.astype(np.float32) * np.float32(2)).astype(np.float64),
+                "xh": x.astype(np.float16), "xh32": x.astype(np.float16).astype(np.float32)}
+    nodes = [helper.make_node("Add", ["h", "h"], ["h2"]), helper.make_node("Add", ["d", "d"], ["d2"]),
+             helper.make_node("Cast", ["x"], ["xh"], to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["xh"], ["xh32"], to=TensorProto.FLOAT)]
+    ins = {"h": h, "d": d, "x": x}
+    return model(nodes, ins, outs), ins, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).
@@ -736,9 +797,10 @@ ERRORS = {
                                          {"y": rnd(2, 4)}, {"p": np.array([0, 1, 0, 1], np.int64)}), {},
                                    "node 'n0' (Pad, domain ai.onnx, opset 13): mode 'wrap' is not one of constant, "
                                    "reflect, edge"),
-    "output_type_declared_double": lambda: (model([helper.make_node("EyeLike", ["x"], ["y"])], {"x": rnd(2, 2)},
-                                                  {"y": np.eye(2)}), {},
-                                            "graph output 'y' is declared DOUBLE, which Hexir does not compute"),
+    "output_type_declared_otherwise": lambda: (model([helper.make_node("Relu", ["x"], ["y"])], {"x": rnd(2, 2)},
+                                                     {"y": np.eye(2, dtype=np.int64)}), {},
+                                               "graph output 'y' is declared INT64, which Hexir does not compute (it "
+                                               "has float)"),
     "runtime_reshape_shape": lambda: (model([helper.make_node("Reshape", ["x", "s"], ["y"])],
                                             {"x": rnd(2, 2), "s": np.array([4], np.int64)}, {"y": rnd(4)}), {},
                                       "node 'n0' (Reshape, domain ai.onnx, opset 13): shape (input 1) must be known "
@@ -1112,7 +1174,15 @@ def compile_model(bin_dir, path, hxb, extra):
     return run_tool([os.path.join(bin_dir, "hexir-compile"), path, "-o", hxb] + TARGET_ARGS + list(extra))
 
 
+def seed_for(name):
+    """Each case draws its data from its own seed (its name's): the same data whichever cases
+    run before it (--only, new cases)."""
+    global rng
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+
+
 def check_case(name, bin_dir, tmp):
+    seed_for(name)
     got = CASES[name]()
     m, ins, outs = got[:3]
     extra = got[3] if len(got) > 3 else []
@@ -1162,7 +1232,8 @@ def check_outputs(name, outs, results):
     for k, ref in outs.items():
         got = np.asarray(results[k])
         ref = np.asarray(ref)
-        want_dtype = ref.dtype if ref.dtype != np.float64 else np.float32
+        # float64 references check float32 results, unless the model's output is a double.
+        want_dtype = ref.dtype if ref.dtype != np.float64 or got.dtype == np.float64 else np.float32
         if got.shape != ref.shape or got.dtype != want_dtype:
             print(f"{name}.{k}: got {got.dtype}{got.shape}, expected {want_dtype}{ref.shape}")
             ok = False
@@ -1184,6 +1255,7 @@ def check_outputs(name, outs, results):
 
 
 def check_error(name, bin_dir, tmp):
+    seed_for(name)
     got = ERRORS[name]()
     m, _, message = got[:3]
     extra = got[3] if len(got) > 3 else []

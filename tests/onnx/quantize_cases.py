@@ -670,10 +670,10 @@ def add_cases(cases, errors, model, rnd):
         inits = {"sx": sx, "zx": zx, "w": w, "sw": sw, "zw": np.int8(0)}
         return model(nodes, ins, outs, inits), ins, outs, ["--int8-kernels"]
 
-    def uint8_add():
+    def uint8_relu():
         a = rng.integers(0, 256, size=(4,)).astype(np.uint8)
-        return model([helper.make_node("Add", ["a", "a"], ["y"])], {"a": a}, {"y": a}), {}
+        return model([helper.make_node("Relu", ["a"], ["y"])], {"a": a}, {"y": a}), {}
 
-    errors["uint8_arithmetic"] = lambda: (
-        *uint8_add(), "node 'n0' (Add, domain ai.onnx, opset 13): reads a uint8 tensor; Hexir takes uint8 tensors "
-        "only through the quantized ops (QuantizeLinear, DequantizeLinear, MatMulInteger, ...), Cast and data movement")
+    errors["uint8_unsigned_unaware_op"] = lambda: (
+        *uint8_relu(), "node 'n0' (Relu, domain ai.onnx, opset 13): reads a uint8 tensor; Hexir computes on unsigned "
+        "integers in the arithmetic, comparison and bit ops")

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Elementwise.h"
+#include "Import/Onnx/FloatBits.h"
 #include "Import/Onnx/OpRegistry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -130,6 +131,21 @@ LogicalResult convertMul(NodeContext &ctx) {
 LogicalResult convertDiv(NodeContext &ctx) {
   if (failed(checkSameTypes(ctx, 2)))
     return failure();
+  if (isUnsigned(ctx.input(0).type))  // unsigned: the plain quotient; by 0 gives 0
+    return convertElementwise(
+        ctx, 2, -1, nullptr,
+        [](auto &a) -> int64_t {
+          uint64_t x = static_cast<uint64_t>(a[0]), y = static_cast<uint64_t>(a[1]);
+          return y == 0 ? 0 : static_cast<int64_t>(x / y);
+        },
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Type t = a[0].getType();
+          Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0));
+          Value byZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], zero);
+          Value q = arith::DivUIOp::create(
+              b, l, a[0], arith::SelectOp::create(b, l, byZero, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 1)), a[1]));
+          return arith::SelectOp::create(b, l, byZero, zero, q);
+        });
   return convertElementwise(
       ctx, 2, -1, [](auto &a) { return a[0] / a[1]; },
       // As the kernels compute it: x / 0 = 0, x / -1 = -x wrapping (MIN / -1 = MIN), never a trap.
@@ -284,6 +300,7 @@ LogicalResult convertMinMax(NodeContext &ctx, bool isMax) {
     return ctx.error() << "needs at least one input";
   if (failed(checkSameTypes(ctx, ctx.numInputs())))
     return failure();
+  bool isU = isUnsigned(ctx.input(0).type);
   return convertElementwise(
       ctx, ctx.numInputs(), -1,
       [isMax](auto &a) {
@@ -292,18 +309,23 @@ LogicalResult convertMinMax(NodeContext &ctx, bool isMax) {
           r = isMax ? std::max(r, v) : std::min(r, v);
         return r;
       },
-      [isMax](auto &a) {
+      [isMax, isU](auto &a) {
         int64_t r = a[0];
-        for (int64_t v : a)
-          r = isMax ? std::max(r, v) : std::min(r, v);
+        for (int64_t v : a) {
+          bool less = isU ? static_cast<uint64_t>(v) < static_cast<uint64_t>(r) : v < r;
+          r = (isMax ? !less && v != r : less) ? v : r;
+        }
         return r;
       },
-      [isMax](OpBuilder &b, Location l, ValueRange a) -> Value {
+      [isMax, isU](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value r = a[0];
         for (Value v : a.drop_front()) {
           if (isF(r))
             r = isMax ? arith::MaximumFOp::create(b, l, r, v).getResult()
                       : arith::MinimumFOp::create(b, l, r, v).getResult();
+          else if (isU)
+            r = isMax ? arith::MaxUIOp::create(b, l, r, v).getResult()
+                      : arith::MinUIOp::create(b, l, r, v).getResult();
           else
             r = isMax ? arith::MaxSIOp::create(b, l, r, v).getResult()
                       : arith::MinSIOp::create(b, l, r, v).getResult();
@@ -322,9 +344,22 @@ template <typename Cmp>
 LogicalResult convertCompare(NodeContext &ctx, arith::CmpFPredicate fp, arith::CmpIPredicate ip, Cmp cmp) {
   if (failed(checkSameTypes(ctx, 2)))
     return failure();
+  // Unsigned integers compare as such (their folds on the 64 bits as uint64).
+  bool isU = isUnsigned(ctx.input(0).type);
+  if (isU)
+    ip = ip == arith::CmpIPredicate::slt   ? arith::CmpIPredicate::ult
+         : ip == arith::CmpIPredicate::sle ? arith::CmpIPredicate::ule
+         : ip == arith::CmpIPredicate::sgt ? arith::CmpIPredicate::ugt
+         : ip == arith::CmpIPredicate::sge ? arith::CmpIPredicate::uge
+                                           : ip;
   return convertElementwise(
       ctx, 2, static_cast<int>(DType::kBool), [cmp](const std::vector<double> &a) -> double { return cmp(a); },
-      [cmp](const std::vector<int64_t> &a) -> int64_t { return cmp(a); },
+      [cmp, isU](const std::vector<int64_t> &a) -> int64_t {
+        if (!isU)
+          return cmp(a);
+        std::vector<uint64_t> u = {static_cast<uint64_t>(a[0]), static_cast<uint64_t>(a[1])};
+        return cmp(u);
+      },
       [fp, ip](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value c = isF(a[0]) ? arith::CmpFOp::create(b, l, fp, a[0], a[1]).getResult()
                             : arith::CmpIOp::create(b, l, ip, a[0], a[1]).getResult();
@@ -537,29 +572,90 @@ LogicalResult convertClip(NodeContext &ctx) {
                             });
 }
 
-LogicalResult convertCast(NodeContext &ctx) {
-  int64_t to = ctx.attrInt("to", 0);
+// BitShift on unsigned integers: a shift by the width or more gives 0.
+LogicalResult convertBitShift(NodeContext &ctx) {
+  if (failed(checkSameTypes(ctx, 2)))
+    return failure();
+  if (!isUnsigned(ctx.input(0).type))
+    return ctx.error() << "input 0 has element type " << dtypeName(ctx.input(0).type)
+                       << "; BitShift takes unsigned integer tensors";
+  std::string direction = ctx.attrString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return ctx.error() << "direction '" << direction << "' is not LEFT or RIGHT";
+  bool left = direction == "LEFT";
+  DType type = ctx.input(0).type;
+  int64_t width = elementBytes(type) * 8;
+  return convertElementwise(
+      ctx, 2, -1, nullptr,
+      [left, width](auto &a) -> int64_t {
+        uint64_t x = static_cast<uint64_t>(a[0]), n = static_cast<uint64_t>(a[1]);
+        if (n >= static_cast<uint64_t>(width))
+          return 0;
+        return static_cast<int64_t>(left ? x << n : x >> n);
+      },
+      [left, width](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Type t = a[0].getType();
+        Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0));
+        Value tooFar = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, a[1],
+                                             arith::ConstantOp::create(b, l, b.getIntegerAttr(t, width)));
+        Value amount = arith::SelectOp::create(b, l, tooFar, zero, a[1]);
+        Value r = left ? arith::ShLIOp::create(b, l, a[0], amount).getResult()
+                       : arith::ShRUIOp::create(b, l, a[0], amount).getResult();
+        return arith::SelectOp::create(b, l, tooFar, zero, r);
+      });
+}
+
+// The DType's own ONNX type (the one a float value has unless its onnxType says otherwise).
+int32_t onnxTypeOf(DType t) {
+  switch (t) {
+  case DType::kFloat: return onnx::TensorProto::FLOAT;
+  case DType::kInt64: return onnx::TensorProto::INT64;
+  case DType::kInt32: return onnx::TensorProto::INT32;
+  case DType::kBool: return onnx::TensorProto::BOOL;
+  case DType::kInt8: return onnx::TensorProto::INT8;
+  case DType::kUInt8: return onnx::TensorProto::UINT8;
+  case DType::kInt16: return onnx::TensorProto::INT16;
+  case DType::kUInt16: return onnx::TensorProto::UINT16;
+  case DType::kUInt32: return onnx::TensorProto::UINT32;
+  case DType::kUInt64: return onnx::TensorProto::UINT64;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+// Cast of input 0 to ONNX type `to`. float16 and bfloat16 results are f32 values rounded to
+// that precision (the graph computes in f32); double is f32.
+LogicalResult castInput(NodeContext &ctx, int64_t to) {
   DType target;
   if (!dtypeFromOnnx(static_cast<int32_t>(to), target))
     return ctx.error() << "cast to " << onnxTypeName(static_cast<int32_t>(to))
-                       << " is not supported (float, int64, int32, bool)";
+                       << " is not supported (float, float16, bfloat16, double, the integers and bool)";
+  bool half = to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
+  bool bf16 = to == onnx::TensorProto::BFLOAT16;
+  int32_t onnxType = half || to == onnx::TensorProto::DOUBLE ? static_cast<int32_t>(to) : 0;
   const OnnxValue &x = ctx.input(0);
   if (x.isConstant()) {
-    ctx.setOutput(0, OnnxValue::ofConstant(castTo(*x.constant, target)));
+    HostTensor t = castTo(*x.constant, target);
+    if (half)
+      for (float &v : t.f)
+        v = roundToHalf(v, bf16);
+    OnnxValue out = OnnxValue::ofConstant(std::move(t));
+    out.onnxType = onnxType;
+    ctx.setOutput(0, out);
     return success();
   }
-  if (to == onnx::TensorProto::DOUBLE || to == onnx::TensorProto::INT16)
-    return ctx.error() << "cast of a run-time tensor to " << onnxTypeName(static_cast<int32_t>(to))
-                       << " is not supported (float, int64, int32, int8, uint8, bool)";
   DType from = x.type;
-  auto byte = [](DType t) { return t == DType::kInt8 || t == DType::kUInt8; };
-  if (from == target || (byte(from) && byte(target))) {  // int8 <-> uint8: the same bits, as NumPy
+  unsigned fromWidth = elementType(ctx.b.getContext(), from).getIntOrFloatBitWidth();
+  unsigned toWidth = elementType(ctx.b.getContext(), target).getIntOrFloatBitWidth();
+  bool sameBits = from == target || (!isFloat(from) && !isFloat(target) && from != DType::kBool &&
+                                     target != DType::kBool && fromWidth == toWidth);
+  if (sameBits && !half) {  // int8 <-> uint8, int32 <-> uint32, ...: the same bits, as NumPy
     OnnxValue same = x;
     same.type = target;
+    same.onnxType = onnxType;
     ctx.setOutput(0, same);
     return success();
   }
-  auto result = elementwise(ctx, {&x}, target, [from, target](OpBuilder &b, Location l, ValueRange a) -> Value {
+  auto result = elementwise(ctx, {&x}, target, [=](OpBuilder &b, Location l, ValueRange a) -> Value {
     Type et = elementType(b.getContext(), target);
     Value v = a[0];
     if (target == DType::kBool) {
@@ -568,28 +664,50 @@ LogicalResult convertCast(NodeContext &ctx) {
                                                arith::ConstantOp::create(b, l, b.getIntegerAttr(v.getType(), 0))).getResult();
       return toBool(b, l, c);
     }
-    // Booleans and uint8 are unsigned; the other integers signed.
-    bool unsignedFrom = from == DType::kBool || from == DType::kUInt8;
+    bool unsignedFrom = from == DType::kBool || isUnsigned(from);
+    if (isFloat(from) && isFloat(target))
+      return half ? decodeHalf(b, l, encodeHalf(b, l, v, bf16), bf16) : v;
     if (isFloat(from)) {
-      // To 8 bits through int32 (NumPy's float -> int8 wraps what fits int32).
-      if (et.getIntOrFloatBitWidth() == 8)
+      // To 8 and 16 bits through int32 (NumPy's float -> int8 wraps what fits int32), uint32
+      // through int64; uint64 from 2^63 up through the difference.
+      if (toWidth < 32)
         return arith::TruncIOp::create(b, l, et, arith::FPToSIOp::create(b, l, b.getI32Type(), v));
+      if (target == DType::kUInt32)
+        return arith::TruncIOp::create(b, l, et, arith::FPToSIOp::create(b, l, b.getI64Type(), v));
+      if (target == DType::kUInt64) {
+        Value big = floatConst(b, l, 9223372036854775808.0);
+        Value high = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, v, big);
+        Value shifted = arith::XOrIOp::create(
+            b, l, arith::FPToSIOp::create(b, l, et, arith::SubFOp::create(b, l, v, big)),
+            arith::ConstantIntOp::create(b, l, INT64_MIN, 64));
+        return arith::SelectOp::create(b, l, high, shifted, arith::FPToSIOp::create(b, l, et, v));
+      }
       return arith::FPToSIOp::create(b, l, et, v);
     }
-    if (isFloat(target))
-      return unsignedFrom ? arith::UIToFPOp::create(b, l, et, v).getResult()
-                          : arith::SIToFPOp::create(b, l, et, v).getResult();
-    unsigned fw = v.getType().getIntOrFloatBitWidth(), tw = et.getIntOrFloatBitWidth();
-    if (fw == tw)
+    if (isFloat(target)) {
+      Value f = unsignedFrom ? arith::UIToFPOp::create(b, l, et, v).getResult()
+                             : arith::SIToFPOp::create(b, l, et, v).getResult();
+      return half ? decodeHalf(b, l, encodeHalf(b, l, f, bf16), bf16) : f;
+    }
+    if (fromWidth == toWidth)
       return v;
-    if (fw > tw)
+    if (fromWidth > toWidth)
       return arith::TruncIOp::create(b, l, et, v);
     return widenInt(b, l, v, et, unsignedFrom);
   });
   if (failed(result))
     return failure();
+  result->onnxType = onnxType;
   ctx.setOutput(0, *result);
   return success();
+}
+
+LogicalResult convertCast(NodeContext &ctx) { return castInput(ctx, ctx.attrInt("to", 0)); }
+
+// CastLike: Cast to the type of input 1 (float16, bfloat16 and double where known as such).
+LogicalResult convertCastLike(NodeContext &ctx) {
+  const OnnxValue &like = ctx.input(1);
+  return castInput(ctx, like.onnxType ? like.onnxType : onnxTypeOf(like.type));
 }
 
 } // namespace
@@ -597,38 +715,40 @@ LogicalResult convertCast(NodeContext &ctx) {
 void addElementwiseOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
       {"Abs", 13, 21, convertAbs, "", "", 1},
-      {"Add", 13, 21, convertAdd, "", "", 2},
+      {"Add", 13, 21, convertAdd, "", "", 2, nullptr, true},
       {"And", 13, 21, convertAnd, "", "", 2},
-      {"Cast", 13, 21, convertCast, "run-time casts between float, int64, int32, int8, uint8 and bool", "to", 1, nullptr, true},
+      {"Cast", 13, 21, convertCast, "float16, bfloat16 and double are computed as float", "saturate to", 1, nullptr, true},
+      {"CastLike", 15, 21, convertCastLike, "float16, bfloat16 and double are computed as float", "saturate", 2, nullptr, true},
+      {"BitShift", 13, 21, convertBitShift, "unsigned integers", "direction", 2, nullptr, true},
       {"Ceil", 13, 21, convertCeil, "", "", 1},
       {"Clip", 13, 21, convertClip, "min and max known at compile time", "", 1},
-      {"Div", 13, 21, convertDiv, "integer division by 0 gives 0, MIN / -1 gives MIN", "", 2},
-      {"Equal", 13, 21, convertEqual, "", "", 2},
+      {"Div", 13, 21, convertDiv, "integer division by 0 gives 0, MIN / -1 gives MIN", "", 2, nullptr, true},
+      {"Equal", 13, 21, convertEqual, "", "", 2, nullptr, true},
       {"Erf", 13, 21, convertErf, "", "", 1},
       {"Exp", 13, 21, convertExp, "", "", 1},
       {"Floor", 13, 21, convertFloor, "", "", 1},
-      {"Greater", 13, 21, convertGreater, "", "", 2},
-      {"GreaterOrEqual", 13, 21, convertGreaterOrEqual, "", "", 2},
+      {"Greater", 13, 21, convertGreater, "", "", 2, nullptr, true},
+      {"GreaterOrEqual", 13, 21, convertGreaterOrEqual, "", "", 2, nullptr, true},
       {"HardSigmoid", 13, 21, convertHardSigmoid, "", "alpha beta", 1},
       {"HardSwish", 14, 21, convertHardSwish, "", "", 1},
       {"LeakyRelu", 13, 21, convertLeakyRelu, "", "alpha", 1},
-      {"Less", 13, 21, convertLess, "", "", 2},
-      {"LessOrEqual", 13, 21, convertLessOrEqual, "", "", 2},
+      {"Less", 13, 21, convertLess, "", "", 2, nullptr, true},
+      {"LessOrEqual", 13, 21, convertLessOrEqual, "", "", 2, nullptr, true},
       {"Log", 13, 21, convertLog, "", "", 1},
-      {"Max", 13, 21, convertMax, "", "", -1},
-      {"Min", 13, 21, convertMin, "", "", -1},
-      {"Mul", 13, 21, convertMul, "", "", 2},
+      {"Max", 13, 21, convertMax, "", "", -1, nullptr, true},
+      {"Min", 13, 21, convertMin, "", "", -1, nullptr, true},
+      {"Mul", 13, 21, convertMul, "", "", 2, nullptr, true},
       {"Neg", 13, 21, convertNeg, "", "", 1},
       {"Not", 13, 21, convertNot, "", "", 1},
       {"Or", 13, 21, convertOr, "", "", 2},
-      {"Pow", 13, 21, convertPow, "float and signed integer tensors", "", 2},
+      {"Pow", 13, 21, convertPow, "float and signed integer tensors", "", 2, nullptr, true},
       {"Reciprocal", 13, 21, convertReciprocal, "", "", 1},
       {"Relu", 13, 21, convertRelu, "", "", 1},
       {"Sigmoid", 13, 21, convertSigmoid, "", "", 1},
       {"Sqrt", 13, 21, convertSqrt, "", "", 1},
-      {"Sub", 13, 21, convertSub, "", "", 2},
+      {"Sub", 13, 21, convertSub, "", "", 2, nullptr, true},
       {"Tanh", 13, 21, convertTanh, "", "", 1},
-      {"Where", 13, 21, convertWhere, "", "", 3},
+      {"Where", 13, 21, convertWhere, "", "", 3, nullptr, true},
   });
 }
 

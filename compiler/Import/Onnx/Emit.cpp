@@ -20,6 +20,10 @@ Type elementType(MLIRContext *ctx, DType type) {
   case DType::kBool: return IntegerType::get(ctx, 8);  // 0 or 1 in a byte, as numpy's bool
   case DType::kInt8:
   case DType::kUInt8: return IntegerType::get(ctx, 8);  // the same bits; converters keep the sign
+  case DType::kInt16:
+  case DType::kUInt16: return IntegerType::get(ctx, 16);
+  case DType::kUInt32: return IntegerType::get(ctx, 32);
+  case DType::kUInt64: return IntegerType::get(ctx, 64);
   }
   return {};
 }
@@ -47,11 +51,23 @@ Value constantTensor(OpBuilder &b, Location loc, const HostTensor &t) {
     attr = DenseElementsAttr::get(type, ArrayRef<float>(t.f));
     break;
   case DType::kInt64:
+  case DType::kUInt64:
     attr = DenseElementsAttr::get(type, ArrayRef<int64_t>(t.i));
     break;
-  case DType::kInt32: {
-    std::vector<int32_t> v(t.i.begin(), t.i.end());
+  case DType::kInt32:
+  case DType::kUInt32: {
+    std::vector<int32_t> v(t.i.size());
+    for (size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<int32_t>(static_cast<uint32_t>(t.i[k]));  // the bits
     attr = DenseElementsAttr::get(type, ArrayRef<int32_t>(v));
+    break;
+  }
+  case DType::kInt16:
+  case DType::kUInt16: {
+    std::vector<int16_t> v(t.i.size());
+    for (size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<int16_t>(static_cast<uint16_t>(t.i[k]));
+    attr = DenseElementsAttr::get(type, ArrayRef<int16_t>(v));
     break;
   }
   case DType::kBool: {
@@ -76,8 +92,13 @@ Value constantTensor(OpBuilder &b, Location loc, const HostTensor &t) {
 namespace {
 
 TypedAttr intAttr(OpBuilder &b, Type et, int64_t v) {
-  if (et.getIntOrFloatBitWidth() == 8)
-    v = static_cast<int8_t>(static_cast<uint8_t>(v));  // int8 and uint8: the byte
+  // The bits of the type's width (uint8 255 is the byte 0xff), as a signed value of that width.
+  switch (et.getIntOrFloatBitWidth()) {
+  case 8: v = static_cast<int8_t>(static_cast<uint8_t>(v)); break;
+  case 16: v = static_cast<int16_t>(static_cast<uint16_t>(v)); break;
+  case 32: v = static_cast<int32_t>(static_cast<uint32_t>(v)); break;
+  default: break;
+  }
   return b.getIntegerAttr(et, v);
 }
 

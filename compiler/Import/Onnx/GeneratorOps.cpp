@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
+#include "Import/Onnx/FloatBits.h"
 #include "Import/Onnx/OpRegistry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,23 +19,30 @@ using namespace mlir;
 namespace hexir::onnx_import {
 namespace {
 
-// The element type an op's `dtype`-like attribute names, or `fallback` when absent.
-FailureOr<DType> typeAttr(NodeContext &ctx, const char *name, DType fallback) {
+// The element type an op's `dtype`-like attribute names (and its ONNX code), or `fallback`.
+FailureOr<DType> typeAttr(NodeContext &ctx, const char *name, DType fallback, int32_t &onnxType) {
+  onnxType = 0;
   if (ctx.attr(name) == nullptr)
     return fallback;
   int64_t code = ctx.attrInt(name, 0);
   DType t;
-  // DOUBLE and INT16 constants fold as float and int32: not a type a result may have.
-  if (!dtypeFromOnnx(static_cast<int32_t>(code), t) || code == onnx::TensorProto::DOUBLE ||
-      code == onnx::TensorProto::INT16)
+  if (!dtypeFromOnnx(static_cast<int32_t>(code), t))
     return ctx.error() << name << " " << onnxTypeName(static_cast<int32_t>(code)) << " is not supported";
+  onnxType = static_cast<int32_t>(code);
   return t;
 }
 
-LogicalResult setFolded(NodeContext &ctx, HostTensor t) {
+// A float16 result is rounded to that precision (doubles and bfloat16 alike: computed in f32).
+LogicalResult setFolded(NodeContext &ctx, HostTensor t, int32_t onnxType = 0) {
   if (!foldable(t.shape))
     return ctx.error() << "its result " << shapeString(t.shape) << " is too large to build at compile time";
-  ctx.setOutput(0, OnnxValue::ofConstant(std::move(t)));
+  if (onnxType == onnx::TensorProto::FLOAT16 || onnxType == onnx::TensorProto::BFLOAT16)
+    for (float &v : t.f)
+      v = roundToHalf(v, onnxType == onnx::TensorProto::BFLOAT16);
+  OnnxValue v = OnnxValue::ofConstant(std::move(t));
+  if (isFloat(v.type) && onnxType != onnx::TensorProto::FLOAT)
+    v.onnxType = onnxType;
+  ctx.setOutput(0, v);
   return success();
 }
 
@@ -43,7 +51,8 @@ LogicalResult convertEyeLike(NodeContext &ctx) {
   const OnnxValue &x = ctx.input(0);
   if (x.rank() != 2)
     return ctx.error() << "input must have rank 2; it has shape " << shapeString(x.shape);
-  auto type = typeAttr(ctx, "dtype", x.type);
+  int32_t onnxType;
+  auto type = typeAttr(ctx, "dtype", x.type, onnxType);
   if (failed(type))
     return failure();
   if (!foldable(x.shape))
@@ -59,7 +68,7 @@ LogicalResult convertEyeLike(NodeContext &ctx) {
     else
       t.i[r * cols + c] = 1;
   }
-  return setFolded(ctx, std::move(t));
+  return setFolded(ctx, std::move(t), onnxType ? onnxType : x.onnxType);
 }
 
 // Hann, Hamming and Blackman windows: sum_k a_k cos(2 pi k n / N) for n in [0, size), where N
@@ -71,7 +80,8 @@ LogicalResult convertWindow(NodeContext &ctx, std::vector<double> coefficients) 
   int64_t size = sizeT->asInt(0);
   if (size < 0)
     return ctx.error() << "size " << size << " is negative";
-  auto type = typeAttr(ctx, "output_datatype", DType::kFloat);
+  int32_t onnxType;
+  auto type = typeAttr(ctx, "output_datatype", DType::kFloat, onnxType);
   if (failed(type))
     return failure();
   if (!foldable({size}))
@@ -86,9 +96,9 @@ LogicalResult convertWindow(NodeContext &ctx, std::vector<double> coefficients) 
     if (isFloat(*type))
       t.f[i] = static_cast<float>(y);
     else
-      t.i[i] = floatToInt(y);
+      t.i[i] = wrapInteger(floatToInt(y), *type);
   }
-  return setFolded(ctx, std::move(t));
+  return setFolded(ctx, std::move(t), onnxType);
 }
 LogicalResult convertHannWindow(NodeContext &ctx) { return convertWindow(ctx, {0.5, -0.5}); }
 LogicalResult convertHammingWindow(NodeContext &ctx) { return convertWindow(ctx, {25.0 / 46.0, -21.0 / 46.0}); }

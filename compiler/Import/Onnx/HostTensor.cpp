@@ -7,6 +7,23 @@ namespace hexir::onnx_import {
 
 bool isFloat(DType t) { return t == DType::kFloat; }
 
+bool isUnsigned(DType t) {
+  return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;
+}
+
+int64_t wrapInteger(int64_t v, DType t) {
+  switch (t) {
+  case DType::kBool: return v != 0;
+  case DType::kInt8: return static_cast<int8_t>(v);
+  case DType::kUInt8: return static_cast<uint8_t>(v);
+  case DType::kInt16: return static_cast<int16_t>(v);
+  case DType::kUInt16: return static_cast<uint16_t>(v);
+  case DType::kInt32: return static_cast<int32_t>(v);
+  case DType::kUInt32: return static_cast<uint32_t>(v);
+  default: return v;  // int64 and uint64: all 64 bits
+  }
+}
+
 const char *dtypeName(DType t) {
   switch (t) {
   case DType::kFloat: return "float";
@@ -15,6 +32,10 @@ const char *dtypeName(DType t) {
   case DType::kBool: return "bool";
   case DType::kInt8: return "int8";
   case DType::kUInt8: return "uint8";
+  case DType::kInt16: return "int16";
+  case DType::kUInt16: return "uint16";
+  case DType::kUInt32: return "uint32";
+  case DType::kUInt64: return "uint64";
   }
   return "?";
 }
@@ -27,6 +48,10 @@ int64_t elementBytes(DType type) {
   case DType::kBool: return 1;
   case DType::kInt8: return 1;
   case DType::kUInt8: return 1;
+  case DType::kInt16: return 2;
+  case DType::kUInt16: return 2;
+  case DType::kUInt32: return 4;
+  case DType::kUInt64: return 8;
   }
   return 8;
 }
@@ -212,7 +237,7 @@ HostTensor foldElementwise(const std::vector<const HostTensor *> &inputs, DType 
       if (isFloat(resultType))
         out.f[k] = static_cast<float>(v);
       else
-        out.i[k] = v;
+        out.i[k] = wrapInteger(v, resultType);
     } else {
       for (size_t j = 0; j < inputs.size(); ++j)
         fargs[j] = inputs[j]->asDouble(broadcastOffset(*inputs[j], index));
@@ -238,12 +263,11 @@ HostTensor castTo(const HostTensor &t, DType type) {
       out.i[k] = t.f[k] >= -2147483648.0f && t.f[k] < 2147483648.0f ? static_cast<int32_t>(t.f[k]) : INT32_MIN;
     else if (type == DType::kInt32)
       out.i[k] = static_cast<int32_t>(t.asInt(k));
-    else if (type == DType::kInt8)  // wraps, as NumPy's astype
-      out.i[k] = static_cast<int8_t>(t.asInt(k));
-    else if (type == DType::kUInt8)
-      out.i[k] = static_cast<uint8_t>(t.asInt(k));
-    else
-      out.i[k] = t.asInt(k);
+    else if (type == DType::kUInt64 && isFloat(t.type))  // as x86's conversion to unsigned
+      out.i[k] = t.f[k] >= 0.0f && t.f[k] < 18446744073709551616.0f ? static_cast<int64_t>(static_cast<uint64_t>(t.f[k]))
+                                                                     : INT64_MIN;
+    else  // wraps, as NumPy's astype
+      out.i[k] = wrapInteger(t.asInt(k), type);
   }
   return out;
 }

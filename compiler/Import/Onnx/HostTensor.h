@@ -16,12 +16,18 @@
 
 namespace hexir::onnx_import {
 
-// ONNX TensorProto data types that the importer computes with.
-// int8 and uint8 (quantized tensors) are both `i8` in the graph; the DType keeps the sign.
-enum class DType { kFloat, kInt64, kInt32, kBool, kInt8, kUInt8 };
+// ONNX TensorProto data types that the importer computes with. Integers of one width share a
+// signless MLIR type (int8 and uint8 are both `i8`); the DType keeps the sign. float16, bfloat16
+// and double are kFloat: computed in f32, converted where they cross the graph's interface.
+enum class DType { kFloat, kInt64, kInt32, kBool, kInt8, kUInt8, kInt16, kUInt16, kUInt32, kUInt64 };
 
 bool isFloat(DType t);
+// uint8, uint16, uint32 and uint64 (not bool).
+bool isUnsigned(DType t);
 const char *dtypeName(DType t);
+// `v` wrapped to integer type `t` (its width; unsigned types zero-extended, signed ones
+// sign-extended, bool 0 or 1): the value an element of that type holds.
+int64_t wrapInteger(int64_t v, DType t);
 
 // A float or double truncated to int64 as x86's cvttss2si does (and NumPy's astype on x86): NaN
 // and values out of range become INT64_MIN. A plain static_cast is undefined for them.
@@ -37,7 +43,10 @@ struct HostTensor {
 
   int64_t numElements() const;
   // Element `k` (row-major) as a double / an integer, whatever the type.
-  double asDouble(int64_t k) const { return isFloat(type) ? f[k] : static_cast<double>(i[k]); }
+  double asDouble(int64_t k) const {
+    return isFloat(type) ? f[k] : type == DType::kUInt64 ? static_cast<double>(static_cast<uint64_t>(i[k]))
+                                                         : static_cast<double>(i[k]);
+  }
   int64_t asInt(int64_t k) const { return isFloat(type) ? floatToInt(f[k]) : i[k]; }
   std::vector<int64_t> ints() const;  // all elements as integers
 

@@ -181,10 +181,17 @@ LogicalResult convertMod(NodeContext &ctx) {
                        << dtypeName(ctx.input(1).type) << ")";
   if (isFloat(ctx.input(0).type) && !fmod)
     return ctx.error() << "fmod=0 on float tensors; ONNX requires fmod=1 for them";
+  // Unsigned: the plain remainder (no sign to follow), by 0 gives 0.
+  bool isU = isUnsigned(ctx.input(0).type);
+  FoldI iop = [fmod](auto &a) { return modFold(a[0], a[1], fmod); };
+  if (isU)
+    iop = [](auto &a) -> int64_t {
+      uint64_t x = static_cast<uint64_t>(a[0]), y = static_cast<uint64_t>(a[1]);
+      return y == 0 ? 0 : static_cast<int64_t>(x % y);
+    };
   return convertElementwise(
-      ctx, 2, -1, [](auto &a) { return fmodFold(a[0], a[1]); },
-      [fmod](auto &a) { return modFold(a[0], a[1], fmod); },
-      [fmod](B &b, L l, ValueRange a) -> Value {
+      ctx, 2, -1, [](auto &a) { return fmodFold(a[0], a[1]); }, iop,
+      [fmod, isU](B &b, L l, ValueRange a) -> Value {
         Type t = a[0].getType();
         if (isa<FloatType>(t)) {
           // x - trunc(x / y) y, trunc from floor and ceil (every CPU level has them).
@@ -195,6 +202,11 @@ LogicalResult convertMod(NodeContext &ctx) {
         }
         Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0));
         Value one = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 1));
+        if (isU) {
+          Value byZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], zero);
+          Value r = arith::RemUIOp::create(b, l, a[0], arith::SelectOp::create(b, l, byZero, one, a[1]));
+          return arith::SelectOp::create(b, l, byZero, zero, r);
+        }
         Value minusOne = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, -1));
         // A divisor of 0 or -1 gives 0: divide by 1 instead and select 0 (no trap, no overflow).
         Value trivial = arith::OrIOp::create(b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], zero),
@@ -380,7 +392,7 @@ void addMathOps(std::vector<OpSupport> &ops) {
       {"IsNaN", 13, 21, convertIsNaN, "", "", 1},
       {"Mean", 13, 21, convertMean, "", "", -1},
       {"Mish", 18, 21, convertMish, "", "", 1},
-      {"Mod", 13, 21, convertMod, "", "fmod", 2},
+      {"Mod", 13, 21, convertMod, "", "fmod", 2, nullptr, true},
       {"PRelu", 13, 21, convertPRelu, "", "", 2},
       {"Round", 13, 21, convertRound, "", "", 1},
       {"Selu", 13, 21, convertSelu, "", "alpha gamma", 1},

@@ -1,6 +1,8 @@
 //===- NodeContext.cpp - what an ONNX op converter sees -------------------===//
 #include "Import/Onnx/NodeContext.h"
 
+#include "Import/Onnx/FloatBits.h"
+
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -138,15 +140,29 @@ mlir::FailureOr<HostTensor> NodeContext::requireScalar(size_t i, const char *wha
 bool dtypeFromOnnx(int32_t onnxType, DType &out) {
   switch (onnxType) {
   case onnx::TensorProto::FLOAT:
-  case onnx::TensorProto::DOUBLE:  // folded at import in float; never a run-time type
+  // Computed in f32: converted where they cross the graph's interface (OnnxImporter.cpp).
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
     out = DType::kFloat;
     return true;
   case onnx::TensorProto::INT64:
     out = DType::kInt64;
     return true;
   case onnx::TensorProto::INT32:
-  case onnx::TensorProto::INT16:
     out = DType::kInt32;
+    return true;
+  case onnx::TensorProto::INT16:
+    out = DType::kInt16;
+    return true;
+  case onnx::TensorProto::UINT16:
+    out = DType::kUInt16;
+    return true;
+  case onnx::TensorProto::UINT32:
+    out = DType::kUInt32;
+    return true;
+  case onnx::TensorProto::UINT64:
+    out = DType::kUInt64;
     return true;
   case onnx::TensorProto::INT8:
     out = DType::kInt8;
@@ -303,7 +319,8 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
   HostTensor t;
   if (!dtypeFromOnnx(proto.data_type(), t.type)) {
     error = "tensor '" + proto.name() + "' has element type " + onnxTypeName(proto.data_type()) +
-            ", which Hexir does not support (float, int64, int32, int8, uint8, bool)";
+            ", which Hexir does not support (float, float16, bfloat16, double, int64, int32, int16, int8, uint64, "
+            "uint32, uint16, uint8, bool)";
     return mlir::failure();
   }
   t.shape.assign(proto.dims().begin(), proto.dims().end());
@@ -323,9 +340,11 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
   }
   int64_t n = t.numElements();
   int32_t dt = proto.data_type();
-  size_t width = dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::INT64 ? 8
-                 : dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::INT32 ? 4
-                 : dt == onnx::TensorProto::INT16 ? 2 : 1;
+  using TP = onnx::TensorProto;
+  size_t width = dt == TP::DOUBLE || dt == TP::INT64 || dt == TP::UINT64                               ? 8
+                 : dt == TP::FLOAT || dt == TP::INT32 || dt == TP::UINT32                              ? 4
+                 : dt == TP::INT16 || dt == TP::UINT16 || dt == TP::FLOAT16 || dt == TP::BFLOAT16 ? 2
+                                                                                                     : 1;
   std::string external;
   const std::string *raw = nullptr;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -339,6 +358,7 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
                 : dt == onnx::TensorProto::FLOAT ? proto.float_data_size()
                 : dt == onnx::TensorProto::DOUBLE ? proto.double_data_size()
                 : dt == onnx::TensorProto::INT64 ? proto.int64_data_size()
+                : dt == TP::UINT32 || dt == TP::UINT64 ? proto.uint64_data_size()
                                                  : proto.int32_data_size();
   if (static_cast<int64_t>(have) != n || (raw && raw->size() != n * width)) {
     error = "tensor '" + proto.name() + "' of shape " + shapeString(t.shape) + " holds " +
@@ -364,6 +384,14 @@ mlir::FailureOr<HostTensor> readTensor(const onnx::TensorProto &proto, const std
     case onnx::TensorProto::INT8: t.i[k] = p ? load<int8_t>(p) : static_cast<int8_t>(proto.int32_data(k)); break;
     case onnx::TensorProto::UINT8: t.i[k] = p ? load<uint8_t>(p) : static_cast<uint8_t>(proto.int32_data(k)); break;
     case onnx::TensorProto::BOOL: t.i[k] = (p ? load<uint8_t>(p) : proto.int32_data(k)) != 0; break;
+    case TP::UINT16: t.i[k] = p ? load<uint16_t>(p) : static_cast<uint16_t>(proto.int32_data(k)); break;
+    case TP::UINT32: t.i[k] = p ? load<uint32_t>(p) : static_cast<uint32_t>(proto.uint64_data(k)); break;
+    case TP::UINT64: t.i[k] = static_cast<int64_t>(p ? load<uint64_t>(p) : proto.uint64_data(k)); break;
+    // 16-bit floats: int32_data holds their bits one per int32.
+    case TP::FLOAT16:
+    case TP::BFLOAT16:
+      t.f[k] = halfToFloat(p ? load<uint16_t>(p) : static_cast<uint16_t>(proto.int32_data(k)), dt == TP::BFLOAT16);
+      break;
     default: break;
     }
   }

@@ -30,6 +30,9 @@ struct OnnxValue {
   std::vector<int64_t> shape;
   std::optional<HostTensor> constant;  // known at import time
   mlir::Value value;                   // computed at run time
+  // For a float value: the ONNX type it has where that is not float32 (FLOAT16, BFLOAT16 or
+  // DOUBLE, held as f32), where known (graph inputs, initializers, Cast results); 0 otherwise.
+  int32_t onnxType = 0;
   // Set on DequantizeLinear's result: the integers it dequantizes, which a consumer may
   // compute on instead (QuantizedContractions.cpp).
   std::shared_ptr<const DequantizedSource> dequantized;

@@ -1,5 +1,6 @@
 //===- OnnxImporter.cpp - ONNX models to a Hexir graph --------------------===//
 #include "Import/Onnx/OnnxImporter.h"
+#include "Import/Onnx/FloatBits.h"
 
 #include "Dialect/HexirDialect.h"
 #include "Import/Onnx/ControlFlowOps.h"
@@ -7,7 +8,10 @@
 #include "Import/Onnx/GraphValidation.h"
 #include "Import/Onnx/OpRegistry.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "serializer/file_format.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
@@ -374,30 +378,34 @@ private:
       auto t = readTensor(init, baseDir, err);
       if (failed(t))
         return error() << "initializer: " << err;
-      values()[init.name()] = OnnxValue::ofConstant(std::move(*t));
+      OnnxValue v = OnnxValue::ofConstant(std::move(*t));
+      v.onnxType = storedAsFloat(init.data_type()) ? init.data_type() : 0;
+      values()[init.name()] = std::move(v);
     }
 
     OpBuilder b(&context_);
     b.setInsertionPointToEnd(module.getBody());
     SmallVector<Type> argTypes;
     SmallVector<std::pair<std::string, DType>> args;
+    SmallVector<int32_t> argOnnxTypes;
     for (const auto &input : graph.input()) {
       if (isInitializer(input.name()))
         continue;
       const auto &tt = input.type().tensor_type();
       DType type;
-      if (!dtypeFromOnnx(tt.elem_type(), type) ||
-          tt.elem_type() == onnx::TensorProto::DOUBLE || tt.elem_type() == onnx::TensorProto::INT16)
+      if (!dtypeFromOnnx(tt.elem_type(), type))
         return error() << "input '" << input.name() << "' has element type " << onnxTypeName(tt.elem_type())
-                       << "; Hexir inputs are float, int64, int32, int8, uint8 or bool";
+                       << "; Hexir inputs are float, float16, bfloat16, double, int64, int32, int16, int8, uint64, "
+                          "uint32, uint16, uint8 or bool";
       std::vector<int64_t> shape;
       for (const auto &dim : tt.shape().dim())
         shape.push_back(dim.dim_value());
       std::string size = sizeProblem(shape, type);
       if (!size.empty())
         return error() << "input '" << input.name() << "' of shape " << shapeString(shape) << " " << size;
-      argTypes.push_back(tensorType(&context_, shape, type));
+      argTypes.push_back(RankedTensorType::get(shape, interfaceType(tt.elem_type(), type)));
       args.push_back({input.name(), type});
+      argOnnxTypes.push_back(tt.elem_type());
     }
     auto fn = func::FuncOp::create(b, fileLoc_, options_.entry, b.getFunctionType(argTypes, {}));
     Block *body = fn.addEntryBlock();
@@ -413,14 +421,22 @@ private:
       fn.setArgAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(arg.first));
       if (llvm::is_contained(options_.donated, arg.first))
         fn.setArgAttr(i, mlir::hexir::kDonateAttrName, b.getUnitAttr());
-      if (arg.second == DType::kInt8 || arg.second == DType::kUInt8)
-        fn.setArgAttr(i, mlir::hexir::kElementTypeAttrName, b.getStringAttr(arg.second == DType::kInt8 ? "i8" : "u8"));
+      if (const char *declared = declaredName(argOnnxTypes[i]))
+        fn.setArgAttr(i, mlir::hexir::kElementTypeAttrName, b.getStringAttr(declared));
       auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
       // An input without elements carries no data: the graph reads it as a known, empty value.
       feeders_[arg.first] = {arg.first};
-      values()[arg.first] = llvm::is_contained(shape, 0)
-                               ? OnnxValue::ofConstant(HostTensor::zeros(arg.second, {shape.begin(), shape.end()}))
-                               : OnnxValue::ofValue(body->getArgument(i), arg.second);
+      OnnxValue v = llvm::is_contained(shape, 0)
+                        ? OnnxValue::ofConstant(HostTensor::zeros(arg.second, {shape.begin(), shape.end()}))
+                        : OnnxValue::ofValue(body->getArgument(i), arg.second);
+      if (storedAsFloat(argOnnxTypes[i])) {
+        v.onnxType = argOnnxTypes[i];
+        if (v.value) {
+          b.setInsertionPointToEnd(body);
+          v.value = convertInterface(b, v.value, argOnnxTypes[i], /*toGraph=*/true);
+        }
+      }
+      values()[arg.first] = std::move(v);
     }
     b.setInsertionPointToEnd(body);
 
@@ -430,20 +446,25 @@ private:
 
     SmallVector<Value> results;
     SmallVector<Type> resultTypes;
+    SmallVector<int32_t> outputOnnxTypes;
     for (const auto &output : graph.output()) {
       auto it = values().find(output.name());
       if (it == values().end())
         return error() << "graph output '" << output.name() << "' is not computed by any node";
       OnnxValue &v = it->second;
       // The declared element type must be the one computed: never a silently different type.
+      // (Undeclared: the type the value is known to have.)
       int32_t declared = output.type().tensor_type().elem_type();
+      if (declared == onnx::TensorProto::UNDEFINED)
+        declared = v.onnxType;
       DType expected;
-      if (declared != onnx::TensorProto::UNDEFINED &&
-          (!dtypeFromOnnx(declared, expected) || expected != v.type || declared == onnx::TensorProto::DOUBLE ||
-           declared == onnx::TensorProto::INT16))
+      if (declared != onnx::TensorProto::UNDEFINED && (!dtypeFromOnnx(declared, expected) || expected != v.type))
         return error() << "graph output '" << output.name() << "' is declared " << onnxTypeName(declared)
                        << ", which Hexir does not compute (it has " << dtypeName(v.type) << ")";
       Value value = v.value ? v.value : constantTensor(b, fileLoc_, *v.constant);
+      if (storedAsFloat(declared))
+        value = convertInterface(b, value, declared, /*toGraph=*/false);
+      outputOnnxTypes.push_back(declared);
       results.push_back(value);
       resultTypes.push_back(value.getType());
     }
@@ -451,11 +472,60 @@ private:
     fn.setType(b.getFunctionType(argTypes, resultTypes));
     for (auto [i, output] : llvm::enumerate(graph.output())) {
       fn.setResultAttr(i, mlir::hexir::kNameAttrName, b.getStringAttr(output.name()));
-      DType type = values().at(output.name()).type;
-      if (type == DType::kInt8 || type == DType::kUInt8)
-        fn.setResultAttr(i, mlir::hexir::kElementTypeAttrName, b.getStringAttr(type == DType::kInt8 ? "i8" : "u8"));
+      if (const char *declared = declaredName(outputOnnxTypes[i]))
+        fn.setResultAttr(i, mlir::hexir::kElementTypeAttrName, b.getStringAttr(declared));
     }
     return success();
+  }
+
+  // float16, bfloat16 and double: float values stored as f32 in the graph.
+  static bool storedAsFloat(int32_t onnxType) {
+    return onnxType == onnx::TensorProto::FLOAT16 || onnxType == onnx::TensorProto::BFLOAT16 ||
+           onnxType == onnx::TensorProto::DOUBLE;
+  }
+  // The element type a graph input or output of `onnxType` has at the interface: 16-bit floats
+  // as their bits (i16), double as f64, the others the graph's own type.
+  Type interfaceType(int32_t onnxType, DType type) {
+    if (onnxType == onnx::TensorProto::FLOAT16 || onnxType == onnx::TensorProto::BFLOAT16)
+      return IntegerType::get(&context_, 16);
+    if (onnxType == onnx::TensorProto::DOUBLE)
+      return Float64Type::get(&context_);
+    return elementType(&context_, type);
+  }
+  // What kElementTypeAttrName says of an interface tensor of `onnxType`, if anything.
+  static const char *declaredName(int32_t onnxType) {
+    switch (onnxType) {
+    case onnx::TensorProto::INT8: return "i8";
+    case onnx::TensorProto::UINT8: return "u8";
+    case onnx::TensorProto::UINT16: return "u16";
+    case onnx::TensorProto::UINT32: return "u32";
+    case onnx::TensorProto::UINT64: return "u64";
+    case onnx::TensorProto::FLOAT16: return "f16";
+    case onnx::TensorProto::BFLOAT16: return "bf16";
+    default: return nullptr;
+    }
+  }
+  // One kernel converting an interface tensor of `onnxType` to the graph's f32 (`toGraph`) or
+  // back: the bits of a 16-bit float decoded or encoded, a double truncated or extended.
+  Value convertInterface(OpBuilder &b, Value v, int32_t onnxType, bool toGraph) {
+    auto type = cast<RankedTensorType>(v.getType());
+    Type to = toGraph ? Type(b.getF32Type()) : interfaceType(onnxType, DType::kFloat);
+    int64_t rank = type.getRank();
+    Value init = tensor::EmptyOp::create(b, fileLoc_, type.getShape(), to);
+    SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(rank, &context_));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    bool bf16 = onnxType == onnx::TensorProto::BFLOAT16;
+    bool isDouble = onnxType == onnx::TensorProto::DOUBLE;
+    return linalg::GenericOp::create(
+               b, fileLoc_, TypeRange{init.getType()}, ValueRange{v}, ValueRange{init}, maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 Value r = isDouble ? (toGraph ? arith::TruncFOp::create(nb, nl, to, a[0]).getResult()
+                                               : arith::ExtFOp::create(nb, nl, to, a[0]).getResult())
+                                    : toGraph ? decodeHalf(nb, nl, a[0], bf16)
+                                              : encodeHalf(nb, nl, a[0], bf16);
+                 linalg::YieldOp::create(nb, nl, r);
+               })
+        .getResult(0);
   }
 
   // The value named `name` as level `level` sees it. A run-time value of an enclosing graph
@@ -598,10 +668,10 @@ private:
     if (node.output_size() == 0)
       return ctx.error() << "has no outputs";
     for (OnnxValue *in : inputs)
-      if (in && in->type == DType::kUInt8 && !in->isConstant() && !op->readsUint8)
-        return ctx.error() << "reads a uint8 tensor; Hexir takes uint8 tensors only through the quantized ops "
-                              "(QuantizeLinear, DequantizeLinear, MatMulInteger, ...), Cast and data movement (Reshape, "
-                              "Transpose, Concat, Slice, Gather, ...)";
+      if (in && isUnsigned(in->type) && !in->isConstant() && !op->readsUnsigned)
+        return ctx.error() << "reads a " << dtypeName(in->type) << " tensor; Hexir computes on unsigned integers "
+                              "in the arithmetic, comparison and bit ops (Add, Div, Mod, Min, Less, BitShift, ...), the "
+                              "quantized ops, Cast and data movement (Reshape, Transpose, Concat, Slice, Gather, ...)";
     // Converters may then read every required input without checking.
     size_t required = op->minInputs < 0 ? std::max<size_t>(1, inputs.size()) : op->minInputs;
     for (size_t i = 0; i < required; ++i)

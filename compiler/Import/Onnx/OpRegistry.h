@@ -25,9 +25,11 @@ struct OpSupport {
   const char *attributes;  // the attributes the converter reads, space-separated; any other is an error
   int minInputs;           // inputs that must be present; -1: variadic, at least one, none omitted
   SubgraphConverter convertSubgraphs = nullptr;
-  // Whether it takes run-time uint8 inputs: the quantized ops and data movement. The others'
-  // integer arithmetic is signed, so a uint8 input is refused before it reaches them.
-  bool readsUint8 = false;
+  // Whether it takes run-time unsigned integer inputs (uint8 to uint64): data movement, the
+  // quantized ops and the converters that compute on unsigned integers as such (Div, Min,
+  // comparisons, ...). The others' integer arithmetic is signed, so an unsigned input is refused
+  // before it reaches them.
+  bool readsUnsigned = false;
 };
 
 // Whether `op` reads attribute `name` (an unknown attribute must not be silently ignored).

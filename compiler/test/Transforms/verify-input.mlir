@@ -34,11 +34,11 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xi16> {
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf16> {
   // expected-error @+1 {{unsupported operation 'tosa.cast'}}
-  %y = tosa.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi16>
-  // expected-error @-3 {{result 0 of @main has type 'tensor<2x3xi16>' which has element type i16}}
-  return %y : tensor<2x3xi16>
+  %y = tosa.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf16>
+  // expected-error @-3 {{result 0 of @main has type 'tensor<2x3xf16>' which has element type f16}}
+  return %y : tensor<2x3xf16>
 }
 
 // -----
@@ -63,11 +63,11 @@ func.func @helper(%x: tensor<?xf32>) -> tensor<?xf32> {
 // -----
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %c = arith.constant 0.0 : f64
-  // expected-error @+1 {{result 0 of 'tensor.empty' has type 'tensor<4xf64>' which has element type f64}}
-  %e = tensor.empty() : tensor<4xf64>
-  // expected-error @+1 {{result 0 of 'linalg.fill' has type 'tensor<4xf64>' which has element type f64}}
-  %z = linalg.fill ins(%c : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %c = arith.constant 0.0 : f16
+  // expected-error @+1 {{result 0 of 'tensor.empty' has type 'tensor<4xf16>' which has element type f16}}
+  %e = tensor.empty() : tensor<4xf16>
+  // expected-error @+1 {{result 0 of 'linalg.fill' has type 'tensor<4xf16>' which has element type f16}}
+  %z = linalg.fill ins(%c : f16) outs(%e : tensor<4xf16>) -> tensor<4xf16>
   return %x : tensor<4xf32>
 }
 
