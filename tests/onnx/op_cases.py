@@ -634,6 +634,30 @@ def float16_and_double_interface():
 
 
 @case
+def einsum_and_cumsum():
+    # Einsum against numpy.einsum: attention-style batched products, an implicit output, a
+    # diagonal, a broadcast ellipsis, three operands; CumSum on floats and integers.
+    q, k, v = rnd(2, 3, 5, 4), rnd(2, 3, 6, 4), rnd(2, 3, 6, 4)
+    sq, e1, e2, w = rnd(4, 4), rnd(2, 1, 3, 5), rnd(4, 5, 6), rnd(3, 4)
+    a, bb, c = rnd(3, 4), rnd(4, 5), rnd(5)
+    ints = np.arange(-6, 6, dtype=np.int64).reshape(3, 4) * 7
+    eqs = {"att": ("bhqd,bhkd->bhqk", ["q", "k"]), "implicit": ("ij,jk", ["a", "bb"]),
+           "diag": ("ii->i", ["sq"]), "ell": ("...ij,bjk->...bik", ["e1", "e2"]),
+           "three": ("ij,jk,k->i", ["a", "bb", "c"]), "sum_all": ("bhkd->", ["v"]),
+           "trace": ("ii", ["sq"]), "wt": ("ij->ji", ["w"])}
+    arrays = {"q": q, "k": k, "v": v, "sq": sq, "e1": e1, "e2": e2, "w": w, "a": a, "bb": bb, "c": c}
+    outs = {name: np.einsum(eq, *[arrays[n].astype(np.float64) for n in names]) for name, (eq, names) in eqs.items()}
+    outs["cs"] = np.cumsum(q.astype(np.float64), axis=2)
+    outs["cs_rev_excl"] = np.flip(np.cumsum(np.flip(ints, 1), axis=1), 1) - ints
+    nodes = [helper.make_node("Einsum", names, [name], equation=eq) for name, (eq, names) in eqs.items()]
+    nodes += [helper.make_node("CumSum", ["q", "two"], ["cs"]),
+              helper.make_node("CumSum", ["ints", "one"], ["cs_rev_excl"], exclusive=1, reverse=1)]
+    ins = dict(arrays, ints=ints)
+    outs = {n: (o.astype(np.float32) if o.dtype == np.float64 else o) for n, o in outs.items()}
+    return model(nodes, ins, outs, {"two": np.array(2, np.int64), "one": np.array(1, np.int32)}), ins, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).

@@ -13,6 +13,11 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+
 using namespace mlir;
 
 namespace hexir::onnx_import {
@@ -199,8 +204,198 @@ LogicalResult convertGemm(NodeContext &ctx) {
 
 } // namespace
 
+namespace {
+
+// One operand's labels of an Einsum equation: a letter per dimension, '.' standing for each
+// dimension of the ellipsis.
+struct Term {
+  std::string labels;
+  bool ellipsis = false;
+};
+
+// Parses "ij,jk->ik" (spaces allowed; "..." for broadcast dimensions; without "->" the output
+// is the letters used once, in alphabetical order, after the ellipsis). Empty on a syntax error.
+std::optional<std::pair<std::vector<Term>, Term>> parseEquation(std::string eq) {
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  std::string lhs = eq, rhs;
+  bool explicitOut = false;
+  if (size_t arrow = eq.find("->"); arrow != std::string::npos) {
+    lhs = eq.substr(0, arrow);
+    rhs = eq.substr(arrow + 2);
+    explicitOut = true;
+  }
+  auto term = [](const std::string &t) -> std::optional<Term> {
+    Term r;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.compare(i, 3, "...") == 0) {
+        if (r.ellipsis)
+          return std::nullopt;
+        r.ellipsis = true;
+        r.labels += '.';
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(t[i]))) {
+        r.labels += t[i];
+      } else {
+        return std::nullopt;
+      }
+    }
+    return r;
+  };
+  std::vector<Term> inputs;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    auto t = term(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (!t)
+      return std::nullopt;
+    inputs.push_back(*t);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  Term out;
+  if (explicitOut) {
+    auto t = term(rhs);
+    if (!t)
+      return std::nullopt;
+    out = *t;
+  } else {
+    std::map<char, int> count;
+    bool ellipsis = false;
+    for (const Term &t : inputs) {
+      ellipsis |= t.ellipsis;
+      for (char c : t.labels)
+        if (c != '.')
+          ++count[c];
+    }
+    out.ellipsis = ellipsis;
+    if (ellipsis)
+      out.labels = ".";
+    for (auto [c, n] : count)
+      if (n == 1)
+        out.labels += c;
+  }
+  return std::make_pair(inputs, out);
+}
+
+// Einsum as one linalg.generic: a loop per letter (and per ellipsis dimension, broadcast as
+// NumPy's), the output's letters parallel, the others reduced; the body multiplies the operands
+// and accumulates. A letter repeated in one operand reads its diagonal (the same loop twice).
+LogicalResult convertEinsum(NodeContext &ctx) {
+  std::string equation = ctx.attrString("equation", "");
+  auto parsed = parseEquation(equation);
+  if (!parsed)
+    return ctx.error() << "equation '" << equation << "' is not an Einsum equation";
+  auto &[terms, out] = *parsed;
+  if (terms.size() != ctx.numInputs())
+    return ctx.error() << "equation '" << equation << "' has " << terms.size() << " operands for "
+                       << ctx.numInputs() << " inputs";
+  DType type = ctx.input(0).type;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.input(i).type != type || type == DType::kBool || isUnsigned(type))
+      return ctx.error() << "inputs must share one float or signed integer type";
+  // The ellipsis: the most dimensions any operand gives it, aligned right, broadcast.
+  int64_t ellRank = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    int64_t letters = static_cast<int64_t>(terms[i].labels.size()) - (terms[i].ellipsis ? 1 : 0);
+    int64_t rank = ctx.input(i).rank();
+    if (terms[i].ellipsis ? rank < letters : rank != letters)
+      return ctx.error() << "operand " << i << " '" << terms[i].labels << "' does not match input " << i
+                         << " of shape " << shapeString(ctx.input(i).shape);
+    if (terms[i].ellipsis)
+      ellRank = std::max(ellRank, rank - letters);
+  }
+  // Loops: the ellipsis dimensions, then each letter in order of first use.
+  std::vector<int64_t> extent(ellRank, 1);
+  std::map<char, int64_t> dimOf;
+  std::string order;
+  auto dimFor = [&](char c) {
+    if (!dimOf.count(c)) {
+      dimOf[c] = ellRank + static_cast<int64_t>(order.size());
+      order += c;
+      extent.push_back(-1);
+    }
+    return dimOf[c];
+  };
+  for (char c : out.labels)
+    if (c != '.')
+      dimFor(c);
+  MLIRContext *mc = ctx.b.getContext();
+  std::vector<std::vector<AffineExpr>> inExprs(terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const std::vector<int64_t> &shape = ctx.input(i).shape;
+    int64_t axis = 0, ownEll = shape.size() - (terms[i].labels.size() - (terms[i].ellipsis ? 1 : 0));
+    for (char c : terms[i].labels) {
+      if (c == '.') {
+        for (int64_t k = 0; k < ownEll; ++k, ++axis) {
+          int64_t d = ellRank - ownEll + k, size = shape[axis];
+          if (extent[d] != 1 && size != 1 && size != extent[d])
+            return ctx.error() << "the ellipsis dimensions of input " << i << " do not broadcast";
+          if (size != 1)
+            extent[d] = size;
+          inExprs[i].push_back(getAffineDimExpr(d, mc));  // a size-1 dim is fixed at 0 below
+        }
+        continue;
+      }
+      int64_t d = dimFor(c), size = shape[axis++];
+      if (extent[d] >= 0 && extent[d] != size)
+        return ctx.error() << "letter '" << c << "' has sizes " << extent[d] << " and " << size;
+      extent[d] = size;
+      inExprs[i].push_back(getAffineDimExpr(d, mc));
+    }
+  }
+  // A size-1 ellipsis dimension against a larger loop reads index 0 (NumPy broadcasting).
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (size_t a = 0; a < inExprs[i].size(); ++a)
+      if (auto d = dyn_cast<AffineDimExpr>(inExprs[i][a]);
+          d && d.getPosition() < static_cast<unsigned>(ellRank) && ctx.input(i).shape[a] == 1 &&
+          extent[d.getPosition()] != 1)
+        inExprs[i][a] = getAffineConstantExpr(0, mc);
+  std::vector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  for (char c : out.labels) {
+    if (c == '.') {
+      for (int64_t d = 0; d < ellRank; ++d) {
+        outExprs.push_back(getAffineDimExpr(d, mc));
+        outShape.push_back(extent[d]);
+      }
+      continue;
+    }
+    if (!dimOf.count(c) || extent[dimOf[c]] < 0)
+      return ctx.error() << "output letter '" << c << "' is in no operand";
+    outExprs.push_back(getAffineDimExpr(dimOf[c], mc));
+    outShape.push_back(extent[dimOf[c]]);
+  }
+  // (Ellipsis dimensions the output leaves out are summed, as letters it leaves out are.)
+  int64_t loops = static_cast<int64_t>(extent.size());
+  SmallVector<utils::IteratorType> iterators(loops, utils::IteratorType::reduction);
+  for (AffineExpr e : outExprs)
+    iterators[cast<AffineDimExpr>(e).getPosition()] = utils::IteratorType::parallel;
+  OpBuilder &b = ctx.b;
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    operands.push_back(materialize(ctx, ctx.input(i)));
+    maps.push_back(AffineMap::get(loops, 0, inExprs[i], mc));
+  }
+  maps.push_back(AffineMap::get(loops, 0, outExprs, mc));
+  Value init = zeroFilled(b, ctx.loc, outShape, type);
+  size_t n = operands.size();
+  auto generic = linalg::GenericOp::create(b, ctx.loc, TypeRange{init.getType()}, operands, ValueRange{init}, maps,
+                                           iterators, [n](OpBuilder &nb, Location nl, ValueRange a) {
+                                             Value p = a[0];
+                                             for (size_t k = 1; k < n; ++k)
+                                               p = mulScalar(nb, nl, p, a[k]);
+                                             linalg::YieldOp::create(nb, nl, addScalar(nb, nl, a[n], p));
+                                           });
+  ctx.setOutput(0, OnnxValue::ofValue(generic.getResult(0), type));
+  return success();
+}
+
+} // namespace
+
 void addLinearOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
+      {"Einsum", 13, 21, convertEinsum, "", "equation", -1},
       {"Gemm", 13, 21, convertGemm, "", "alpha beta transA transB", 2},
       {"MatMul", 13, 21, convertMatMul, "float tensors", "", 2},
   });

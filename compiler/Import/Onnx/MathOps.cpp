@@ -11,7 +11,9 @@
 #include "Import/Onnx/OpRegistry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
 
@@ -224,6 +226,52 @@ LogicalResult convertMod(NodeContext &ctx) {
       });
 }
 
+// CumSum along `axis`: out[i] = the sum of x[j] for j <= i (j < i exclusive; j >= i, j > i in
+// reverse), a linalg.generic with a reduction loop over the axis that selects the terms: O(n^2)
+// along the axis, in any order the kernel likes.
+LogicalResult convertCumSum(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (x.type == DType::kBool || x.type == DType::kInt8 || isUnsigned(x.type))
+    return ctx.error() << "input must be a float, int64, int32 or int16 tensor";
+  auto axisT = ctx.requireScalar(1, "axis");
+  if (failed(axisT))
+    return failure();
+  int64_t axis = axisT->asInt(0);
+  if (x.rank() == 0 || !normalizeAxis(axis, x.rank()))
+    return ctx.error() << "axis " << axisT->asInt(0) << " is out of range for rank " << x.rank();
+  bool exclusive = ctx.attrInt("exclusive", 0) != 0, reverse = ctx.attrInt("reverse", 0) != 0;
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  int64_t rank = x.rank();
+  // Loops: the output's dims, then j along the axis.
+  SmallVector<AffineExpr> in, out;
+  for (int64_t d = 0; d < rank; ++d) {
+    in.push_back(getAffineDimExpr(d == axis ? rank : d, mc));
+    out.push_back(getAffineDimExpr(d, mc));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, in, mc), AffineMap::get(rank + 1, 0, out, mc)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value empty = tensor::EmptyOp::create(b, ctx.loc, x.shape, elementType(mc, x.type));
+  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{scalarConstant(b, ctx.loc, x.type, 0.0)},
+                                      ValueRange{empty})
+                   .getResult(0);
+  arith::CmpIPredicate pred = reverse ? (exclusive ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::sge)
+                                      : (exclusive ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sle);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, TypeRange{init.getType()}, ValueRange{materialize(ctx, x)}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value j = linalg::IndexOp::create(nb, nl, rank), i = linalg::IndexOp::create(nb, nl, axis);
+        Value take = arith::CmpIOp::create(nb, nl, pred, j, i);
+        Value zero = isa<FloatType>(a[0].getType())
+                         ? arith::ConstantOp::create(nb, nl, nb.getFloatAttr(a[0].getType(), 0.0)).getResult()
+                         : arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(a[0].getType(), 0)).getResult();
+        linalg::YieldOp::create(nb, nl, addScalar(nb, nl, a[1], arith::SelectOp::create(nb, nl, take, a[0], zero)));
+      });
+  ctx.setOutput(0, OnnxValue::ofValue(generic.getResult(0), x.type));
+  return success();
+}
+
 // --- Sum and Mean (variadic, broadcasting) ------------------------------------------------
 
 LogicalResult convertSumOrMean(NodeContext &ctx, bool mean) {
@@ -392,6 +440,7 @@ void addMathOps(std::vector<OpSupport> &ops) {
       {"IsNaN", 13, 21, convertIsNaN, "", "", 1},
       {"Mean", 13, 21, convertMean, "", "", -1},
       {"Mish", 18, 21, convertMish, "", "", 1},
+      {"CumSum", 13, 21, convertCumSum, "axis known at compile time", "exclusive reverse", 2},
       {"Mod", 13, 21, convertMod, "", "fmod", 2, nullptr, true},
       {"PRelu", 13, 21, convertPRelu, "", "", 2},
       {"Round", 13, 21, convertRound, "", "", 1},
