@@ -658,6 +658,50 @@ def einsum_and_cumsum():
 
 
 @case
+def scatter_gather_topk():
+    # GatherND (batch_dims 1, negative indices), ScatterElements (negative indices, duplicates
+    # with add), ScatterND (a KV-cache row update, duplicates with mul), ReverseSequence and
+    # TopK (ties keep their order, smallest, k = n), against NumPy loops.
+    data = rnd(2, 5, 3)
+    gidx = np.array([[[1], [-1]], [[0], [4]]], np.int64)  # [2, 2, 1], batch_dims 1
+    gnd = np.stack([np.stack([data[b, gidx[b, i, 0]] for i in range(2)]) for b in range(2)])
+    sdata, sidx, supd = rnd(3, 4), np.array([[1, -1, 1, 0], [2, 2, 0, -3]], np.int64), rnd(2, 4)
+    sel = sdata.copy()
+    for i in range(2):
+        for j in range(4):
+            sel[sidx[i, j], j] += supd[i, j]
+    cache, rows, pos = rnd(2, 6, 4), rnd(2, 1, 4), np.array([[[0, 3]], [[1, 5]]], np.int64)
+    snd = cache.copy()
+    for b in range(2):
+        snd[tuple(pos[b, 0])] = rows[b, 0]
+    dup_idx = np.array([[1], [1], [0]], np.int64)
+    dup_upd = rnd(3, 4)
+    mul = sdata.copy()
+    for u in range(3):
+        mul[dup_idx[u, 0]] *= dup_upd[u]
+    seq, lens = rnd(5, 3, 2), np.array([5, 0, 3], np.int64)
+    rev = seq.copy()
+    for b in range(3):
+        rev[:lens[b], b] = seq[:lens[b], b][::-1]
+    tk = np.array([[3, 1, 3, 2, 1, 5], [0, 0, -1, 7, 7, 2]], np.float32)
+    order = np.argsort(-tk, axis=1, kind="stable")[:, :4]
+    small = np.argsort(tk, axis=1, kind="stable")
+    outs = {"gnd": gnd, "sel": sel, "snd": snd, "mul": mul, "rev": rev,
+            "tv": np.take_along_axis(tk, order, 1), "ti": order.astype(np.int64),
+            "sv": np.take_along_axis(tk, small, 1), "si": small.astype(np.int64)}
+    nodes = [helper.make_node("GatherND", ["data", "gidx"], ["gnd"], batch_dims=1),
+             helper.make_node("ScatterElements", ["sdata", "sidx", "supd"], ["sel"], axis=0, reduction="add"),
+             helper.make_node("ScatterND", ["cache", "pos", "rows"], ["snd"]),
+             helper.make_node("ScatterND", ["sdata", "dup_idx", "dup_upd"], ["mul"], reduction="mul"),
+             helper.make_node("ReverseSequence", ["seq", "lens"], ["rev"], time_axis=0, batch_axis=1),
+             helper.make_node("TopK", ["tk", "k4"], ["tv", "ti"], axis=1),
+             helper.make_node("TopK", ["tk", "k6"], ["sv", "si"], axis=-1, largest=0)]
+    ins = {"data": data, "gidx": gidx, "sdata": sdata, "sidx": sidx, "supd": supd, "cache": cache, "rows": rows,
+           "pos": pos, "dup_idx": dup_idx, "dup_upd": dup_upd, "seq": seq, "lens": lens, "tk": tk}
+    return model(nodes, ins, outs, {"k4": np.array([4], np.int64), "k6": np.array([6], np.int64)}, opset=16), ins, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).

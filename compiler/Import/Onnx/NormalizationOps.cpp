@@ -510,6 +510,104 @@ LogicalResult convertHardmax(NodeContext &ctx) {
   return success();
 }
 
+// TopK by ranks: each element's rank along the axis is the number of elements that come before
+// it (larger, or smaller with largest=0; an equal one at a lower index first, so ties keep their
+// order as ONNX asks), a reduction over the axis; output position r then takes the element of
+// rank r, a second reduction. O(n^2 + n k) along the axis; the outputs are always sorted.
+LogicalResult convertTopK(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (x.type == DType::kBool || isUnsigned(x.type))
+    return ctx.error() << "input must be a float or signed integer tensor";
+  auto kT = ctx.requireScalar(1, "k");
+  if (failed(kT))
+    return failure();
+  FailureOr<int64_t> axis = ctx.axisAttr("axis", -1, x.rank());
+  if (failed(axis))
+    return failure();
+  int64_t k = kT->asInt(0), a = *axis, n = x.shape[a], rank = x.rank();
+  if (k < 0 || k > n)
+    return ctx.error() << "k " << k << " must be in [0, " << n << "] (the axis' size)";
+  bool largest = ctx.attrInt("largest", 1) != 0;
+  std::vector<int64_t> outShape = x.shape;
+  outShape[a] = k;
+  if (elementCount(outShape) == 0) {
+    ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(x.type, outShape)));
+    if (ctx.hasOutput(1))
+      ctx.setOutput(1, OnnxValue::ofConstant(HostTensor::zeros(DType::kInt64, outShape)));
+    return success();
+  }
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  MLIRContext *mc = b.getContext();
+  Value xv = materialize(ctx, x);
+  bool isF = isFloat(x.type);
+  Type i64 = b.getI64Type();
+  // A generic over init's shape with a reduction loop of extent n (the axis) after its dims.
+  auto reduceAlong = [&](Value init, auto body) {
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, mc));
+    Value span = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n}, b.getI8Type());
+    SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, mc)}, mc),
+                                   AffineMap::get(rank + 1, 0, outExprs, mc)};
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    return linalg::GenericOp::create(b, loc, TypeRange{init.getType()}, ValueRange{span}, ValueRange{init}, maps,
+                                     iterators, body)
+        .getResult(0);
+  };
+  auto zeros = [&](ArrayRef<int64_t> shape, int64_t v) {
+    Value empty = tensor::EmptyOp::create(b, loc, shape, i64);
+    return linalg::FillOp::create(b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, v, 64).getResult()},
+                                  ValueRange{empty})
+        .getResult(0);
+  };
+  // rank[i] = #{j : x[j] before x[i]}.
+  Value ranks = reduceAlong(zeros(x.shape, 0), [&](OpBuilder &nb, Location nl, ValueRange args) {
+    SmallVector<Value> at, other;
+    for (int64_t d = 0; d < rank; ++d)
+      at.push_back(linalg::IndexOp::create(nb, nl, d));
+    other = at;
+    Value j = linalg::IndexOp::create(nb, nl, rank);
+    other[a] = j;
+    Value xi = tensor::ExtractOp::create(nb, nl, xv, at), xj = tensor::ExtractOp::create(nb, nl, xv, other);
+    Value beats = isF ? arith::CmpFOp::create(nb, nl, largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, xj, xi)
+                            .getResult()
+                      : arith::CmpIOp::create(nb, nl, largest ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, xj, xi)
+                            .getResult();
+    Value equal = isF ? arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, xj, xi).getResult()
+                      : arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, xj, xi).getResult();
+    Value earlier = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, j, at[a]);
+    Value before = arith::OrIOp::create(nb, nl, beats, arith::AndIOp::create(nb, nl, equal, earlier));
+    Value one = arith::ExtUIOp::create(nb, nl, i64, before);
+    linalg::YieldOp::create(nb, nl, ValueRange{arith::AddIOp::create(nb, nl, args[1], one)});
+  });
+  // index[r] = the i whose rank is r.
+  Value indices = reduceAlong(zeros(outShape, 0), [&](OpBuilder &nb, Location nl, ValueRange args) {
+    SmallVector<Value> at;
+    for (int64_t d = 0; d < rank; ++d)
+      at.push_back(linalg::IndexOp::create(nb, nl, d));
+    Value i = linalg::IndexOp::create(nb, nl, rank);
+    Value r = arith::IndexCastOp::create(nb, nl, i64, at[a]);
+    at[a] = i;
+    Value ri = tensor::ExtractOp::create(nb, nl, ranks, at);
+    Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, ri, r);
+    linalg::YieldOp::create(
+        nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, arith::IndexCastOp::create(nb, nl, i64, i), args[1])});
+  });
+  Value values = generate(ctx, outShape, x.type, [&](OpBuilder &nb, Location nl, ValueRange at) -> Value {
+    Value i = tensor::ExtractOp::create(nb, nl, indices, at);
+    SmallVector<Value> coords(at.begin(), at.end());
+    coords[a] = arith::MinUIOp::create(nb, nl, arith::IndexCastOp::create(nb, nl, nb.getIndexType(), i),
+                                       arith::ConstantIndexOp::create(nb, nl, n - 1));
+    return tensor::ExtractOp::create(nb, nl, xv, coords);
+  });
+  ctx.setOutput(0, OnnxValue::ofValue(values, x.type));
+  if (ctx.hasOutput(1))
+    ctx.setOutput(1, OnnxValue::ofValue(indices, DType::kInt64));
+  return success();
+}
+
 LogicalResult convertArgMax(NodeContext &ctx) { return convertArgExtreme(ctx, true); }
 LogicalResult convertArgMin(NodeContext &ctx) { return convertArgExtreme(ctx, false); }
 
@@ -549,6 +647,7 @@ void addNormalizationOps(std::vector<OpSupport> &ops) {
       {"ReduceSum", 13, 21, convertReduceSum, "axes known at compile time", "keepdims noop_with_empty_axes", 1},
       {"ReduceSumSquare", 13, 21, convertReduceSumSquare, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
       {"ReduceProd", 13, 21, convertReduceProd, "axes known at compile time", "axes keepdims noop_with_empty_axes", 1},
+      {"TopK", 13, 21, convertTopK, "k known at compile time; O(n^2) along the axis", "axis largest sorted", 2},
       {"Softmax", 13, 21, convertSoftmax, "", "axis", 1},
   });
 }

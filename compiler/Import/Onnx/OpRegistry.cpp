@@ -18,6 +18,7 @@ const std::vector<OpSupport> &supportedOps() {
     addGeneratorOps(all);
     addPadTileOps(all);
     addResizeOps(all);
+    addScatterOps(all);
     addMathOps(all);
     addControlFlowOps(all);
     addQuantizeOps(all);

@@ -48,6 +48,7 @@ void addLossOps(std::vector<OpSupport> &ops);
 void addGeneratorOps(std::vector<OpSupport> &ops);
 void addPadTileOps(std::vector<OpSupport> &ops);
 void addResizeOps(std::vector<OpSupport> &ops);
+void addScatterOps(std::vector<OpSupport> &ops);
 void addMathOps(std::vector<OpSupport> &ops);
 void addControlFlowOps(std::vector<OpSupport> &ops);
 void addQuantizeOps(std::vector<OpSupport> &ops);
