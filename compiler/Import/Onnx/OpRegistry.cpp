@@ -19,6 +19,7 @@ const std::vector<OpSupport> &supportedOps() {
     addPadTileOps(all);
     addResizeOps(all);
     addScatterOps(all);
+    addDataDependentOps(all);
     addMathOps(all);
     addControlFlowOps(all);
     addQuantizeOps(all);
