@@ -91,6 +91,15 @@ CORRECTED = {
 }
 
 
+# Cases whose expected values ONNX computed in float64 where float32 arithmetic cannot meet
+# atol 1e-7: the absolute tolerance each gets, and why.
+ATOL_OVERRIDES = {
+    # Y_h holds -2.7e-6, the difference of gate values near 0.4 after three steps: float32's
+    # rounding there is 1e-7 (ONNX Runtime's float32 kernels are in the same place).
+    "test_gru_seq_length": 1e-6,
+}
+
+
 def read_case(case_dir):
     """(model, [(inputs, outputs)]) of one case: {name: array}, or a reason it has no tensors."""
     import onnx
@@ -139,7 +148,7 @@ def ops_of(model):
     return ops
 
 
-def compare(got, want):
+def compare(got, want, atol=None):
     """Why `got` is not `want` (None if it is, with ONNX's tolerances)."""
     if got.shape != want.shape:
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
@@ -151,7 +160,7 @@ def compare(got, want):
         return None
     if got.dtype != want.dtype:
         return f"dtype {got.dtype}, expected {want.dtype}"
-    if not np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True):
+    if not np.allclose(got, want, rtol=RTOL, atol=ATOL if atol is None else atol, equal_nan=True):
         err = np.abs(got.astype(np.float64) - want.astype(np.float64))
         return f"max |diff| {np.nanmax(err):.3g} (max |expected| {np.nanmax(np.abs(want)):.3g})"
     return None
@@ -223,7 +232,7 @@ def run_case(name, case_dir, args, tmp):
             errors = [line for line in text.splitlines() if "error" in line.lower()]
             return "refused", "hexir-run: " + (errors[0] if errors else text.strip()[-300:])
         for oname, want in outs.items():
-            why = compare(np.load(out_paths[oname]), want)
+            why = compare(np.load(out_paths[oname]), want, ATOL_OVERRIDES.get(name))
             if why:
                 return "WRONG", f"output {oname!r}: {why}"
     return "pass", "" if not fixed else "with --fix-input " + ", ".join(sorted(fixed))

@@ -20,6 +20,7 @@ const std::vector<OpSupport> &supportedOps() {
     addResizeOps(all);
     addScatterOps(all);
     addDataDependentOps(all);
+    addRecurrentOps(all);
     addMathOps(all);
     addControlFlowOps(all);
     addQuantizeOps(all);

@@ -187,17 +187,21 @@ FailureOr<linalg::GenericOp> mlir::hexir::packPanelsInPlace(RewriterBase &rewrit
     return linalg::GenericOp();
   // The slices between the packed B and what `op` reads, innermost first.
   SmallVector<tensor::ExtractSliceOp> slices;
+  bool readsPack = false;
   for (Value v : op.getDpsInputs()) {
     SmallVector<tensor::ExtractSliceOp> chain;
     while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
       chain.push_back(slice);
       v = slice.getSource();
     }
-    if (v.getDefiningOp() == pack.getOperation())
+    if (v.getDefiningOp() == pack.getOperation()) {
       slices = chain;
+      readsPack = true;
+    }
   }
+  // A kernel whose one cache tile is all of B reads the packing whole: nothing to move.
   if (slices.empty())
-    return failure();
+    return readsPack ? pack : FailureOr<linalg::GenericOp>(failure());
   // The packing of each slice in turn, outermost first; a tile the next one replaces is dead.
   Operation *producer = pack;
   for (tensor::ExtractSliceOp slice : llvm::reverse(slices)) {
