@@ -702,6 +702,30 @@ def scatter_gather_topk():
 
 
 @case
+def det_and_dft():
+    # Det against numpy.linalg.det (pivoting needed: a zero leading entry; a singular matrix);
+    # DFT against numpy.fft: real and complex, onesided, a longer dft_length (zero padding),
+    # inverse.
+    m = rnd(3, 5, 5).astype(np.float64)
+    m[1, 0, 0] = 0.0
+    m[2, 4] = m[2, 0] * 2
+    sig = rnd(2, 12, 1)
+    cpx = rnd(1, 8, 2)
+    c = cpx[..., 0] + 1j * cpx[..., 1]
+
+    def parts(z):
+        return np.stack([z.real, z.imag], axis=-1).astype(np.float32)
+    outs = {"det": np.linalg.det(m).astype(np.float32),
+            "rfft": parts(np.fft.rfft(sig[..., 0].astype(np.float64), n=16, axis=1)),
+            "ifft": parts(np.fft.ifft(c, axis=1))}
+    nodes = [helper.make_node("Det", ["m"], ["det"]),
+             helper.make_node("DFT", ["sig", "n16"], ["rfft"], onesided=1),
+             helper.make_node("DFT", ["cpx"], ["ifft"], inverse=1)]
+    ins = {"m": m.astype(np.float32), "sig": sig, "cpx": cpx}
+    return model(nodes, ins, outs, {"n16": np.array(16, np.int64)}, opset=17), ins, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).

@@ -21,6 +21,7 @@ const std::vector<OpSupport> &supportedOps() {
     addScatterOps(all);
     addDataDependentOps(all);
     addRecurrentOps(all);
+    addSignalOps(all);
     addMathOps(all);
     addControlFlowOps(all);
     addQuantizeOps(all);

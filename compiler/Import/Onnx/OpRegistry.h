@@ -51,6 +51,7 @@ void addResizeOps(std::vector<OpSupport> &ops);
 void addScatterOps(std::vector<OpSupport> &ops);
 void addDataDependentOps(std::vector<OpSupport> &ops);
 void addRecurrentOps(std::vector<OpSupport> &ops);
+void addSignalOps(std::vector<OpSupport> &ops);
 void addMathOps(std::vector<OpSupport> &ops);
 void addControlFlowOps(std::vector<OpSupport> &ops);
 void addQuantizeOps(std::vector<OpSupport> &ops);
