@@ -726,6 +726,26 @@ def det_and_dft():
 
 
 @case
+def grid_sample_like_pytorch():
+    # GridSample against torch.nn.functional.grid_sample: every mode, padding mode and
+    # align_corners, with grid points inside, on and beyond the border.
+    x = rnd(2, 3, 5, 7)
+    grid = rnd(2, 4, 6, 2, low=-1.4, high=1.4)
+    grid[0, 0, :3] = [[-1, -1], [1, 1], [0.5, -1]]  # corners and an edge exactly
+    outs, nodes = {}, []
+    for mode in ("bilinear", "nearest", "bicubic"):
+        for padding in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                name = f"{mode}_{padding}_{align}"
+                outs[name] = F.grid_sample(t(x).double(), t(grid).double(), mode=mode, padding_mode=padding,
+                                           align_corners=bool(align)).numpy().astype(np.float32)
+                nodes.append(helper.make_node("GridSample", ["x", "grid"], [name], mode=mode, padding_mode=padding,
+                                              align_corners=align))
+    ins = {"x": x, "grid": grid}
+    return model(nodes, ins, outs, opset=16), ins, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).

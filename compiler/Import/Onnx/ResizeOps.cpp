@@ -1,4 +1,4 @@
-//===- ResizeOps.cpp - ONNX Resize (and Upsample, raised to Resize) -------===//
+//===- ResizeOps.cpp - ONNX Resize (and Upsample), GridSample -------------===//
 //
 // Shapes, scales and the region of interest are known at compile time, so where each output
 // element reads from is too: per resized axis the importer computes, in double as ONNX's
@@ -6,6 +6,8 @@
 // for linear, 4 for cubic). Each axis is then one linalg.generic over the output with a
 // reduction loop over the taps, reading the input with tensor.extract at the tap's index (the
 // tables are constants [O, T]): separable, O*T reads per row instead of a dense O x I matrix.
+// GridSample reads where a run-time grid says: its taps are computed in the kernel body, as
+// PyTorch's grid_sample computes them (which ONNX's operator follows).
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
@@ -13,9 +15,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -322,10 +326,129 @@ LogicalResult convertResize(NodeContext &ctx) {
   return success();
 }
 
+// GridSample (2-D): out[n, c, h, w] samples X[n, c] at grid[n, h, w] = (x, y) in [-1, 1].
+LogicalResult convertGridSample(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0), &grid = ctx.input(1);
+  if (!isFloat(x.type) || !isFloat(grid.type) || x.rank() != 4 || grid.rank() != 4 || grid.shape[3] != 2 ||
+      grid.shape[0] != x.shape[0])
+    return ctx.error() << "X must be a float [N, C, H, W] and grid [N, H_out, W_out, 2] (2-D sampling)";
+  std::string mode = ctx.attrString("mode", "bilinear"), padding = ctx.attrString("padding_mode", "zeros");
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return ctx.error() << "mode '" << mode << "' is not bilinear, nearest or bicubic";
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return ctx.error() << "padding_mode '" << padding << "' is not zeros, border or reflection";
+  bool align = ctx.attrInt("align_corners", 0) != 0;
+  int64_t h = x.shape[2], w = x.shape[3];
+  std::vector<int64_t> shape = {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]};
+  if (elementCount(shape) == 0 || h == 0 || w == 0) {
+    ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(DType::kFloat, shape)));
+    return success();
+  }
+  Value xv = materialize(ctx, x), gv = materialize(ctx, grid);
+  Value out = generate(ctx, shape, DType::kFloat, [&](OpBuilder &b, Location l, ValueRange at) -> Value {
+    auto c = [&](double v) { return floatConst(b, l, v); };
+    auto add = [&](Value p, Value q) { return arith::AddFOp::create(b, l, p, q).getResult(); };
+    auto sub = [&](Value p, Value q) { return arith::SubFOp::create(b, l, p, q).getResult(); };
+    auto mul = [&](Value p, Value q) { return arith::MulFOp::create(b, l, p, q).getResult(); };
+    auto clip = [&](Value v, double hi) {
+      return arith::MinimumFOp::create(b, l, arith::MaximumFOp::create(b, l, v, c(0.0)), c(hi)).getResult();
+    };
+    // The grid's coordinate in pixels.
+    auto unnormalize = [&](Value g, int64_t size) -> Value {
+      double s = static_cast<double>(size);
+      return align ? mul(mul(add(g, c(1.0)), c(0.5)), c(s - 1)) : mul(sub(mul(add(g, c(1.0)), c(s)), c(1.0)), c(0.5));
+    };
+    // PyTorch's reflect_coordinates over [low2 / 2, high2 / 2].
+    auto reflect = [&](Value v, double low2, double high2) -> Value {
+      if (low2 == high2)
+        return c(0.0);
+      double lo = low2 / 2, span = (high2 - low2) / 2;
+      Value in = math::AbsFOp::create(b, l, sub(v, c(lo)));
+      Value flips = math::FloorOp::create(b, l, arith::DivFOp::create(b, l, in, c(span)));
+      Value extra = sub(in, mul(flips, c(span)));
+      Value even = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                         sub(flips, mul(math::FloorOp::create(b, l, mul(flips, c(0.5))), c(2.0))), c(0.0));
+      return arith::SelectOp::create(b, l, even, add(extra, c(lo)), add(sub(c(span), extra), c(lo)));
+    };
+    // The padding mode applied to a coordinate (zeros: as it is; taps outside read 0).
+    auto pad = [&](Value v, int64_t size) -> Value {
+      double s = static_cast<double>(size);
+      if (padding == "border")
+        return clip(v, s - 1);
+      if (padding == "reflection")
+        return clip(align ? reflect(v, 0, 2 * (s - 1)) : reflect(v, -1, 2 * s - 1), s - 1);
+      return v;
+    };
+    SmallVector<Value> g = {at[0], at[2], at[3], arith::ConstantIndexOp::create(b, l, 0)};
+    Value gx = tensor::ExtractOp::create(b, l, gv, g);
+    g[3] = arith::ConstantIndexOp::create(b, l, 1);
+    Value gy = tensor::ExtractOp::create(b, l, gv, g);
+    Value ix = unnormalize(gx, w), iy = unnormalize(gy, h);
+    // X at integer coordinates (floats), 0 outside the image.
+    auto tap = [&](Value fx, Value fy) -> Value {
+      Value inside = arith::AndIOp::create(
+          b, l,
+          arith::AndIOp::create(b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, fx, c(0.0)),
+                                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, fx, c(w - 1))),
+          arith::AndIOp::create(b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, fy, c(0.0)),
+                                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, fy, c(h - 1))));
+      auto index = [&](Value f, int64_t size) -> Value {
+        Value i = arith::FPToSIOp::create(b, l, b.getI64Type(), clip(f, static_cast<double>(size - 1)));
+        return arith::IndexCastOp::create(b, l, b.getIndexType(), i);
+      };
+      Value v = tensor::ExtractOp::create(b, l, xv, ValueRange{at[0], at[1], index(fy, h), index(fx, w)});
+      return arith::SelectOp::create(b, l, inside, v, c(0.0));
+    };
+    if (mode == "nearest") {
+      ix = math::RoundEvenOp::create(b, l, pad(ix, w));
+      iy = math::RoundEvenOp::create(b, l, pad(iy, h));
+      return tap(ix, iy);
+    }
+    if (mode == "bilinear") {
+      ix = pad(ix, w);
+      iy = pad(iy, h);
+      Value x0 = math::FloorOp::create(b, l, ix), y0 = math::FloorOp::create(b, l, iy);
+      Value x1 = add(x0, c(1.0)), y1 = add(y0, c(1.0));
+      Value tx = sub(ix, x0), ty = sub(iy, y0), sx = sub(c(1.0), tx), sy = sub(c(1.0), ty);
+      Value r = mul(mul(tap(x0, y0), sx), sy);
+      r = add(r, mul(mul(tap(x1, y0), tx), sy));
+      r = add(r, mul(mul(tap(x0, y1), sx), ty));
+      return add(r, mul(mul(tap(x1, y1), tx), ty));
+    }
+    // Bicubic (A = -0.75) over the 4x4 taps around the unpadded coordinate; each tap's
+    // coordinate padded on its own.
+    Value fx = math::FloorOp::create(b, l, ix), fy = math::FloorOp::create(b, l, iy);
+    Value tx = sub(ix, fx), ty = sub(iy, fy);
+    auto coeffs = [&](Value t) {
+      double A = -0.75;
+      auto near = [&](Value d) {  // ((A + 2) d - (A + 3)) d^2 + 1
+        return add(mul(sub(mul(c(A + 2), d), c(A + 3)), mul(d, d)), c(1.0));
+      };
+      auto far = [&](Value d) {  // ((A d - 5A) d + 8A) d - 4A
+        return sub(mul(add(mul(sub(mul(c(A), d), c(5 * A)), d), c(8 * A)), d), c(4 * A));
+      };
+      return std::array<Value, 4>{far(add(t, c(1.0))), near(t), near(sub(c(1.0), t)), far(sub(c(2.0), t))};
+    };
+    std::array<Value, 4> cx = coeffs(tx), cy = coeffs(ty);
+    Value r = c(0.0);
+    for (int i = 0; i < 4; ++i) {
+      Value row = c(0.0);
+      Value yy = pad(add(fy, c(i - 1)), h);
+      for (int j = 0; j < 4; ++j)
+        row = add(row, mul(tap(pad(add(fx, c(j - 1)), w), yy), cx[j]));
+      r = add(r, mul(row, cy[i]));
+    }
+    return r;
+  });
+  ctx.setOutput(0, OnnxValue::ofValue(out, DType::kFloat));
+  return success();
+}
+
 } // namespace
 
 void addResizeOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
+      {"GridSample", 16, 21, convertGridSample, "2-D (4-D X)", "align_corners mode padding_mode", 2},
       {"Resize", 13, 21, convertResize, "roi, scales and sizes known at compile time; no antialias",
        "antialias axes coordinate_transformation_mode cubic_coeff_a exclude_outside extrapolation_value "
        "keep_aspect_ratio_policy mode nearest_mode",
