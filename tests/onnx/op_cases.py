@@ -746,6 +746,30 @@ def grid_sample_like_pytorch():
 
 
 @case
+def volumes_like_pytorch():
+    # 3-D Conv (grouped, strided, dilated, asymmetric pads, bias), MaxPool (dilated, ceil_mode)
+    # and AveragePool (with and without count_include_pad) against PyTorch.
+    x = rnd(2, 4, 5, 7, 6)
+    w, bias = rnd(6, 2, 3, 2, 3), rnd(6)
+    xt = t(x).double()
+    conv = F.conv3d(F.pad(xt, (1, 0, 0, 1, 2, 1)), t(w).double(), t(bias).double(), stride=(1, 2, 1),
+                    dilation=(1, 1, 2), groups=2)
+    outs = {"conv": conv.numpy().astype(np.float32),
+            "maxp": F.max_pool3d(xt, 3, stride=2, padding=1, dilation=(1, 2, 1), ceil_mode=True).numpy().astype(np.float32),
+            "avgp": F.avg_pool3d(xt, (2, 3, 3), stride=(1, 2, 2), padding=(1, 1, 0), count_include_pad=True).numpy().astype(np.float32),
+            "avgx": F.avg_pool3d(xt, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True).numpy().astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["conv"], group=2, strides=[1, 2, 1], dilations=[1, 1, 2],
+                              pads=[2, 0, 1, 1, 1, 0]),
+             helper.make_node("MaxPool", ["x"], ["maxp"], kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6,
+                              dilations=[1, 2, 1], ceil_mode=1),
+             helper.make_node("AveragePool", ["x"], ["avgp"], kernel_shape=[2, 3, 3], strides=[1, 2, 2],
+                              pads=[1, 1, 0, 1, 1, 0], count_include_pad=1),
+             helper.make_node("AveragePool", ["x"], ["avgx"], kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6,
+                              ceil_mode=1)]
+    return model(nodes, {"x": x}, outs, {"w": w, "b": bias}), {"x": x}, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).

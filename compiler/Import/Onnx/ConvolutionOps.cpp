@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/OpRegistry.h"
+#include "Import/Onnx/VolumeOps.h"
 #include "Import/Onnx/Quantized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -160,6 +161,8 @@ LogicalResult requireFloatInput(NodeContext &ctx) {
 LogicalResult convertConv(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)) || failed(ctx.requireFloatInputs({1, 2})))
     return failure();
+  if (ctx.input(0).rank() == 5)
+    return convertConv3D(ctx);
   FailureOr<std::optional<OnnxValue>> quantized = quantizedConv(ctx);
   if (failed(quantized))
     return failure();
@@ -203,6 +206,8 @@ Value poolNchw(NodeContext &ctx, const OnnxValue &x, const Window &w, double pad
 LogicalResult convertMaxPool(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)))
     return failure();
+  if (ctx.input(0).rank() == 5)
+    return convertPool3D(ctx, /*isMax=*/true);
   if (ctx.hasOutput(1))
     return ctx.error() << "the Indices output is not supported";
   const OnnxValue &x = ctx.input(0);
@@ -235,6 +240,8 @@ LogicalResult convertMaxPool(NodeContext &ctx) {
 LogicalResult convertAveragePool(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)))
     return failure();
+  if (ctx.input(0).rank() == 5)
+    return convertPool3D(ctx, /*isMax=*/false);
   for (int64_t dl : ctx.attrInts("dilations"))
     if (dl != 1)
       return ctx.error() << "unsupported attribute dilations (opset 19)";
@@ -571,13 +578,13 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
 
 void addConvolutionOps(std::vector<OpSupport> &ops) {
   ops.insert(ops.end(), {
-      {"AveragePool", 13, 21, convertAveragePool, "1-D and 2-D", "auto_pad ceil_mode count_include_pad kernel_shape pads strides dilations", 1},
-      {"Conv", 13, 21, convertConv, "1-D and 2-D", "auto_pad dilations group kernel_shape pads strides", 2},
+      {"AveragePool", 13, 21, convertAveragePool, "1-D, 2-D and 3-D", "auto_pad ceil_mode count_include_pad kernel_shape pads strides dilations", 1},
+      {"Conv", 13, 21, convertConv, "1-D, 2-D and 3-D", "auto_pad dilations group kernel_shape pads strides", 2},
       {"ConvTranspose", 13, 21, convertConvTranspose, "1-D and 2-D",
        "auto_pad dilations group kernel_shape output_padding output_shape pads strides", 2},
       {"GlobalAveragePool", 13, 21, convertGlobalAveragePool, "", "", 1},
       {"GlobalMaxPool", 13, 21, convertGlobalMaxPool, "", "", 1},
-      {"MaxPool", 13, 21, convertMaxPool, "1-D and 2-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
+      {"MaxPool", 13, 21, convertMaxPool, "1-D, 2-D and 3-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
   });
 }
 
