@@ -8,6 +8,7 @@ import math
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 def _perturb(model, seed):
@@ -53,6 +54,92 @@ class BertLike(nn.Module):
         h = self.tok(ids) + self.pos
         h = self.norm(self.encoder(h))
         return self.head(h[:, 0])
+
+
+class LlamaLike(nn.Module):
+    """A Llama-style decoder: RMSNorm, rotary position embeddings computed in the graph (the
+    positions from the token ids' shape by CumSum, as Hugging Face derives them from the
+    attention mask, then Sin and Cos at run time), grouped-query causal attention and a SwiGLU
+    MLP."""
+
+    def __init__(self, vocab=1000, d=64, heads=4, kv_heads=2, layers=2, ff=172):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.tok = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList()
+        for _ in range(layers):
+            self.layers.append(nn.ModuleDict({
+                "n1": _RmsNorm(d), "q": nn.Linear(d, d, bias=False), "k": nn.Linear(d, kv_heads * self.hd, bias=False),
+                "v": nn.Linear(d, kv_heads * self.hd, bias=False), "o": nn.Linear(d, d, bias=False),
+                "n2": _RmsNorm(d), "gate": nn.Linear(d, ff, bias=False), "up": nn.Linear(d, ff, bias=False),
+                "down": nn.Linear(ff, d, bias=False)}))
+        self.norm = _RmsNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd)))
+
+    @staticmethod
+    def _rotate(x, cos, sin):
+        x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+    def forward(self, ids):
+        b, t = ids.shape
+        pos = (torch.cumsum(torch.ones_like(ids), dim=1) - 1).float()  # [b, t], at run time
+        freqs = pos[..., None] * self.inv_freq  # [b, t, hd/2]
+        emb = torch.cat((freqs, freqs), dim=-1)[:, None]  # [b, 1, t, hd]
+        cos, sin = emb.cos(), emb.sin()
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        h = self.tok(ids)
+        for layer in self.layers:
+            x = layer["n1"](h)
+            q = layer["q"](x).view(b, t, self.heads, self.hd).transpose(1, 2)
+            k = layer["k"](x).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+            v = layer["v"](x).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+            q, k = self._rotate(q, cos, sin), self._rotate(k, cos, sin)
+            rep = self.heads // self.kv_heads
+            k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+            att = torch.softmax(q @ k.transpose(-1, -2) / self.hd ** 0.5 + mask, dim=-1)
+            h = h + layer["o"]((att @ v).transpose(1, 2).reshape(b, t, -1))
+            x = layer["n2"](h)
+            h = h + layer["down"](F.silu(layer["gate"](x)) * layer["up"](x))
+        return self.head(self.norm(h))
+
+
+class _RmsNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(d)), eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class UNet(nn.Module):
+    """A small UNet: two down blocks (conv-BN-ReLU pairs, max pooling), a bottleneck, and two up
+    blocks, one upsampling by ConvTranspose (stride 2), one by bilinear Resize, each joined to
+    its skip connection by Concat."""
+
+    def __init__(self, c=8):
+        super().__init__()
+
+        def block(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(),
+                                 nn.Conv2d(o, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+        self.d1, self.d2, self.mid = block(3, c), block(c, 2 * c), block(2 * c, 4 * c)
+        self.up2 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2)
+        self.u2 = block(4 * c, 2 * c)
+        self.reduce1 = nn.Conv2d(2 * c, c, 1)
+        self.u1 = block(2 * c, c)
+        self.out = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        s1 = self.d1(x)
+        s2 = self.d2(F.max_pool2d(s1, 2))
+        m = self.mid(F.max_pool2d(s2, 2))
+        y = self.u2(torch.cat([self.up2(m), s2], dim=1))
+        y = F.interpolate(self.reduce1(y), scale_factor=2, mode="bilinear", align_corners=False)
+        y = self.u1(torch.cat([y, s1], dim=1))
+        return self.out(y)
 
 
 def _decoder_blocks(d, layers):
@@ -251,6 +338,10 @@ def build(name, full=False):
         return GptLike(**cfg), torch.randint(0, cfg.get("vocab", 1000), (1, cfg.get("seq", 16))), 17
     if name == "shufflenet_v1":
         return ShuffleNetV1(), torch.randn(1, 3, 64, 64), 13
+    if name == "llama_like":
+        return LlamaLike(), torch.randint(0, 1000, (1, 16)), 17
+    if name == "unet":
+        return UNet(), torch.randn(1, 3, 64, 64), 17
     sizes = {"regnet_y_400mf": 112, "resnext50_32x4d": 80, "resnet18": 64, "mobilenet_v2": 64, "mobilenet_v3_small": 64, "squeezenet1_1": 64,
              "shufflenet_v2_x1_0": 64, "efficientnet_b0": 64, "resnet50": 224, "densenet121": 224,
              "inception_v3": 299, "vgg11": 224}
