@@ -770,6 +770,23 @@ def volumes_like_pytorch():
 
 
 @case
+def lp_norms():
+    # LpNormalization (L1 and L2) against torch.nn.functional.normalize, GlobalLpPool (p 2 and 3)
+    # against NumPy.
+    x = rnd(2, 3, 4, 5)
+    xd = x.astype(np.float64)
+    outs = {"l2": F.normalize(t(x).double(), p=2, dim=1, eps=0).numpy().astype(np.float32),
+            "l1": F.normalize(t(x).double(), p=1, dim=-1, eps=0).numpy().astype(np.float32),
+            "g2": np.sqrt((xd ** 2).sum(axis=(2, 3), keepdims=True)).astype(np.float32),
+            "g3": ((np.abs(xd) ** 3).sum(axis=(2, 3), keepdims=True) ** (1 / 3)).astype(np.float32)}
+    nodes = [helper.make_node("LpNormalization", ["x"], ["l2"], axis=1, p=2),
+             helper.make_node("LpNormalization", ["x"], ["l1"], axis=-1, p=1),
+             helper.make_node("GlobalLpPool", ["x"], ["g2"]),
+             helper.make_node("GlobalLpPool", ["x"], ["g3"], p=3)]
+    return model(nodes, {"x": x}, outs), {"x": x}, outs
+
+
+@case
 def integer_pow():
     # Integer Pow wraps as NumPy's (3^41 past int64); a float exponent on integers is the power
     # truncated, exact where the exponent is integral (3^6 = 729, not 728.99...).

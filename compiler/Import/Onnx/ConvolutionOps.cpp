@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -309,6 +310,42 @@ LogicalResult convertGlobalPool(NodeContext &ctx, bool isMax) {
   return success();
 }
 LogicalResult convertGlobalAveragePool(NodeContext &ctx) { return convertGlobalPool(ctx, false); }
+
+// GlobalLpPool: (sum over the spatial dims of |x|^p)^(1/p), p > 0 (default 2).
+LogicalResult convertGlobalLpPool(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  const OnnxValue &x = ctx.input(0);
+  if (x.rank() < 3)
+    return ctx.error() << "input must have rank 3 or more (N, C, spatial...)";
+  double p = static_cast<double>(ctx.attrInt("p", 2));
+  if (p <= 0)
+    return ctx.error() << "p " << p << " must be positive";
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < x.rank(); ++d)
+    axes.push_back(d);
+  // |x|^p and s^(1/p) as exp(e log(v)) (v >= 0: log 0 = -inf gives 0).
+  auto power = [](OpBuilder &b, Location l, Value v, double e) -> Value {
+    if (e == 1.0)
+      return v;
+    if (e == 2.0)
+      return arith::MulFOp::create(b, l, v, v);
+    return math::ExpOp::create(b, l, arith::MulFOp::create(b, l, floatConst(b, l, e), math::LogOp::create(b, l, v)));
+  };
+  auto pre = elementwise(ctx, {&x}, DType::kFloat, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return power(b, l, math::AbsFOp::create(b, l, a[0]), p);
+  });
+  if (failed(pre))
+    return failure();
+  OnnxValue sum = OnnxValue::ofValue(reduce(ctx, pre->value, axes, ReduceKind::kSum), DType::kFloat);
+  auto post = elementwise(ctx, {&sum}, DType::kFloat, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return p == 2.0 ? math::SqrtOp::create(b, l, a[0]).getResult() : power(b, l, a[0], 1.0 / p);
+  });
+  if (failed(post))
+    return failure();
+  ctx.setOutput(0, *post);
+  return success();
+}
 LogicalResult convertGlobalMaxPool(NodeContext &ctx) { return convertGlobalPool(ctx, true); }
 
 // The 2-D convolution of `input` (NCHW, already padded for `w`) by `weight` ([F, C/group, kh, kw])
@@ -583,6 +620,7 @@ void addConvolutionOps(std::vector<OpSupport> &ops) {
       {"ConvTranspose", 13, 21, convertConvTranspose, "1-D and 2-D",
        "auto_pad dilations group kernel_shape output_padding output_shape pads strides", 2},
       {"GlobalAveragePool", 13, 21, convertGlobalAveragePool, "", "", 1},
+      {"GlobalLpPool", 13, 21, convertGlobalLpPool, "", "p", 1},
       {"GlobalMaxPool", 13, 21, convertGlobalMaxPool, "", "", 1},
       {"MaxPool", 13, 21, convertMaxPool, "1-D, 2-D and 3-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
   });

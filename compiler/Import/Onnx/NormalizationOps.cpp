@@ -608,6 +608,34 @@ LogicalResult convertTopK(NodeContext &ctx) {
   return success();
 }
 
+// LpNormalization: x divided by its L1 or L2 norm along the axis.
+LogicalResult convertLpNormalization(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  if (!isFloat(x.type))
+    return ctx.error() << "input must be a float tensor";
+  auto axis = ctx.axisAttr("axis", -1, x.rank());
+  if (failed(axis))
+    return failure();
+  int64_t p = ctx.attrInt("p", 2);
+  if (p != 1 && p != 2)
+    return ctx.error() << "p " << p << " is not 1 or 2";
+  Value source = materialize(ctx, x);
+  if (p == 1) {
+    auto abs = elementwise(ctx, {&x}, DType::kFloat, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::AbsFOp::create(b, l, a[0]);
+    });
+    if (failed(abs))
+      return failure();
+    source = abs->value;
+  }
+  OnnxValue norm = OnnxValue::ofValue(reduce(ctx, source, {*axis}, p == 1 ? ReduceKind::kSum : ReduceKind::kSumSquares),
+                                      DType::kFloat);
+  return setElementwise(ctx, 0, {&x, &norm}, [p](OpBuilder &b, Location l, ValueRange a) -> Value {
+    Value n = p == 1 ? a[1] : math::SqrtOp::create(b, l, a[1]).getResult();
+    return arith::DivFOp::create(b, l, a[0], n);
+  });
+}
+
 LogicalResult convertArgMax(NodeContext &ctx) { return convertArgExtreme(ctx, true); }
 LogicalResult convertArgMin(NodeContext &ctx) { return convertArgExtreme(ctx, false); }
 
@@ -633,6 +661,7 @@ void addNormalizationOps(std::vector<OpSupport> &ops) {
       {"BatchNormalization", 13, 21, convertBatchNormalization, "inference (training_mode=0)", "epsilon momentum training_mode", 5},
       {"Hardmax", 13, 21, convertHardmax, "", "axis", 1},
       {"InstanceNormalization", 13, 21, convertInstanceNormalization, "", "epsilon", 3},
+      {"LpNormalization", 13, 21, convertLpNormalization, "p 1 or 2", "axis p", 1},
       {"LRN", 13, 21, convertLRN, "", "alpha beta bias size", 1},
       {"MeanVarianceNormalization", 13, 21, convertMeanVarianceNormalization, "", "axes", 1},
       {"LayerNormalization", 17, 21, convertLayerNormalization, "", "axis epsilon stash_type", 1},
