@@ -42,8 +42,9 @@ HEAVY = {"vit_h_14", "vit_l_16", "vit_l_32", "regnet_y_128gf", "regnet_y_32gf", 
 SLOW = {"convnext_tiny", "convnext_small", "convnext_base", "vit_b_16", "maxvit_t", "regnet_y_8gf", "regnet_x_8gf",
         "regnet_y_3_2gf", "regnet_x_3_2gf", "efficientnet_b4", "efficientnet_b5", "efficientnet_v2_m",
         "wide_resnet50_2", "resnet101", "densenet161", "densenet169", "densenet201", "swin_s", "swin_v2_s"}
-# Input sizes where 64x64 is too small for the architecture.
-SIZES = {"inception_v3": 96, "googlenet": 64, "vit_b_16": 224, "vit_b_32": 224, "vit_l_16": 224, "vit_l_32": 224,
+# Input sizes where 64x64 is too small for the architecture (AlexNet's adaptive pooling to 6x6
+# exports only where it divides evenly).
+SIZES = {"alexnet": 224, "inception_v3": 96, "googlenet": 64, "vit_b_16": 224, "vit_b_32": 224, "vit_l_16": 224, "vit_l_32": 224,
          "vit_h_14": 224, "maxvit_t": 224, "swin_t": 64, "swin_s": 64, "swin_b": 64, "swin_v2_t": 64,
          "swin_v2_s": 64, "swin_v2_b": 64}
 
@@ -76,7 +77,7 @@ def make(name, family, ctor, path):
                 p.copy_(0.02 * torch.randn(p.shape, generator=g))
     if family == "video":
         frames = 16 if name.startswith(("mvit", "s3d")) else 4
-        size = 224 if name.startswith("mvit") else 64
+        size = 224 if name.startswith(("mvit", "s3d")) else 64  # S3D pools 7x7 at the end
         x = torch.randn(1, 3, frames, size, size)
     else:
         size = SIZES.get(name, 64)
