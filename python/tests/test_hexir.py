@@ -223,11 +223,11 @@ def test_errors_carry_status_codes(tmp_path):
     bad = tmp_path / "bad.onnx"
     import onnx
     from onnx import helper, TensorProto
-    node = helper.make_node("LpNormalization", ["x"], ["y"], name="norm")
+    node = helper.make_node("LpPool", ["x"], ["y"], name="norm")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(bad))
-    with pytest.raises(hexir.CompileError, match=r"node 'norm' \(LpNormalization.*unsupported op 'LpNormalization'"):
+    with pytest.raises(hexir.CompileError, match=r"node 'norm' \(LpPool.*unsupported op 'LpPool'"):
         hexir.compile(str(bad))
     module = hexir.load(hexir.compile(MLIR))
     with pytest.raises(hexir.ResourceExhaustedError, match="over its limit of 10 bytes"):

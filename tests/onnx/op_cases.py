@@ -915,8 +915,8 @@ def _unary(op, opset=13, domain="", **attrs):
 
 
 ERRORS = {
-    "unsupported_op": lambda: (*_unary("LpNormalization"),
-                               "node 'n0' (LpNormalization, domain ai.onnx, opset 13): unsupported op 'LpNormalization'"),
+    "unsupported_op": lambda: (*_unary("LpPool"),
+                               "node 'n0' (LpPool, domain ai.onnx, opset 13): unsupported op 'LpPool'"),
     "custom_domain": lambda: (*_unary("FusedGelu", domain="com.microsoft"),
                               "node 'n0' (FusedGelu, domain com.microsoft, opset 13): unsupported op: domain "
                               "'com.microsoft' is not supported"),

@@ -10,6 +10,7 @@
 #include "Import/Onnx/Emit.h"
 #include "Import/Onnx/OpRegistry.h"
 #include "Import/Onnx/VolumeOps.h"
+#include "Import/Onnx/Window.h"
 #include "Import/Onnx/Quantized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,35 +68,12 @@ LogicalResult readWindow(NodeContext &ctx, const std::vector<int64_t> &xShape,
     w.stride[d] = strides[s];
     w.dilation[d] = dilations[s];
     w.in[d] = xShape[2 + s];
-    w.padBegin[d] = pads[s];
-    w.padEnd[d] = pads[s + spatial];
-    if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0 || w.padBegin[d] < 0 || w.padEnd[d] < 0)
-      return ctx.error() << "kernel, strides and dilations must be positive and pads non-negative";
-    // Far above any real window, and low enough that no size computed below can overflow.
-    constexpr int64_t kMaxWindow = int64_t{1} << 31;
-    for (int64_t v : {w.kernel[d], w.stride[d], w.dilation[d], w.padBegin[d], w.padEnd[d]})
-      if (v > kMaxWindow)
-        return ctx.error() << "kernel, strides, dilations and pads must be at most 2^31, got " << v;
-    int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      int64_t out = (w.in[d] + w.stride[d] - 1) / w.stride[d];
-      int64_t total = std::max<int64_t>(0, (out - 1) * w.stride[d] + extent - w.in[d]);
-      w.padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      w.padEnd[d] = total - w.padBegin[d];
-    } else if (autoPad == "VALID") {
-      w.padBegin[d] = w.padEnd[d] = 0;
-    } else if (autoPad != "NOTSET") {
-      return ctx.error() << "unsupported attribute auto_pad='" << autoPad << "'";
-    }
-    int64_t span = w.in[d] + w.padBegin[d] + w.padEnd[d] - extent;
-    if (span < 0)
-      return ctx.error() << "the window (" << extent << ") is larger than the padded input ("
-                         << w.in[d] + w.padBegin[d] + w.padEnd[d] << ")";
-    int64_t out = (ceilMode ? (span + w.stride[d] - 1) / w.stride[d] : span / w.stride[d]) + 1;
-    // As PyTorch and ONNX Runtime: the last window must start inside the input or left padding.
-    if (ceilMode && (out - 1) * w.stride[d] >= w.in[d] + w.padBegin[d])
-      --out;
-    w.out[d] = out;
+    WindowAxis axis{w.in[d], w.kernel[d], w.stride[d], w.dilation[d], pads[s], pads[s + spatial]};
+    if (failed(resolveWindowAxis(ctx, autoPad, ceilMode, axis)))
+      return failure();
+    w.padBegin[d] = axis.padBegin;
+    w.padEnd[d] = axis.padEnd;
+    w.out[d] = axis.out;
   }
   return success();
 }
@@ -547,16 +525,10 @@ LogicalResult convertConvTranspose(NodeContext &ctx) {
         DType::kFloat);
   }
   std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
-  Value init;
-  if (ctx.hasInput(2)) {
-    const OnnxValue &bias = ctx.input(2);
-    if (bias.numElements() != f)
-      return ctx.error() << "bias has " << bias.numElements() << " values for " << f << " filters";
-    init = broadcastTo(ctx, reshaped(ctx, bias, {f, 1, 1}), outShape);
-  } else {
-    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
-    init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, 0.0)}, ValueRange{empty}).getResult(0);
-  }
+  const OnnxValue *bias = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
+  if (bias && bias->numElements() != f)
+    return ctx.error() << "bias has " << bias->numElements() << " values for " << f << " filters";
+  Value init = convolutionInit(ctx, bias, outShape, DType::kFloat);
   Value out = convolvePadded(ctx, up, flipped, init, w, group, DType::kFloat);
   setWindowOutput(ctx, out, w);
   return success();
@@ -589,22 +561,14 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
     return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input "
                        << shapeString(x.shape) << " with group " << group;
   OpBuilder &b = ctx.b;
-  MLIRContext *mc = b.getContext();
   std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1]};
 
   // The bias is the accumulator's initial value.
-  Value init;
-  if (bias) {
-    if (bias->type != acc)
-      return ctx.error() << "bias must be " << dtypeName(acc) << ", got " << dtypeName(bias->type);
-    if (bias->numElements() != f)
-      return ctx.error() << "bias has " << bias->numElements() << " values for " << f << " filters";
-    init = broadcastTo(ctx, reshaped(ctx, *bias, {f, 1, 1}), outShape);
-  } else {
-    Value zero = scalarConstant(b, ctx.loc, acc, 0.0);
-    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, elementType(mc, acc));
-    init = linalg::FillOp::create(b, ctx.loc, ValueRange{zero}, ValueRange{empty}).getResult(0);
-  }
+  if (bias && bias->type != acc)
+    return ctx.error() << "bias must be " << dtypeName(acc) << ", got " << dtypeName(bias->type);
+  if (bias && bias->numElements() != f)
+    return ctx.error() << "bias has " << bias->numElements() << " values for " << f << " filters";
+  Value init = convolutionInit(ctx, bias, outShape, acc);
 
   Value input = padInput(ctx, reshapeView(b, ctx.loc, materialize(ctx, x), as4D(x.shape)), w, padValue);
   Value out = convolvePadded(ctx, input, reshaped(ctx, wv, as4D(wv.shape)), init, w, group, acc);

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -365,6 +366,23 @@ Value gatherIndex(OpBuilder &b, Location l, Value raw, int64_t dim) {
   idx = arith::SelectOp::create(b, l, neg, arith::AddIOp::create(b, l, idx, dimV), idx);
   idx = arith::MaxSIOp::create(b, l, idx, zero);
   return arith::MinSIOp::create(b, l, idx, arith::ConstantIndexOp::create(b, l, dim - 1));
+}
+
+Value roundHalfToEven(OpBuilder &b, Location l, Value x) {
+  auto c = [&](double v) { return floatConst(b, l, v); };
+  Value lo = math::FloorOp::create(b, l, x);
+  Value frac = arith::SubFOp::create(b, l, x, lo);
+  Value hi = arith::AddFOp::create(b, l, lo, c(1.0));
+  // lo is even when lo - 2 floor(lo / 2) is 0.
+  Value halfLo = math::FloorOp::create(b, l, arith::MulFOp::create(b, l, lo, c(0.5)));
+  Value loEven = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                       arith::SubFOp::create(b, l, lo, arith::AddFOp::create(b, l, halfLo, halfLo)), c(0.0));
+  Value tie = arith::SelectOp::create(b, l, loEven, lo, hi);
+  Value r = arith::SelectOp::create(b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, frac, c(0.5)), lo, hi);
+  r = arith::SelectOp::create(b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, frac, c(0.5)), tie, r);
+  // NaN and infinities pass through (floor keeps them; frac is NaN for both).
+  Value special = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, frac, frac);
+  return arith::SelectOp::create(b, l, special, x, r);
 }
 
 Value generate(NodeContext &ctx, ArrayRef<int64_t> shape, DType type, const IndexedBody &body) {

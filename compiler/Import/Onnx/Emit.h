@@ -65,6 +65,11 @@ mlir::Value reduce(NodeContext &ctx, mlir::Value v, llvm::ArrayRef<int64_t> axes
 // when negative, then clamped to [0, dim) so a bad index can never read outside the tensor.
 mlir::Value gatherIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value raw, int64_t dim);
 
+// `x` (f32) rounded half to even, as ONNX and NumPy round, from floor: every CPU level has it
+// (math.roundeven becomes a roundevenf call on a baseline x86-64, which kernels may not make).
+// NaN and infinities pass through.
+mlir::Value roundHalfToEven(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+
 // A tensor of `shape` and element type `type` whose element at (i0, i1, ...) is
 // `body(b, l, indices)`, the indices as index values: one linalg.generic without inputs (a
 // body reads other tensors with tensor.extract at coordinates it computes, always in range).

@@ -101,25 +101,12 @@ LogicalResult convertAtanh(NodeContext &ctx) {
 
 // --- rounding, signs, tests ---------------------------------------------------------------
 
-// Round half to even, as ONNX and NumPy, from floor (which every CPU level has, see
-// ApproximateMath): ties go to the even neighbour.
+// Round half to even, as ONNX and NumPy (folded with nearbyint; in kernels roundHalfToEven,
+// Emit.h, from floor, which every CPU level has).
 double roundHalfEven(double x) { return std::nearbyint(x); }
 LogicalResult convertRound(NodeContext &ctx) {
-  return convertUnary(ctx, [](auto &a) { return roundHalfEven(a[0]); }, [](B &b, L l, ValueRange a) -> Value {
-    Value lo = math::FloorOp::create(b, l, a[0]);
-    Value frac = sub(b, l, a[0], lo);
-    Value hi = add(b, l, lo, cst(b, l, 1.0));
-    Value half = cst(b, l, 0.5);
-    // lo is even when lo - 2 floor(lo / 2) is 0.
-    Value halfLo = math::FloorOp::create(b, l, mul(b, l, lo, half));
-    Value loEven = cmp(b, l, arith::CmpFPredicate::OEQ, sub(b, l, lo, add(b, l, halfLo, halfLo)), cst(b, l, 0.0));
-    Value tie = select(b, l, loEven, lo, hi);
-    Value r = select(b, l, cmp(b, l, arith::CmpFPredicate::OLT, frac, half), lo, hi);
-    // NaN and infinities pass through (floor keeps them; frac is NaN for both).
-    Value special = cmp(b, l, arith::CmpFPredicate::UNO, frac, frac);
-    r = select(b, l, cmp(b, l, arith::CmpFPredicate::OEQ, frac, half), tie, r);
-    return select(b, l, special, a[0], r);
-  });
+  return convertUnary(ctx, [](auto &a) { return roundHalfEven(a[0]); },
+                      [](B &b, L l, ValueRange a) -> Value { return roundHalfToEven(b, l, a[0]); });
 }
 
 LogicalResult convertSign(NodeContext &ctx) {

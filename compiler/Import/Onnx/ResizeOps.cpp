@@ -400,8 +400,8 @@ LogicalResult convertGridSample(NodeContext &ctx) {
       return arith::SelectOp::create(b, l, inside, v, c(0.0));
     };
     if (mode == "nearest") {
-      ix = math::RoundEvenOp::create(b, l, pad(ix, w));
-      iy = math::RoundEvenOp::create(b, l, pad(iy, h));
+      ix = roundHalfToEven(b, l, pad(ix, w));
+      iy = roundHalfToEven(b, l, pad(iy, h));
       return tap(ix, iy);
     }
     if (mode == "bilinear") {

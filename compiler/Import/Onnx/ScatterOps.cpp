@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <functional>
+
 using namespace mlir;
 
 namespace hexir::onnx_import {
@@ -52,6 +54,37 @@ Value combine(OpBuilder &b, Location l, const std::string &reduction, Value acc,
   if (reduction == "min")
     return f ? arith::MinimumFOp::create(b, l, acc, v).getResult() : arith::MinSIOp::create(b, l, acc, v).getResult();
   return v;
+}
+
+// A candidate update of a scatter, seen from an output element: whether it lands there, and its
+// value. Block arguments and linalg.index dims are the output's, then the candidate loop's.
+using Candidate = std::function<std::pair<Value, Value>(OpBuilder &, Location, Value candidate)>;
+
+// `data` with every element replaced by the last of `count` candidate updates that lands on it
+// (or combined with all of them by `reduction`): one linalg.generic over data's shape with a
+// reduction loop over the candidates.
+Value scatterInto(NodeContext &ctx, Value data, int64_t count, const std::string &reduction,
+                  const Candidate &candidate) {
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  int64_t rank = cast<RankedTensorType>(data.getType()).getRank();
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    outExprs.push_back(getAffineDimExpr(d, mc));
+  // The candidate loop's extent comes from an operand of shape [count] (never read).
+  Value span = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{count}, b.getI8Type());
+  SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, mc)}, mc),
+                                 AffineMap::get(rank + 1, 0, outExprs, mc)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, ctx.loc, TypeRange{data.getType()}, ValueRange{span}, ValueRange{data}, maps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               auto [hit, v] = candidate(nb, nl, linalg::IndexOp::create(nb, nl, rank));
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, combine(nb, nl, reduction, a[1], v), a[1])});
+             })
+      .getResult(0);
 }
 
 LogicalResult requireIndices(NodeContext &ctx, const OnnxValue &indices) {
@@ -130,44 +163,31 @@ LogicalResult convertScatterElements(NodeContext &ctx) {
     ctx.setOutput(0, data);
     return success();
   }
-  OpBuilder &b = ctx.b;
-  MLIRContext *mc = b.getContext();
   Value iv = materialize(ctx, indices), uv = materialize(ctx, updates);
-  int64_t extent = indices.shape[axis], dim = data.shape[axis];
-  // Loops: the output's dims, then t along the scattered axis of indices.
-  SmallVector<AffineExpr> outExprs;
-  for (int64_t d = 0; d < rank; ++d)
-    outExprs.push_back(getAffineDimExpr(d, mc));
-  // The loop t's extent comes from an operand of shape [extent] (never read).
-  Value span = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{extent}, b.getI8Type());
-  SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, mc)}, mc),
-                                 AffineMap::get(rank + 1, 0, outExprs, mc)};
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  std::string red = *reduction;
-  auto generic = linalg::GenericOp::create(
-      b, ctx.loc, TypeRange{materialize(ctx, data).getType()}, ValueRange{span}, ValueRange{materialize(ctx, data)},
-      maps, iterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value t = linalg::IndexOp::create(nb, nl, rank);
-        // The update at p = (q with axis -> t), if q's other coordinates lie inside indices.
-        Value inside = arith::ConstantIntOp::create(nb, nl, 1, 1);
-        SmallVector<Value> p;
-        for (int64_t d = 0; d < rank; ++d) {
-          if (d == axis) {
-            p.push_back(t);
-            continue;
-          }
-          Value q = linalg::IndexOp::create(nb, nl, d);
-          Value lim = arith::ConstantIndexOp::create(nb, nl, indices.shape[d]);
-          inside = arith::AndIOp::create(nb, nl, inside, arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, q, lim));
-          p.push_back(arith::MinUIOp::create(nb, nl, q, arith::ConstantIndexOp::create(nb, nl, indices.shape[d] - 1)));
-        }
-        Value raw = tensor::ExtractOp::create(nb, nl, iv, p);
-        Value hit = arith::AndIOp::create(nb, nl, inside, names(nb, nl, raw, linalg::IndexOp::create(nb, nl, axis), dim));
-        Value v = tensor::ExtractOp::create(nb, nl, uv, p);
-        linalg::YieldOp::create(nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, combine(nb, nl, red, a[1], v), a[1])});
-      });
-  ctx.setOutput(0, OnnxValue::ofValue(generic.getResult(0), data.type));
+  int64_t dim = data.shape[axis];
+  // Candidate t: the update at p = (q with axis -> t), if q's other coordinates lie inside indices.
+  Value out = scatterInto(ctx, materialize(ctx, data), indices.shape[axis], *reduction,
+                          [&](OpBuilder &nb, Location nl, Value t) -> std::pair<Value, Value> {
+                            Value inside = arith::ConstantIntOp::create(nb, nl, 1, 1);
+                            SmallVector<Value> p;
+                            for (int64_t d = 0; d < rank; ++d) {
+                              if (d == axis) {
+                                p.push_back(t);
+                                continue;
+                              }
+                              Value q = linalg::IndexOp::create(nb, nl, d);
+                              Value lim = arith::ConstantIndexOp::create(nb, nl, indices.shape[d]);
+                              inside = arith::AndIOp::create(
+                                  nb, nl, inside, arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, q, lim));
+                              p.push_back(arith::MinUIOp::create(
+                                  nb, nl, q, arith::ConstantIndexOp::create(nb, nl, indices.shape[d] - 1)));
+                            }
+                            Value raw = tensor::ExtractOp::create(nb, nl, iv, p);
+                            Value hit = arith::AndIOp::create(
+                                nb, nl, inside, names(nb, nl, raw, linalg::IndexOp::create(nb, nl, axis), dim));
+                            return {hit, tensor::ExtractOp::create(nb, nl, uv, p)};
+                          });
+  ctx.setOutput(0, OnnxValue::ofValue(out, data.type));
   return success();
 }
 
@@ -197,38 +217,27 @@ LogicalResult convertScatterND(NodeContext &ctx) {
     return success();
   }
   OpBuilder &b = ctx.b;
-  MLIRContext *mc = b.getContext();
   // Indices as [U, k], updates as [U, j...].
   Value iv = reshapeView(b, ctx.loc, materialize(ctx, indices), {count, k});
   std::vector<int64_t> flatUpdates = {count};
   flatUpdates.insert(flatUpdates.end(), data.shape.begin() + k, data.shape.end());
   Value uv = reshapeView(b, ctx.loc, materialize(ctx, updates), flatUpdates);
-  SmallVector<AffineExpr> outExprs;
-  for (int64_t d = 0; d < r; ++d)
-    outExprs.push_back(getAffineDimExpr(d, mc));
-  Value span = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{count}, b.getI8Type());
-  SmallVector<AffineMap> maps = {AffineMap::get(r + 1, 0, {getAffineDimExpr(r, mc)}, mc),
-                                 AffineMap::get(r + 1, 0, outExprs, mc)};
-  SmallVector<utils::IteratorType> iterators(r, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  std::string red = *reduction;
-  Value dv = materialize(ctx, data);
-  auto generic = linalg::GenericOp::create(
-      b, ctx.loc, TypeRange{dv.getType()}, ValueRange{span}, ValueRange{dv}, maps, iterators,
-      [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value u = linalg::IndexOp::create(nb, nl, r);
-        Value hit = arith::ConstantIntOp::create(nb, nl, 1, 1);
-        for (int64_t t = 0; t < k; ++t) {
-          Value raw = tensor::ExtractOp::create(nb, nl, iv, ValueRange{u, arith::ConstantIndexOp::create(nb, nl, t)});
-          hit = arith::AndIOp::create(nb, nl, hit, names(nb, nl, raw, linalg::IndexOp::create(nb, nl, t), data.shape[t]));
-        }
-        SmallVector<Value> coords = {u};
-        for (int64_t d = k; d < r; ++d)
-          coords.push_back(linalg::IndexOp::create(nb, nl, d));
-        Value v = tensor::ExtractOp::create(nb, nl, uv, coords);
-        linalg::YieldOp::create(nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, combine(nb, nl, red, a[1], v), a[1])});
-      });
-  ctx.setOutput(0, OnnxValue::ofValue(generic.getResult(0), data.type));
+  // Candidate u: index tuple u's update, where the tuple names this element's first k coordinates.
+  Value out = scatterInto(ctx, materialize(ctx, data), count, *reduction,
+                          [&](OpBuilder &nb, Location nl, Value u) -> std::pair<Value, Value> {
+                            Value hit = arith::ConstantIntOp::create(nb, nl, 1, 1);
+                            for (int64_t t = 0; t < k; ++t) {
+                              Value raw = tensor::ExtractOp::create(
+                                  nb, nl, iv, ValueRange{u, arith::ConstantIndexOp::create(nb, nl, t)});
+                              hit = arith::AndIOp::create(
+                                  nb, nl, hit, names(nb, nl, raw, linalg::IndexOp::create(nb, nl, t), data.shape[t]));
+                            }
+                            SmallVector<Value> coords = {u};
+                            for (int64_t d = k; d < r; ++d)
+                              coords.push_back(linalg::IndexOp::create(nb, nl, d));
+                            return {hit, tensor::ExtractOp::create(nb, nl, uv, coords)};
+                          });
+  ctx.setOutput(0, OnnxValue::ofValue(out, data.type));
   return success();
 }
 

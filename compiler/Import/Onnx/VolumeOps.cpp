@@ -9,6 +9,7 @@
 #include "Import/Onnx/VolumeOps.h"
 
 #include "Import/Onnx/Emit.h"
+#include "Import/Onnx/Window.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -37,37 +38,17 @@ LogicalResult readWindow3(NodeContext &ctx, const OnnxValue &x, const std::vecto
   if (kernel.size() != 3 || strides.size() != 3 || dilations.size() != 3 || pads.size() != 6)
     return ctx.error() << "kernel_shape, strides, dilations or pads do not match 3 spatial dimensions";
   std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" && autoPad != "VALID")
-    return ctx.error() << "unsupported attribute auto_pad='" << autoPad << "'";
   for (int d = 0; d < 3; ++d) {
     w.kernel[d] = kernel[d];
     w.stride[d] = strides[d];
     w.dilation[d] = dilations[d];
     w.in[d] = x.shape[2 + d];
-    w.padBegin[d] = pads[d];
-    w.padEnd[d] = pads[d + 3];
-    for (int64_t v : {w.kernel[d], w.stride[d], w.dilation[d]})
-      if (v <= 0 || v > (int64_t{1} << 31))
-        return ctx.error() << "kernel, strides and dilations must be in [1, 2^31]";
-    if (w.padBegin[d] < 0 || w.padEnd[d] < 0 || w.padBegin[d] > (int64_t{1} << 31) || w.padEnd[d] > (int64_t{1} << 31))
-      return ctx.error() << "pads must be in [0, 2^31]";
-    int64_t extent = (w.kernel[d] - 1) * w.dilation[d] + 1;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      int64_t out = (w.in[d] + w.stride[d] - 1) / w.stride[d];
-      int64_t total = std::max<int64_t>(0, (out - 1) * w.stride[d] + extent - w.in[d]);
-      w.padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      w.padEnd[d] = total - w.padBegin[d];
-    } else if (autoPad == "VALID") {
-      w.padBegin[d] = w.padEnd[d] = 0;
-    }
-    int64_t span = w.in[d] + w.padBegin[d] + w.padEnd[d] - extent;
-    if (span < 0)
-      return ctx.error() << "the window (" << extent << ") is larger than the padded input ("
-                         << w.in[d] + w.padBegin[d] + w.padEnd[d] << ")";
-    int64_t out = (ceilMode ? (span + w.stride[d] - 1) / w.stride[d] : span / w.stride[d]) + 1;
-    if (ceilMode && (out - 1) * w.stride[d] >= w.in[d] + w.padBegin[d])
-      --out;
-    w.out[d] = out;
+    WindowAxis axis{w.in[d], w.kernel[d], w.stride[d], w.dilation[d], pads[d], pads[d + 3]};
+    if (failed(resolveWindowAxis(ctx, autoPad, ceilMode, axis)))
+      return failure();
+    w.padBegin[d] = axis.padBegin;
+    w.padEnd[d] = axis.padEnd;
+    w.out[d] = axis.out;
   }
   return success();
 }
@@ -124,15 +105,10 @@ LogicalResult convertConv3D(NodeContext &ctx) {
   MLIRContext *mc = b.getContext();
   int64_t cg = c / group, fg = f / group;
   std::vector<int64_t> outShape = {n, f, w.out[0], w.out[1], w.out[2]};
-  Value init;
-  if (ctx.hasInput(2)) {
-    if (ctx.input(2).numElements() != f)
-      return ctx.error() << "bias has " << ctx.input(2).numElements() << " values for " << f << " filters";
-    init = broadcastTo(ctx, reshaped(ctx, ctx.input(2), {f, 1, 1, 1}), outShape);
-  } else {
-    Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, b.getF32Type());
-    init = linalg::FillOp::create(b, ctx.loc, ValueRange{floatConst(b, ctx.loc, 0.0)}, ValueRange{empty}).getResult(0);
-  }
+  const OnnxValue *bias = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
+  if (bias && bias->numElements() != f)
+    return ctx.error() << "bias has " << bias->numElements() << " values for " << f << " filters";
+  Value init = convolutionInit(ctx, bias, outShape, DType::kFloat);
   Value input = padVolume(ctx, materialize(ctx, x), w, 0.0);
   auto pt = cast<RankedTensorType>(input.getType());
   Value image = reshapeView(b, ctx.loc, input, {n, group, cg, pt.getDimSize(2), pt.getDimSize(3), pt.getDimSize(4)});
