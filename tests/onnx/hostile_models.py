@@ -190,6 +190,25 @@ def _(d):
     return m, valid({"x": x}, {"y": x[:, [0], :][:, :, [3, 1]]})
 
 
+@case("size.resize_taps_past_fold_bound")
+def _(d):
+    # Found by the importer fuzzer: a Resize to 2^40 columns built 2 GiB of tap tables at import
+    # (and more) before any size check. Past the bound of what it builds: an error.
+    m = model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="linear")],
+              [vi("x", TensorProto.FLOAT, [1, 1, 2, 2])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("sizes", [1, 1, 2, 2 ** 40])])
+    return m, error("node 'resize'")
+
+
+@case("size.dft_twiddles_past_fold_bound")
+def _(d):
+    # 65536 samples into 65536 frequencies would be 2^33 twiddle factors built at import.
+    m = model([helper.make_node("DFT", ["x", "n"], ["y"], name="dft")],
+              [vi("x", TensorProto.FLOAT, [1, 65536, 1])], [vi("y", TensorProto.FLOAT, None)],
+              [i64("n", 65536)], opset=17)
+    return m, error("node 'dft'")
+
+
 @case("size.range_past_fold_bound_cast")
 def _(d):
     # Found by the importer fuzzer: 268,435,455 int64 values (2 GiB) folded, then their float Cast

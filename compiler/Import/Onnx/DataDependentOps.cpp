@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 using namespace mlir;
@@ -69,6 +68,8 @@ LogicalResult convertNonZero(NodeContext &ctx) {
     if (x->asDouble(k) != 0.0)
       hits.push_back(k);
   int64_t count = static_cast<int64_t>(hits.size()), dims = std::max<int64_t>(rank, 1);
+  if (!foldable({dims, count}))
+    return ctx.error() << "its result " << shapeString({dims, count}) << " is too large to build at compile time";
   HostTensor out = HostTensor::zeros(DType::kInt64, {dims, count});
   for (int64_t c = 0; c < count; ++c)
     for (int64_t d = 0; d < rank; ++d)
@@ -96,38 +97,43 @@ LogicalResult convertUnique(NodeContext &ctx) {
   }
   int64_t along = axis < 0 ? 0 : axis;
   int64_t slices = x.shape[along];
-  // Slice s as a vector of doubles (exact for every integer a folded tensor holds below 2^53).
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < along; ++d)
     outer *= x.shape[d];
   for (size_t d = along + 1; d < x.shape.size(); ++d)
     inner *= x.shape[d];
-  auto slice = [&](int64_t s) {
-    std::vector<double> v;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i)
-        v.push_back(x.asDouble((o * slices + s) * inner + i));
-    return v;
+  // Slices compared in place, element by element (no copies: a folded input may hold 2^27).
+  auto element = [&](int64_t s, int64_t e) { return x.asDouble((e / inner * slices + s) * inner + e % inner); };
+  int64_t width = outer * inner;
+  auto less = [&](int64_t a, int64_t b) {
+    for (int64_t e = 0; e < width; ++e) {
+      double va = element(a, e), vb = element(b, e);
+      if (va != vb)
+        return va < vb;
+    }
+    return false;
   };
-  std::vector<std::vector<double>> values;
-  std::vector<int64_t> first, counts, inverse(slices);
-  std::map<std::vector<double>, int64_t> seen;
-  for (int64_t s = 0; s < slices; ++s) {
-    std::vector<double> v = slice(s);
-    auto [it, added] = seen.emplace(v, static_cast<int64_t>(values.size()));
-    if (added) {
-      values.push_back(v);
+  // Sorted by value, equal slices in order of appearance: each run of equals is one unique value,
+  // its first index the run's first.
+  std::vector<int64_t> bySlice(slices);
+  std::iota(bySlice.begin(), bySlice.end(), 0);
+  std::stable_sort(bySlice.begin(), bySlice.end(), less);
+  std::vector<int64_t> first, counts, inverse(slices);  // per unique value, in sorted order
+  for (int64_t k = 0; k < slices; ++k) {
+    int64_t s = bySlice[k];
+    if (k == 0 || less(bySlice[k - 1], s)) {
       first.push_back(s);
       counts.push_back(0);
     }
-    ++counts[it->second];
-    inverse[s] = it->second;
+    ++counts.back();
+    inverse[s] = static_cast<int64_t>(first.size()) - 1;
   }
-  int64_t u = static_cast<int64_t>(values.size());
+  int64_t u = static_cast<int64_t>(first.size());
+  // The output order: sorted, or by first appearance.
   std::vector<int64_t> order(u);
   std::iota(order.begin(), order.end(), 0);
-  if (sorted)
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return values[a] < values[b]; });
+  if (!sorted)
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return first[a] < first[b]; });
   std::vector<int64_t> position(u);
   for (int64_t k = 0; k < u; ++k)
     position[order[k]] = k;
@@ -135,11 +141,11 @@ LogicalResult convertUnique(NodeContext &ctx) {
   yShape[along] = u;
   HostTensor y = HostTensor::zeros(x.type, yShape);
   for (int64_t k = 0; k < u; ++k) {
-    const std::vector<double> &v = values[order[k]];
+    int64_t from = first[order[k]];
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         int64_t at = (o * u + k) * inner + i;
-        double e = v[o * inner + i];
+        double e = element(from, o * inner + i);
         if (isFloat(y.type))
           y.f[at] = static_cast<float>(e);
         else

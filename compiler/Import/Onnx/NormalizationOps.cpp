@@ -240,8 +240,9 @@ LogicalResult convertLRN(NodeContext &ctx) {
   if (x.rank() < 3 || !isFloat(x.type))
     return ctx.error() << "input must be a float tensor of rank 3 or more ([N, C, d1, ...])";
   int64_t size = ctx.attrInt("size", 0);
-  if (size < 1)
-    return ctx.error() << "size " << size << " must be at least 1";
+  if (size < 1 || size > 2 * x.shape[1] + 1)
+    return ctx.error() << "size " << size << " must be in [1, " << 2 * x.shape[1] + 1
+                       << "] (a window over at most every channel)";
   double alpha = ctx.attrFloat("alpha", 1e-4f), beta = ctx.attrFloat("beta", 0.75f), bias = ctx.attrFloat("bias", 1.0f);
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;

@@ -308,9 +308,19 @@ LogicalResult convertResize(NodeContext &ctx) {
       roiEnd[axes[i]] = roi->asDouble(i + k);
     }
   }
-  for (int64_t d = 0; d < rank; ++d)
+  // An axis of scale 1 keeps its size and every element where it is (each transform maps x to x
+  // then, and every mode's taps put all weight there) unless tf_crop_and_resize crops it.
+  auto unchanged = [&](int64_t d) {
+    return outShape[d] == x.shape[d] && scales[d] == 1.0 && a.transform != "tf_crop_and_resize";
+  };
+  for (int64_t d = 0; d < rank; ++d) {
     if (x.shape[d] == 0 && outShape[d] > 0)
       return ctx.error() << "cannot resize the empty axis " << d;
+    // The taps of a resized axis are built at import: 4 per output element at most.
+    if (!unchanged(d) && outShape[d] > kMaxFoldedElements / 4)
+      return ctx.error() << "axis " << d << " resized to " << outShape[d] << " elements: more than the "
+                         << kMaxFoldedElements / 4 << " whose taps Hexir computes at compile time";
+  }
   if (elementCount(outShape) == 0) {
     ctx.setOutput(0, OnnxValue::ofConstant(HostTensor::zeros(x.type, outShape)));
     return success();
@@ -318,6 +328,8 @@ LogicalResult convertResize(NodeContext &ctx) {
   Value v = materialize(ctx, x);
   // Innermost axis first, as the reference nests its 1-D interpolations.
   for (int64_t d = rank - 1; d >= 0; --d) {
+    if (unchanged(d))
+      continue;
     AxisTaps taps = axisTaps(a, x.shape[d], outShape[d], scales[d], roiStart[d], roiEnd[d]);
     if (!taps.identity)
       v = resizeAxis(ctx, v, d, taps, a.extrapolation);

@@ -50,6 +50,11 @@ LogicalResult convertDFT(NodeContext &ctx) {
   if (onesided && x.shape.back() == 2)
     return ctx.error() << "onesided=1 needs a real input";
   int64_t k = onesided ? n / 2 + 1 : n, have = std::min(n, x.shape[axis]);
+  // The twiddle factors are constants built at import: two [have, k] tables.
+  if (have * k > kMaxFoldedElements / 2)
+    return ctx.error() << "a transform of " << have << " samples into " << k << " frequencies needs "
+                       << 2 * have * k << " twiddle factors, more than the " << kMaxFoldedElements
+                       << " Hexir builds at compile time";
   bool complex = x.shape.back() == 2;
   HostTensor cosT = HostTensor::zeros(DType::kFloat, {have, k}), sinT = HostTensor::zeros(DType::kFloat, {have, k});
   double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
