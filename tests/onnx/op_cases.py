@@ -732,6 +732,7 @@ def grid_sample_like_pytorch():
     x = rnd(2, 3, 5, 7)
     grid = rnd(2, 4, 6, 2, low=-1.4, high=1.4)
     grid[0, 0, :3] = [[-1, -1], [1, 1], [0.5, -1]]  # corners and an edge exactly
+    grid[1, 0, 0] = [np.nan, 0.3]  # a NaN coordinate never reads outside the image
     outs, nodes = {}, []
     for mode in ("bilinear", "nearest", "bicubic"):
         for padding in ("zeros", "border", "reflection"):

@@ -441,10 +441,15 @@ LogicalResult convertConvTranspose(NodeContext &ctx) {
       return ctx.error() << "kernel, strides and dilations must be positive";
     if (in == 0)
       return ctx.error() << "the input's spatial axis " << sIdx << " is empty";
-    int64_t full = st * (in - 1) + op + dil * (k - 1) + 1;
+    int64_t full;
+    if (__builtin_mul_overflow(st, in - 1, &full) || __builtin_add_overflow(full, op + dil * (k - 1) + 1, &full) ||
+        full > (int64_t{1} << 50))
+      return ctx.error() << "the output's spatial axis " << sIdx << " would have more than 2^50 elements";
     int64_t target = -1;
     if (!outShapeAttr.empty())
       target = outShapeAttr[sIdx];
+    if (target > (int64_t{1} << 50))
+      return ctx.error() << "output_shape " << target << " is larger than 2^50";
     else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
       target = in * st;
     if (target >= 0) {

@@ -153,6 +153,9 @@ LogicalResult convertRecurrent(NodeContext &ctx, Cell cell) {
     return ctx.error() << "X must have rank 3 and layout be 0 or 1";
   int64_t steps = x.shape[layout == 0 ? 0 : 1], batch = x.shape[layout == 0 ? 1 : 0], inputSize = x.shape[2];
   int64_t hidden = ctx.attrInt("hidden_size", r.rank() == 3 ? r.shape[2] : 0);
+  if (r.rank() != 3 || hidden != r.shape[2] || hidden > (int64_t{1} << 40))
+    return ctx.error() << "hidden_size " << hidden << " must be R's last dimension (R has shape "
+                       << shapeString(r.shape) << ")";
   if (w.shape != std::vector<int64_t>{dirs, gates * hidden, inputSize} ||
       r.shape != std::vector<int64_t>{dirs, gates * hidden, hidden})
     return ctx.error() << "W " << shapeString(w.shape) << " and R " << shapeString(r.shape) << " must be ["

@@ -46,6 +46,12 @@ struct AxisTaps {
 
 // The `n` integers of [0, limit) nearest to x, ties to the smaller, in ascending order.
 std::vector<int64_t> nearestIndices(double x, int64_t n, int64_t limit) {
+  // Beyond either end (or NaN, from a NaN roi) the nearest indices are the end's: keep x where
+  // its floor converts to int64.
+  if (!(x > -2.0))
+    x = -2.0;
+  if (!(x < static_cast<double>(limit) + 2.0))
+    x = static_cast<double>(limit) + 2.0;
   int64_t lo = 0, hi = limit;
   if (limit > 4 * n + 4) {
     lo = std::clamp<int64_t>(static_cast<int64_t>(std::floor(x)) - n - 1, 0, limit - (2 * n + 3));
@@ -362,8 +368,10 @@ LogicalResult convertGridSample(NodeContext &ctx) {
     auto add = [&](Value p, Value q) { return arith::AddFOp::create(b, l, p, q).getResult(); };
     auto sub = [&](Value p, Value q) { return arith::SubFOp::create(b, l, p, q).getResult(); };
     auto mul = [&](Value p, Value q) { return arith::MulFOp::create(b, l, p, q).getResult(); };
+    // Clamped into [0, hi]; NaN (a NaN grid value) becomes 0: maxnumf and minnumf take the number,
+    // so no index computed from it is ever outside the image.
     auto clip = [&](Value v, double hi) {
-      return arith::MinimumFOp::create(b, l, arith::MaximumFOp::create(b, l, v, c(0.0)), c(hi)).getResult();
+      return arith::MinNumFOp::create(b, l, arith::MaxNumFOp::create(b, l, v, c(0.0)), c(hi)).getResult();
     };
     // The grid's coordinate in pixels.
     auto unnormalize = [&](Value g, int64_t size) -> Value {
