@@ -396,18 +396,12 @@ LogicalResult convertConvTranspose(NodeContext &ctx) {
     return ctx.error() << "weight " << shapeString(wv.shape) << " does not match input " << shapeString(x.shape)
                        << " with group " << group << " (ConvTranspose's weight is [C, F/group, k...])";
   int64_t fg = wv.shape[1], f = fg * group, cg = c / group;
-  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape"), weightKernel(wv.shape.begin() + 2, wv.shape.end());
-  if (kernel.empty())
-    kernel = weightKernel;
-  if (kernel != weightKernel)
-    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
-                       << shapeString(weightKernel);
-  auto orDefault = [&](const char *name, int64_t fill, int64_t count) {
-    std::vector<int64_t> v = ctx.attrInts(name);
-    return v.empty() ? std::vector<int64_t>(count, fill) : v;
-  };
-  std::vector<int64_t> strides = orDefault("strides", 1, spatial), dilations = orDefault("dilations", 1, spatial),
-                       pads = orDefault("pads", 0, 2 * spatial), outPad = orDefault("output_padding", 0, spatial),
+  auto kernelOr = convolutionKernel(ctx, wv);
+  if (failed(kernelOr))
+    return failure();
+  std::vector<int64_t> kernel = *kernelOr;
+  std::vector<int64_t> strides = windowAttr(ctx, "strides", 1, spatial), dilations = windowAttr(ctx, "dilations", 1, spatial),
+                       pads = windowAttr(ctx, "pads", 0, 2 * spatial), outPad = windowAttr(ctx, "output_padding", 0, spatial),
                        outShapeAttr = ctx.attrInts("output_shape");
   if (static_cast<int64_t>(strides.size()) != spatial || static_cast<int64_t>(dilations.size()) != spatial ||
       static_cast<int64_t>(pads.size()) != 2 * spatial || static_cast<int64_t>(outPad.size()) != spatial)
@@ -550,13 +544,10 @@ FailureOr<OnnxValue> convolveValues(NodeContext &ctx, const OnnxValue &x, const 
     return ctx.error() << "input has rank " << x.rank() << "; Hexir supports 1-D and 2-D convolutions (rank 3 or 4, NCHW)";
   if (wv.rank() != x.rank())
     return ctx.error() << "weight rank " << wv.rank() << " differs from input rank " << x.rank();
-  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
-  std::vector<int64_t> weightKernel(wv.shape.begin() + 2, wv.shape.end());
-  if (kernel.empty())
-    kernel = weightKernel;
-  if (kernel != weightKernel)
-    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
-                       << shapeString(weightKernel);
+  auto kernelOr = convolutionKernel(ctx, wv);
+  if (failed(kernelOr))
+    return failure();
+  std::vector<int64_t> kernel = *kernelOr;
   Window w;
   if (failed(readWindow(ctx, x.shape, kernel, /*ceilMode=*/false, w)))
     return failure();

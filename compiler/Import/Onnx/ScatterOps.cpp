@@ -23,10 +23,6 @@ using namespace mlir;
 namespace hexir::onnx_import {
 namespace {
 
-// The index value `raw` (an integer element) names along an axis of `dim`: negative from the
-// end, clamped into [0, dim).
-Value axisIndex(OpBuilder &b, Location l, Value raw, int64_t dim) { return gatherIndex(b, l, raw, dim); }
-
 // Whether raw index `raw` (negative from the end) names position `at` (an index value) of an
 // axis of `dim`.
 Value names(OpBuilder &b, Location l, Value raw, Value at, int64_t dim) {
@@ -127,7 +123,7 @@ LogicalResult convertGatherND(NodeContext &ctx) {
     for (int64_t t = 0; t < k; ++t) {
       icoords.back() = arith::ConstantIndexOp::create(b, l, t);
       Value raw = tensor::ExtractOp::create(b, l, iv, icoords);
-      coords.push_back(axisIndex(b, l, raw, data.shape[batch + t]));
+      coords.push_back(gatherIndex(b, l, raw, data.shape[batch + t]));
     }
     coords.append(at.begin() + lead, at.end());
     return tensor::ExtractOp::create(b, l, dv, coords);

@@ -29,12 +29,8 @@ struct Window3 {
 
 LogicalResult readWindow3(NodeContext &ctx, const OnnxValue &x, const std::vector<int64_t> &kernel, bool ceilMode,
                           Window3 &w) {
-  auto orDefault = [&](const char *name, int64_t fill, size_t n) {
-    std::vector<int64_t> v = ctx.attrInts(name);
-    return v.empty() ? std::vector<int64_t>(n, fill) : v;
-  };
-  std::vector<int64_t> strides = orDefault("strides", 1, 3), dilations = orDefault("dilations", 1, 3),
-                       pads = orDefault("pads", 0, 6);
+  std::vector<int64_t> strides = windowAttr(ctx, "strides", 1, 3), dilations = windowAttr(ctx, "dilations", 1, 3),
+                       pads = windowAttr(ctx, "pads", 0, 6);
   if (kernel.size() != 3 || strides.size() != 3 || dilations.size() != 3 || pads.size() != 6)
     return ctx.error() << "kernel_shape, strides, dilations or pads do not match 3 spatial dimensions";
   std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
@@ -88,12 +84,10 @@ LogicalResult convertConv3D(NodeContext &ctx) {
     return ctx.error() << "input, weight and bias must be float tensors";
   if (wv.rank() != 5)
     return ctx.error() << "weight rank " << wv.rank() << " differs from input rank 5";
-  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape"), weightKernel(wv.shape.begin() + 2, wv.shape.end());
-  if (kernel.empty())
-    kernel = weightKernel;
-  if (kernel != weightKernel)
-    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
-                       << shapeString(weightKernel);
+  auto kernelOr = convolutionKernel(ctx, wv);
+  if (failed(kernelOr))
+    return failure();
+  std::vector<int64_t> kernel = *kernelOr;
   Window3 w;
   if (failed(readWindow3(ctx, x, kernel, false, w)))
     return failure();

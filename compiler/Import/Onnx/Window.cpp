@@ -39,6 +39,19 @@ LogicalResult resolveWindowAxis(NodeContext &ctx, const std::string &autoPad, bo
   return success();
 }
 
+std::vector<int64_t> windowAttr(NodeContext &ctx, const char *name, int64_t fill, size_t count) {
+  std::vector<int64_t> v = ctx.attrInts(name);
+  return v.empty() ? std::vector<int64_t>(count, fill) : v;
+}
+
+FailureOr<std::vector<int64_t>> convolutionKernel(NodeContext &ctx, const OnnxValue &weight) {
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape"), weightKernel(weight.shape.begin() + 2, weight.shape.end());
+  if (!kernel.empty() && kernel != weightKernel)
+    return ctx.error() << "kernel_shape " << shapeString(kernel) << " differs from the weight's spatial shape "
+                       << shapeString(weightKernel);
+  return weightKernel;
+}
+
 Value convolutionInit(NodeContext &ctx, const OnnxValue *bias, ArrayRef<int64_t> outShape, DType acc) {
   if (bias) {
     std::vector<int64_t> perChannel(outShape.size() - 1, 1);

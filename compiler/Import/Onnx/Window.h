@@ -26,6 +26,14 @@ struct WindowAxis {
 // must start inside the input or its left padding, as PyTorch and ONNX Runtime have it).
 mlir::LogicalResult resolveWindowAxis(NodeContext &ctx, const std::string &autoPad, bool ceilMode, WindowAxis &a);
 
+// A window attribute (strides, dilations, pads, output_padding), or `count` copies of `fill`
+// when the node has none.
+std::vector<int64_t> windowAttr(NodeContext &ctx, const char *name, int64_t fill, size_t count);
+
+// A convolution's kernel_shape: the weight's spatial dims (`weight` [F, C, k...]), which the
+// attribute must equal when given.
+mlir::FailureOr<std::vector<int64_t>> convolutionKernel(NodeContext &ctx, const OnnxValue &weight);
+
 // A convolution's accumulator before its products: `bias` (one value per output channel, axis
 // 1) broadcast to `outShape`, or zeros of type `acc`.
 mlir::Value convolutionInit(NodeContext &ctx, const OnnxValue *bias, llvm::ArrayRef<int64_t> outShape, DType acc);
