@@ -36,6 +36,11 @@ inline constexpr llvm::StringLiteral kBodyAttrName = "hexir.body";
 // i16 (16-bit floats cross the interface as their bits, converted inside the graph); "u32" on
 // i32, "u64" on i64.
 inline constexpr llvm::StringLiteral kElementTypeAttrName = "hexir.element_type";
+// On a hexir.call_tir that hexir-deduplicate-kernels redirected to an identical kernel: the
+// name of the kernel it had (string) and the source ops that kernel covered (array of strings),
+// so that buffer names and reports stay those of the dispatch.
+inline constexpr llvm::StringLiteral kDispatchNameAttrName = "hexir.dispatch_name";
+inline constexpr llvm::StringLiteral kSourcesAttrName = "hexir.sources";
 } // namespace mlir::hexir
 
 #endif // HEXIR_COMPILER_DIALECT_HEXIRDIALECT_H

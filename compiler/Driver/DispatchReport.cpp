@@ -16,7 +16,11 @@ void mlir::hexir::printDispatches(func::FuncOp entry, llvm::raw_ostream &os) {
   os << "dispatches of @" << entry.getSymName() << ":\n";
   entry.walk([&](CallTirOp call) {
     SmallVector<std::string> names = sourceNames(call);
-    os << "  " << count++ << " " << call.getCallee() << " -> ";
+    std::string name = dispatchName(call);
+    os << "  " << count++ << " " << name;
+    if (name != call.getCallee())
+      os << " (kernel " << call.getCallee() << ")";
+    os << " -> ";
     llvm::interleaveComma(call.getResultTypes(), os);
     os << " covers ";
     if (names.empty())

@@ -48,7 +48,7 @@ LogicalResult mlir::hexir::checkPlacement(func::FuncOp graph, const BufferLivene
     SmallVector<std::string> names = sourceNames(d);
     diag << "dispatch " << live.stepOf.lookup(d) << " (";
     if (names.empty())
-      diag << "kernel '" << d.getCallee() << "'";
+      diag << "kernel '" << dispatchName(d) << "'";
     for (size_t i = 0; i < names.size() && i < 3; ++i)
       diag << (i ? ", '" : "'") << names[i] << "'";
     diag << ") " << (written ? "writes " : "reads ") << describe(value, constant) << ", which --place "

@@ -62,6 +62,8 @@ static void collectNames(Location loc, llvm::SetVector<std::string, std::vector<
 }
 
 SmallVector<std::string> mlir::hexir::sourceNames(CallTirOp d) {
+  if (auto recorded = d->getAttrOfType<ArrayAttr>(kSourcesAttrName))
+    return llvm::map_to_vector(recorded.getAsValueRange<StringAttr>(), [](StringRef s) { return s.str(); });
   llvm::SetVector<std::string, std::vector<std::string>, std::set<std::string>> names;
   if (auto kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(d, d.getCalleeAttr()))
     kernel.walk([&](Operation *op) {
@@ -71,8 +73,14 @@ SmallVector<std::string> mlir::hexir::sourceNames(CallTirOp d) {
   return SmallVector<std::string>(names.begin(), names.end());
 }
 
+std::string mlir::hexir::dispatchName(CallTirOp d) {
+  if (auto name = d->getAttrOfType<StringAttr>(kDispatchNameAttrName))
+    return name.str();
+  return d.getCallee().str();
+}
+
 std::string mlir::hexir::bufferName(CallTirOp d, Value result) {
-  std::string name = d.getCallee().str();
+  std::string name = dispatchName(d);
   if (d.getNumResults() > 1)
     name += "#" + std::to_string(cast<OpResult>(result).getResultNumber());
   return name;

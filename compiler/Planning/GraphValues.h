@@ -37,6 +37,10 @@ void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn);
 // Calls `fn` for every use of `v` directly or through views (the views' own uses).
 void forEachUse(Value v, llvm::function_ref<void(OpOperand &)> fn);
 
+// The dispatch's own name: its kernel's, or the one it had before its kernel was found
+// identical to another (hexir-deduplicate-kernels).
+std::string dispatchName(CallTirOp d);
+
 // "main_dispatch_3_generic", with "#k" for result k of a dispatch with several.
 std::string bufferName(CallTirOp d, Value result);
 

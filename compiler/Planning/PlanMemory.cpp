@@ -19,7 +19,7 @@ namespace {
 std::string coveredNames(CallTirOp d) {
   SmallVector<std::string> names = sourceNames(d);
   if (names.empty())
-    return "'" + d.getCallee().str() + "'";
+    return "'" + dispatchName(d) + "'";
   std::string text;
   for (size_t i = 0; i < names.size() && i < 3; ++i)
     text += (i ? ", '" : "'") + names[i] + "'";

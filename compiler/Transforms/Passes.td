@@ -189,6 +189,25 @@ def SinkPackedViews : Pass<"hexir-sink-packed-views", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def DeduplicateKernels : Pass<"hexir-deduplicate-kernels", "mlir::ModuleOp"> {
+  let summary = "Makes dispatches of structurally identical kernels call one kernel";
+  let description = [{
+    Runs on the graph after dispatch formation. Two kernel functions that differ only in
+    their names and locations compute the same thing (a ConvNeXt or a Swin repeats one block
+    per stage: 160 dispatches, 29 different kernels), so each group keeps one kernel, every
+    hexir.call_tir of the others calls it, and the others are erased. Every kernel pipeline
+    then compiles each kernel once, which is most of a deep model's compile time.
+
+    A redirected call keeps what it reports: `hexir.dispatch_name` holds the name its own
+    kernel had (buffer names in plans and messages) and `hexir.sources` the source ops it
+    covered (--print-dispatches, the profiler's sources).
+
+    Before: `call_tir @main_dispatch_2_generic`, `call_tir @main_dispatch_5_generic` with the
+    same body. After: both call `@main_dispatch_2_generic`; the second carries
+    `hexir.dispatch_name = "main_dispatch_5_generic"`.
+  }];
+}
+
 def OutlineDispatches : Pass<"hexir-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Outlines every tensor computation into a kernel called by hexir.call_tir";
   let description = [{

@@ -79,6 +79,8 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   pm.addPass(createOutlineDispatches(outline, rules.fusesIntoKernel));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Repeated blocks share their kernels: each distinct kernel is compiled once.
+  pm.addPass(createDeduplicateKernels());
 }
 
 void mlir::hexir::buildBufferizeKernelsPipeline(OpPassManager &pm) {

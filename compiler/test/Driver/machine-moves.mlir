@@ -17,7 +17,7 @@
 // DUMP-NEXT: in Input0
 // DUMP-NEXT: out Arena0[[[A:[0-9]+]], +256)
 // DUMP-NEXT: COPY Arena0[[[A]], +256) -> Arena1[0, +256)
-// DUMP: DISPATCH main_dispatch_2_matmul
+// DUMP: DISPATCH main_dispatch_0_matmul
 // DUMP: COPY Arena1[0, +256) -> Arena0[[[BACK:[0-9]+]], +256)
 // DUMP-NEXT: DISPATCH main_dispatch_3_generic
 // DUMP-NEXT: in Arena0[[[BACK]], +256)

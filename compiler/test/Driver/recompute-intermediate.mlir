@@ -16,7 +16,8 @@
 // REMAT-DUMP-NEXT: in Input0
 // REMAT-DUMP-NEXT: out Arena0[[[T:[0-9]+]], +256)
 // REMAT-DUMP: DISPATCH [[TANH:main_dispatch_1_generic]]
-// REMAT-DUMP: DISPATCH main_dispatch_3_matmul
+// The second matmul is the first one's kernel (identical: hexir-deduplicate-kernels).
+// REMAT-DUMP: DISPATCH main_dispatch_0_matmul
 // REMAT-DUMP: DISPATCH [[TANH]]
 // REMAT-DUMP-NEXT: in Arena0[[[T]], +256)
 // REMAT-DUMP-NEXT: out Arena0[[[AGAIN:[0-9]+]], +256)
