@@ -225,6 +225,18 @@ def main():
         print(("ok  " if same else "FAIL") + " compiling twice gives byte-identical executables")
         if not same:
             FAILURES.append("deterministic output")
+        # Also where the kernels are lowered and emitted in parts on several threads (17
+        # different kernels: 3 parts).
+        with open("concats.mlir", "w") as f:
+            f.write(graphs.concats(np.random.default_rng(1)).mlir)
+        outputs = []
+        for i in range(2):
+            outputs.append(os.path.join(tmp, f"concats{i}.hxb"))
+            expect_success("hexir-compile concats", [compile_, "concats.mlir", "-o", outputs[-1]])
+        same = open(outputs[0], "rb").read() == open(outputs[1], "rb").read()
+        print(("ok  " if same else "FAIL") + " compiling kernels in parallel parts twice gives byte-identical executables")
+        if not same:
+            FAILURES.append("deterministic output of parallel parts")
         # --copy-model runs from a private copy of the file: the same outputs as the mapped run.
         expect_success("hexir-run --copy-model", [run_, exe, "--copy-model", "--input", "x=x.npy", "--output",
                                                   "probs=copied.npy"])

@@ -1,6 +1,7 @@
 //===- EmitHostObject.cpp - LLVM IR and a PIC object for the host ---------===//
 #include "Target/Host/HostCodegen.h"
 
+#include "mlir/IR/Threading.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -169,14 +170,18 @@ FailureOr<KernelPipelineOptions> mlir::hexir::describeHostTarget(const HostTarge
   return description;
 }
 
-FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
-                                                  const HostTargetOptions &options) {
-  Location loc = llvmModule.getLoc();
+namespace {
+
+// One part of the kernels (a module of LLVM-dialect functions) as an optimized object, in an
+// LLVM context of its own: parts run on different threads.
+LogicalResult emitPart(ModuleOp part, ArrayRef<KernelInfo> kernels, const HostTargetOptions &options,
+                       std::vector<char> &object) {
+  Location loc = part.getLoc();
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
   if (!tm)
     return failure();
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> module = translateModuleToLLVMIR(llvmModule, ctx, "hexir_kernels");
+  std::unique_ptr<llvm::Module> module = translateModuleToLLVMIR(part, ctx, "hexir_kernels");
   if (!module)
     return emitError(loc) << "translating the kernels to LLVM IR failed";
   module->setTargetTriple(tm->getTargetTriple());
@@ -203,8 +208,35 @@ FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<
   codegen.run(*module);
   if (failed(checkExternalSymbols(buffer, loc)))
     return failure();
+  object.assign(buffer.begin(), buffer.end());
+  return success();
+}
+
+} // namespace
+
+FailureOr<HostObject> mlir::hexir::emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
+                                                  const HostTargetOptions &options) {
+  Location loc = llvmModule.getLoc();
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
+  if (!tm)
+    return failure();
+  // The parts lowerKernelsToLLVMDialect made, or the module itself as one part.
+  SmallVector<ModuleOp> parts = llvm::to_vector(llvmModule.getOps<ModuleOp>());
+  if (parts.empty())
+    parts.push_back(llvmModule);
+  SmallVector<SmallVector<KernelInfo>> partKernels(parts.size());
+  for (const KernelInfo &k : kernels) {
+    auto owner = llvm::find_if(parts, [&](ModuleOp part) { return SymbolTable::lookupSymbolIn(part, k.name); });
+    if (owner == parts.end())
+      return emitError(loc) << "lowered kernel '" << k.name << "' is missing from the LLVM module";
+    partKernels[owner - parts.begin()].push_back(k);
+  }
   HostObject result;
-  result.object.assign(buffer.begin(), buffer.end());
+  result.objects.resize(parts.size());
+  if (failed(failableParallelForEachN(llvmModule.getContext(), 0, parts.size(), [&](size_t i) {
+        return emitPart(parts[i], partKernels[i], options, result.objects[i]);
+      })))
+    return failure();
   // The extensions this target enables, among those the runtime can check on its CPU
   // (hal/host/cpu_features.h keeps the same list).
   static const char *kCheckable[] = {"sse4.1", "sse4.2",   "popcnt",   "avx",      "avx2",

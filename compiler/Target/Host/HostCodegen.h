@@ -48,28 +48,31 @@ HostTargetOptions hostTargetOptions(const TargetOptions &options);
 // (512 with AVX-512, 256 with AVX, else 128) and whether it has FMA.
 FailureOr<KernelPipelineOptions> describeHostTarget(const HostTargetOptions &options, Location loc);
 
-// Clones every kernel (func.func marked hexir.kernel) of `module` into a new module, in symbol
-// order, and lowers it to the LLVM dialect. `kernels` receives each kernel's name and arity.
+// Clones every kernel (func.func marked hexir.kernel) of `module` into parts (modules nested in
+// a new module, fixed by the kernels alone) and lowers them to the LLVM dialect, the parts in
+// parallel. `kernels` receives each kernel's name, arity, workgroups and stack bytes.
 FailureOr<OwningOpRef<ModuleOp>> lowerKernelsToLLVMDialect(ModuleOp module,
                                                            SmallVectorImpl<KernelInfo> &kernels,
                                                            const KernelPipelineOptions &options);
 
 struct HostObject {
-  std::vector<char> object;
+  // One relocatable object per part of the kernels (lowerKernelsToLLVMDialect), in order.
+  std::vector<std::vector<char>> objects;
   // The instruction-set extensions the code may use (from a fixed list the runtime can test,
   // such as "avx2" or "avx512f"): a CPU without one of them must refuse the kernels.
   std::vector<std::string> cpuFeatures;
 };
 
 // Translates an LLVM-dialect kernel module to LLVM IR, adds the exported entry wrappers,
-// optimizes at O3 for the target CPU and emits a PIC object. Fails if the object needs any
+// optimizes at O3 for the target CPU and emits a PIC object: one per nested module (a part),
+// in parallel, or one for the whole module if it has none. Fails if an object needs any
 // external symbol other than memcpy/memset/memmove.
 FailureOr<HostObject> emitHostObject(ModuleOp llvmModule, ArrayRef<KernelInfo> kernels,
                                      const HostTargetOptions &options);
 
-// Links a relocatable object into a shared object with ld.lld, in temporary files that are
+// Links relocatable objects into one shared object with ld.lld, in temporary files that are
 // always removed.
-FailureOr<std::vector<uint8_t>> linkSharedObject(ArrayRef<char> object, Location loc,
+FailureOr<std::vector<uint8_t>> linkSharedObject(ArrayRef<std::vector<char>> objects, Location loc,
                                                  const HostTargetOptions &options);
 // The last two steps together: an LLVM-dialect kernel module as a host ELF kernel library
 // (code, entries, CPU extensions).

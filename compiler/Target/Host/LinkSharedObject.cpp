@@ -58,16 +58,20 @@ std::optional<int> linkInProcess(ArrayRef<llvm::StringRef> args, std::string &lo
 
 } // namespace
 
-FailureOr<std::vector<uint8_t>> mlir::hexir::linkSharedObject(ArrayRef<char> object, Location loc,
+FailureOr<std::vector<uint8_t>> mlir::hexir::linkSharedObject(ArrayRef<std::vector<char>> objects, Location loc,
                                                               const HostTargetOptions &options) {
-  llvm::SmallString<128> objPath, soPath, logPath;
-  if (llvm::sys::fs::createTemporaryFile("hexir-kernels", "o", objPath) ||
-      llvm::sys::fs::createTemporaryFile("hexir-kernels", "so", soPath) ||
+  llvm::SmallString<128> soPath, logPath;
+  if (llvm::sys::fs::createTemporaryFile("hexir-kernels", "so", soPath) ||
       llvm::sys::fs::createTemporaryFile("hexir-link", "log", logPath))
     return emitError(loc) << "cannot create temporary files for linking the kernels";
   // Removed on every path out of this function.
-  llvm::FileRemover removeObj(objPath), removeSo(soPath), removeLog(logPath);
-  {
+  llvm::FileRemover removeSo(soPath), removeLog(logPath);
+  std::vector<llvm::SmallString<128>> objPaths(objects.size());
+  std::vector<std::unique_ptr<llvm::FileRemover>> removeObjs;
+  for (auto [object, objPath] : llvm::zip_equal(objects, objPaths)) {
+    if (llvm::sys::fs::createTemporaryFile("hexir-kernels", "o", objPath))
+      return emitError(loc) << "cannot create temporary files for linking the kernels";
+    removeObjs.push_back(std::make_unique<llvm::FileRemover>(objPath));
     std::error_code ec;
     llvm::raw_fd_ostream os(objPath, ec);
     if (ec)
@@ -76,12 +80,14 @@ FailureOr<std::vector<uint8_t>> mlir::hexir::linkSharedObject(ArrayRef<char> obj
   }
   std::string linker = options.linkerPath;
   // No libc: kernels reference at most memcpy/memset/memmove, which the loading process has.
-  // One thread: a kernel library is one small object, and lld's worker threads would each
+  // One thread: a kernel library is a few small objects, and lld's worker threads would each
   // keep a malloc arena of their own in the compiler's process.
   llvm::SmallVector<llvm::StringRef> args = {linker, "-shared", "--hash-style=gnu",
                                              "-z", "noexecstack", "--build-id=none",
                                              "--threads=1", "-soname", "hexir_kernels.so",
-                                             "-o", soPath, objPath};
+                                             "-o", soPath};
+  for (const llvm::SmallString<128> &objPath : objPaths)
+    args.push_back(objPath);
   std::optional<int> rc;
   std::string error, log;
 #if HEXIR_LLD_IN_PROCESS
@@ -114,7 +120,7 @@ FailureOr<::hexir::serializer::KernelLibrary> mlir::hexir::packageHostKernels(Mo
   auto object = emitHostObject(llvmModule, kernels, options);
   if (failed(object))
     return failure();
-  auto sharedObject = linkSharedObject(object->object, loc, options);
+  auto sharedObject = linkSharedObject(object->objects, loc, options);
   if (failed(sharedObject))
     return failure();
   ::hexir::serializer::KernelLibrary library;
