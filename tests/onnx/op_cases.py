@@ -726,6 +726,121 @@ def det_and_dft():
 
 
 @case
+def stft_and_mel_weights():
+    # STFT against torch.stft (center=False): a run-time window, onesided; a complex signal
+    # two-sided without a window against numpy.fft per frame. MelWeightMatrix against ONNX's
+    # definition in numpy (mel-spaced edges truncated to bins, triangles between them).
+    sig = rnd(2, 40, 1)
+    win = rnd(12, low=0.2, high=1.0)
+    ref = torch.stft(t(sig[..., 0]).double(), n_fft=12, hop_length=5, win_length=12, window=t(win).double(),
+                     center=False, onesided=True, return_complex=True).transpose(1, 2).numpy()
+    cpx = rnd(1, 21, 2)
+    z = cpx[0, :, 0] + 1j * cpx[0, :, 1]
+    frames = np.stack([np.fft.fft(z[f * 4:f * 4 + 8]) for f in range((21 - 8) // 4 + 1)])[None]
+
+    def parts(v):
+        return np.stack([v.real, v.imag], axis=-1).astype(np.float32)
+
+    bins, dft, rate, low, high = 5, 32, 16000, 100.0, 6000.0
+    low_mel, high_mel = 2595 * np.log10(1 + low / 700), 2595 * np.log10(1 + high / 700)
+    hz = 700 * (10 ** ((np.arange(bins + 2) * (high_mel - low_mel) / (bins + 2) + low_mel) / 2595) - 1)
+    edges = np.floor((dft + 1) * hz / rate).astype(int)
+    mel = np.zeros((dft // 2 + 1, bins))
+    for i in range(bins):
+        left, center, right = edges[i:i + 3]
+        if center == left:
+            mel[center, i] = 1
+        else:
+            for j in range(left, center + 1):
+                mel[j, i] = (j - left) / (center - left)
+        for j in range(center, right):
+            mel[j, i] = (right - j) / (right - center)
+    outs = {"spec": parts(ref), "cspec": parts(frames), "mel": mel.astype(np.float32)}
+    nodes = [helper.make_node("STFT", ["sig", "step5", "win"], ["spec"]),
+             helper.make_node("STFT", ["cpx", "step4", "", "len8"], ["cspec"], onesided=0),
+             helper.make_node("MelWeightMatrix", ["bins", "dft", "rate", "low", "high"], ["mel"])]
+    ins = {"sig": sig, "win": win, "cpx": cpx}
+    inits = {"step5": np.array(5, np.int64), "step4": np.array(4, np.int64), "len8": np.array(8, np.int64),
+             "bins": np.array(bins, np.int64), "dft": np.array(dft, np.int64), "rate": np.array(rate, np.int64),
+             "low": np.array(low, np.float32), "high": np.array(high, np.float32)}
+    return model(nodes, ins, outs, inits, opset=17), ins, outs
+
+
+@case
+def maxpool_indices_like_pytorch():
+    # MaxPool's Indices against torch's return_indices (an index in the plane, offset here by
+    # (n C + c) H W as ONNX flattens the whole tensor): pads, dilation, ceil_mode, a 1-D pool;
+    # storage_order 1 as the column-major index of the same element.
+    x = rnd(2, 3, 7, 9)
+    x1 = rnd(2, 3, 11)
+    y, i = F.max_pool2d(t(x), 3, stride=2, padding=1, dilation=(1, 2), ceil_mode=True, return_indices=True)
+    base = (np.arange(2 * 3).reshape(2, 3, 1, 1) * 7 * 9).astype(np.int64)
+    rows = i.numpy() + base
+    hw = i.numpy()
+    cols = base + (hw % 9) * 7 + hw // 9
+    y1, i1 = F.max_pool1d(t(x1), 2, stride=3, return_indices=True)
+    outs = {"y": y.numpy(), "rows": rows, "y_c": y.numpy(), "cols": cols, "y1": y1.numpy(),
+            "i1": i1.numpy() + (np.arange(6).reshape(2, 3, 1) * 11).astype(np.int64)}
+    pool = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], dilations=[1, 2], ceil_mode=1)
+    nodes = [helper.make_node("MaxPool", ["x"], ["y", "rows"], **pool),
+             helper.make_node("MaxPool", ["x"], ["y_c", "cols"], storage_order=1, **pool),
+             helper.make_node("MaxPool", ["x1"], ["y1", "i1"], kernel_shape=[2], strides=[3])]
+    ins = {"x": x, "x1": x1}
+    return model(nodes, ins, outs, opset=12), ins, outs
+
+
+@case
+def roi_align_like_torchvision():
+    # RoiAlign against torchvision.ops.roi_align: half_pixel (aligned=True) and
+    # output_half_pixel (opset 10's behaviour, aligned=False), a fixed sampling ratio and the
+    # adaptive one (constant boxes), spatial_scale, boxes partly outside the image, two images.
+    # Max mode against ONNX Runtime's definition in numpy (the largest weighted tap).
+    from torchvision.ops import roi_align
+    x = rnd(2, 3, 9, 11)
+    rois = np.array([[1.2, 0.5, 14.0, 10.0], [-3.0, -2.0, 6.5, 4.0], [4.0, 8.0, 21.0, 19.5], [2.0, 2.0, 2.5, 9.0]],
+                    np.float32)
+    batch = np.array([1, 0, 1, 0], np.int64)
+    boxes = t(np.concatenate([batch[:, None].astype(np.float32), rois], axis=1)).double()
+    outs, nodes = {}, []
+    for name, aligned, ratio in (("half", True, 2), ("legacy", False, 3), ("adaptive", True, 0)):
+        outs[name] = roi_align(t(x).double(), boxes, (3, 4), spatial_scale=0.5, sampling_ratio=ratio,
+                               aligned=aligned).numpy().astype(np.float32)
+        mode = "half_pixel" if aligned else "output_half_pixel"
+        nodes.append(helper.make_node("RoiAlign", ["x", "rois" if ratio else "crois", "batch"], [name], output_height=3,
+                                      output_width=4, sampling_ratio=ratio, spatial_scale=0.5,
+                                      coordinate_transformation_mode=mode))
+
+    def roi_max(img, box, oh, ow, ratio, scale):
+        x1, y1, x2, y2 = (v * scale - 0.5 for v in box)
+        bh, bw = (y2 - y1) / oh, (x2 - x1) / ow
+        out = np.full((img.shape[0], oh, ow), -np.inf)
+        H, W = img.shape[1:]
+        for ph in range(oh):
+            for pw in range(ow):
+                for iy in range(ratio):
+                    for ix in range(ratio):
+                        y = y1 + ph * bh + (iy + 0.5) * bh / ratio
+                        xx = x1 + pw * bw + (ix + 0.5) * bw / ratio
+                        if y < -1 or y > H or xx < -1 or xx > W:
+                            v = np.zeros(img.shape[0])
+                        else:
+                            y, xx = max(y, 0.0), max(xx, 0.0)
+                            yl, xl = min(int(y), H - 1), min(int(xx), W - 1)
+                            yh, xh = min(yl + 1, H - 1), min(xl + 1, W - 1)
+                            y, xx = (yl if yl >= H - 1 else y), (xl if xl >= W - 1 else xx)
+                            ly, lx = y - yl, xx - xl
+                            v = np.max([(1 - ly) * (1 - lx) * img[:, yl, xl], (1 - ly) * lx * img[:, yl, xh],
+                                        ly * (1 - lx) * img[:, yh, xl], ly * lx * img[:, yh, xh]], axis=0)
+                        out[:, ph, pw] = np.maximum(out[:, ph, pw], v)
+        return out
+    outs["max"] = np.stack([roi_max(x[b].astype(np.float64), r, 3, 4, 2, 0.5) for r, b in zip(rois, batch)]).astype(np.float32)
+    nodes.append(helper.make_node("RoiAlign", ["x", "rois", "batch"], ["max"], mode="max", output_height=3, output_width=4,
+                                  sampling_ratio=2, spatial_scale=0.5))
+    ins = {"x": x, "rois": rois, "batch": batch}
+    return model(nodes, ins, outs, {"crois": rois}, opset=16), ins, outs
+
+
+@case
 def grid_sample_like_pytorch():
     # GridSample against torch.nn.functional.grid_sample: every mode, padding mode and
     # align_corners, with grid points inside, on and beyond the border.

@@ -182,17 +182,102 @@ Value poolNchw(NodeContext &ctx, const OnnxValue &x, const Window &w, double pad
       .getResult(0);
 }
 
+// MaxPool's Indices: for each output, the flat index in `x` [N, C, H, W] of the first window
+// element (in row-major scan order, as ONNX Runtime picks it) equal to the max `y`; with
+// storage_order 1, that element's column-major index (n, c, then w * H + h). A reduction over
+// the window keeping the smallest row-major index that matches, then converted.
+Value maxPoolIndices(NodeContext &ctx, Value x4, Value y, const Window &w, bool columnMajor) {
+  OpBuilder &b = ctx.b;
+  MLIRContext *mc = b.getContext();
+  auto xShape = shapeOf(x4);
+  int64_t channels = xShape[1], height = xShape[2], width = xShape[3];
+  std::vector<int64_t> outShape = {xShape[0], channels, w.out[0], w.out[1]};
+  Type i64 = b.getI64Type();
+  Value empty = tensor::EmptyOp::create(b, ctx.loc, outShape, i64);
+  Value none = arith::ConstantOp::create(b, ctx.loc, b.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
+  Value init = linalg::FillOp::create(b, ctx.loc, ValueRange{none}, ValueRange{empty}).getResult(0);
+  Value window = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{w.kernel[0], w.kernel[1]}, b.getI8Type());
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, mc); };
+  // Loops (n, c, oh, ow, kh, kw).
+  SmallVector<AffineMap> maps = {AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, mc), AffineMap::get(6, 0, {d(4), d(5)}, mc),
+                                 AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, mc)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, TypeRange{init.getType()}, ValueRange{y, window}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        auto idx = [&](unsigned i) { return linalg::IndexOp::create(nb, nl, i).getResult(); };
+        auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, nl, v).getResult(); };
+        Value valid = arith::ConstantIntOp::create(nb, nl, 1, 1);
+        SmallVector<Value> at = {idx(0), idx(1)};
+        for (unsigned k = 0; k < 2; ++k) {
+          // o * stride - padBegin + k * dilation, inside [0, size) or not read.
+          Value pos = arith::AddIOp::create(
+              nb, nl,
+              arith::SubIOp::create(nb, nl, arith::MulIOp::create(nb, nl, idx(2 + k), cst(w.stride[k])), cst(w.padBegin[k])),
+              arith::MulIOp::create(nb, nl, idx(4 + k), cst(w.dilation[k])));
+          int64_t size = k == 0 ? height : width;
+          Value inside = arith::AndIOp::create(
+              nb, nl, arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, pos, cst(0)),
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, pos, cst(size)));
+          valid = arith::AndIOp::create(nb, nl, valid, inside);
+          at.push_back(arith::SelectOp::create(nb, nl, inside, pos, cst(0)));
+        }
+        Value v = tensor::ExtractOp::create(nb, nl, x4, at);
+        Value hit = arith::AndIOp::create(nb, nl, valid, arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, v, a[0]));
+        // Row-major flat index ((n C + c) H + h) W + w.
+        Value flat = arith::AddIOp::create(
+            nb, nl,
+            arith::MulIOp::create(
+                nb, nl,
+                arith::AddIOp::create(nb, nl,
+                                      arith::MulIOp::create(nb, nl,
+                                                            arith::AddIOp::create(nb, nl, arith::MulIOp::create(nb, nl, at[0], cst(channels)), at[1]),
+                                                            cst(height)),
+                                      at[2]),
+                cst(width)),
+            at[3]);
+        Value flat64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), flat);
+        Value best = arith::MinSIOp::create(nb, nl, a[2], flat64);
+        linalg::YieldOp::create(nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, best, a[2])});
+      });
+  Value rowMajor = generic.getResult(0);
+  if (!columnMajor)
+    return rowMajor;
+  return generate(ctx, outShape, DType::kInt64, [&](OpBuilder &nb, Location nl, ValueRange at) -> Value {
+    Value r = tensor::ExtractOp::create(nb, nl, rowMajor, at);
+    auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(nb, nl, v, 64).getResult(); };
+    Value plane = c64(height * width);
+    Value base = arith::MulIOp::create(nb, nl, arith::DivSIOp::create(nb, nl, r, plane), plane);
+    Value hw = arith::RemSIOp::create(nb, nl, r, plane);
+    Value h = arith::DivSIOp::create(nb, nl, hw, c64(width)), col = arith::RemSIOp::create(nb, nl, hw, c64(width));
+    return arith::AddIOp::create(nb, nl, base, arith::AddIOp::create(nb, nl, arith::MulIOp::create(nb, nl, col, c64(height)), h));
+  });
+}
+
 LogicalResult convertMaxPool(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)))
     return failure();
   if (ctx.input(0).rank() == 5)
     return convertPool3D(ctx, /*isMax=*/true);
-  if (ctx.hasOutput(1))
-    return ctx.error() << "the Indices output is not supported";
   const OnnxValue &x = ctx.input(0);
   Window w;
   if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
     return failure();
+  if (ctx.hasOutput(1)) {
+    if (!foldable(x.shape))
+      return ctx.error() << "the Indices of an input of " << shapeString(x.shape) << " do not fit the int64 range";
+    Value y = poolNchw(ctx, x, w, -std::numeric_limits<float>::infinity(), /*isMax=*/true);
+    Value x4 = reshapeView(ctx.b, ctx.loc, materialize(ctx, x), as4D(x.shape));
+    Value indices = maxPoolIndices(ctx, x4, y, w, ctx.attrInt("storage_order", 0) != 0);
+    setWindowOutput(ctx, y, w);
+    if (w.oneD) {
+      auto s = shapeOf(indices);
+      indices = reshapeView(ctx.b, ctx.loc, indices, {s[0], s[1], s[3]});
+    }
+    ctx.setOutput(1, OnnxValue::ofValue(indices, DType::kInt64));
+    return success();
+  }
   // A QDQ model's max pooling of a dequantized int8 tensor pools the integers: dequantization
   // is increasing (a positive scale), so the max of the dequantized window is the dequantized
   // max of the window, exactly, and -128 never wins against a real element as -inf does not.
@@ -582,7 +667,7 @@ void addConvolutionOps(std::vector<OpSupport> &ops) {
       {"GlobalAveragePool", 13, 21, convertGlobalAveragePool, "", "", 1},
       {"GlobalLpPool", 13, 21, convertGlobalLpPool, "", "p", 1},
       {"GlobalMaxPool", 13, 21, convertGlobalMaxPool, "", "", 1},
-      {"MaxPool", 13, 21, convertMaxPool, "1-D, 2-D and 3-D, no Indices output", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
+      {"MaxPool", 13, 21, convertMaxPool, "1-D, 2-D and 3-D; Indices in 1-D and 2-D", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
   });
 }
 

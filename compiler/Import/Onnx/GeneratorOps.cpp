@@ -1,7 +1,7 @@
 //===- GeneratorOps.cpp - ONNX ops that make tensors from indices ---------===//
 //
-// EyeLike and the window functions depend only on shapes and attributes: they fold to
-// constants. OneHot compares each output index with the input's index along the new axis.
+// EyeLike, the window functions and MelWeightMatrix depend only on shapes, attributes and
+// scalars known at compile time: they fold to constants. OneHot compares each output index with the input's index along the new axis.
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Onnx/Emit.h"
@@ -156,6 +156,58 @@ LogicalResult convertOneHot(NodeContext &ctx) {
   return success();
 }
 
+// MelWeightMatrix [dft_length / 2 + 1, num_mel_bins]: triangular filters between mel-spaced
+// bin edges, folded at import exactly as ONNX's reference computes them (the edges in double,
+// truncated to bins).
+LogicalResult convertMelWeightMatrix(NodeContext &ctx) {
+  auto bins = ctx.requireScalar(0, "num_mel_bins"), dft = ctx.requireScalar(1, "dft_length"),
+       rate = ctx.requireScalar(2, "sample_rate"), lower = ctx.requireScalar(3, "lower_edge_hertz"),
+       upper = ctx.requireScalar(4, "upper_edge_hertz");
+  if (failed(bins) || failed(dft) || failed(rate) || failed(lower) || failed(upper))
+    return failure();
+  int64_t melBins = bins->asInt(0), length = dft->asInt(0), sampleRate = rate->asInt(0);
+  double low = lower->asDouble(0), high = upper->asDouble(0);
+  int64_t spectrogramBins = length / 2 + 1;
+  if (melBins < 1 || length < 1 || sampleRate < 1 || !(low >= 0) || !(high > low) ||
+      melBins * spectrogramBins > kMaxFoldedElements)
+    return ctx.error() << "needs num_mel_bins, dft_length and sample_rate positive, 0 <= lower_edge_hertz < "
+                          "upper_edge_hertz, and at most "
+                       << kMaxFoldedElements << " weights";
+  int32_t onnxType;
+  auto dtype = typeAttr(ctx, "output_datatype", DType::kFloat, onnxType);
+  if (failed(dtype))
+    return failure();
+  double lowMel = 2595.0 * std::log10(1.0 + low / 700.0), highMel = 2595.0 * std::log10(1.0 + high / 700.0);
+  double melStep = (highMel - lowMel) / static_cast<double>(melBins + 2);
+  std::vector<int64_t> edges(melBins + 2);
+  for (int64_t i = 0; i < melBins + 2; ++i) {
+    double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * melStep + lowMel) / 2595.0) - 1.0);
+    edges[i] = static_cast<int64_t>(std::floor(static_cast<double>(length + 1) * hz / static_cast<double>(sampleRate)));
+  }
+  HostTensor out = HostTensor::zeros(*dtype, {spectrogramBins, melBins});
+  auto set = [&](int64_t row, int64_t col, double v) {
+    if (row < 0 || row >= spectrogramBins)
+      return;
+    if (isFloat(*dtype))
+      out.f[row * melBins + col] = static_cast<float>(v);
+    else
+      out.i[row * melBins + col] = static_cast<int64_t>(v);
+  };
+  for (int64_t i = 0; i < melBins; ++i) {
+    int64_t left = edges[i], center = edges[i + 1], right = edges[i + 2];
+    if (center == left)
+      set(center, i, 1.0);
+    else
+      for (int64_t j = left; j <= center; ++j)
+        set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+    if (right > center)
+      for (int64_t j = center; j < right; ++j)
+        set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+  }
+  return setFolded(ctx, std::move(out), onnxType);
+}
+
+
 } // namespace
 
 void addGeneratorOps(std::vector<OpSupport> &ops) {
@@ -164,6 +216,8 @@ void addGeneratorOps(std::vector<OpSupport> &ops) {
       {"EyeLike", 13, 21, convertEyeLike, "", "dtype k", 1, nullptr, true},
       {"HammingWindow", 17, 21, convertHammingWindow, "size known at compile time", "output_datatype periodic", 1},
       {"HannWindow", 17, 21, convertHannWindow, "size known at compile time", "output_datatype periodic", 1},
+      {"MelWeightMatrix", 17, 21, convertMelWeightMatrix, "folded: its inputs known at compile time", "output_datatype",
+       1},
       {"OneHot", 13, 21, convertOneHot, "depth known at compile time", "axis", 3},
   });
 }

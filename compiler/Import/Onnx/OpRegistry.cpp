@@ -18,6 +18,7 @@ const std::vector<OpSupport> &supportedOps() {
     addGeneratorOps(all);
     addPadTileOps(all);
     addResizeOps(all);
+    addRegionOps(all);
     addScatterOps(all);
     addDataDependentOps(all);
     addRecurrentOps(all);

@@ -52,6 +52,7 @@ void addScatterOps(std::vector<OpSupport> &ops);
 void addDataDependentOps(std::vector<OpSupport> &ops);
 void addRecurrentOps(std::vector<OpSupport> &ops);
 void addSignalOps(std::vector<OpSupport> &ops);
+void addRegionOps(std::vector<OpSupport> &ops);
 void addMathOps(std::vector<OpSupport> &ops);
 void addControlFlowOps(std::vector<OpSupport> &ops);
 void addQuantizeOps(std::vector<OpSupport> &ops);
