@@ -116,6 +116,13 @@ struct ConstantFillSpec {
   uint8_t pattern_length = 4;
 };
 
+struct ConstantWideningSpec {
+  uint64_t source = 0;  // byte offset in narrow_constants
+  uint64_t target = 0;  // byte offset in the FilledConstant space
+  uint64_t count = 0;   // values
+  uint8_t format = 0;   // 0: f16, 1: bf16 (base/half.h NarrowFloat)
+};
+
 struct MemorySpaceSpec {
   std::string name;
   bool host_visible = false;
@@ -130,6 +137,8 @@ struct ExecutableSpec {
   std::vector<uint8_t> constants;  // the constant pool; Constant slots index into it
   uint64_t filled_constants_bytes = 0;
   std::vector<ConstantFillSpec> constant_fills;  // FilledConstant slots index into these
+  std::vector<uint8_t> narrow_constants;  // 16-bit constants, widened at load into FilledConstant
+  std::vector<ConstantWideningSpec> constant_widenings;
   std::vector<Function> functions;
 };
 

@@ -11,7 +11,9 @@ inline constexpr char kMagic[8] = {'H', 'E', 'X', 'I', 'R', 'X', 'B', '\0'};
 // 2: kernel entries record each binding's bytes (binding_bytes), which the loader checks.
 // 3: arenas per memory space (Function.arenas; Arena slots name theirs), the target and its
 //    memory spaces, kernel libraries name their format and entries their workgroup shape.
-inline constexpr uint32_t kFormatVersion = 3;
+// 4: constants stored as f16 or bf16 and widened at load (NarrowConstants, constant_widenings):
+//    an older loader would leave them unwidened.
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint64_t kHeaderSize = 64;
 inline constexpr uint64_t kSectionAlignment = 64;
 inline constexpr uint64_t kConstantsAlignment = 4096;

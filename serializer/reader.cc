@@ -476,7 +476,28 @@ StatusOr<ExecutableView> ExecutableView::Open(ByteSpan file, const ReadOptions& 
       fills_end = std::max(fills_end, f->offset() + f->length());
     }
   }
-  // The FilledConstant space holds nothing but the fills.
+  int32_t ns = root->narrow_constants_section();
+  if (ns != -1 && (ns < 0 || static_cast<uint32_t>(ns) >= sections->size() ||
+                   sections->Get(ns)->kind() != fb::SectionKind::NarrowConstants))
+    return DataLossError("narrow constants section index ", ns, " is invalid");
+  if (root->constant_widenings() != nullptr) {
+    if (!VectorAligned8(root->constant_widenings()))
+      return DataLossError("metadata vectors are misaligned: the file is corrupt");
+    uint64_t narrow_bytes = ns < 0 ? 0 : sections->Get(ns)->length();
+    for (uint32_t i = 0; i < root->constant_widenings()->size(); ++i) {
+      const fb::ConstantWidening* w = root->constant_widenings()->Get(i);
+      // count <= 2^60 keeps count * 4 from overflowing; the ranges are then checked.
+      if (w->format() > 1 || w->count() > (uint64_t{1} << 60) || w->source() % 2 != 0 || w->target() % 4 != 0 ||
+          !RangeWithin(w->source(), w->count() * 2, narrow_bytes) ||
+          !RangeWithin(w->target(), w->count() * 4, root->filled_constants_bytes()))
+        return DataLossError("constant widening ", i, " (format ", static_cast<int>(w->format()), ", ", w->count(),
+                             " values from [", w->source(), "] to [", w->target(),
+                             "]) is misaligned or exceeds the narrow constants of ", narrow_bytes,
+                             " bytes or the filled constants of ", root->filled_constants_bytes(), " bytes");
+      fills_end = std::max(fills_end, w->target() + w->count() * 4);
+    }
+  }
+  // The FilledConstant space holds nothing but the fills and the widened constants.
   if (root->filled_constants_bytes() > AlignUp(fills_end, kSectionAlignment))
     return DataLossError("filled constants of ", root->filled_constants_bytes(), " bytes, but the fills end at ",
                          fills_end);
@@ -495,6 +516,11 @@ ByteSpan ExecutableView::section(uint32_t index) const {
 ByteSpan ExecutableView::constants() const {
   int32_t cs = root_->constants_section();
   return cs < 0 ? ByteSpan() : section(static_cast<uint32_t>(cs));
+}
+
+ByteSpan ExecutableView::narrow_constants() const {
+  int32_t ns = root_->narrow_constants_section();
+  return ns < 0 ? ByteSpan() : section(static_cast<uint32_t>(ns));
 }
 
 const fb::Function* ExecutableView::FindFunction(const std::string& name) const {

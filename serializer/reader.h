@@ -35,6 +35,8 @@ class ExecutableView {
   ByteSpan section(uint32_t index) const;
   // The constant pool, empty when there is none.
   ByteSpan constants() const;
+  // The f16/bf16 values of Executable.constant_widenings (empty if none).
+  ByteSpan narrow_constants() const;
   // The function named `name`, or nullptr.
   const fb::Function* FindFunction(const std::string& name) const;
   // Byte size of a tensor signature (checked against overflow by Open()).

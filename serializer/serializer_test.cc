@@ -217,6 +217,25 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
     CHECK(OpenSpec(spec).message().find("'relu' has no workgroup shape of 3 sizes from 1 to 1024") !=
           std::string::npos);
   }
+  SECTION("constant widenings") {
+    // Two f16 values widened to [0, 8) of a 64-byte FilledConstant space: fine; then each field
+    // out of range.
+    auto widened = [](ConstantWideningSpec w, uint64_t filled = 64) {
+      ExecutableSpec spec = SampleSpec();
+      spec.narrow_constants.assign(4, 0x3c);
+      spec.filled_constants_bytes = filled;
+      spec.constant_widenings = {w};
+      return OpenSpec(spec);
+    };
+    CHECK(widened({0, 0, 2, 0}).ok());
+    CHECK(widened({0, 56, 2, 1}).ok());
+    CHECK(widened({2, 0, 2, 0}).message().find("exceeds the narrow constants of 4 bytes") != std::string::npos);
+    CHECK(widened({0, 60, 2, 0}).message().find("filled constants of 64 bytes") != std::string::npos);
+    CHECK(widened({0, 2, 1, 0}).message().find("misaligned") != std::string::npos);
+    CHECK(widened({0, 0, 2, 7}).message().find("format 7") != std::string::npos);
+    CHECK(widened({0, 0, uint64_t{1} << 62, 0}).message().find("constant widening 0") != std::string::npos);
+    CHECK(widened({0, 0, 2, 0}, 192).message().find("but the fills end at 8") != std::string::npos);
+  }
   SECTION("bad fill pattern") {
     ExecutableSpec spec = SampleSpec();
     std::get<FillCommand>(spec.functions[0].commands[3]).pattern_length = 3;

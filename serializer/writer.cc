@@ -73,7 +73,7 @@ std::vector<flatbuffers::Offset<fb::TensorSignature>> BuildSignatures(
 // does not depend on their values: the writer builds once to learn it, then with real offsets.
 flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
                                           const std::vector<SectionPlacement>& sections,
-                                          int32_t constants_section) {
+                                          int32_t constants_section, int32_t narrow_section) {
   flatbuffers::FlatBufferBuilder b(1024);
   b.ForceDefaults(true);  // fixed layout regardless of values
   std::vector<fb::SectionRef> refs;
@@ -117,6 +117,10 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
   for (const ConstantFillSpec& f : spec.constant_fills)
     fills.emplace_back(f.offset, f.length, f.pattern, f.pattern_length);
   auto fills_vec = b.CreateVectorOfStructs(fills);
+  std::vector<fb::ConstantWidening> widenings;
+  for (const ConstantWideningSpec& w : spec.constant_widenings)
+    widenings.emplace_back(w.source, w.target, w.count, w.format);
+  auto widenings_vec = widenings.empty() ? 0 : b.CreateVectorOfStructs(widenings);
   auto producer = b.CreateString(spec.producer);
   auto target = b.CreateString(spec.target);
   std::vector<flatbuffers::Offset<fb::MemorySpace>> spaces;
@@ -128,7 +132,8 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
   auto funcs_vec = b.CreateVector(funcs);
   auto root = fb::CreateExecutable(b, kFormatVersion, producer, target, spaces_vec, spec.constants_memory_space,
                                    refs_vec, constants_section,
-                                   spec.filled_constants_bytes, fills_vec, libs_vec, funcs_vec);
+                                   spec.filled_constants_bytes, fills_vec, libs_vec, funcs_vec,
+                                   narrow_section, widenings_vec);
   fb::FinishExecutableBuffer(b, root);
   return b.Release();
 }
@@ -140,7 +145,8 @@ void PutLE(uint8_t* dst, uint64_t v, int bytes) {
 }  // namespace
 
 std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec) {
-  // Sections: kernel libraries in order (library i is section i), then the constant pool.
+  // Sections: kernel libraries in order (library i is section i), the constant pool, then the
+  // narrow constants.
   std::vector<SectionPlacement> sections;
   for (const KernelLibrary& lib : spec.libraries)
     sections.push_back({lib.format == KernelFormat::CudaPtx ? SectionKind::CudaPtx : SectionKind::HostCode, &lib.code, kSectionAlignment,
@@ -151,13 +157,19 @@ std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec) {
     sections.push_back({SectionKind::Constants, &spec.constants, kConstantsAlignment,
                         Checksum(spec.constants.data(), spec.constants.size())});
   }
-  uint64_t metadata_length = BuildMetadata(spec, sections, constants_section).size();
+  int32_t narrow_section = -1;
+  if (!spec.narrow_constants.empty()) {
+    narrow_section = static_cast<int32_t>(sections.size());
+    sections.push_back({SectionKind::NarrowConstants, &spec.narrow_constants, kSectionAlignment,
+                        Checksum(spec.narrow_constants.data(), spec.narrow_constants.size())});
+  }
+  uint64_t metadata_length = BuildMetadata(spec, sections, constants_section, narrow_section).size();
   uint64_t cursor = kHeaderSize + metadata_length;
   for (SectionPlacement& s : sections) {
     s.offset = AlignUp(cursor, s.alignment);
     cursor = s.offset + s.bytes->size();
   }
-  flatbuffers::DetachedBuffer metadata = BuildMetadata(spec, sections, constants_section);
+  flatbuffers::DetachedBuffer metadata = BuildMetadata(spec, sections, constants_section, narrow_section);
   // Should the length ever change with the values, the file would be wrong: fail loudly.
   if (metadata.size() != metadata_length) std::abort();
 

@@ -70,6 +70,14 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(f->length()), static_cast<unsigned long long>(f->pattern()),
                   f->pattern_length());
   }
+  if (exe.constant_widenings() != nullptr && exe.constant_widenings()->size() > 0) {
+    std::printf("widened constants: %u, %llu bytes stored narrow\n", exe.constant_widenings()->size(),
+                static_cast<unsigned long long>(view->narrow_constants().size()));
+    for (const fb::ConstantWidening* w : *exe.constant_widenings())
+      std::printf("  [%llu, +%llu) from %s at %llu\n", static_cast<unsigned long long>(w->target()),
+                  static_cast<unsigned long long>(w->count() * 4), w->format() == 0 ? "f16" : "bf16",
+                  static_cast<unsigned long long>(w->source()));
+  }
   for (uint32_t i = 0; i < exe.libraries()->size(); ++i) {
     const fb::KernelLibrary* lib = exe.libraries()->Get(i);
     std::string features;

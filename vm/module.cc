@@ -1,6 +1,9 @@
 #include "vm/module.h"
 
 #include "base/alignment.h"
+#include "base/half.h"
+
+#include <vector>
 
 namespace hexir::vm {
 
@@ -19,6 +22,31 @@ std::vector<TensorInfo> Describe(const flatbuffers::Vector<flatbuffers::Offset<s
     out.push_back(std::move(info));
   }
   return out;
+}
+
+// Widens the executable's f16/bf16 constants into the FilledConstant space at `filled` (device
+// memory), through a bounded host buffer: the reader checked every range.
+Status WidenConstants(hal::Device& device, const serializer::ExecutableView& view, hal::DevicePtr filled) {
+  constexpr uint64_t kChunk = uint64_t{1} << 20;  // values per copy (4 MiB)
+  ByteSpan narrow = view.narrow_constants();
+  std::vector<float> chunk;
+  for (const auto* w : *view.executable().constant_widenings()) {
+    auto format = static_cast<NarrowFloat>(w->format());
+    for (uint64_t done = 0; done < w->count(); done += kChunk) {
+      uint64_t n = std::min(kChunk, w->count() - done);
+      chunk.resize(n);
+      const uint8_t* source = narrow.data() + w->source() + done * 2;
+      for (uint64_t i = 0; i < n; ++i) {
+        uint16_t bits = static_cast<uint16_t>(source[2 * i] | source[2 * i + 1] << 8);  // little-endian
+        chunk[i] = NarrowBitsToFloat(bits, format);
+      }
+      void* target = static_cast<unsigned char*>(filled) + w->target() + done * 4;
+      HEXIR_RETURN_IF_ERROR(device.queue().Copy(hal::CopyDirection::kHostToDevice, target, chunk.data(), n * 4));
+      // The chunk is reused: the copy must have read it.
+      HEXIR_RETURN_IF_ERROR(device.queue().Synchronize());
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -70,12 +98,16 @@ StatusOr<std::unique_ptr<Module>> Module::Load(const std::string& path, hal::Dev
   if (ByteSpan constants = module->view_.constants(); !constants.empty()) {
     HEXIR_ASSIGN_OR_RETURN(module->constants_, device->MakeResident(constants, constants_space));
   }
-  // Splat constants: a few bytes in the file, filled once into device memory.
+  // Splat constants (a few bytes in the file) and constants stored as f16 or bf16 (half the
+  // bytes), made once into device memory.
   if (uint64_t bytes = exe.filled_constants_bytes(); bytes > 0) {
     HEXIR_ASSIGN_OR_RETURN(module->filled_constants_, device->allocator().Allocate(constants_space, bytes, 64));
     for (const auto* fill : *exe.constant_fills()) {
       auto* target = static_cast<unsigned char*>(module->filled_constants_->data()) + fill->offset();
       HEXIR_RETURN_IF_ERROR(device->queue().Fill(target, fill->length(), fill->pattern(), fill->pattern_length()));
+    }
+    if (exe.constant_widenings() != nullptr) {
+      HEXIR_RETURN_IF_ERROR(WidenConstants(*device, module->view_, module->filled_constants_->data()));
     }
     HEXIR_RETURN_IF_ERROR(device->queue().Synchronize());
   }

@@ -66,6 +66,39 @@ TEST_CASE("a module runs in sessions and gives the expected outputs", "[vm]") {
   std::remove(path.c_str());
 }
 
+// A constant stored as f16 bits (serializer ConstantWidening) is widened into the FilledConstant
+// space at load: the test executable with its -1 constant narrow computes the same outputs.
+TEST_CASE("constants stored as f16 or bf16 are widened at load", "[vm]") {
+  for (uint8_t format : {0, 1}) {
+    serializer::ExecutableSpec spec = testing::TestExecutableSpec(HEXIR_TEST_KERNELS_PATH);
+    uint16_t minus_one = format == 0 ? 0xBC00 : 0xBF80;  // -1 in f16, in bf16
+    spec.narrow_constants.assign(16, 0);
+    for (int i = 0; i < 8; ++i) {
+      spec.narrow_constants[2 * i] = static_cast<uint8_t>(minus_one);
+      spec.narrow_constants[2 * i + 1] = static_cast<uint8_t>(minus_one >> 8);
+    }
+    spec.filled_constants_bytes = 96;
+    spec.constant_widenings = {{0, 64, 8, format}};
+    auto& add = std::get<serializer::DispatchCommand>(spec.functions[0].commands[1]);
+    REQUIRE(add.bindings[1].kind == serializer::SlotKind::Constant);
+    add.bindings[1] = {serializer::SlotKind::FilledConstant, 0, 64, 32};
+    std::string path = testing::WriteSpec(spec, "narrow");
+    auto runtime = Runtime::Create({});
+    REQUIRE(runtime.ok());
+    auto module = Module::Load(**runtime, path);
+    REQUIRE(module.ok());
+    auto session = Session::Create(*module);
+    REQUIRE(session.ok());
+    TestIo io;
+    REQUIRE(io.Run(**session).ok());
+    for (int i = 0; i < 8; ++i) {
+      CHECK(io.t[i] == io.x[i] - 1.0f);
+      CHECK(io.y[i] == std::max(io.x[i] - 1.0f, 0.0f) + 2.0f + 3.0f);
+    }
+    std::remove(path.c_str());
+  }
+}
+
 // SessionOptions::poison: a correct function computes the same; one whose kernel reads an arena
 // slot nothing wrote computes NaNs.
 TEST_CASE("a poisoned session exposes a read before a write", "[vm]") {

@@ -6,6 +6,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "base/alignment.h"
+#include "base/half.h"
 
 #include <cstring>
 #include <string_view>
@@ -15,7 +16,58 @@ namespace ser = ::hexir::serializer;
 
 namespace {
 constexpr uint64_t kAlignment = 64;
+// Smaller constants stay f32: the 64-byte alignment of each range would eat what they save.
+constexpr uint64_t kMinNarrowBytes = 256;
+
+size_t hashBytes(const std::vector<uint8_t> &bytes) {
+  return std::hash<std::string_view>()(std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
+}
 } // namespace
+
+std::optional<ser::Slot> mlir::hexir::ConstantPool::addNarrow(const std::vector<uint8_t> &bytes) {
+  if (bytes.size() < kMinNarrowBytes || bytes.size() % 4 != 0)
+    return std::nullopt;
+  uint64_t count = bytes.size() / 4;
+  std::vector<uint8_t> narrow(count * 2);
+  ::hexir::NarrowFloat format = ::hexir::NarrowFloat::kF16;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    format = attempt == 0 ? ::hexir::NarrowFloat::kF16 : ::hexir::NarrowFloat::kBf16;
+    bool exact = true;
+    for (uint64_t i = 0; i < count && exact; ++i) {
+      float v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      uint16_t h = 0;
+      exact = format == ::hexir::NarrowFloat::kF16 ? ::hexir::ExactHalf(v, &h) : ::hexir::ExactBf16(v, &h);
+      narrow[2 * i] = static_cast<uint8_t>(h);
+      narrow[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+    }
+    if (exact)
+      break;
+    if (attempt == 1)
+      return std::nullopt;
+  }
+  ser::Slot slot;
+  slot.kind = ser::SlotKind::FilledConstant;
+  slot.length = bytes.size();
+  // An identical constant already widened: the same range.
+  auto key = std::make_pair(bytes.size(), hashBytes(bytes));
+  for (size_t w : widened_[key]) {
+    const ser::ConstantWideningSpec &known = spec_.constant_widenings[w];
+    if (known.format == static_cast<uint8_t>(format) &&
+        std::memcmp(spec_.narrow_constants.data() + known.source, narrow.data(), narrow.size()) == 0) {
+      slot.offset = known.target;
+      return slot;
+    }
+  }
+  uint64_t source = ::hexir::AlignUp(spec_.narrow_constants.size(), kAlignment);
+  spec_.narrow_constants.resize(source + narrow.size());
+  std::memcpy(spec_.narrow_constants.data() + source, narrow.data(), narrow.size());
+  slot.offset = ::hexir::AlignUp(spec_.filled_constants_bytes, kAlignment);
+  spec_.filled_constants_bytes = slot.offset + bytes.size();
+  widened_[key].push_back(spec_.constant_widenings.size());
+  spec_.constant_widenings.push_back({source, slot.offset, count, static_cast<uint8_t>(format)});
+  return slot;
+}
 
 FailureOr<ser::Slot> mlir::hexir::ConstantPool::add(arith::ConstantOp op) {
   auto type = cast<RankedTensorType>(op.getType());
@@ -68,9 +120,11 @@ FailureOr<ser::Slot> mlir::hexir::ConstantPool::add(arith::ConstantOp op) {
     return op.emitError() << "unsupported constant attribute kind; use dense<...> or dense_resource";
   }
 
+  if (type.getElementType().isF32())
+    if (std::optional<ser::Slot> narrow = addNarrow(bytes))
+      return *narrow;
   std::vector<uint8_t> &pool = spec_.constants;
-  auto key = std::make_pair(bytes.size(), std::hash<std::string_view>()(std::string_view(
-                                              reinterpret_cast<const char *>(bytes.data()), bytes.size())));
+  auto key = std::make_pair(bytes.size(), hashBytes(bytes));
   slot.kind = ser::SlotKind::Constant;
   for (uint64_t offset : stored_[key]) {
     if (std::memcmp(pool.data() + offset, bytes.data(), bytes.size()) == 0) {

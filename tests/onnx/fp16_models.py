@@ -13,6 +13,7 @@ Usage: fp16_models.py --bin BUILD/tools [--target T] [NAME ...]
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,14 @@ def to_float16(model):
     return model
 
 
+def constant_bytes(bin_dir, hxb):
+    """Bytes of an executable's constant sections (Constants and NarrowConstants), by hexir-dump."""
+    text = subprocess.run([os.path.join(bin_dir, "hexir-dump"), hxb], capture_output=True, text=True,
+                          check=True).stdout
+    sizes = re.findall(r"^\s+#\d+ (?:Constants|NarrowConstants)\s+offset \d+\s+size (\d+)", text, re.M)
+    return sum(int(v) for v in sizes)
+
+
 def run(bin_dir, target, name, work):
     base = os.path.join(work, name)
     _, x, ref = models.export(name, base + ".onnx")
@@ -67,6 +76,17 @@ def run(bin_dir, target, name, work):
     if r.returncode != 0:
         print(r.stdout + r.stderr)
         return f"{name}: hexir-compile failed"
+    # The float16 weights are stored in 16 bits (widened at load): about half the constant
+    # bytes of the float32 twin's executable.
+    r = subprocess.run([os.path.join(bin_dir, "hexir-compile"), base + ".onnx", "-o", base + ".f32.hxb",
+                        "--target", target], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout + r.stderr)
+        return f"{name}: hexir-compile of the float32 twin failed"
+    half, full = constant_bytes(bin_dir, base + ".hxb"), constant_bytes(bin_dir, base + ".f32.hxb")
+    print(f"{name} ({target}): constants {half} bytes in float16, {full} in float32 ({half / full:.2f}x)")
+    if half > 0.6 * full:
+        return f"{name}: the float16 model's constants take {half} bytes, more than 0.6x the float32 twin's {full}"
     xin = x.astype(np.float16) if x.dtype == np.float32 else x
     np.save(base + ".in.npy", xin)
     r = subprocess.run([os.path.join(bin_dir, "hexir-run"), base + ".hxb", "--input", "input=" + base + ".in.npy",

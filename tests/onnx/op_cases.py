@@ -841,6 +841,25 @@ def roi_align_like_torchvision():
 
 
 @case
+def maxpool_8_bit_integers():
+    # MaxPool of int8 and uint8 (opset 12) against PyTorch on the same values as floats (a max
+    # is exact): padded windows, the extremes of both ranges, 1-D and 2-D.
+    i8 = rng.integers(-128, 128, size=(1, 2, 6, 7)).astype(np.int8)
+    u8 = rng.integers(0, 256, size=(2, 1, 5, 5)).astype(np.uint8)
+    i8[0, 0, 0, :3] = [-128, 127, -128]
+    u8[0, 0, 0, :3] = [0, 255, 128]
+    u1 = rng.integers(0, 256, size=(1, 3, 9)).astype(np.uint8)
+    outs = {"yi": F.max_pool2d(t(i8).float(), 3, stride=2, padding=1).numpy().astype(np.int8),
+            "yu": F.max_pool2d(t(u8).float(), 2, stride=1, padding=1, ceil_mode=True).numpy().astype(np.uint8),
+            "y1": F.max_pool1d(t(u1).float(), 3, stride=2).numpy().astype(np.uint8)}
+    nodes = [helper.make_node("MaxPool", ["i8"], ["yi"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["u8"], ["yu"], kernel_shape=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+             helper.make_node("MaxPool", ["u1"], ["y1"], kernel_shape=[3], strides=[2])]
+    ins = {"i8": i8, "u8": u8, "u1": u1}
+    return model(nodes, ins, outs, opset=12), ins, outs
+
+
+@case
 def grid_sample_like_pytorch():
     # GridSample against torch.nn.functional.grid_sample: every mode, padding mode and
     # align_corners, with grid points inside, on and beyond the border.

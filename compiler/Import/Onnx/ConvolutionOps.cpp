@@ -255,15 +255,56 @@ Value maxPoolIndices(NodeContext &ctx, Value x4, Value y, const Window &w, bool 
   });
 }
 
-LogicalResult convertMaxPool(NodeContext &ctx) {
-  if (failed(requireFloatInput(ctx)))
-    return failure();
-  if (ctx.input(0).rank() == 5)
-    return convertPool3D(ctx, /*isMax=*/true);
+// MaxPool of an int8 or uint8 tensor (opset 12): on its int8 values, padded with -128; uint8
+// with its sign bits flipped (x ^ 0x80 keeps the order), flipped back after.
+LogicalResult maxPool8Bit(NodeContext &ctx, const Window &w) {
   const OnnxValue &x = ctx.input(0);
+  if (ctx.hasOutput(1))
+    return ctx.error() << "the Indices output of an integer MaxPool is not supported";
+  bool isUnsigned = x.type == DType::kUInt8;
+  auto flip = [&](const OnnxValue &v, DType to) -> FailureOr<OnnxValue> {
+    return elementwise(ctx, {&v}, to, [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+      return arith::XOrIOp::create(nb, nl, a[0], arith::ConstantIntOp::create(nb, nl, -128, 8));
+    });
+  };
+  OnnxValue signedX = x;
+  if (isUnsigned) {
+    auto flipped = flip(x, DType::kInt8);
+    if (failed(flipped))
+      return failure();
+    signedX = *flipped;
+  }
+  Value pooled = poolNchw(ctx, signedX, w, -128.0, /*isMax=*/true);
+  if (w.oneD) {
+    auto s = shapeOf(pooled);
+    pooled = reshapeView(ctx.b, ctx.loc, pooled, {s[0], s[1], s[3]});
+  }
+  OnnxValue y = OnnxValue::ofValue(pooled, DType::kInt8);
+  if (isUnsigned) {
+    auto back = flip(y, DType::kUInt8);
+    if (failed(back))
+      return failure();
+    y = *back;
+  }
+  ctx.setOutput(0, y);
+  return success();
+}
+
+LogicalResult convertMaxPool(NodeContext &ctx) {
+  const OnnxValue &x = ctx.input(0);
+  bool eightBit = x.type == DType::kInt8 || x.type == DType::kUInt8;
+  if (!eightBit && failed(requireFloatInput(ctx)))
+    return failure();
+  if (x.rank() == 5) {
+    if (eightBit)
+      return ctx.error() << "a 3-D MaxPool of integers is not supported";
+    return convertPool3D(ctx, /*isMax=*/true);
+  }
   Window w;
   if (failed(readWindow(ctx, x.shape, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0, w)))
     return failure();
+  if (eightBit)
+    return maxPool8Bit(ctx, w);
   if (ctx.hasOutput(1)) {
     if (!foldable(x.shape))
       return ctx.error() << "the Indices of an input of " << shapeString(x.shape) << " do not fit the int64 range";
@@ -667,7 +708,8 @@ void addConvolutionOps(std::vector<OpSupport> &ops) {
       {"GlobalAveragePool", 13, 21, convertGlobalAveragePool, "", "", 1},
       {"GlobalLpPool", 13, 21, convertGlobalLpPool, "", "p", 1},
       {"GlobalMaxPool", 13, 21, convertGlobalMaxPool, "", "", 1},
-      {"MaxPool", 13, 21, convertMaxPool, "1-D, 2-D and 3-D; Indices in 1-D and 2-D", "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1},
+      {"MaxPool", 13, 21, convertMaxPool, "1-D, 2-D and 3-D; Indices in 1-D and 2-D; int8 and uint8 in 1-D and 2-D",
+       "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1, nullptr, /*readsUnsigned=*/true},
   });
 }
 
