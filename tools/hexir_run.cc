@@ -28,7 +28,7 @@ constexpr const char* kUsage =
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
     "                 [--benchmark RUNS] [--in-place OUTPUT]... [--device NAME]\n"
     "                 [--memory-limit BYTES] [--profile] [--poison] [--graphs auto|on|off]\n"
-    "                 [--resident | --no-resident]\n"
+    "                 [--resident | --no-resident] [--timeout SECONDS]\n"
     "Runs the function (default 'main') on --device (default 'host'; 'cuda' or 'cuda:N' for a\n"
     "GPU, with a model compiled for it). Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
@@ -40,11 +40,20 @@ constexpr const char* kUsage =
     "--profile times every command (each waited for before the next) and prints them, slowest\n"
     "first, with their share of the run (over the --benchmark runs and their warm-up when given).\n"
     "--poison fills every arena with signalling NaNs at its ALLOC (each run): a kernel reading\n"
-    "a buffer before anything wrote it then computes NaNs (a debugging aid).\n";
+    "a buffer before anything wrote it then computes NaNs (a debugging aid).\n"
+    "--timeout stops the run (with --benchmark, all of its runs) after SECONDS (a loop whose trip\n"
+    "count comes from an input can run for ever): exit status 3, and no output is written.\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
   return 1;
+}
+
+// A failed run: exit status 3 when --timeout stopped it (a script can tell a runaway model from
+// a wrong invocation), 1 otherwise.
+int FailRun(const hexir::Status& status) {
+  Fail(status.message());
+  return status.code() == hexir::StatusCode::kDeadlineExceeded ? 3 : 1;
 }
 
 bool SplitAssignment(const std::string& text, std::string* name, std::string* path) {
@@ -85,6 +94,7 @@ int main(int argc, char** argv) {
   hexir::RuntimeOptions runtime_options;
   hexir::SessionOptions session_options;
   int64_t benchmark_runs = 0;
+  double timeout_s = 0;  // --timeout; 0: none
   std::optional<bool> resident;
   std::vector<std::string> in_place;
   for (int i = 1; i < argc; ++i) {
@@ -136,6 +146,12 @@ int main(int argc, char** argv) {
     } else if (arg == "--in-place") {
       if (!value) return Fail("--in-place needs an output name");
       in_place.push_back(argv[++i]);
+    } else if (arg == "--timeout") {
+      double seconds = 0;
+      if (!hexir::cli::ParseSeconds(value, 1e9, &seconds) || !(seconds > 0))
+        return Fail("--timeout needs a number of seconds above 0 (up to 1e9)");
+      timeout_s = seconds;
+      ++i;
     } else if (arg == "--benchmark") {
       if (!hexir::cli::ParseInteger(value, 1, 1000000, &benchmark_runs))
         return Fail("--benchmark needs a number of runs from 1 to 1000000");
@@ -150,6 +166,11 @@ int main(int argc, char** argv) {
   }
   if (model.empty()) return Fail(std::string("no model given\n") + kUsage);
 
+  // The deadline counts from here: loading is part of what --timeout bounds.
+  hexir::RunOptions control;
+  if (timeout_s > 0)
+    control.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
   auto runtime = hexir::Runtime::Create(runtime_options);
   if (!runtime.ok()) return Fail(runtime.status().message());
   auto load_start = std::chrono::steady_clock::now();
@@ -247,11 +268,11 @@ int main(int argc, char** argv) {
     hexir::tools::BenchmarkReport report, host_report;
     hexir::Status s = hexir::tools::RunBenchmark(**session, **module, resident_io ? resident_io->inputs() : in_span,
                                                  resident_io ? resident_io->outputs() : out_span,
-                                                 static_cast<int>(benchmark_runs), load_ms, &report);
+                                                 static_cast<int>(benchmark_runs), load_ms, &report, control);
     if (s.ok() && resident_io)
       s = hexir::tools::RunBenchmark(**session, **module, in_span, out_span, static_cast<int>(benchmark_runs),
-                                     load_ms, &host_report);
-    if (!s.ok()) return Fail(s.message());
+                                     load_ms, &host_report, control);
+    if (!s.ok()) return FailRun(s);
     int threads = runtime_options.threads > 0 ? runtime_options.threads
                                               : static_cast<int>(std::thread::hardware_concurrency());
     hexir::tools::PrintBenchmark(report, threads, stdout);
@@ -260,10 +281,10 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  hexir::Status status = resident_io ? (*session)->Run(resident_io->inputs(), resident_io->outputs())
-                                     : (*session)->Run(in_span, out_span);
+  hexir::Status status = resident_io ? (*session)->Run(resident_io->inputs(), resident_io->outputs(), control)
+                                     : (*session)->Run(in_span, out_span, control);
   if (status.ok() && resident_io) status = resident_io->CopyOutputsToHost(out_span);
-  if (!status.ok()) return Fail(status.message());
+  if (!status.ok()) return FailRun(status);
   if (session_options.profile) hexir::tools::PrintProfile((*session)->profile(), stdout);
   std::vector<std::pair<std::string, const hexir::npy::Array*>> files;
   for (size_t i = 0; i < outputs.size(); ++i) {

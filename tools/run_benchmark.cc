@@ -10,16 +10,17 @@
 namespace hexir::tools {
 
 Status RunBenchmark(Session& session, const Module& module, Span<const TensorView> inputs,
-                    Span<const MutableTensorView> outputs, int runs, double load_ms, BenchmarkReport* report) {
+                    Span<const MutableTensorView> outputs, int runs, double load_ms, BenchmarkReport* report,
+                    const RunOptions& control) {
   using Clock = std::chrono::steady_clock;
   int warmup = std::min(10, runs / 10 + 1);
-  for (int i = 0; i < warmup; ++i) HEXIR_RETURN_IF_ERROR(session.Run(inputs, outputs));
+  for (int i = 0; i < warmup; ++i) HEXIR_RETURN_IF_ERROR(session.Run(inputs, outputs, control));
   std::vector<double> ms(static_cast<size_t>(runs)), device_ms;
   device_ms.reserve(static_cast<size_t>(runs));
   Clock::time_point start = Clock::now(), last_progress = start;
   for (int i = 0; i < runs; ++i) {
     Clock::time_point t0 = Clock::now();
-    HEXIR_RETURN_IF_ERROR(session.Run(inputs, outputs));
+    HEXIR_RETURN_IF_ERROR(session.Run(inputs, outputs, control));
     Clock::time_point t1 = Clock::now();
     ms[static_cast<size_t>(i)] = std::chrono::duration<double, std::milli>(t1 - t0).count();
     if (std::optional<double> device = session.last_device_ms()) device_ms.push_back(*device);

@@ -26,7 +26,8 @@ struct BenchmarkReport {
 };
 
 Status RunBenchmark(Session& session, const Module& module, Span<const TensorView> inputs,
-                    Span<const MutableTensorView> outputs, int runs, double load_ms, BenchmarkReport* report);
+                    Span<const MutableTensorView> outputs, int runs, double load_ms, BenchmarkReport* report,
+                    const RunOptions& control = {});
 void PrintBenchmark(const BenchmarkReport& report, int threads, FILE* out);
 // After a device-resident benchmark (`resident`): the same runs with the caller's host buffers
 // (`host`), whose inputs and outputs cross to the device and back each run.

@@ -107,6 +107,15 @@ Status Session::Run(std::string_view function, Span<const TensorView> inputs, Sp
   return impl_->Run(function, inputs, outputs);
 }
 
+Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs, const RunOptions& options) {
+  return impl_->Run(inputs, outputs, &options);
+}
+
+Status Session::Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+                    const RunOptions& options) {
+  return impl_->Run(function, inputs, outputs, &options);
+}
+
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->info().inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->info().outputs; }
 uint64_t Session::arena_bytes() const { return impl_->arena_bytes(); }

@@ -3,7 +3,10 @@
 // refusal of malformed bodies.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "hexir/hexir.h"
 #include "serializer/executable_spec.h"
@@ -88,6 +91,65 @@ TEST_CASE("loops run their trip count and stack scan rows, and branches pick by 
 }
 
 // Each malformed control flow command, in a copy of the good spec, is refused at load.
+// A while-loop whose condition never clears (an ONNX Loop whose trip count and condition come
+// from the request) runs until its RunOptions stop it: a deadline, or a flag another thread
+// sets; the session then runs the next request.
+TEST_CASE("runaway loops stop at a deadline or when cancelled", "[vm]") {
+  using Clock = std::chrono::steady_clock;
+  serializer::ExecutableSpec spec = testing::ControlFlowExecutableSpec(HEXIR_TEST_KERNELS_PATH);
+  serializer::Function spin = spec.functions[1];  // "once": a while loop that clears its flag
+  spin.name = "spin";
+  spin.commands.erase(spin.commands.begin() + 5);  // the fill that clears it: now it never does
+  for (serializer::Command& c : spin.commands)
+    if (auto* l = std::get_if<LoopCommand>(&c)) l->body_length = 1;
+  spec.functions.push_back(spin);
+  Loaded loaded;
+  REQUIRE(Load(spec, "spin", loaded).ok());
+  SessionOptions options;
+  options.functions = {"spin", "once"};
+  auto session = Session::Create(loaded.module, options);
+  REQUIRE(session.ok());
+  float x[8] = {}, y[8] = {};
+  int64_t eight[] = {8};
+  TensorView in{x, ElementType::kF32, Span<const int64_t>(eight, 1)};
+  MutableTensorView out{y, ElementType::kF32, Span<const int64_t>(eight, 1)};
+  auto run = [&](std::string_view function, const RunOptions& options) {
+    return (*session)->Run(function, Span<const TensorView>(&in, 1), Span<const MutableTensorView>(&out, 1), options);
+  };
+
+  RunOptions deadline;
+  Clock::time_point start = Clock::now();
+  deadline.deadline = start + std::chrono::milliseconds(100);
+  Status s = run("spin", deadline);
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  CHECK(s.code() == StatusCode::kDeadlineExceeded);
+  CHECK(s.message().find("passed its deadline after") != std::string::npos);
+  CHECK(seconds >= 0.1);
+  CHECK(seconds < 2.0);
+
+  std::atomic<bool> stop{false};
+  RunOptions cancel;
+  cancel.cancel = &stop;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop.store(true);
+  });
+  s = run("spin", cancel);
+  canceller.join();
+  CHECK(s.code() == StatusCode::kCancelled);
+  // Already cancelled: not one command runs.
+  s = run("once", cancel);
+  CHECK(s.code() == StatusCode::kCancelled);
+  CHECK(s.message().find("after 0 commands") != std::string::npos);
+  // The session runs the next request as usual, with or without options.
+  x[0] = 3.0f;
+  RunOptions generous;
+  generous.deadline = Clock::now() + std::chrono::seconds(60);
+  REQUIRE(run("once", generous).ok());
+  CHECK(y[0] == 2.0f);
+  REQUIRE((*session)->Run("once", Span<const TensorView>(&in, 1), Span<const MutableTensorView>(&out, 1)).ok());
+}
+
 TEST_CASE("the reader refuses malformed loops and branches", "[vm]") {
   const serializer::ExecutableSpec good = testing::ControlFlowExecutableSpec(HEXIR_TEST_KERNELS_PATH);
   {

@@ -40,13 +40,15 @@ class Replay {
  public:
   Replay(const Module& module, const fb::Function& function, const SpaceBases& bases,
          std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms, bool poison,
-         bool* device_clock)
+         bool* device_clock, const RunOptions* control)
       : module_(module), function_(function), commands_(*function.commands()), bases_(bases), bindings_(bindings),
-        queue_(queue), command_ms_(command_ms), poison_(poison), device_clock_(device_clock) {}
+        queue_(queue), command_ms_(command_ms), poison_(poison), device_clock_(device_clock), control_(control) {}
 
   // Issues commands [begin, end); the reader checked that every body nests inside it.
   Status Range(uint32_t begin, uint32_t end) {
     for (uint32_t i = begin; i < end;) {
+      if (control_) HEXIR_RETURN_IF_ERROR(CheckRunControl(control_, issued_));
+      ++issued_;
       const fb::Command* cmd = commands_.Get(i);
       switch (cmd->op_type()) {
         case fb::CommandOp::LoopCommand: {
@@ -88,6 +90,11 @@ class Replay {
     Status status = Status::Ok();
     for (uint64_t trip = 0; trip < trips && status.ok(); ++trip) {
       trips_[level] = trip;
+      // An empty body still checks once per trip: a 2^62-trip loop must stop too.
+      if (control_) {
+        status = CheckRunControl(control_, issued_);
+        if (!status.ok()) break;
+      }
       if (l.condition() != nullptr) {
         StatusOr<uint64_t> condition = ReadScalar(*l.condition());
         if (!condition.ok()) {
@@ -192,6 +199,8 @@ class Replay {
   double* command_ms_;
   bool poison_;
   bool* device_clock_;
+  const RunOptions* control_;
+  uint64_t issued_ = 0;  // commands issued so far (for the message of a stopped run)
   // The trip of each loop around the command being issued, innermost last (no allocation).
   std::array<uint64_t, serializer::kMaxBodyNesting> trips_{};
   size_t depth_ = 0;
@@ -201,11 +210,20 @@ class Replay {
 
 Status Execute(const Module& module, const fb::Function& function, const SpaceBases& bases,
                std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms, bool poison,
-               bool* device_clock) {
+               bool* device_clock, const RunOptions* control) {
   // Work issued before (a GPU's input copies) is not the first command's.
   if (command_ms) HEXIR_RETURN_IF_ERROR(queue.Synchronize());
-  Replay replay(module, function, bases, bindings, queue, command_ms, poison, device_clock);
+  Replay replay(module, function, bases, bindings, queue, command_ms, poison, device_clock, control);
   return replay.Range(0, function.commands()->size());
+}
+
+Status CheckRunControl(const RunOptions* control, uint64_t commands) {
+  if (control == nullptr) return Status::Ok();
+  if (control->cancel != nullptr && control->cancel->load(std::memory_order_relaxed))
+    return CancelledError("the run was cancelled after ", commands, " commands");
+  if (control->deadline && std::chrono::steady_clock::now() >= *control->deadline)
+    return DeadlineExceededError("the run passed its deadline after ", commands, " commands");
+  return Status::Ok();
 }
 
 bool HasControlFlow(const fb::Function& function) {

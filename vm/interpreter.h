@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "hexir/session.h"
 #include "hexir/status.h"
 #include "hal/device.h"
 #include "serializer/reader.h"
@@ -27,9 +28,14 @@ struct SpaceBases {
 // queue keeps one (CUDA events around the command, launch overhead excluded), else the wall
 // time; `*device_clock` (when given) says which.
 // With `poison`, each ALLOC fills its arena with a signalling-NaN pattern (SessionOptions::poison).
+// With `control`, the run stops (CANCELLED, DEADLINE_EXCEEDED) when it says so, checked before
+// each command and each loop trip.
 Status Execute(const Module& module, const serializer::fb::Function& function, const SpaceBases& bases,
                std::vector<hal::DevicePtr>& bindings, hal::CommandQueue& queue, double* command_ms = nullptr,
-               bool poison = false, bool* device_clock = nullptr);
+               bool poison = false, bool* device_clock = nullptr, const RunOptions* control = nullptr);
+
+// OK, or why `control` stops a run that has issued `commands` commands.
+Status CheckRunControl(const RunOptions* control, uint64_t commands);
 
 // Whether `function` has LOOP or IF commands: its runs read conditions back from the device
 // mid-run, so it cannot be recorded as one graph.

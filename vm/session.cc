@@ -310,15 +310,16 @@ Status Session::CheckBindings(const FunctionState& f, Span<const TensorView> inp
   return Status::Ok();
 }
 
-Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
-  if (buckets_) return RunBuckets(inputs, outputs);
-  return RunFunction(functions_.front(), inputs, outputs);
+Status Session::Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs, const RunOptions* control) {
+  if (buckets_) return RunBuckets(inputs, outputs, control);
+  return RunFunction(functions_.front(), inputs, outputs, control);
 }
 
-Status Session::Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
-  if (buckets_ && buckets_->name == function) return RunBuckets(inputs, outputs);
+Status Session::Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+                    const RunOptions* control) {
+  if (buckets_ && buckets_->name == function) return RunBuckets(inputs, outputs, control);
   for (FunctionState& f : functions_)
-    if (f.info->function->name()->string_view() == function) return RunFunction(f, inputs, outputs);
+    if (f.info->function->name()->string_view() == function) return RunFunction(f, inputs, outputs, control);
   std::string names;
   for (const FunctionState& f : functions_) names += (names.empty() ? "" : ", ") + f.info->function->name()->str();
   return NotFoundError("function '", function, "' is not one this session runs (it runs: ", names,
@@ -327,13 +328,18 @@ Status Session::Run(std::string_view function, Span<const TensorView> inputs, Sp
 
 namespace {
 
-// Holds a session's one run at a time: a second thread's Run is refused at once.
+// Holds a session's one run at a time: a second thread's Run is refused at once. While held,
+// the session's control is the run's RunOptions.
 class RunTurn {
  public:
-  explicit RunTurn(std::atomic<bool>& running)
-      : running_(running), held_(!running.exchange(true, std::memory_order_acquire)) {}
+  RunTurn(std::atomic<bool>& running, const RunOptions*& control_slot, const RunOptions* control)
+      : running_(running), control_slot_(control_slot), held_(!running.exchange(true, std::memory_order_acquire)) {
+    if (held_) control_slot_ = control;
+  }
   ~RunTurn() {
-    if (held_) running_.store(false, std::memory_order_release);
+    if (!held_) return;
+    control_slot_ = nullptr;
+    running_.store(false, std::memory_order_release);
   }
   Status status() const {
     if (held_) return Status::Ok();
@@ -344,6 +350,7 @@ class RunTurn {
 
  private:
   std::atomic<bool>& running_;
+  const RunOptions*& control_slot_;
   bool held_;
 };
 
@@ -355,14 +362,16 @@ uint64_t ViewBytes(ElementType type, Span<const int64_t> shape) {
 
 }  // namespace
 
-Status Session::RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
-  RunTurn turn(running_);
+Status Session::RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+                            const RunOptions* control) {
+  RunTurn turn(running_, control_, control);
   HEXIR_RETURN_IF_ERROR(turn.status());
   return RunHeld(f, inputs, outputs);
 }
 
-Status Session::RunBuckets(Span<const TensorView> inputs, Span<const MutableTensorView> outputs) {
-  RunTurn turn(running_);
+Status Session::RunBuckets(Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+                           const RunOptions* control) {
+  RunTurn turn(running_, control_, control);
   HEXIR_RETURN_IF_ERROR(turn.status());
   const BucketGroup& group = *buckets_;
   HEXIR_ASSIGN_OR_RETURN(BucketChoice choice, ChooseBucket(group, inputs, padding_.actual));
@@ -458,6 +467,8 @@ Status Session::Issue(FunctionState& f, Span<const TensorView> inputs, Span<cons
   if (f.graph == nullptr) {
     HEXIR_RETURN_IF_ERROR(IssueCommands(f, inputs, outputs, *queue_));
   } else {
+    // A graph has no loops: its run is bounded, and checked once before it starts.
+    HEXIR_RETURN_IF_ERROR(CheckRunControl(control_, 0));
     f.graph->BeginPass();
     Status recorded = IssueCommands(f, inputs, outputs, *f.graph);
     Status ended = f.graph->EndPass();
@@ -509,7 +520,7 @@ Status Session::IssueCommands(FunctionState& f, Span<const TensorView> inputs, S
   // A run that fails part-way still counts (its commands' times were added).
   if (!f.command_ms.empty()) ++f.profiled_runs;
   return Execute(module_, *info->function, bases, bindings_, queue, f.command_ms.empty() ? nullptr : f.command_ms.data(),
-                 poison_, &profile_device_clock_);
+                 poison_, &profile_device_clock_, f.graph == nullptr ? control_ : nullptr);
 }
 
 }  // namespace hexir::vm

@@ -40,8 +40,10 @@ class Session {
   // Runs the default function, or `function` (one of SessionOptions::functions). A session of
   // shape buckets (SessionOptions::function names a --dim model function) runs the bucket
   // that fits the inputs (vm/buckets.h).
-  Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
-  Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // `control` (may be null) stops the run early (RunOptions).
+  Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs, const RunOptions* control = nullptr);
+  Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+             const RunOptions* control = nullptr);
   // The outputs' shapes of a Run on `inputs`.
   StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(Span<const TensorView> inputs) const;
 
@@ -67,12 +69,13 @@ class Session {
   explicit Session(const Module& module) : module_(module) {}
   Status CheckBindings(const FunctionState& f, Span<const TensorView> inputs,
                        Span<const MutableTensorView> outputs) const;
-  Status RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  Status RunFunction(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+                     const RunOptions* control);
   // RunFunction's work, the run's turn already held.
   Status RunHeld(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
   // A run of a session of shape buckets: the exact bucket, or the smallest holding the inputs
   // run on zero-padded copies, its outputs' leading rows copied to the caller's.
-  Status RunBuckets(Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  Status RunBuckets(Span<const TensorView> inputs, Span<const MutableTensorView> outputs, const RunOptions* control);
   // Issues a run's commands on the session's queue (input copies, dispatches, output copies),
   // the first two through the function's graph where it has one; the caller synchronizes.
   Status Issue(FunctionState& f, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
@@ -102,6 +105,8 @@ class Session {
   // Set while a Run is under way: a second thread's Run on the same session is refused at
   // once instead of sharing the arena (one atomic exchange per Run, no lock).
   std::atomic<bool> running_{false};
+  // The run under way's RunOptions (null: none), set while it holds its turn.
+  const RunOptions* control_ = nullptr;
   bool time_device_ = false;
   bool poison_ = false;  // SessionOptions::poison
   std::optional<double> last_device_ms_;

@@ -8,6 +8,8 @@
 #pragma once
 
 #include "hexir/export.h"
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +62,19 @@ struct SessionOptions {
   Graphs graphs = Graphs::kAuto;
 };
 
+// How one Run may be stopped before it ends. The run checks both before each command it issues
+// and before each trip of a loop (an ONNX Loop whose trip count or condition comes from the
+// inputs can run for ever): a stopped run returns CANCELLED or DEADLINE_EXCEEDED after the
+// command under way (one kernel, or on a GPU the launches already queued) finishes, and its
+// outputs hold whatever was written. A function without loops runs a bounded number of
+// commands; one recorded as a graph (SessionOptions::graphs) is checked before its launch.
+struct RunOptions {
+  // Set by another thread (a server whose client went away) to stop the run.
+  const std::atomic<bool>* cancel = nullptr;
+  // The run stops once std::chrono::steady_clock passes it.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
 // What a session's graph did (SessionOptions::graphs): a run that records counts an
 // instantiation; one whose caller bound other buffers, the commands it updated.
 struct GraphStats {
@@ -98,6 +113,10 @@ class HEXIR_API Session {
   // Runs `function`, SessionOptions::function or one of SessionOptions::functions (NOT_FOUND
   // otherwise, naming those it runs), with the same checks.
   Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs);
+  // Either, stopped early as `options` says (CANCELLED, DEADLINE_EXCEEDED).
+  Status Run(Span<const TensorView> inputs, Span<const MutableTensorView> outputs, const RunOptions& options);
+  Status Run(std::string_view function, Span<const TensorView> inputs, Span<const MutableTensorView> outputs,
+             const RunOptions& options);
   // The shapes Run gives the outputs for `inputs`: the signature's; for a session of shape
   // buckets, those of the bucket the inputs pick, sized as the inputs are (INVALID_ARGUMENT, as
   // Run, when no bucket takes them).

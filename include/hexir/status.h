@@ -27,6 +27,8 @@ enum class StatusCode {
   kUnimplemented,      // valid but not supported (format version, element type)
   kResourceExhausted,  // out of memory or over a capacity
   kInternal,           // a bug in Hexir
+  kCancelled,          // the caller stopped the operation (RunOptions::cancel)
+  kDeadlineExceeded,   // the operation passed its deadline (RunOptions::deadline)
 };
 
 HEXIR_API const char* StatusCodeName(StatusCode code);
@@ -94,6 +96,8 @@ HEXIR_STATUS_HELPER_(FailedPreconditionError, kFailedPrecondition)
 HEXIR_STATUS_HELPER_(UnimplementedError, kUnimplemented)
 HEXIR_STATUS_HELPER_(ResourceExhaustedError, kResourceExhausted)
 HEXIR_STATUS_HELPER_(InternalError, kInternal)
+HEXIR_STATUS_HELPER_(CancelledError, kCancelled)
+HEXIR_STATUS_HELPER_(DeadlineExceededError, kDeadlineExceeded)
 #undef HEXIR_STATUS_HELPER_
 
 }  // namespace hexir
