@@ -1,6 +1,11 @@
 #include "serve/grpc_server.h"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <cstring>
 
 #include <grpcpp/grpcpp.h>
@@ -22,6 +27,8 @@ grpc::StatusCode CodeOf(const Status& s) {
     case StatusCode::kNotFound: return grpc::StatusCode::NOT_FOUND;
     case StatusCode::kResourceExhausted: return grpc::StatusCode::RESOURCE_EXHAUSTED;
     case StatusCode::kFailedPrecondition: return grpc::StatusCode::FAILED_PRECONDITION;
+    case StatusCode::kDeadlineExceeded: return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case StatusCode::kCancelled: return grpc::StatusCode::CANCELLED;
     default: return grpc::StatusCode::INTERNAL;
   }
 }
@@ -158,6 +165,42 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
   GrpcOptions options;
   std::unique_ptr<grpc::Server> server;
 
+  // Calls running a model, each with the flag its run stops on. A watcher thread polls their
+  // contexts (the synchronous API notifies no one): a client that cancels or disconnects, or a
+  // shutdown whose deadline passed, cancels the call's context, and the watcher then sets the
+  // flag, so the handler returns within one command and Shutdown's Wait ends.
+  std::mutex calls_mu;
+  std::map<grpc::ServerContext*, std::atomic<bool>*> calls;
+  std::condition_variable watcher_wake;
+  bool watcher_stop = false;
+  std::thread watcher;
+
+  void Watch() {
+    std::unique_lock<std::mutex> lock(calls_mu);
+    while (!watcher_stop) {
+      for (auto& [context, flag] : calls)
+        if (context->IsCancelled()) flag->store(true);
+      watcher_wake.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
+
+  // Registers a call's flag for the watcher while it lives.
+  class Watched {
+   public:
+    Watched(Impl& impl, grpc::ServerContext* context, std::atomic<bool>* flag) : impl_(impl), context_(context) {
+      std::lock_guard<std::mutex> lock(impl_.calls_mu);
+      impl_.calls[context_] = flag;
+    }
+    ~Watched() {
+      std::lock_guard<std::mutex> lock(impl_.calls_mu);
+      impl_.calls.erase(context_);
+    }
+
+   private:
+    Impl& impl_;
+    grpc::ServerContext* context_;
+  };
+
   grpc::Status ServerLive(grpc::ServerContext*, const pb::ServerLiveRequest*, pb::ServerLiveResponse* r) override {
     r->set_live(true);
     return grpc::Status::OK;
@@ -189,7 +232,8 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
     for (const TensorInfo& t : model->outputs()) Describe(t, batched, r->add_outputs());
     return grpc::Status::OK;
   }
-  grpc::Status ModelInfer(grpc::ServerContext*, const pb::ModelInferRequest* q, pb::ModelInferResponse* r) override {
+  grpc::Status ModelInfer(grpc::ServerContext* context, const pb::ModelInferRequest* q,
+                          pb::ModelInferResponse* r) override {
     // Held to the end of the call: a new version loaded meanwhile serves the next ones.
     std::shared_ptr<ModelPool> model = registry->Find(q->model_name());
     if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + q->model_name() + "'");
@@ -210,7 +254,22 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
     grpc::Status parsed = ParseRequest(*q, model->signature(), &request);
     if (!parsed.ok()) return finish(parsed);
     std::vector<std::vector<unsigned char>> outputs;
-    Status ran = model->Infer(ticket, request.rows, request.inputs, &outputs);
+    // The run stops at the client's deadline or --request-timeout, whichever comes first, and
+    // when the call is cancelled.
+    std::atomic<bool> cancelled{false};
+    Watched watched(*this, context, &cancelled);
+    RunOptions control;
+    control.cancel = &cancelled;
+    if (options.request_timeout_s > 0)
+      control.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(options.request_timeout_s));
+    auto client = context->deadline();
+    if (client != std::chrono::system_clock::time_point::max()) {
+      Clock::time_point theirs = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                    client - std::chrono::system_clock::now());
+      if (!control.deadline || theirs < *control.deadline) control.deadline = theirs;
+    }
+    Status ran = model->Infer(ticket, request.rows, request.inputs, &outputs, control);
     if (!ran.ok()) return finish(Refuse(CodeOf(ran), ran.message()));
     r->set_model_name(q->model_name());
     r->set_model_version("1");
@@ -244,7 +303,9 @@ bool GrpcServer::Start() {
   builder.SetMaxReceiveMessageSize(impl_->options.max_message_bytes);
   builder.SetMaxSendMessageSize(impl_->options.max_message_bytes);
   impl_->server = builder.BuildAndStart();
-  return impl_->server != nullptr && port_ != 0;
+  if (impl_->server == nullptr || port_ == 0) return false;
+  impl_->watcher = std::thread([impl = impl_.get()] { impl->Watch(); });
+  return true;
 }
 
 void GrpcServer::Stop(double grace_s) {
@@ -253,6 +314,12 @@ void GrpcServer::Stop(double grace_s) {
                           std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000)));
   impl_->server->Wait();
   impl_->server.reset();
+  {
+    std::lock_guard<std::mutex> lock(impl_->calls_mu);
+    impl_->watcher_stop = true;
+  }
+  impl_->watcher_wake.notify_all();
+  if (impl_->watcher.joinable()) impl_->watcher.join();
 }
 
 }  // namespace hexir::serve

@@ -21,6 +21,10 @@ struct GrpcOptions {
   std::string host = "127.0.0.1";
   int port = 0;                              // 0: a free one (port() says which)
   int max_message_bytes = 64 * 1024 * 1024;  // requests and responses
+  // A call's run stops after this (DEADLINE_EXCEEDED), or at the client's own deadline if
+  // sooner; 0: only the client's. A call the client cancels, or that the shutdown grace ends,
+  // stops too (CANCELLED).
+  double request_timeout_s = 60;
 };
 
 class GrpcServer {

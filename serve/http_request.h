@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <atomic>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +28,9 @@ struct HttpRequest {
   std::string body;
   bool keep_alive = true;     // HTTP/1.1 unless "Connection: close"; HTTP/1.0 only if asked
   bool expects_continue = false;  // "Expect: 100-continue"
+  // Set by the server when no one will read the answer (the client hung up, or the shutdown
+  // grace ended): a handler passes it to its run as RunOptions::cancel.
+  std::shared_ptr<std::atomic<bool>> abandoned;
 
   // The first value of header `name` (lower case), or empty.
   const std::string& Header(const std::string& name) const;

@@ -82,6 +82,8 @@ struct HttpServer::Impl {
     bool in_request = false;
     uint32_t events = 0;   // registered with epoll
     bool registered = false;
+    std::shared_ptr<std::atomic<bool>> abandoned;  // the request with a worker's (HttpRequest)
+    bool peer_closed = false;  // the client closed its side while a worker had its request
     Connection(int f, BodyLimit limit) : fd(f), reader(std::move(limit)) {}
   };
   std::map<uint64_t, std::unique_ptr<Connection>> connections;
@@ -115,6 +117,8 @@ struct HttpServer::Impl {
   void Watch(uint64_t id, Connection& c) {
     uint32_t want = 0;
     if (c.reading && !c.busy && c.out.size() == c.written && !c.closing) want |= EPOLLIN | EPOLLRDHUP;
+    // While a worker has its request: whether the client closes (once; the flag stays set).
+    if (c.busy && !c.peer_closed) want |= EPOLLRDHUP;
     if (c.out.size() > c.written) want |= EPOLLOUT;
     if (c.registered && want == c.events) return;
     epoll_event ev{};
@@ -130,6 +134,8 @@ struct HttpServer::Impl {
     if (it == connections.end()) return;
     ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, it->second->fd, nullptr);
     ::close(it->second->fd);
+    // Its request's run, if one is under way, stops: no one will read the answer.
+    if (it->second->busy && it->second->abandoned) it->second->abandoned->store(true);
     connections.erase(it);
   }
 
@@ -171,6 +177,8 @@ struct HttpServer::Impl {
     if (c.busy || c.closing || c.out.size() > c.written) return;
     if (c.reader.HasRequest()) {
       HttpRequest r = c.reader.TakeRequest();
+      c.abandoned = std::make_shared<std::atomic<bool>>(false);
+      r.abandoned = c.abandoned;
       c.busy = true;
       c.in_request = c.reader.InRequest();
       c.request_start = Clock::now();
@@ -433,6 +441,12 @@ void HttpServer::Run() {
           s.Close(id);  // gone while its request was with a worker: the answer is dropped
         } else if ((events[i].events & EPOLLRDHUP) && !c.busy) {
           s.Close(id);
+        } else if ((events[i].events & EPOLLRDHUP) && c.busy) {
+          // The client closed (or half-closed) its connection before the answer: its run stops;
+          // the answer is still written if the socket takes it.
+          c.peer_closed = true;
+          if (c.abandoned) c.abandoned->store(true);
+          s.Watch(id, c);
         }
       }
     }

@@ -2,7 +2,7 @@
 //   hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]
 //               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
-//               [--shutdown-grace S] [--max-batch [NAME=]N] [--batch-delay-us U]
+//               [--shutdown-grace S] [--request-timeout S] [--max-batch [NAME=]N] [--batch-delay-us U]
 //               [--model-repository DIR] [--repository-poll-s S] [--memory-budget [NAME=]BYTES]
 //               [--grpc-port N] [--grpc-max-message BYTES]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
@@ -35,7 +35,8 @@ constexpr const char* kUsage =
     "                   [--host 127.0.0.1] [--repository-poll-s 2]\n"
     "                   [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]\n"
     "                   [--max-connections N] [--header-timeout S] [--body-timeout S]\n"
-    "                   [--idle-timeout S] [--shutdown-grace S] [--max-batch [NAME=]N] [--batch-delay-us U]\n"
+    "                   [--idle-timeout S] [--shutdown-grace S] [--request-timeout S]\n"
+    "                   [--max-batch [NAME=]N] [--batch-delay-us U]\n"
     "Serves the models over the Open Inference Protocol (KServe v2 REST) and /metrics.\n"
     "--port 0 picks a free port (printed). --threads: workers answering complete requests\n"
     "(default 4; a client that sends or reads slowly holds none). --sessions: sessions per model\n"
@@ -43,7 +44,9 @@ constexpr const char* kUsage =
     "--max-connections (default 1024; at the limit the connection idle the longest is closed).\n"
     "A request's headers must arrive within --header-timeout (default 10 s) of its first byte,\n"
     "all of it within --body-timeout (60 s): 408 otherwise; idle connections close after\n"
-    "--idle-timeout (30 s). SIGTERM: requests begun may finish within --shutdown-grace (10 s).\n"
+    "--idle-timeout (30 s). SIGTERM: requests begun may finish within --shutdown-grace (10 s),\n"
+    "then their runs stop. A run stops after --request-timeout (60 s; 0: none; a gRPC client's\n"
+    "own deadline if sooner): 504 / DEADLINE_EXCEEDED; and when its client goes away.\n"
     "--max-batch N (every model) or NAME=N (one model; repeatable): dynamic batching: concurrent\n"
     "requests (each 1 or more rows along the leading axis) run together, up to N rows, once N rows\n"
     "wait or the oldest has waited\n"
@@ -172,6 +175,12 @@ int main(int argc, char** argv) {
     } else if (arg == "--max-connections" && hexir::cli::ParseInteger(value, 1, 1000000, &n)) {
       options.max_connections = static_cast<int>(n);
       ++i;
+    } else if (arg == "--request-timeout" && value) {
+      double seconds = 0;
+      if (!hexir::cli::ParseSeconds(value, 86400, &seconds))
+        return Fail(arg + " needs seconds from 0 (none) to 86400, got '" + value + "'");
+      options.request_timeout_s = seconds;
+      ++i;
     } else if ((arg == "--header-timeout" || arg == "--body-timeout" || arg == "--idle-timeout" ||
                 arg == "--shutdown-grace") && value) {
       double seconds = 0;
@@ -214,6 +223,7 @@ int main(int argc, char** argv) {
     grpc_options.host = options.host;
     grpc_options.port = grpc_port;
     grpc_options.max_message_bytes = grpc_max_message;
+    grpc_options.request_timeout_s = options.request_timeout_s;
     grpc = std::make_unique<hexir::serve::GrpcServer>(&registry, &metrics, grpc_options);
     if (!grpc->Start()) return Fail("cannot listen for gRPC on " + options.host + ":" + std::to_string(grpc_port));
     std::printf("hexir-serve: gRPC listening on %s:%d\n", options.host.c_str(), grpc->port());
@@ -230,18 +240,20 @@ int main(int argc, char** argv) {
     // Sockets are written with MSG_NOSIGNAL; a write to a closed pipe elsewhere is no reason
     // to die either.
     std::signal(SIGPIPE, SIG_IGN);
-    std::thread stopper([&server] {
+    std::thread stopper([&] {
       char c;
       while (::read(g_stop_pipe[0], &c, 1) < 0) {
       }
       server.Stop();
+#ifdef HEXIR_SERVE_GRPC
+      // At the same time as HTTP's: calls begun may finish within the grace, then are cancelled
+      // (their runs stop within one command).
+      if (grpc) grpc->Stop(options.shutdown_grace_s);
+#endif
     });
     bool ok = server.Serve();
     OnSignal(0);  // wake the stopper if the server ended by itself
     stopper.join();
-#ifdef HEXIR_SERVE_GRPC
-    if (grpc) grpc->Stop(options.shutdown_grace_s);  // calls begun may finish within the grace
-#endif
     if (!ok) return Fail("cannot listen on " + options.host + ":" + std::to_string(options.port));
   }
   std::printf("hexir-serve: stopped\n");

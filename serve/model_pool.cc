@@ -98,6 +98,17 @@ StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, c
   return pool;
 }
 
+namespace {
+// Why `control` stops a request now (OK: it does not).
+Status StopStatus(const RunOptions& control) {
+  if (control.cancel != nullptr && control.cancel->load())
+    return CancelledError("the request was cancelled");
+  if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
+    return DeadlineExceededError("the request passed its deadline");
+  return Status::Ok();
+}
+}  // namespace
+
 ModelPool::~ModelPool() { batcher_.reset(); }
 
 void ModelPool::StartBatching(Metrics::Model* stats) {
@@ -128,12 +139,23 @@ ModelPool::Ticket ModelPool::Admit() {
   return Ticket(this);
 }
 
-ModelPool::Lease ModelPool::Acquire(const Ticket& ticket) {
+ModelPool::Lease ModelPool::Acquire(const Ticket& ticket, const RunOptions& control, Status* why) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!ticket) return Lease();
   if (free_.empty()) {
     ++waiting_;
-    freed_.wait(lock, [&] { return !free_.empty(); });
+    // Woken by a freed session; the cancel flag is polled (no one notifies it).
+    while (free_.empty()) {
+      Status stop = StopStatus(control);
+      if (!stop.ok()) {
+        --waiting_;
+        if (why) *why = Status(stop.code(), "while waiting for a session: " + stop.message());
+        return Lease();
+      }
+      auto wake = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+      if (control.deadline && *control.deadline < wake) wake = *control.deadline;
+      freed_.wait_until(lock, wake);
+    }
     --waiting_;
   }
   Session* session = free_.back();
@@ -142,10 +164,11 @@ ModelPool::Lease ModelPool::Acquire(const Ticket& ticket) {
 }
 
 Status ModelPool::Infer(const Ticket& ticket, int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
-                        std::vector<std::vector<unsigned char>>* outputs) {
+                        std::vector<std::vector<unsigned char>>* outputs, const RunOptions& control) {
   if (batcher_) return batcher_->Run(rows, inputs, outputs);
-  Lease session = Acquire(ticket);
-  if (!session) return FailedPreconditionError("the request was not admitted");
+  Status why = FailedPreconditionError("the request was not admitted");
+  Lease session = Acquire(ticket, control, &why);
+  if (!session) return why;
   std::vector<TensorView> ins;
   std::vector<MutableTensorView> outs;
   for (size_t k = 0; k < this->inputs().size(); ++k)
@@ -156,7 +179,7 @@ Status ModelPool::Infer(const Ticket& ticket, int64_t rows, const std::vector<st
     outs.push_back({(*outputs)[k].data(), this->outputs()[k].element_type, Span<const int64_t>(this->outputs()[k].shape)});
   }
   return session->Run(Span<const TensorView>(ins.data(), ins.size()),
-                      Span<const MutableTensorView>(outs.data(), outs.size()));
+                      Span<const MutableTensorView>(outs.data(), outs.size()), control);
 }
 
 void ModelPool::Release(Session* session) {

@@ -72,14 +72,17 @@ class ModelPool {
   Ticket Admit();
 
   // A free session for an admitted request, waiting for one if every session is busy (there
-  // are at most max_queue such waiters: admission bounds them).
-  Lease Acquire(const Ticket& ticket);
+  // are at most max_queue such waiters: admission bounds them), as long as `control` lets it
+  // (an empty lease, and why, otherwise).
+  Lease Acquire(const Ticket& ticket, const RunOptions& control = {}, Status* why = nullptr);
 
   // Runs an admitted request: `rows` rows along the batch axis (0: the signature's shapes) of
   // `inputs`, one buffer per input; `outputs` gets one per output. With batching, with other
   // requests' rows (Batcher); otherwise on a session of its own.
+  // `control` stops the wait for a session and the run (RunOptions). Batched requests run with
+  // other clients' rows and ignore it (not yet bounded).
   Status Infer(const Ticket& ticket, int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
-               std::vector<std::vector<unsigned char>>* outputs);
+               std::vector<std::vector<unsigned char>>* outputs, const RunOptions& control = {});
 
   const std::string& name() const { return signature_.model_name; }
   const Module& module() const { return *module_; }

@@ -134,6 +134,14 @@ HttpResponse Server::Impl::Repository(const std::string& path) {
   return ErrorReply(404, "not found");
 }
 
+namespace {
+std::string FormatSeconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", s);
+  return text;
+}
+}  // namespace
+
 HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
   Clock::time_point start = Clock::now();
   auto finish = [&](bool ok) {
@@ -169,9 +177,18 @@ HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
     return ErrorReply(400, parsed.message());
   }
   std::vector<std::vector<unsigned char>> outputs;
-  Status ran = model.Infer(ticket, request.rows, request.inputs, &outputs);
+  RunOptions control;
+  control.cancel = req.abandoned.get();
+  if (options.request_timeout_s > 0)
+    control.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(options.request_timeout_s));
+  Status ran = model.Infer(ticket, request.rows, request.inputs, &outputs, control);
   if (!ran.ok()) {
     finish(false);
+    if (ran.code() == StatusCode::kDeadlineExceeded)
+      return ErrorReply(504, ran.message() + " (--request-timeout " + FormatSeconds(options.request_timeout_s) + ")");
+    if (ran.code() == StatusCode::kCancelled)
+      return ErrorReply(503, ran.message() + " (the client went away or the server is stopping)");
     return ErrorReply(ran.code() == StatusCode::kInvalidArgument ? 400 : 500, ran.message());
   }
   return Reply(model, request, outputs, finish);

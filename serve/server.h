@@ -31,6 +31,9 @@ struct ServerOptions {
   double body_timeout_s = 60;    // the whole request within this
   double idle_timeout_s = 30;    // an idle keep-alive connection is closed after this
   double shutdown_grace_s = 10;  // after Stop(), requests begun may finish within this
+  // A request's run stops after this (504); 0: never. Runs also stop when their client hangs
+  // up or the shutdown grace ends (RunOptions).
+  double request_timeout_s = 60;
 };
 
 // What the server serves; owned by the caller, outliving the server.

@@ -44,7 +44,8 @@ SLOW = {"convnext_tiny", "convnext_small", "convnext_base", "vit_b_16", "maxvit_
         "wide_resnet50_2", "resnet101", "densenet161", "densenet169", "densenet201", "swin_s", "swin_v2_s"}
 # Input sizes where 64x64 is too small for the architecture (AlexNet's adaptive pooling to 6x6
 # exports only where it divides evenly).
-SIZES = {"alexnet": 224, "inception_v3": 96, "googlenet": 64, "vit_b_16": 224, "vit_b_32": 224, "vit_l_16": 224, "vit_l_32": 224,
+SIZES = {"alexnet": 224, "vgg11": 224, "vgg11_bn": 224, "vgg13": 224, "vgg13_bn": 224, "vgg16": 224, "vgg16_bn": 224,
+         "vgg19": 224, "vgg19_bn": 224, "inception_v3": 96, "googlenet": 64, "vit_b_16": 224, "vit_b_32": 224, "vit_l_16": 224, "vit_l_32": 224,
          "vit_h_14": 224, "maxvit_t": 224, "swin_t": 64, "swin_s": 64, "swin_b": 64, "swin_v2_t": 64,
          "swin_v2_s": 64, "swin_v2_b": 64}
 
