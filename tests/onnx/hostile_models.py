@@ -558,6 +558,21 @@ def _(d):
     return m, valid({"x": x}, {"y": 3 * x})
 
 
+@case("interface.bool_bytes_other_than_0_and_1")
+def _(d):
+    # A bool input's bytes may be anything (raw gRPC contents, a .npy written byte by byte): any
+    # non-zero byte is true, as NumPy and ONNX read it. Not and Cast used to pass 2, 128, 255 on.
+    raw = np.array([2, 128, 255, 0, 1, 64], np.uint8)
+    b = raw.view(np.bool_)
+    truth = raw != 0
+    m = model([helper.make_node("Not", ["b"], ["n"], name="not"),
+               helper.make_node("Cast", ["b"], ["i"], name="cast", to=TensorProto.INT32),
+               helper.make_node("Identity", ["b"], ["same"], name="same")],
+              [vi("b", TensorProto.BOOL, [6])],
+              [vi("n", TensorProto.BOOL, [6]), vi("i", TensorProto.INT32, [6]), vi("same", TensorProto.BOOL, [6])])
+    return m, valid({"b": b}, {"n": ~truth, "i": truth.astype(np.int32), "same": truth})
+
+
 @case("size.average_pool_output_huge")
 def _(d):
     m = model([helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[1, 1], pads=[2**31] * 4)],
@@ -995,7 +1010,10 @@ def check(name, bin_dir, root):
         return f"hexir-run failed:\n{'' if r is None else r.stdout + r.stderr}"
     for k, ref in outputs.items():
         got = np.load(os.path.join(d, f"out.{k}.npy"))
-        if np.issubdtype(ref.dtype, np.integer):  # integers exactly (float64 rounds near 2^63)
+        if ref.dtype == np.bool_:  # bools by their bytes: 0 or 1 (NumPy would read 2 as True)
+            same = got.shape == ref.shape and got.dtype == np.bool_ and np.array_equal(got.view(np.uint8),
+                                                                                      ref.astype(np.uint8))
+        elif np.issubdtype(ref.dtype, np.integer):  # integers exactly (float64 rounds near 2^63)
             same = got.shape == ref.shape and np.array_equal(got, ref)
         else:
             same = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-5, atol=1e-6, equal_nan=True)

@@ -436,6 +436,10 @@ private:
           v.value = convertInterface(b, v.value, argOnnxTypes[i], /*toGraph=*/true);
         }
       }
+      if (arg.second == DType::kBool && v.value) {
+        b.setInsertionPointToEnd(body);
+        v.value = normalizeBool(b, v.value);
+      }
       values()[arg.first] = std::move(v);
     }
     b.setInsertionPointToEnd(body);
@@ -504,6 +508,24 @@ private:
     case onnx::TensorProto::BFLOAT16: return "bf16";
     default: return nullptr;
     }
+  }
+  // A bool input's bytes as ONNX and NumPy read them: any non-zero byte is true (1). A caller's
+  // buffer may hold 2 or 255 (raw gRPC contents, a .npy written byte by byte), which Not and
+  // Cast would otherwise pass on as such; one elementwise op, fused into its readers.
+  Value normalizeBool(OpBuilder &b, Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t rank = type.getRank();
+    Value init = tensor::EmptyOp::create(b, fileLoc_, type.getShape(), type.getElementType());
+    SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(rank, &context_));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, fileLoc_, TypeRange{init.getType()}, ValueRange{v}, ValueRange{init}, maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 Value zero = arith::ConstantIntOp::create(nb, nl, 0, 8);
+                 Value set = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, a[0], zero);
+                 linalg::YieldOp::create(nb, nl, ValueRange{arith::ExtUIOp::create(nb, nl, nb.getI8Type(), set)});
+               })
+        .getResult(0);
   }
   // One kernel converting an interface tensor of `onnxType` to the graph's f32 (`toGraph`) or
   // back: the bits of a 16-bit float decoded or encoded, a double truncated or extended.
