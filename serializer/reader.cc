@@ -90,6 +90,7 @@ class FunctionChecker {
                              ", which is not a donated input of its size (or is tied twice)");
       tied[t] = true;
     }
+    output_end_.assign(output_bytes_.size(), 0);
     uint32_t i = 0;
     for (const fb::Command* cmd : *fn_.commands()) {
       command_ = i;
@@ -109,6 +110,12 @@ class FunctionChecker {
       if (alloc_at_[a] < 0 && fn_.arenas()->Get(a)->bytes() > 0)
         return DataLossError("function '", name, "': arena ", a, " of ", fn_.arenas()->Get(a)->bytes(),
                              " bytes has no ALLOC command");
+    // An output is as large as what the commands write into it: a larger signature (4278190081x4
+    // floats over a 16-byte plan) would make every caller allocate memory nothing fills.
+    for (size_t o = 0; o < output_bytes_.size(); ++o)
+      if (output_end_[o] < output_bytes_[o])
+        return DataLossError("function '", name, "': output '", fn_.outputs()->Get(o)->name()->str(), "' declares ",
+                             output_bytes_[o], " bytes, but its commands write only its first ", output_end_[o]);
     // An arena holds nothing but the slots placed in it: a larger size is corruption (and
     // would make a session allocate memory no command uses).
     for (uint32_t a = 0; a < fn_.arenas()->size(); ++a) {
@@ -150,6 +157,8 @@ class FunctionChecker {
         if (s.index() >= output_bytes_.size())
           return DataLossError("output index ", s.index(), " out of range (", output_bytes_.size(), " outputs)");
         limit = output_bytes_[s.index()];
+        if (written && RangeWithin(s.offset(), s.length(), limit))
+          output_end_[s.index()] = std::max(output_end_[s.index()], s.offset() + s.length());
         break;
       default:
         return DataLossError("unknown slot kind ", static_cast<int>(s.kind()));
@@ -312,6 +321,7 @@ class FunctionChecker {
   const fb::Function& fn_;
   uint64_t constant_bytes_;
   std::vector<uint64_t> input_bytes_, output_bytes_;
+  std::vector<uint64_t> output_end_;  // per output: the end of what the commands write
   std::vector<uint64_t> arena_end_;  // per arena: where its last slot ends
   std::vector<int64_t> alloc_at_;    // per arena: the command that ALLOCs it, or -1
   uint32_t command_ = 0;             // the command being checked

@@ -217,6 +217,16 @@ TEST_CASE("structurally valid but inconsistent executables are refused", "[seria
     CHECK(OpenSpec(spec).message().find("'relu' has no workgroup shape of 3 sizes from 1 to 1024") !=
           std::string::npos);
   }
+  SECTION("an output signature larger than what the commands write") {
+    // 4278190081x4 floats declared, 32 bytes written: callers would allocate 68 GB for nothing.
+    ExecutableSpec spec = SampleSpec();
+    spec.functions[0].outputs[0].shape = {4278190081, 4};
+    CHECK(OpenSpec(spec).message().find("output 'y' declares 68451041296 bytes, but its commands write only its "
+                                        "first 32") != std::string::npos);
+    spec.functions[0].outputs[0].shape = {2, 5};  // 40 bytes: 8 never written
+    CHECK(OpenSpec(spec).message().find("declares 40 bytes, but its commands write only its first 32") !=
+          std::string::npos);
+  }
   SECTION("constant widenings") {
     // Two f16 values widened to [0, 8) of a 64-byte FilledConstant space: fine; then each field
     // out of range.

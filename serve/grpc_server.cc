@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <new>
 #include <mutex>
 #include <thread>
 #include <cstring>
@@ -234,6 +235,16 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
   }
   grpc::Status ModelInfer(grpc::ServerContext* context, const pb::ModelInferRequest* q,
                           pb::ModelInferResponse* r) override {
+    // Out of memory on a call's path (its tensors, its answer): that call fails.
+    try {
+      return Infer(context, q, r);
+    } catch (const std::bad_alloc&) {
+      r->Clear();
+      return Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, "out of memory answering the call");
+    }
+  }
+
+  grpc::Status Infer(grpc::ServerContext* context, const pb::ModelInferRequest* q, pb::ModelInferResponse* r) {
     // Held to the end of the call: a new version loaded meanwhile serves the next ones.
     std::shared_ptr<ModelPool> model = registry->Find(q->model_name());
     if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + q->model_name() + "'");

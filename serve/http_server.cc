@@ -1,5 +1,7 @@
 #include "serve/http_server.h"
 
+#include <new>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -318,7 +320,13 @@ struct HttpServer::Impl {
         job = std::move(jobs.front());
         jobs.pop_front();
       }
-      HttpResponse response = handler(job.request);
+      HttpResponse response;
+      try {
+        response = handler(job.request);
+      } catch (const std::bad_alloc&) {
+        // Out of memory on a request's path (its tensors, its answer): that request fails.
+        response = error_response(500, "out of memory answering the request");
+      }
       {
         std::lock_guard<std::mutex> lock(mutex);
         done.push_back({job.id, std::move(response), job.request.keep_alive, job.request.version == "HTTP/1.0"});

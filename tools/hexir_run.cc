@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -87,7 +88,7 @@ void PrintArray(const std::string& name, const hexir::npy::Array& a) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int RunMain(int argc, char** argv) {
   std::string model, function = "main";
   std::map<std::string, std::string> input_files, output_files;
   hexir::ModuleOptions module_options;
@@ -310,4 +311,14 @@ int main(int argc, char** argv) {
     return Fail("internal error: " + std::to_string((*runtime)->live_buffers()) + " device buffers (" +
                 std::to_string((*runtime)->live_bytes()) + " bytes) outstanding after the session and module were destroyed");
   return 0;
+}
+
+// An allocation that fails (outputs as large as a crafted signature says, inputs read whole) is an
+// error like any other, not an abort.
+int main(int argc, char** argv) {
+  try {
+    return RunMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return Fail("out of memory (an allocation failed)");
+  }
 }
