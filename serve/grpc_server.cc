@@ -1,5 +1,6 @@
 #include "serve/grpc_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -145,6 +146,9 @@ grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature
     while (k < model.outputs().size() && model.outputs()[k].name != o.name()) ++k;
     if (k == model.outputs().size())
       return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model '" + model.name() + "' has no output '" + o.name() + "'");
+    // Each output once: 40 copies of a large output built a 250 MB answer before its refusal.
+    if (std::find(out->outputs.begin(), out->outputs.end(), k) != out->outputs.end())
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "output '" + o.name() + "' is requested more than once");
     out->outputs.push_back(k);
   }
   if (out->outputs.empty())
@@ -264,6 +268,14 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
     InferRequest request;
     grpc::Status parsed = ParseRequest(*q, model->signature(), &request);
     if (!parsed.ok()) return finish(parsed);
+    // The answer's size is known before the run: one over the message limit is refused now,
+    // not after it was built.
+    uint64_t answer = 0;
+    for (size_t k : request.outputs) answer += WithRows(model->outputs()[k], request.rows).byte_size;
+    if (answer > static_cast<uint64_t>(options.max_message_bytes))
+      return finish(Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                           "the answer would take " + std::to_string(answer) + " bytes of outputs, over the " +
+                               std::to_string(options.max_message_bytes) + "-byte message limit (--grpc-max-message)"));
     std::vector<std::vector<unsigned char>> outputs;
     // The run stops at the client's deadline or --request-timeout, whichever comes first, and
     // when the call is cancelled.

@@ -274,6 +274,10 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
       while (k < model.outputs().size() && model.outputs()[k].name != name) ++k;
       if (k == model.outputs().size())
         return InvalidArgumentError("model '", model.name(), "' has no output '", name, "'");
+      // Each output once: 300 copies of a 4 MiB output would build a 1.2 GiB answer from a 5 KB
+      // request.
+      if (std::find(request->outputs.begin(), request->outputs.end(), k) != request->outputs.end())
+        return InvalidArgumentError("output '", name, "' is requested more than once");
       request->outputs.push_back(k);
       bool as_binary = all_binary_outputs;
       if (out.contains("parameters") && out["parameters"].is_object() && out["parameters"].contains("binary_data"))

@@ -133,6 +133,9 @@ def main():
                  "input 'x' is missing"),
                 ("an unknown output", infer_request("m", x, outputs=[pb.ModelInferRequest.InferRequestedOutputTensor(
                     name="z")]), grpc.StatusCode.INVALID_ARGUMENT, "has no output 'z'"),
+                ("an output requested 40 times (an amplified answer)", infer_request(
+                    "m", x, outputs=[pb.ModelInferRequest.InferRequestedOutputTensor(name="y")] * 40),
+                 grpc.StatusCode.INVALID_ARGUMENT, "output 'y' is requested more than once"),
                 ("a message over --grpc-max-message 1M: RESOURCE_EXHAUSTED",
                  pb.ModelInferRequest(model_name="m", raw_input_contents=[b"\0" * (2 << 20)]),
                  grpc.StatusCode.RESOURCE_EXHAUSTED, ""),
@@ -150,8 +153,8 @@ def main():
                   request(int(h.group(1)), "GET", "/v2/health/ready")[0] == 200)
             metrics = request(int(h.group(1)), "GET", "/metrics")[1]
             count = int(re.search(r'hexir_requests_total\{model="m"\} (\d+)', metrics).group(1))
-            # The 9 calls that reached model m (NOT_FOUND, oversized and garbage ones never did).
-            check("gRPC calls count in /metrics", count == 9, f"{count}")
+            # The 10 calls that reached model m (NOT_FOUND, oversized and garbage ones never did).
+            check("gRPC calls count in /metrics", count == 10, f"{count}")
         finally:
             channel.close()
             server.terminate()

@@ -368,6 +368,8 @@ def main():
                 ("id not a string", "/v2/models/small/infer", json.dumps({**good, "id": 5}), 400, "\"id\" must be a string"),
                 ("unknown output", "/v2/models/small/infer", json.dumps({**good, "outputs": [{"name": "w"}]}), 400,
                  "has no output 'w'"),
+                ("an output requested 300 times (an amplified answer)", "/v2/models/small/infer",
+                 json.dumps({**good, "outputs": [{"name": "y"}] * 300}), 400, "output 'y' is requested more than once"),
                 ("outputs not an array", "/v2/models/small/infer", json.dumps({**good, "outputs": {}}), 400,
                  "\"outputs\" must be an array"),
                 ("unknown model", "/v2/models/nope/infer", infer_body(x), 404, "no model 'nope'"),
