@@ -1,8 +1,14 @@
 #include "serve/model_repository.h"
 
 #include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "serializer/file_format.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -10,8 +16,48 @@
 namespace hexir::serve {
 namespace {
 
-bool StatFile(const std::string& path, struct stat* st) {
-  return ::stat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
+// Why `path` (a file of the folder `root`, itself resolved) cannot be a model, or empty: it must
+// resolve inside the folder (a symbolic link may point within it, never out: ONNX external
+// data is held to the same rule) to a regular file.
+std::string Unusable(const std::string& path, const std::string& root, struct stat* st) {
+  if (::stat(path.c_str(), st) != 0) {
+    int e = errno;
+    if (e == ELOOP) return path + " is a loop of symbolic links";
+    struct stat link {};
+    if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) return path + " is a symbolic link to nothing";
+    return "";  // not there (or gone meanwhile): no model
+  }
+  if (S_ISDIR(st->st_mode)) return path + " is a directory, not a file";
+  if (S_ISFIFO(st->st_mode)) return path + " is a FIFO, not a regular file";
+  if (S_ISSOCK(st->st_mode)) return path + " is a socket, not a regular file";
+  if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) return path + " is a device, not a regular file";
+  if (!S_ISREG(st->st_mode)) return path + " is not a regular file";
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return path + " cannot be resolved: " + std::strerror(errno);
+  std::string resolved = real;
+  std::free(real);
+  if (resolved.compare(0, root.size() + 1, root + "/") != 0)
+    return path + " resolves to " + resolved + ", outside the model repository " + root;
+  return "";
+}
+
+// Why the first bytes of a model file say it is no executable, or empty: checked before the
+// file is read whole (a sparse 2 GiB file of zeros is refused after 64 bytes).
+std::string NotAnExecutable(const std::string& path, uint64_t size) {
+  unsigned char header[serializer::kHeaderSize];
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "cannot open " + path + ": " + std::strerror(errno);
+  size_t got = std::fread(header, 1, sizeof(header), f);
+  std::fclose(f);
+  if (got != sizeof(header) || std::memcmp(header, serializer::kMagic, sizeof(serializer::kMagic)) != 0)
+    return path + " is not a Hexir executable (no .hxb magic)";
+  uint64_t length = 0;
+  for (int i = 0; i < 8; ++i)
+    length |= static_cast<uint64_t>(header[offsetof(serializer::FileHeader, file_length) + i]) << (8 * i);
+  if (length != size)
+    return path + " is " + std::to_string(size) + " bytes, but its header says " + std::to_string(length) +
+           " (truncated, or still being written)";
+  return "";
 }
 
 // A model name as the protocol's paths can carry it.
@@ -47,11 +93,26 @@ ModelRepository::~ModelRepository() {
   if (poller_.joinable()) poller_.join();
 }
 
-std::map<std::string, std::pair<std::string, ModelRepository::Stamp>> ModelRepository::List() const {
-  std::map<std::string, std::pair<std::string, Stamp>> found;
-  DIR* d = ::opendir(dir_.c_str());
-  if (d == nullptr) return found;
-  while (dirent* e = ::readdir(d)) {
+ModelRepository::Listing ModelRepository::List() const {
+  Listing listing;
+  char* real = ::realpath(dir_.c_str(), nullptr);
+  DIR* d = real == nullptr ? nullptr : ::opendir(real);
+  if (d == nullptr) {
+    listing.ok = false;
+    listing.error = "cannot read the model repository " + dir_ + ": " + std::strerror(errno);
+    std::free(real);
+    return listing;
+  }
+  std::string root = real;
+  std::free(real);
+  int read_error = 0;
+  while (true) {
+    errno = 0;  // readdir's end and its failure differ only in errno
+    dirent* e = ::readdir(d);
+    if (e == nullptr) {
+      read_error = errno;
+      break;
+    }
     std::string entry = e->d_name;
     std::string name, path;
     if (entry.size() > 4 && entry.compare(entry.size() - 4, 4, ".hxb") == 0) {
@@ -61,26 +122,41 @@ std::map<std::string, std::pair<std::string, ModelRepository::Stamp>> ModelRepos
       name = entry;
       path = dir_ + "/" + entry + "/model.hxb";
     }
-    struct stat st {};
     // (A file being written under a temporary name, "x.hxb.tmp", is no model: the rename makes it one.)
-    if (!IsModelName(name) || !StatFile(path, &st)) continue;
+    if (!IsModelName(name)) continue;
+    struct stat st {};
+    std::string why = Unusable(path, root, &st);
+    if (!why.empty()) {
+      // A NAME/ folder that is no model folder is nothing to report; NAME.hxb that is no file is.
+      if (entry != name || S_ISLNK(st.st_mode) || why.find("is a directory") == std::string::npos)
+        listing.refused.emplace(name, why);
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) continue;
     Stamp stamp{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
                 static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
     if (entry == name)
-      found.emplace(name, std::make_pair(path, stamp));  // NAME/model.hxb, unless NAME.hxb is there too
+      listing.found.emplace(name, std::make_pair(path, stamp));  // NAME/model.hxb, unless NAME.hxb is there too
     else
-      found.insert_or_assign(name, std::make_pair(path, stamp));
+      listing.found.insert_or_assign(name, std::make_pair(path, stamp));
+  }
+  if (read_error != 0) {
+    listing.ok = false;
+    listing.error = "reading the model repository " + dir_ + " failed: " + std::strerror(read_error);
   }
   ::closedir(d);
-  return found;
+  for (const auto& [name, file] : listing.found) listing.refused.erase(name);
+  return listing;
 }
 
 void ModelRepository::LoadLocked(const std::string& name, const std::string& path, const Stamp& stamp) {
   Entry& entry = entries_[name];
   entry.path = path;
   entry.stamp = stamp;
-  // Copied, not mapped: a file of the folder may be overwritten in place (cp onto it).
-  Status loaded = registry_->Load(name, path, LoadMode::kCopy);
+  // Copied, not mapped: a file of the folder may be overwritten in place (cp onto it). Its
+  // header first: a file that is no executable is not read whole.
+  std::string bad = NotAnExecutable(path, stamp.size);
+  Status loaded = bad.empty() ? registry_->Load(name, path, LoadMode::kCopy) : DataLossError(bad);
   if (loaded.ok()) {
     entry.ready = true;
     entry.reason.clear();
@@ -93,15 +169,32 @@ void ModelRepository::LoadLocked(const std::string& name, const std::string& pat
 }
 
 void ModelRepository::Scan() {
-  std::map<std::string, std::pair<std::string, Stamp>> now = List();
+  Listing now = List();
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [name, file] : now) {
+  if (!now.ok) {
+    // Unknown, not gone: everything loaded goes on serving; the next poll tries again.
+    if (now.error != list_error_)
+      std::fprintf(stderr, "hexir-serve: %s; models stay as they are until it can be read\n", now.error.c_str());
+    list_error_ = now.error;
+    return;
+  }
+  if (!list_error_.empty()) std::fprintf(stderr, "hexir-serve: the model repository %s can be read again\n", dir_.c_str());
+  list_error_.clear();
+  for (const auto& [name, file] : now.found) {
     auto it = entries_.find(name);
     if (it == entries_.end() || !(it->second.stamp == file.second) || it->second.path != file.first)
       LoadLocked(name, file.first, file.second);
   }
+  for (const auto& [name, why] : now.refused) {
+    Entry& entry = entries_[name];
+    if (entry.reason == why) continue;
+    entry.reason = why;
+    entry.stamp = Stamp{};  // a good file put back later loads again
+    std::fprintf(stderr, "hexir-serve: model '%s' not loaded: %s%s\n", name.c_str(), why.c_str(),
+                 entry.ready ? " (the version before goes on serving)" : "");
+  }
   for (auto it = entries_.begin(); it != entries_.end();) {
-    if (now.count(it->first)) {
+    if (now.found.count(it->first) || now.refused.count(it->first)) {
       ++it;
       continue;
     }
@@ -127,7 +220,11 @@ nlohmann::json ModelRepository::Index() const {
 }
 
 Status ModelRepository::Load(const std::string& name) {
-  std::map<std::string, std::pair<std::string, Stamp>> now = List();
+  Listing listing = List();
+  if (!listing.ok) return FailedPreconditionError(listing.error);
+  if (auto refused = listing.refused.find(name); refused != listing.refused.end())
+    return InvalidArgumentError(refused->second);
+  std::map<std::string, std::pair<std::string, Stamp>>& now = listing.found;
   auto it = now.find(name);
   if (it == now.end())
     return NotFoundError("the model repository ", dir_, " has no model '", name, "' (", name, ".hxb or ", name,

@@ -5,6 +5,10 @@
 // modification time differ) and unloads what was removed. The repository extension's endpoints
 // act on it: index, load, unload. A file that does not load is reported (stderr and the index)
 // and skipped: the model keeps serving its last good version, and the server never stops for it.
+// A file the folder holds but that is no regular file inside the folder (a symbolic link
+// leaving it, a FIFO, a device, ...) is refused the same way, with the reason. A folder that
+// cannot be read is "unknown", never "gone": what is loaded goes on serving, and the next poll
+// tries again.
 //
 // Thread safety: thread-safe.
 #pragma once
@@ -57,8 +61,18 @@ class ModelRepository {
     std::string reason;  // why the last try failed
   };
 
-  // NAME -> its file, for every model the folder holds now.
-  std::map<std::string, std::pair<std::string, Stamp>> List() const;
+  // What the folder holds now: NAME -> its file for every model file that can be loaded, and
+  // NAME -> why for names whose file cannot (a symbolic link out of the folder, a FIFO, a
+  // device, a directory, a dangling or looping link). `ok` is false when the folder itself
+  // could not be read (descriptors exhausted, the mount gone for a moment): nothing is known
+  // then, and nothing is unloaded.
+  struct Listing {
+    bool ok = true;
+    std::string error;
+    std::map<std::string, std::pair<std::string, Stamp>> found;
+    std::map<std::string, std::string> refused;
+  };
+  Listing List() const;
   // Loads `path` as `name`, recording the outcome in entries_ (mu_ held by the caller).
   void LoadLocked(const std::string& name, const std::string& path, const Stamp& stamp);
 
@@ -67,6 +81,7 @@ class ModelRepository {
   double poll_s_;
   mutable std::mutex mu_;  // entries_, and one load at a time
   std::map<std::string, Entry> entries_;
+  std::string list_error_;  // the last poll's error reading the folder (logged once)
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

@@ -178,6 +178,58 @@ def main():
                   wait_for(lambda: infer(port, "gamma")[0] == 404))
             metrics = request(port, "GET", "/metrics")[1]
             check("/metrics names the repository's models", 'hexir_requests_total{model="alpha"}' in metrics)
+
+            # Files that are no regular file of the folder are refused with the reason, and a model
+            # they replace keeps its last good version.
+            def index_entry(name):
+                status, body = request(port, "POST", "/v2/repository/index", "")
+                return next((m for m in json.loads(body) if m["name"] == name), None) if status == 200 else None
+
+            outside = os.path.join(tmp, "outside")
+            os.makedirs(outside)
+            shutil.copy("v2.hxb", os.path.join(outside, "secret.hxb"))
+            os.symlink("../outside/secret.hxb", os.path.join(repo, "leak.hxb"))
+            check("a symbolic link out of the folder is refused with the reason in the index",
+                  wait_for(lambda: (index_entry("leak") or {}).get("reason", "").find("outside the model repository") >= 0)
+                  and infer(port, "leak")[0] == 404, str(index_entry("leak")))
+            os.symlink("alpha.hxb", os.path.join(repo, "inside.hxb"))
+            check("a symbolic link within the folder serves", wait_for(lambda: infer(port, "inside")[0] == 200))
+            good = infer(port, "alpha")[1]
+            for what, make in (("a FIFO", lambda path: os.mkfifo(path)),
+                               ("a link to /dev/zero", lambda path: os.symlink("/dev/zero", path)),
+                               ("a dangling link", lambda path: os.symlink("nowhere.hxb", path)),
+                               ("a directory", lambda path: os.makedirs(path))):
+                path = os.path.join(repo, "alpha.hxb")
+                os.rename(path, os.path.join(tmp, "alpha.saved"))
+                make(path)
+                ok = wait_for(lambda: bool((index_entry("alpha") or {}).get("reason")))
+                status, got = infer(port, "alpha")
+                check(f"alpha replaced by {what}: the reason in the index, the last good version serving",
+                      ok and status == 200 and np.array_equal(got, good), str(index_entry("alpha")))
+                if os.path.isdir(path) and not os.path.islink(path):
+                    os.rmdir(path)
+                else:
+                    os.remove(path)
+                os.rename(os.path.join(tmp, "alpha.saved"), path)
+            check("alpha put back: loaded again, no reason",
+                  wait_for(lambda: "reason" not in (index_entry("alpha") or {"reason": 1})) and infer(port, "alpha")[0] == 200)
+            # A sparse 1 GiB file without a header is refused from its first bytes, not read whole.
+            with open(os.path.join(repo, "sparse.hxb"), "wb") as f:
+                f.truncate(1 << 30)
+            t0 = time.monotonic()
+            ok = wait_for(lambda: "no .hxb magic" in (index_entry("sparse") or {}).get("reason", ""))
+            check(f"a sparse 1 GiB file: refused from its header ({time.monotonic() - t0:.2f} s)", ok,
+                  str(index_entry("sparse")))
+            os.remove(os.path.join(repo, "sparse.hxb"))
+            # The folder unreadable for a moment (a mount gone, descriptors exhausted): unknown, not
+            # gone; every model goes on serving, and nothing is unloaded.
+            os.rename(repo, repo + ".away")
+            time.sleep(1.0)  # five polls
+            served = infer(port, "alpha")[0] == 200 and infer(port, "beta")[0] == 200
+            os.rename(repo + ".away", repo)
+            check("the folder unreadable for 1 s: every model still served", served)
+            time.sleep(0.5)
+            check("the folder back: still served, no reload needed", infer(port, "alpha")[0] == 200)
         finally:
             server.terminate()
             rc = server.wait(timeout=30)
