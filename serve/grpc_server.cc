@@ -325,6 +325,8 @@ bool GrpcServer::Start() {
   builder.RegisterService(impl_.get());
   builder.SetMaxReceiveMessageSize(impl_->options.max_message_bytes);
   builder.SetMaxSendMessageSize(impl_->options.max_message_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(std::min(impl_->options.idle_timeout_s * 1000, 2e9)));
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || port_ == 0) return false;
   impl_->watcher = std::thread([impl = impl_.get()] { impl->Watch(); });

@@ -89,6 +89,8 @@ struct HttpServer::Impl {
     Connection(int f, BodyLimit limit) : fd(f), reader(std::move(limit)) {}
   };
   std::map<uint64_t, std::unique_ptr<Connection>> connections;
+  bool listen_paused = false;
+  Clock::time_point listen_resume;
   uint64_t next_id = 1;
 
   // Work for the workers, and their answers back.
@@ -229,7 +231,16 @@ struct HttpServer::Impl {
   void Accept() {
     while (true) {
       int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE): the next event retries
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: the pending connection stays pending and the listening socket
+          // readable, so epoll would wake at once for ever (98% CPU). Stop listening for a
+          // moment and free a descriptor: the connection idle the longest closes.
+          PauseListening();
+          CloseLongestIdle();
+        }
+        return;  // EAGAIN: nothing more to accept now
+      }
       if (static_cast<int>(connections.size()) >= options.max_connections) {
         // Make room by closing the connection idle the longest; refuse if none is idle.
         uint64_t oldest = 0;
@@ -258,6 +269,32 @@ struct HttpServer::Impl {
       connections.emplace(id, std::move(c));
       Watch(id, ref);
     }
+  }
+
+  // The listening socket out of epoll until listen_resume (a descriptor shortage).
+  void PauseListening() {
+    if (listen_paused || listen_fd < 0) return;
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
+    listen_paused = true;
+    listen_resume = Clock::now() + std::chrono::milliseconds(100);
+  }
+  void ResumeListening() {
+    if (!listen_paused || listen_fd < 0 || Clock::now() < listen_resume) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = 0;
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &ev);
+    listen_paused = false;
+  }
+  void CloseLongestIdle() {
+    uint64_t oldest = 0;
+    Clock::time_point when = Clock::time_point::max();
+    for (auto& [id, c] : connections)
+      if (!c->busy && !c->in_request && c->out.empty() && c->last_activity < when) {
+        oldest = id;
+        when = c->last_activity;
+      }
+    if (oldest != 0) Close(oldest);
   }
 
   // Timeouts: a request that does not arrive whole in time, a connection idle too long.
@@ -424,7 +461,8 @@ void HttpServer::Run() {
       for (uint64_t id : idle) s.Close(id);
     }
     if (stopping && (s.connections.empty() || Clock::now() >= deadline)) break;
-    int n = ::epoll_wait(s.epoll_fd, events, 256, 250);
+    s.ResumeListening();
+    int n = ::epoll_wait(s.epoll_fd, events, 256, s.listen_paused ? 20 : 250);
     for (int i = 0; i < n; ++i) {
       uint64_t id = events[i].data.u64;
       if (id == 0) {

@@ -9,6 +9,7 @@
 // or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
 #include <cctype>
 #include <csignal>
+#include <sys/resource.h>
 #include <cstdlib>
 #include <cstdio>
 #include <map>
@@ -197,6 +198,35 @@ int main(int argc, char** argv) {
   }
   if (models.empty() && repository_dir.empty())
     return Fail(std::string("no --model or --model-repository given\n") + kUsage);
+  // Descriptors: as many as the hard limit allows (the soft default, 1024, is below the
+  // connections a server holds), and --max-connections lowered to fit what remains after a
+  // reserve for model files, the repository and gRPC: running out made accept spin and the
+  // repository poll see every model as gone.
+  {
+    rlimit nofile{};
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+      if (nofile.rlim_cur < nofile.rlim_max) {
+        rlimit raised = nofile;
+        raised.rlim_cur = std::min<rlim_t>(nofile.rlim_max, rlim_t{1} << 20);
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) nofile = raised;
+      }
+      constexpr rlim_t kReserve = 128;
+      if (nofile.rlim_cur != RLIM_INFINITY) {
+        if (nofile.rlim_cur < kReserve + 16)
+          return Fail("the process may open only " + std::to_string(nofile.rlim_cur) +
+                      " descriptors (RLIMIT_NOFILE); hexir-serve needs at least " + std::to_string(kReserve + 16));
+        rlim_t room = nofile.rlim_cur - kReserve;
+        if (static_cast<rlim_t>(options.max_connections) > room) {
+          std::fprintf(stderr,
+                       "hexir-serve: --max-connections %d lowered to %llu: the process may open %llu descriptors "
+                       "(RLIMIT_NOFILE), %llu kept for model files, the repository and gRPC\n",
+                       options.max_connections, static_cast<unsigned long long>(room),
+                       static_cast<unsigned long long>(nofile.rlim_cur), static_cast<unsigned long long>(kReserve));
+          options.max_connections = static_cast<int>(room);
+        }
+      }
+    }
+  }
   auto runtime = hexir::Runtime::Create(runtime_options);
   if (!runtime.ok()) return Fail(runtime.status().message());
   hexir::serve::Metrics metrics;
@@ -224,6 +254,7 @@ int main(int argc, char** argv) {
     grpc_options.port = grpc_port;
     grpc_options.max_message_bytes = grpc_max_message;
     grpc_options.request_timeout_s = options.request_timeout_s;
+    grpc_options.idle_timeout_s = options.idle_timeout_s;
     grpc = std::make_unique<hexir::serve::GrpcServer>(&registry, &metrics, grpc_options);
     if (!grpc->Start()) return Fail("cannot listen for gRPC on " + options.host + ":" + std::to_string(grpc_port));
     std::printf("hexir-serve: gRPC listening on %s:%d\n", options.host.c_str(), grpc->port());
