@@ -111,7 +111,7 @@ grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature
     size_t k = 0;
     while (k < declared.size() && declared[k].name != in.name()) ++k;
     if (k == declared.size())
-      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model '" + model.name() + "' has no input '" + in.name() + "'");
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model '" + model.name() + "' has no input '" + Excerpt(in.name()) + "'");
     if (seen[k]) return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + in.name() + "' is given twice");
     seen[k] = true;
     TensorInfo t = declared[k];
@@ -145,7 +145,7 @@ grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature
     size_t k = 0;
     while (k < model.outputs().size() && model.outputs()[k].name != o.name()) ++k;
     if (k == model.outputs().size())
-      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model '" + model.name() + "' has no output '" + o.name() + "'");
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model '" + model.name() + "' has no output '" + Excerpt(o.name()) + "'");
     // Each output once: 40 copies of a large output built a 250 MB answer before its refusal.
     if (std::find(out->outputs.begin(), out->outputs.end(), k) != out->outputs.end())
       return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "output '" + o.name() + "' is requested more than once");
@@ -228,7 +228,7 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
   grpc::Status ModelMetadata(grpc::ServerContext*, const pb::ModelMetadataRequest* q,
                              pb::ModelMetadataResponse* r) override {
     std::shared_ptr<ModelPool> model = registry->Find(q->name());
-    if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + q->name() + "'");
+    if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + Excerpt(q->name()) + "'");
     r->set_name(q->name());
     r->add_versions("1");
     r->set_platform("hexir");
@@ -251,7 +251,7 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
   grpc::Status Infer(grpc::ServerContext* context, const pb::ModelInferRequest* q, pb::ModelInferResponse* r) {
     // Held to the end of the call: a new version loaded meanwhile serves the next ones.
     std::shared_ptr<ModelPool> model = registry->Find(q->model_name());
-    if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + q->model_name() + "'");
+    if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + Excerpt(q->model_name()) + "'");
     Clock::time_point start = Clock::now();
     auto finish = [&](grpc::Status s) {
       metrics->Observe(model->name(), std::chrono::duration<double>(Clock::now() - start).count(), s.ok());
@@ -320,7 +320,10 @@ GrpcServer::~GrpcServer() { Stop(0); }
 
 bool GrpcServer::Start() {
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(impl_->options.host + ":" + std::to_string(impl_->options.port),
+  // An IPv6 address is bracketed in gRPC's address syntax ("[::1]:8001").
+  const std::string& host = impl_->options.host;
+  bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+  builder.AddListeningPort((ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(impl_->options.port),
                            grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(impl_.get());
   builder.SetMaxReceiveMessageSize(impl_->options.max_message_bytes);

@@ -221,7 +221,8 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
     std::string name = in["name"].get<std::string>();
     size_t k = 0;
     while (k < declared.size() && declared[k].name != name) ++k;
-    if (k == declared.size()) return InvalidArgumentError("model '", model.name(), "' has no input '", name, "'");
+    if (k == declared.size())
+      return InvalidArgumentError("model '", model.name(), "' has no input '", Excerpt(name), "'");
     if (seen[k]) return InvalidArgumentError("input '", name, "' is given twice");
     seen[k] = true;
     TensorInfo t = declared[k];
@@ -273,7 +274,7 @@ Status ParseInferRequest(const std::string& header, const std::string& binary, c
       size_t k = 0;
       while (k < model.outputs().size() && model.outputs()[k].name != name) ++k;
       if (k == model.outputs().size())
-        return InvalidArgumentError("model '", model.name(), "' has no output '", name, "'");
+        return InvalidArgumentError("model '", model.name(), "' has no output '", Excerpt(name), "'");
       // Each output once: 300 copies of a 4 MiB output would build a 1.2 GiB answer from a 5 KB
       // request.
       if (std::find(request->outputs.begin(), request->outputs.end(), k) != request->outputs.end())
@@ -310,8 +311,14 @@ StatusOr<TensorInfo> InputAsSent(const ModelSignature& model, const TensorInfo& 
   }
   if (shape != t.shape)
     return InvalidArgumentError("input '", name, "' must have shape ", Describe(t, model.max_batch > 0)["shape"].dump(),
-                                ", got ", ShapeJson(shape).dump());
+                                ", got ", Excerpt(ShapeJson(shape).dump()));
   return t;
+}
+
+std::string Excerpt(const std::string& text) {
+  constexpr size_t kMax = 200;
+  if (text.size() <= kMax) return text;
+  return text.substr(0, kMax / 2) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 TensorInfo WithRows(const TensorInfo& t, int64_t rows) {

@@ -30,6 +30,11 @@ struct ModelSignature {
 // "FP32", "INT64", ...: the protocol's name of an element type.
 const char* DatatypeName(ElementType type);
 
+// What a client sent (a name, a shape), as an error message may echo it: at most about 200
+// characters, the rest counted ("... (4194304 bytes)"): a 4 MB model name must not become a
+// 4 MB answer (gRPC then fails on its metadata instead of saying NOT_FOUND).
+std::string Excerpt(const std::string& client_text);
+
 // GET /v2/models/{name}: name, platform, versions, inputs and outputs.
 nlohmann::json ModelMetadata(const ModelSignature& model);
 

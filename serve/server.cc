@@ -92,7 +92,7 @@ HttpResponse Server::Impl::Handle(const HttpRequest& req) {
   if (ModelPath(path, &name, &suffix) && ((get && (suffix.empty() || suffix == "ready")) || (post && suffix == "infer"))) {
     // Held to the end of the request: a new version loaded meanwhile serves the next ones.
     std::shared_ptr<ModelPool> model = served.registry->Find(name);
-    if (!model) return ErrorReply(404, "no model '" + name + "'");
+    if (!model) return ErrorReply(404, "no model '" + Excerpt(name) + "'");
     if (suffix.empty()) return JsonReply(ModelMetadata(model->signature()));
     if (suffix == "ready") return JsonReply(json{{"name", name}, {"ready", true}});
     return Infer(*model, req);

@@ -133,7 +133,9 @@ def compile(model, *, output=None, input_shapes=None, entry=None, target="host",
             {str(k): str(v) for k, v in (placements or {}).items()}, bool(fusion),
             os.fspath(plan_json) if plan_json else "", os.fspath(plan_svg) if plan_svg else "",
             [f"{name}={','.join(str(int(v)) for v in values)}" for name, values in (dims or {}).items()],
-            [str(name) for name in (donate or [])], bool(allow_tf32),
+            # (One name may be given as a string: "cache" is one input, not five.)
+            [str(name) for name in ([donate] if isinstance(donate, (str, os.PathLike)) else (donate or []))],
+            bool(allow_tf32),
             -1 if int8_kernels is None else int(bool(int8_kernels)), str(precision), fixed)
         if not ok:
             raise CompileError("COMPILE_ERROR", diagnostics.strip() or "compilation failed")

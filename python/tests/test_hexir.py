@@ -132,6 +132,12 @@ def test_prefill_and_decode_buckets_decode_as_pytorch(tmp_path):
         return out["logits"], cache
 
     assert models.greedy_decode(in_place_step, prompt.numpy(), cache, 16) == want
+    # One name as a string is that one input ("cache", not c, a, c, h, e).
+    single = hexir.load(hexir.compile(path, dims={"seq": [1]}, donate="cache")).session()
+    one = model.empty_cache().numpy()
+    out = single.run({"tokens": np.zeros((1, 1), np.int64), "pos": np.zeros(1, np.int64), "cache": one},
+                     outputs={"cache_out": one})
+    assert out["cache_out"] is one
     with pytest.raises(hexir.InvalidArgumentError, match="seq in \\(1, 8\\), exactly"):
         session.run({"tokens": np.zeros((1, 3), np.int64), "pos": np.zeros(1, np.int64),
                      "cache": model.empty_cache().numpy()})

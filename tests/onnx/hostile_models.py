@@ -573,6 +573,26 @@ def _(d):
     return m, valid({"b": b}, {"n": ~truth, "i": truth.astype(np.int32), "same": truth})
 
 
+@case("edge.loops_nested_32_deep")
+def _(d):
+    # 32 nested Loops, the nesting Hexir compiles: protobuf's default recursion limit (100)
+    # refused the file ("protobuf parse failed") before the importer saw it.
+    def level(depth):
+        if depth == 0:
+            nodes = [helper.make_node("Add", ["v", "one"], ["v_out"], name="add")]
+        else:
+            nodes = [helper.make_node("Loop", ["m", "", "v"], ["v_out"], name=f"loop{depth}", body=level(depth - 1))]
+        return helper.make_graph(
+            [helper.make_node("Identity", ["c"], ["c_out"], name=f"id{depth}")] + nodes, f"body{depth}",
+            [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []), vi("v", TensorProto.FLOAT, [2])],
+            [vi("c_out", TensorProto.BOOL, []), vi("v_out", TensorProto.FLOAT, [2])])
+    x = np.array([1, 2], np.float32)
+    m = model([helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop32", body=level(31))],
+              [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])],
+              [i64("m", 1), f32("one", np.ones(2))])
+    return m, valid({"x": x}, {"y": x + 1})
+
+
 @case("size.average_pool_output_huge")
 def _(d):
     m = model([helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[1, 1], pads=[2**31] * 4)],

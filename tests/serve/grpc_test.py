@@ -131,6 +131,8 @@ def main():
                  grpc.StatusCode.INVALID_ARGUMENT, "must have datatype FP32"),
                 ("a missing input", pb.ModelInferRequest(model_name="m"), grpc.StatusCode.INVALID_ARGUMENT,
                  "input 'x' is missing"),
+                ("a 300,000-character model name: NOT_FOUND, echoed cut short", infer_request("n" * 300000, x),
+                 grpc.StatusCode.NOT_FOUND, "n" * 100 + "... (300000 bytes)'"),
                 ("an unknown output", infer_request("m", x, outputs=[pb.ModelInferRequest.InferRequestedOutputTensor(
                     name="z")]), grpc.StatusCode.INVALID_ARGUMENT, "has no output 'z'"),
                 ("an output requested 40 times (an amplified answer)", infer_request(
@@ -160,6 +162,31 @@ def main():
             server.terminate()
             rc = server.wait(timeout=30)
         check("SIGTERM: exit 0", rc == 0, server.stdout.read()[-500:])
+
+        # An IPv6 host: gRPC's address needs brackets ("[::1]:0"), which --host ::1 gave without.
+        import socket
+        try:
+            socket.socket(socket.AF_INET6).bind(("::1", 0))
+            ipv6 = True
+        except OSError:
+            ipv6 = False
+        if ipv6:
+            server = subprocess.Popen([os.path.join(tools, "hexir-serve"), "--host", "::1", "--port", "0",
+                                       "--grpc-port", "0", "--model", f"m={tmp}/one.hxb"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            lines = server.stdout.readline() + server.stdout.readline()
+            g = re.search(r"gRPC listening on ::1:(\d+)", lines)
+            ok = False
+            if g:
+                with grpc.insecure_channel(f"[::1]:{g.group(1)}") as v6:
+                    live = v6.unary_unary(SERVICE + "ServerLive", request_serializer=lambda m: m.SerializeToString(),
+                                          response_deserializer=pb.ServerLiveResponse.FromString)
+                    ok = live(pb.ServerLiveRequest(), timeout=30).live
+            server.terminate()
+            server.wait(timeout=30)
+            check("--host ::1 --grpc-port 0: gRPC listens on [::1] and answers", ok, lines)
+        else:
+            print("skip --host ::1: no IPv6 loopback here")
     return summary()
 
 

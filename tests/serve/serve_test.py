@@ -373,6 +373,8 @@ def main():
                 ("outputs not an array", "/v2/models/small/infer", json.dumps({**good, "outputs": {}}), 400,
                  "\"outputs\" must be an array"),
                 ("unknown model", "/v2/models/nope/infer", infer_body(x), 404, "no model 'nope'"),
+                ("a 10,000-character model name: echoed cut short", "/v2/models/" + "n" * 10000 + "/infer",
+                 infer_body(x), 404, "n" * 100 + "... (10000 bytes)'"),
                 ("unknown model metadata", "/v2/models/nope", None, 404, "no model 'nope'"),
                 ("unknown path", "/v3/anything", None, 404, "not found"),
                 ("body over the limit", "/v2/models/small/infer", "[" + "1," * 40000 + "1]", 413,

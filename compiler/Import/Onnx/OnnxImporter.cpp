@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
@@ -30,6 +31,10 @@ using namespace mlir;
 
 namespace hexir::onnx_import {
 namespace {
+
+// Nesting levels protobuf may parse: 32 nested subgraphs (Hexir's own limit) need about 100,
+// protobuf's default; well below what would exhaust the stack.
+constexpr int kProtobufRecursionLimit = 1000;
 
 std::string dirOf(const std::string &path) {
   size_t slash = path.find_last_of('/');
@@ -85,7 +90,12 @@ private:
       buffer << in.rdbuf();
       bytes = buffer.str();
     }
-    if (!model_.ParseFromString(bytes))
+    // Protobuf's default nesting limit (100) counts GraphProto, NodeProto and AttributeProto
+    // levels: 32 nested Loops, which Hexir compiles, need about 3 each.
+    google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t *>(bytes.data()),
+                                                  static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+    stream.SetRecursionLimit(kProtobufRecursionLimit);
+    if (bytes.size() > INT32_MAX || !model_.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
       return error() << "'" << options_.path << "' is not a valid ONNX model (protobuf parse failed)";
     if (!model_.has_graph())
       return error() << "'" << options_.path << "' has no graph";
