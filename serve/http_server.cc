@@ -243,13 +243,7 @@ struct HttpServer::Impl {
       }
       if (static_cast<int>(connections.size()) >= options.max_connections) {
         // Make room by closing the connection idle the longest; refuse if none is idle.
-        uint64_t oldest = 0;
-        Clock::time_point when = Clock::time_point::max();
-        for (auto& [id, c] : connections)
-          if (!c->busy && !c->in_request && c->out.empty() && c->last_activity < when) {
-            oldest = id;
-            when = c->last_activity;
-          }
+        uint64_t oldest = LongestIdle();
         if (oldest == 0) {
           std::string busy = Serialize(error_response(503, "the server has " + std::to_string(connections.size()) +
                                                                  " connections, its most, none idle; try again"),
@@ -286,7 +280,8 @@ struct HttpServer::Impl {
     ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &ev);
     listen_paused = false;
   }
-  void CloseLongestIdle() {
+  // The connection idle the longest (no request under way or being read, nothing to write), or 0.
+  uint64_t LongestIdle() const {
     uint64_t oldest = 0;
     Clock::time_point when = Clock::time_point::max();
     for (auto& [id, c] : connections)
@@ -294,7 +289,10 @@ struct HttpServer::Impl {
         oldest = id;
         when = c->last_activity;
       }
-    if (oldest != 0) Close(oldest);
+    return oldest;
+  }
+  void CloseLongestIdle() {
+    if (uint64_t oldest = LongestIdle()) Close(oldest);
   }
 
   // Timeouts: a request that does not arrive whole in time, a connection idle too long.

@@ -48,6 +48,17 @@ def answer_of(text):
         return None
 
 
+def terminate(server):
+    """(exit code or None, seconds) of SIGTERM to a server with a 2 s grace."""
+    t0 = time.monotonic()
+    server.send_signal(signal.SIGTERM)
+    try:
+        code = server.wait(timeout=2 + MARGIN + 30)
+    except subprocess.TimeoutExpired:
+        code = None
+    return code, time.monotonic() - t0
+
+
 def raw_post(port, m):
     """A request sent on a socket the caller may close before the answer."""
     payload = body(m).encode()
@@ -104,13 +115,7 @@ def http_checks(tools, exe):
               status == 200 and answer_of(text) == [3, 4, 5, 6] and waited < MARGIN, f"{status} {text[:200]}")
         s = raw_post(port, 2**62)
         time.sleep(0.5)
-        t0 = time.monotonic()
-        server.send_signal(signal.SIGTERM)
-        try:
-            code = server.wait(timeout=2 + MARGIN + 30)
-        except subprocess.TimeoutExpired:
-            code = None
-        waited = time.monotonic() - t0
+        code, waited = terminate(server)
         s.close()
         check(f"SIGTERM with a runaway run in flight: exit {code} after {waited:.2f} s (grace 2 s)",
               code == 0 and waited < 2 + MARGIN)
@@ -185,13 +190,7 @@ def grpc_checks(tools, exe, tmp):
               got == [2, 3, 4, 5] and waited < MARGIN)
         future = infer.future(message(2**62), timeout=600)
         time.sleep(0.5)
-        t0 = time.monotonic()
-        server.send_signal(signal.SIGTERM)
-        try:
-            code = server.wait(timeout=2 + MARGIN + 30)
-        except subprocess.TimeoutExpired:
-            code = None
-        waited = time.monotonic() - t0
+        code, waited = terminate(server)
         check(f"gRPC: SIGTERM with a runaway call in flight: exit {code} after {waited:.2f} s (grace 2 s)",
               code == 0 and waited < 2 + MARGIN)
     finally:
