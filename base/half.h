@@ -36,6 +36,13 @@ inline float HalfBitsToFloat(uint16_t h) {
 
 inline float Bf16BitsToFloat(uint16_t h) { return FloatOfBits(static_cast<uint32_t>(h) << 16); }
 
+// `f` rounded to the nearest bfloat16, ties to even; a NaN stays a (quiet) NaN.
+inline uint16_t FloatToBf16Bits(float f) {
+  uint32_t u = FloatBits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
 inline float NarrowBitsToFloat(uint16_t h, NarrowFloat format) {
   return format == NarrowFloat::kF16 ? HalfBitsToFloat(h) : Bf16BitsToFloat(h);
 }

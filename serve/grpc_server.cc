@@ -185,7 +185,11 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
     while (!watcher_stop) {
       for (auto& [context, flag] : calls)
         if (context->IsCancelled()) flag->store(true);
-      watcher_wake.wait_for(lock, std::chrono::milliseconds(20));
+      // Every 20 ms while calls run; asleep while none does (a new call wakes it).
+      if (calls.empty())
+        watcher_wake.wait(lock, [&] { return watcher_stop || !calls.empty(); });
+      else
+        watcher_wake.wait_for(lock, std::chrono::milliseconds(20));
     }
   }
 
@@ -193,8 +197,11 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
   class Watched {
    public:
     Watched(Impl& impl, grpc::ServerContext* context, std::atomic<bool>* flag) : impl_(impl), context_(context) {
-      std::lock_guard<std::mutex> lock(impl_.calls_mu);
-      impl_.calls[context_] = flag;
+      {
+        std::lock_guard<std::mutex> lock(impl_.calls_mu);
+        impl_.calls[context_] = flag;
+      }
+      impl_.watcher_wake.notify_one();
     }
     ~Watched() {
       std::lock_guard<std::mutex> lock(impl_.calls_mu);

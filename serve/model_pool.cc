@@ -101,10 +101,8 @@ StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, c
 namespace {
 // Why `control` stops a request now (OK: it does not).
 Status StopStatus(const RunOptions& control) {
-  if (control.cancel != nullptr && control.cancel->load())
-    return CancelledError("the request was cancelled");
-  if (control.deadline && std::chrono::steady_clock::now() >= *control.deadline)
-    return DeadlineExceededError("the request passed its deadline");
+  if (control.cancelled()) return CancelledError("the request was cancelled");
+  if (control.expired()) return DeadlineExceededError("the request passed its deadline");
   return Status::Ok();
 }
 }  // namespace

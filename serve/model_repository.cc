@@ -127,9 +127,8 @@ ModelRepository::Listing ModelRepository::List() const {
     struct stat st {};
     std::string why = Unusable(path, root, &st);
     if (!why.empty()) {
-      // A NAME/ folder that is no model folder is nothing to report; NAME.hxb that is no file is.
-      if (entry != name || S_ISLNK(st.st_mode) || why.find("is a directory") == std::string::npos)
-        listing.refused.emplace(name, why);
+      // A NAME/ folder whose model.hxb is a directory is no model folder; NAME.hxb that is no file is refused.
+      if (entry != name || why.find("is a directory") == std::string::npos) listing.refused.emplace(name, why);
       continue;
     }
     if (!S_ISREG(st.st_mode)) continue;

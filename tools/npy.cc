@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/file_mapping.h"
+#include "base/half.h"
 
 namespace hexir::npy {
 namespace {
@@ -137,19 +138,9 @@ StatusOr<Array> Read(const std::string& path) {
   return Parse(bytes, "'" + path + "'");
 }
 
-float Bf16ToFloat(uint16_t bits) {
-  uint32_t u = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+float Bf16ToFloat(uint16_t bits) { return Bf16BitsToFloat(bits); }
 
-uint16_t FloatToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);                 // nearest, ties to even
-}
+uint16_t FloatToBf16(float f) { return FloatToBf16Bits(f); }
 
 static Array Bf16AsFloat(const Array& array) {
   Array f;

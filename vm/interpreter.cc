@@ -219,9 +219,8 @@ Status Execute(const Module& module, const fb::Function& function, const SpaceBa
 
 Status CheckRunControl(const RunOptions* control, uint64_t commands) {
   if (control == nullptr) return Status::Ok();
-  if (control->cancel != nullptr && control->cancel->load(std::memory_order_relaxed))
-    return CancelledError("the run was cancelled after ", commands, " commands");
-  if (control->deadline && std::chrono::steady_clock::now() >= *control->deadline)
+  if (control->cancelled()) return CancelledError("the run was cancelled after ", commands, " commands");
+  if (control->expired())
     return DeadlineExceededError("the run passed its deadline after ", commands, " commands");
   return Status::Ok();
 }

@@ -1,12 +1,7 @@
 //===- DispatchReport.cpp - which source ops each dispatch covers ---------===//
 #include "Driver/DispatchReport.h"
 
-#include "Dialect/HexirDialect.h"
-#include "Planning/GraphValues.h"
-
-#include "mlir/IR/Location.h"
-#include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/SetVector.h"
+#include "Dialect/DispatchNames.h"
 
 using namespace mlir;
 

@@ -8,6 +8,7 @@
 #ifndef HEXIR_COMPILER_PLANNING_GRAPHVALUES_H
 #define HEXIR_COMPILER_PLANNING_GRAPHVALUES_H
 
+#include "Dialect/DispatchNames.h"
 #include "Dialect/HexirDialect.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -37,16 +38,8 @@ void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn);
 // Calls `fn` for every use of `v` directly or through views (the views' own uses).
 void forEachUse(Value v, llvm::function_ref<void(OpOperand &)> fn);
 
-// The dispatch's own name: its kernel's, or the one it had before its kernel was found
-// identical to another (hexir-deduplicate-kernels).
-std::string dispatchName(CallTirOp d);
-
 // "main_dispatch_3_generic", with "#k" for result k of a dispatch with several.
 std::string bufferName(CallTirOp d, Value result);
-
-// The names of the source ops (ONNX node names, MLIR name locations) whose computation the
-// dispatch's kernel holds, in order.
-SmallVector<std::string> sourceNames(CallTirOp d);
 
 } // namespace mlir::hexir
 

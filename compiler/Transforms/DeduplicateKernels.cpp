@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Transforms/Passes.h"
 
+#include "Dialect/DispatchNames.h"
 #include "Dialect/Functions.h"
-#include "Planning/GraphValues.h"
 
 #include "mlir/IR/OperationSupport.h"
 

@@ -73,6 +73,9 @@ struct RunOptions {
   const std::atomic<bool>* cancel = nullptr;
   // The run stops once std::chrono::steady_clock passes it.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+
+  bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+  bool expired() const { return deadline && std::chrono::steady_clock::now() >= *deadline; }
 };
 
 // What a session's graph did (SessionOptions::graphs): a run that records counts an

@@ -122,13 +122,17 @@ const DequantizedSource *int8PoolSource(NodeContext &ctx, const OnnxValue &x) {
   return d;
 }
 
-// Sets output 0 from an NCHW result, back to 1-D if the input was.
-void setWindowOutput(NodeContext &ctx, Value out, const Window &w) {
-  if (w.oneD) {
-    auto s = shapeOf(out);
-    out = reshapeView(ctx.b, ctx.loc, out, {s[0], s[1], s[3]});
-  }
-  ctx.setOutput(0, OnnxValue::ofValue(out, DType::kFloat));
+// An NCHW result back to 1-D (NCW) if the window op's input was.
+Value windowResult(NodeContext &ctx, Value out, const Window &w) {
+  if (!w.oneD)
+    return out;
+  auto s = shapeOf(out);
+  return reshapeView(ctx.b, ctx.loc, out, {s[0], s[1], s[3]});
+}
+
+// Sets output `i` from an NCHW result of `type`, back to 1-D if the input was.
+void setWindowOutput(NodeContext &ctx, Value out, const Window &w, size_t i = 0, DType type = DType::kFloat) {
+  ctx.setOutput(i, OnnxValue::ofValue(windowResult(ctx, out, w), type));
 }
 
 LogicalResult requireFloatInput(NodeContext &ctx) {
@@ -274,12 +278,7 @@ LogicalResult maxPool8Bit(NodeContext &ctx, const Window &w) {
       return failure();
     signedX = *flipped;
   }
-  Value pooled = poolNchw(ctx, signedX, w, -128.0, /*isMax=*/true);
-  if (w.oneD) {
-    auto s = shapeOf(pooled);
-    pooled = reshapeView(ctx.b, ctx.loc, pooled, {s[0], s[1], s[3]});
-  }
-  OnnxValue y = OnnxValue::ofValue(pooled, DType::kInt8);
+  OnnxValue y = OnnxValue::ofValue(windowResult(ctx, poolNchw(ctx, signedX, w, -128.0, /*isMax=*/true), w), DType::kInt8);
   if (isUnsigned) {
     auto back = flip(y, DType::kUInt8);
     if (failed(back))
@@ -312,11 +311,7 @@ LogicalResult convertMaxPool(NodeContext &ctx) {
     Value x4 = reshapeView(ctx.b, ctx.loc, materialize(ctx, x), as4D(x.shape));
     Value indices = maxPoolIndices(ctx, x4, y, w, ctx.attrInt("storage_order", 0) != 0);
     setWindowOutput(ctx, y, w);
-    if (w.oneD) {
-      auto s = shapeOf(indices);
-      indices = reshapeView(ctx.b, ctx.loc, indices, {s[0], s[1], s[3]});
-    }
-    ctx.setOutput(1, OnnxValue::ofValue(indices, DType::kInt64));
+    setWindowOutput(ctx, indices, w, 1, DType::kInt64);
     return success();
   }
   // A QDQ model's max pooling of a dequantized int8 tensor pools the integers: dequantization

@@ -3,47 +3,18 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
-#include <cstring>
+#include "base/half.h"
 
 using namespace mlir;
 
 namespace hexir::onnx_import {
-namespace {
 
-uint32_t bitsOf(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  return u;
-}
-
-float floatOf(uint32_t u) {
-  float v;
-  std::memcpy(&v, &u, 4);
-  return v;
-}
-
-} // namespace
-
-float halfToFloat(uint16_t h, bool bf16) {
-  if (bf16)
-    return floatOf(static_cast<uint32_t>(h) << 16);
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  if (exp == 0) {  // zero or subnormal: mant * 2^-24
-    float v = static_cast<float>(mant) * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  }
-  if (exp == 31)
-    return floatOf(sign | 0x7f800000u | (mant << 13));
-  return floatOf(sign | ((exp + 112) << 23) | (mant << 13));
-}
+float halfToFloat(uint16_t h, bool bf16) { return bf16 ? ::hexir::Bf16BitsToFloat(h) : ::hexir::HalfBitsToFloat(h); }
 
 uint16_t floatToHalf(float v, bool bf16) {
-  uint32_t f = bitsOf(v);
-  if (bf16) {
-    if ((f & 0x7fffffffu) > 0x7f800000u)  // NaN: quiet, sign kept
-      return static_cast<uint16_t>((f >> 16) | 0x40);
-    return static_cast<uint16_t>((f + 0x7fffu + ((f >> 16) & 1)) >> 16);
-  }
+  if (bf16)
+    return ::hexir::FloatToBf16Bits(v);
+  uint32_t f = ::hexir::FloatBits(v);
   uint32_t sign = (f >> 16) & 0x8000, a = f & 0x7fffffffu;
   if (a > 0x7f800000u)
     return static_cast<uint16_t>(sign | 0x7e00);

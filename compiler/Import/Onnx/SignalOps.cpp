@@ -227,8 +227,7 @@ LogicalResult convertSTFT(NodeContext &ctx) {
     ins.push_back(materialize(ctx, ctx.input(2)));
     maps.push_back(AffineMap::get(5, 0, {j}, mc));
   }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(4, mc).shiftDims(0));
-  maps.back() = AffineMap::get(5, 0, {getAffineDimExpr(0, mc), getAffineDimExpr(1, mc), kk, getAffineDimExpr(3, mc)}, mc);
+  maps.push_back(AffineMap::get(5, 0, {getAffineDimExpr(0, mc), getAffineDimExpr(1, mc), kk, getAffineDimExpr(3, mc)}, mc));
   SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
   std::vector<int64_t> outShape = {x.shape[0], frames, k, 2};
