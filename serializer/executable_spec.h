@@ -88,6 +88,8 @@ struct Function {
   // values, in the order --dim named them.
   std::string bucket_of;
   std::vector<std::pair<std::string, int64_t>> bucket_dims;
+  // Why its rows interact (empty: proved independent, or not a bucket that may be padded).
+  std::string rows_mixed_by;
 };
 
 struct KernelEntry {

@@ -13,7 +13,9 @@ inline constexpr char kMagic[8] = {'H', 'E', 'X', 'I', 'R', 'X', 'B', '\0'};
 //    memory spaces, kernel libraries name their format and entries their workgroup shape.
 // 4: constants stored as f16 or bf16 and widened at load (NarrowConstants, constant_widenings):
 //    an older loader would leave them unwidened.
-inline constexpr uint32_t kFormatVersion = 4;
+// 5: buckets say whether their rows interact (Function.rows_mixed_by); an older file's buckets
+//    were never checked, and padding them could give a wrong answer.
+inline constexpr uint32_t kFormatVersion = 5;
 inline constexpr uint64_t kHeaderSize = 64;
 inline constexpr uint64_t kSectionAlignment = 64;
 inline constexpr uint64_t kConstantsAlignment = 4096;

@@ -111,7 +111,10 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
       for (const auto& [dim, value] : f.bucket_dims) dims.push_back(fb::CreateDimValue(b, b.CreateString(dim), value));
       bucket_dims = b.CreateVector(dims);
     }
-    funcs.push_back(fb::CreateFunction(b, name, ins, outs, arenas_vec, commands, plan, bucket_of, bucket_dims));
+    flatbuffers::Offset<flatbuffers::String> rows_mixed_by = 0;
+    if (!f.rows_mixed_by.empty()) rows_mixed_by = b.CreateString(f.rows_mixed_by);
+    funcs.push_back(
+        fb::CreateFunction(b, name, ins, outs, arenas_vec, commands, plan, bucket_of, bucket_dims, rows_mixed_by));
   }
   std::vector<fb::ConstantFill> fills;
   for (const ConstantFillSpec& f : spec.constant_fills)

@@ -86,6 +86,10 @@ StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, c
     pool->sessions_.push_back(std::move(session));
   }
   if (batch.max_batch > 1) {
+    // Requests share a batch only where one client's rows cannot change another's answer.
+    if (std::string mixed = pool->module_->rows_mixed_by("main"); !mixed.empty())
+      return InvalidArgumentError("--max-batch ", batch.max_batch, ": the rows of this model interact (", mixed,
+                                  "): batching would make one request's answer depend on another's input");
     for (int64_t rows : {int64_t{1}, static_cast<int64_t>(batch.max_batch)}) {
       Status takes = TakesRows(*pool->sessions_.front(), pool->signature_, rows);
       if (!takes.ok())

@@ -121,6 +121,8 @@ int main(int argc, char** argv) {
       std::printf(")");
     }
     std::printf("\n");
+    // Buckets the runtime runs at their exact size only (never padded, never batched).
+    if (fn->rows_mixed_by() != nullptr) std::printf("  rows interact: %s\n", fn->rows_mixed_by()->c_str());
     for (const auto* sig : *fn->inputs())
       std::printf("  input  %s: %s%s\n", sig->name()->c_str(), Shape(*sig).c_str(), sig->donated() ? " (donated)" : "");
     for (const auto* sig : *fn->outputs()) {

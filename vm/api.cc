@@ -77,6 +77,11 @@ uint64_t Module::constant_bytes() const {
   return impl_->view().constants().size() + impl_->view().executable().filled_constants_bytes();
 }
 
+std::string Module::rows_mixed_by(const std::string& function) const {
+  std::optional<vm::BucketGroup> group = vm::FindBucketGroup(*impl_, function);
+  return group ? vm::RowsMixedBy(*group) : std::string();
+}
+
 Session::Session(std::shared_ptr<const Module> module, std::unique_ptr<vm::Session> impl)
     : module_(std::move(module)), impl_(std::move(impl)) {}
 Session::~Session() = default;

@@ -51,7 +51,23 @@ std::string Signature(const BucketGroup& group) {
   return text;
 }
 
+// "batch in (1, 4, 16), smaller sizes padded" (only where no bucket's rows interact).
+std::string Sizes(const BucketGroup& group) {
+  bool pads = RowsMixedBy(group).empty();
+  std::string sizes;
+  for (size_t d = 0; d < group.dims.size(); ++d)
+    sizes += (d ? "; " : "") + group.dims[d] + " in (" + Values(group, d) + ")" +
+             (group.paddable[d] && pads ? ", smaller sizes padded" : ", exactly");
+  return sizes;
+}
+
 }  // namespace
+
+std::string RowsMixedBy(const BucketGroup& group) {
+  for (const BucketGroup::Member& m : group.members)
+    if (!m.rows_mixed_by.empty()) return "bucket '" + m.info->function->name()->str() + "': " + m.rows_mixed_by;
+  return "";
+}
 
 std::optional<BucketGroup> FindBucketGroup(const Module& module, const std::string& name) {
   BucketGroup group;
@@ -65,6 +81,7 @@ std::optional<BucketGroup> FindBucketGroup(const Module& module, const std::stri
       if (group.members.empty()) group.dims.push_back(d->name()->str());
       member.values.push_back(d->value());
     }
+    if (fn.rows_mixed_by() != nullptr) member.rows_mixed_by = fn.rows_mixed_by()->str();
     group.members.push_back(std::move(member));
   }
   if (group.members.empty()) return std::nullopt;
@@ -121,16 +138,20 @@ StatusOr<BucketChoice> ChooseBucket(const BucketGroup& group, Span<const TensorV
     if (exact) return BucketChoice{m, true};
     if (holds && !holding) holding = m;
   }
-  if (holding) return BucketChoice{*holding, false};
-  std::string sizes;
-  for (size_t d = 0; d < group.dims.size(); ++d)
-    sizes += (d ? "; " : "") + group.dims[d] + " in (" + Values(group, d) + ")" +
-             (group.paddable[d] ? ", smaller sizes padded" : ", exactly");
+  if (holding) {
+    const BucketGroup::Member& member = group.members[*holding];
+    if (!member.rows_mixed_by.empty())
+      return InvalidArgumentError("bucket '", member.info->function->name()->str(), "' of '", group.name,
+                                  "' would pad these inputs, but its rows interact (", member.rows_mixed_by,
+                                  "): padding would change the answer, so it takes only its exact sizes: ",
+                                  Signature(group), " with ", Sizes(group));
+    return BucketChoice{*holding, false};
+  }
   std::string shapes;
   for (size_t i = 0; i < inputs.size(); ++i)
     shapes += (i ? ", " : "") + sig[i].name + " " + DescribeTensor(inputs[i].element_type, inputs[i].shape);
   return InvalidArgumentError("no shape bucket of '", group.name, "' takes ", shapes, ": its buckets take ",
-                              Signature(group), " with ", sizes);
+                              Signature(group), " with ", Sizes(group));
 }
 
 void BucketOutputShape(const BucketGroup& group, size_t member, size_t output, const std::vector<int64_t>& actual,

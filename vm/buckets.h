@@ -4,7 +4,8 @@
 // else the smallest that holds them, with the inputs padded with zeros and the outputs sliced
 // back. Padding is exact only where rows are independent, so a dimension is padded only where
 // it is the leading axis (the batch) of every tensor that has it; another (a sequence length)
-// must match one of its values exactly.
+// must match one of its values exactly. A bucket whose rows interact (a Softmax over the batch;
+// the compiler proves which do not) takes only inputs of its exact shape.
 //
 // Which axis carries which dimension is read off the buckets' signatures: an axis whose size
 // is the dimension's value in every bucket (a dimension with one value carries none).
@@ -27,6 +28,9 @@ struct BucketGroup {
   struct Member {
     const FunctionInfo* info = nullptr;
     std::vector<int64_t> values;  // per dimension
+    // Why its rows interact (empty: they do not): it is then never padded to (the compiler's
+    // hexir-check-bucket-rows), and requests are not batched into it.
+    std::string rows_mixed_by;
   };
   std::vector<Member> members;  // smallest first (by input bytes)
   // Per input and output, per axis: the dimension it carries, or -1.
@@ -36,6 +40,9 @@ struct BucketGroup {
 
 // The group of the functions compiled as buckets of `name`; nullopt when there are none.
 std::optional<BucketGroup> FindBucketGroup(const Module& module, const std::string& name);
+// Why requests may not be batched into the group's buckets: the first bucket whose rows
+// interact, said for a message ("" when rows are independent in every bucket).
+std::string RowsMixedBy(const BucketGroup& group);
 
 struct BucketChoice {
   size_t member = 0;

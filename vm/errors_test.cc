@@ -82,13 +82,13 @@ TEST_CASE("error: unsupported format version", "[errors]") {
   std::memcpy(b.data() + offsetof(serializer::FileHeader, format_version), &v, 4);
   Status s = f.Load(b);
   CHECK(s.code() == StatusCode::kUnimplemented);
-  CHECK(s.message().find("format version 99 is not supported (this runtime reads version 4)") != std::string::npos);
+  CHECK(s.message().find("format version 99 is not supported (this runtime reads version 5)") != std::string::npos);
   // Executables of the previous formats (3: no narrow constants; 2: one arena, no memory spaces;
   // 1: no binding sizes) are refused the same way.
-  for (uint32_t old : {1u, 2u, 3u}) {
+  for (uint32_t old : {1u, 2u, 3u, 4u}) {
     std::memcpy(b.data() + offsetof(serializer::FileHeader, format_version), &old, 4);
     CHECK(f.Load(b).message().find("format version " + std::to_string(old) +
-                                   " is not supported (this runtime reads version 4); recompile") != std::string::npos);
+                                   " is not supported (this runtime reads version 5); recompile") != std::string::npos);
   }
 }
 

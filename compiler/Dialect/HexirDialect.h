@@ -28,6 +28,9 @@ inline constexpr llvm::StringLiteral kDonateAttrName = "hexir.donate";
 inline constexpr llvm::StringLiteral kBucketOfAttrName = "hexir.bucket_of";
 inline constexpr llvm::StringLiteral kBucketDimNamesAttrName = "hexir.bucket_dim_names";
 inline constexpr llvm::StringLiteral kBucketDimValuesAttrName = "hexir.bucket_dim_values";
+// String attribute on a shape bucket whose rows interact (hexir-check-bucket-rows): the op and
+// why. The runtime then neither pads a request to it nor batches requests into it.
+inline constexpr llvm::StringLiteral kRowsMixedByAttrName = "hexir.rows_mixed_by";
 // Unit attribute on a graph function that is the body of a hexir.loop or a branch of a
 // hexir.if: compiled with the graph that runs it, never a function of the executable.
 inline constexpr llvm::StringLiteral kBodyAttrName = "hexir.body";

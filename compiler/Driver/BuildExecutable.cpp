@@ -82,6 +82,8 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
     auto values = graph->getAttrOfType<DenseI64ArrayAttr>(kBucketDimValuesAttrName);
     for (auto [name, value] : llvm::zip(names.getAsValueRange<StringAttr>(), values.asArrayRef()))
       fn.bucket_dims.push_back({name.str(), value});
+    if (auto mixed = graph->getAttrOfType<StringAttr>(kRowsMixedByAttrName))
+      fn.rows_mixed_by = mixed.str();
   }
   report.function = fn.name;
   FunctionType type = graph.getFunctionType();

@@ -189,6 +189,30 @@ def SinkPackedViews : Pass<"hexir-sink-packed-views", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def CheckBucketRows : Pass<"hexir-check-bucket-rows", "mlir::ModuleOp"> {
+  let summary = "Marks the shape buckets whose rows interact, so that they are never padded or batched";
+  let description = [{
+    Runs on the graph in linalg and tensor form, before dispatch formation. A session pads a
+    request of 3 rows to the 4-row bucket and slices the answer back, and hexir-serve
+    --max-batch runs several clients' rows as one batch. Both are exact only where every output
+    row depends on its own input row alone; a Softmax over the batch, a reduction or a Gather
+    along it, or a value that depends on a row's position would make one client's answer
+    depend on zero rows or on another client's input.
+
+    For each dimension the runtime would pad (vm/buckets.h: the leading axis of every input and
+    output that carries it), the pass follows where the rows lie (an axis, and a block size once
+    a reshape merges the row axis with the axes after it) through linalg ops (the row loop must
+    be parallel, index one axis of each operand and result, and never be read as a position),
+    reshapes, slices, pads and concatenations. Anything else that reads rows is assumed to mix
+    them. A bucket where rows are not proved independent gets `hexir.rows_mixed_by`, naming the
+    ONNX node and what it does; buckets of size 1 hold one row and are not checked.
+
+    Before: `func @main_batch4 {hexir.bucket_of = "main", ...}` computing a Softmax over axis 0.
+    After: the same function with `hexir.rows_mixed_by = "dimension 'batch': node 'sm' combines
+    rows (a reduction or contraction over them)"`.
+  }];
+}
+
 def DeduplicateKernels : Pass<"hexir-deduplicate-kernels", "mlir::ModuleOp"> {
   let summary = "Makes dispatches of structurally identical kernels call one kernel";
   let description = [{

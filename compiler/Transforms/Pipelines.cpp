@@ -31,6 +31,8 @@ void mlir::hexir::buildGraphPipeline(OpPassManager &pm, ArrayRef<std::string> en
   buildLowerTosaPipeline(pm);
   // Loops without iterations (reductions over empty axes) fold before any kernel sees them.
   pm.addPass(createFoldEmptyLoops());
+  // Which shape buckets may be padded or batched: proved on linalg before layouts change.
+  pm.addPass(createCheckBucketRows());
   // Convolutions vectorize along channels: NHWC inside, NCHW only at the edges.
   pm.addPass(createConvertToChannelsLast());
   pm.addPass(createCanonicalizerPass());

@@ -57,6 +57,11 @@ class HEXIR_API Module {
   // NOT_FOUND for an unknown function, "{}" for an executable without one.
   StatusOr<std::string> plan_json(const std::string& function) const;
   uint64_t constant_bytes() const;  // stored constants plus filled splats
+  // Why the rows of `function` interact, for a model compiled as shape buckets whose rows the
+  // compiler could not prove independent (a Softmax over the batch): such a model runs only at
+  // its buckets' exact sizes, never padded, and must not be batched across requests. Empty
+  // when rows are independent, or for a function that is not shape buckets.
+  std::string rows_mixed_by(const std::string& function = "main") const;
 
   const vm::Module& impl() const { return *impl_; }
 
