@@ -31,6 +31,10 @@ inline constexpr llvm::StringLiteral kBucketDimValuesAttrName = "hexir.bucket_di
 // String attribute on a shape bucket whose rows interact (hexir-check-bucket-rows): the op and
 // why. The runtime then neither pads a request to it nor batches requests into it.
 inline constexpr llvm::StringLiteral kRowsMixedByAttrName = "hexir.rows_mixed_by";
+// String attribute on a function imported at another size only to check the bucket it names
+// (the smallest size padded into it; its loop and branch bodies carry it too): erased by
+// hexir-check-bucket-rows, never compiled.
+inline constexpr llvm::StringLiteral kBucketProbeAttrName = "hexir.bucket_probe";
 // Unit attribute on a graph function that is the body of a hexir.loop or a branch of a
 // hexir.if: compiled with the graph that runs it, never a function of the executable.
 inline constexpr llvm::StringLiteral kBodyAttrName = "hexir.body";

@@ -226,57 +226,100 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   return true;
 }
 
+// The model imported with its symbolic dimensions fixed to `values` (in `dims` order) as a
+// function `name` marked a bucket of the model's function; its loop and branch bodies take its
+// name too (main_loop_0 -> main_batch4_loop_0).
+OwningOpRef<ModuleOp> importBucket(MLIRContext &context, onnx_import::OnnxImportOptions importOptions,
+                                   const std::vector<std::pair<std::string, std::vector<int64_t>>> &dims,
+                                   ArrayRef<int64_t> values, const std::string &name) {
+  importOptions.dims.clear();
+  SmallVector<Attribute> dimNames;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    importOptions.dims[dims[d].first] = values[d];
+    dimNames.push_back(StringAttr::get(&context, dims[d].first));
+  }
+  OwningOpRef<ModuleOp> bucket = onnx_import::importOnnxModel(context, importOptions);
+  if (!bucket)
+    return nullptr;
+  // The importer names the function as asked.
+  auto fn = bucket->lookupSymbol<func::FuncOp>(importOptions.entry);
+  fn.setSymName(name);
+  fn->setAttr(mlir::hexir::kBucketOfAttrName, StringAttr::get(&context, importOptions.entry));
+  fn->setAttr(mlir::hexir::kBucketDimNamesAttrName, ArrayAttr::get(&context, dimNames));
+  fn->setAttr(mlir::hexir::kBucketDimValuesAttrName, DenseI64ArrayAttr::get(&context, values));
+  for (auto body : llvm::make_early_inc_range(bucket->getOps<func::FuncOp>())) {
+    if (!mlir::hexir::isBody(body))
+      continue;
+    std::string renamed = name + body.getSymName().drop_front(importOptions.entry.size()).str();
+    if (failed(SymbolTable::replaceAllSymbolUses(body, StringAttr::get(&context, renamed), *bucket)))
+      return nullptr;
+    body.setSymName(renamed);
+  }
+  return bucket;
+}
+
+void moveFunctions(ModuleOp from, ModuleOp into) {
+  for (auto moved : llvm::make_early_inc_range(from.getOps<func::FuncOp>()))
+    moved->moveBefore(into.getBody(), into.getBody()->end());
+}
+
 // The ONNX model as a module: imported once, or once per combination of the --dim sizes, each
 // a function named after its sizes (main_batch4) and marked a bucket of the model's function.
+// A request smaller than a bucket is padded to it, which is exact only if the bucket computes
+// what the model computes at the request's size: for each bucket of a padded dimension, the
+// model is also imported at the smallest size padded into it (at least 2: one row changes
+// broadcasting) as a probe that hexir-check-bucket-rows compares the bucket with, then erases.
 OwningOpRef<ModuleOp> importShapeBuckets(MLIRContext &context, onnx_import::OnnxImportOptions importOptions,
                                          const std::vector<std::pair<std::string, std::vector<int64_t>>> &dims) {
   if (dims.empty())
     return onnx_import::importOnnxModel(context, importOptions);
   OwningOpRef<ModuleOp> module;
+  SmallVector<func::FuncOp> buckets;
   std::vector<size_t> pick(dims.size(), 0);
   while (true) {
-    importOptions.dims.clear();
+    SmallVector<int64_t> values;
     std::string name = importOptions.entry;
-    SmallVector<Attribute> dimNames;
-    SmallVector<int64_t> dimValues;
     for (size_t d = 0; d < dims.size(); ++d) {
-      int64_t value = dims[d].second[pick[d]];
-      importOptions.dims[dims[d].first] = value;
-      name += "_" + dims[d].first + std::to_string(value);
-      dimNames.push_back(StringAttr::get(&context, dims[d].first));
-      dimValues.push_back(value);
+      values.push_back(dims[d].second[pick[d]]);
+      name += "_" + dims[d].first + std::to_string(values.back());
     }
-    OwningOpRef<ModuleOp> bucket = onnx_import::importOnnxModel(context, importOptions);
+    OwningOpRef<ModuleOp> bucket = importBucket(context, importOptions, dims, values, name);
     if (!bucket)
       return nullptr;
-    // The importer names the function as asked.
-    auto fn = bucket->lookupSymbol<func::FuncOp>(importOptions.entry);
-    fn.setSymName(name);
-    fn->setAttr(mlir::hexir::kBucketOfAttrName, StringAttr::get(&context, importOptions.entry));
-    fn->setAttr(mlir::hexir::kBucketDimNamesAttrName, ArrayAttr::get(&context, dimNames));
-    fn->setAttr(mlir::hexir::kBucketDimValuesAttrName, DenseI64ArrayAttr::get(&context, dimValues));
-    // Its loop and branch bodies take the bucket's name too (main_loop_0 -> main_batch4_loop_0).
-    for (auto body : llvm::make_early_inc_range(bucket->getOps<func::FuncOp>())) {
-      if (!mlir::hexir::isBody(body))
-        continue;
-      std::string renamed = name + body.getSymName().drop_front(importOptions.entry.size()).str();
-      if (failed(SymbolTable::replaceAllSymbolUses(body, StringAttr::get(&context, renamed), *bucket)))
-        return nullptr;
-      body.setSymName(renamed);
-    }
-    if (!module) {
+    if (!module)
       module = std::move(bucket);
-    } else {
-      for (auto moved : llvm::make_early_inc_range(bucket->getOps<func::FuncOp>()))
-        moved->moveBefore(module->getBody(), module->getBody()->end());
-    }
+    else
+      moveFunctions(*bucket, *module);
+    buckets.push_back(module->lookupSymbol<func::FuncOp>(name));
     // The next combination, the first dimension fastest.
     size_t d = 0;
     while (d < pick.size() && ++pick[d] == dims[d].second.size())
       pick[d++] = 0;
     if (d == pick.size())
-      return module;
+      break;
   }
+  for (size_t d : mlir::hexir::paddedBucketDims(buckets)) {
+    std::vector<int64_t> sizes = dims[d].second;
+    llvm::sort(sizes);
+    for (func::FuncOp bucket : SmallVector<func::FuncOp>(buckets)) {
+      SmallVector<int64_t> values(bucket->getAttrOfType<DenseI64ArrayAttr>(mlir::hexir::kBucketDimValuesAttrName)
+                                      .asArrayRef());
+      auto at = llvm::find(sizes, values[d]);
+      int64_t below = at == sizes.begin() ? 0 : *std::prev(at);
+      int64_t probe = std::max<int64_t>(below + 1, 2);
+      if (probe >= values[d])
+        continue;  // nothing is padded into it
+      values[d] = probe;
+      std::string name = bucket.getSymName().str() + "_probe_" + dims[d].first + std::to_string(probe);
+      OwningOpRef<ModuleOp> imported = importBucket(context, importOptions, dims, values, name);
+      if (!imported)
+        return nullptr;
+      for (auto fn : imported->getOps<func::FuncOp>())
+        fn->setAttr(mlir::hexir::kBucketProbeAttrName, bucket.getSymNameAttr());
+      moveFunctions(*imported, *module);
+    }
+  }
+  return module;
 }
 
 } // namespace

@@ -54,6 +54,40 @@ std::string describe(Operation *op) {
   return text;
 }
 
+// The ONNX node to name for `op`: its own, else that of the nearest op reading its results (a
+// folded constant has no node; the node computing with it, or the output it is, is what the
+// user wrote).
+std::string describeNear(Operation *op) {
+  auto named = [](Operation *o) {
+    bool found = false;
+    o->getLoc()->walk([&](Location loc) {
+      found |= isa<NameLoc>(loc);
+      return WalkResult::advance();
+    });
+    return found;
+  };
+  SmallVector<std::pair<Operation *, Value>> queue{{op, Value()}};
+  llvm::SmallPtrSet<Operation *, 16> seen{op};
+  for (size_t i = 0; i < queue.size() && i < 1000; ++i) {
+    auto [at, from] = queue[i];
+    if (auto ret = dyn_cast<func::ReturnOp>(at)) {
+      auto fn = ret->getParentOfType<func::FuncOp>();
+      for (OpOperand &use : ret->getOpOperands())
+        if (use.get() == from)
+          if (auto name = fn.getResultAttrOfType<StringAttr>(use.getOperandNumber(), kNameAttrName))
+            return "output '" + name.str() + "'";
+      continue;
+    }
+    if (named(at))
+      return describe(at);
+    for (Value result : at->getResults())
+      for (Operation *user : result.getUsers())
+        if (seen.insert(user).second)
+          queue.push_back({user, result});
+  }
+  return describe(op);
+}
+
 int64_t product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t s : shape)
@@ -84,16 +118,17 @@ public:
     return reason_;
   }
 
+  // Where `v`'s rows lie after check (nullopt: it has none).
+  std::optional<Rows> rowsOf(Value v) const {
+    auto it = rows_.find(v);
+    return it == rows_.end() ? std::nullopt : std::optional<Rows>(it->second);
+  }
+
 private:
   std::string dim_;
   int64_t size_ = 1;  // the dimension's size in this bucket
   llvm::DenseMap<Value, Rows> rows_;
   std::string reason_;
-
-  std::optional<Rows> rowsOf(Value v) const {
-    auto it = rows_.find(v);
-    return it == rows_.end() ? std::nullopt : std::optional<Rows>(it->second);
-  }
   bool mixed(Operation *op, const Twine &why) {
     if (reason_.empty())
       reason_ = "dimension '" + dim_ + "': " + describe(op) + " " + why.str();
@@ -233,6 +268,17 @@ private:
       return true;  // no rows in, no rows out
     if (op.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
       return mixed(op, "combines rows (a reduction or contraction over them)");
+    // The row loop indexes the row axis alone: another axis of a tensor with rows read along
+    // it (a diagonal, `(d0, d1) -> (d0, d1, d0)`) is a position or another row.
+    for (OpOperand &operand : op->getOpOperands()) {
+      std::optional<Rows> rows = rowsOf(operand.get());
+      if (!rows)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      for (unsigned a = 0; a < map.getNumResults(); ++a)
+        if (a != rows->axis && map.getResult(a).isFunctionOfDim(*loop))
+          return mixed(op, "moves data between rows");
+    }
     // The row loop's index may only pick a row of a tensor with rows.
     bool positional = false;
     op->getRegion(0).walk([&](linalg::IndexOp index) {
@@ -263,6 +309,9 @@ private:
           axis = a;
       if (!axis)
         return mixed(op, "combines rows (a reduction or contraction over them)");
+      for (unsigned a = 0; a < map.getNumResults(); ++a)
+        if (a != *axis && map.getResult(a).isFunctionOfDim(*loop))
+          return mixed(op, "moves data between rows");
       rows_[result] = Rows{*axis, layout.block, layout.span};
     }
     return true;
@@ -445,18 +494,136 @@ private:
   }
 };
 
-// The bucket functions of one model function, as vm/buckets.h groups them.
+// Two imports of one model at two sizes of a dimension (a bucket, and the same model at the
+// smallest size padded into it) compute the same thing, row by row, only if they are one graph
+// whose shapes scale with the size: the same ops in the same order on corresponding operands,
+// equal attributes and constants, every extent equal or in the sizes' ratio, and the rows of
+// every value laid out alike. What the model derives from the size (x / Shape(x)[0], a Reshape
+// to [4, -1], a Loop counted by the batch, a branch taken on it) differs between the two.
+class SameModel {
+public:
+  SameModel(int64_t sizeA, int64_t sizeB, const RowFlow &rowsA, const RowFlow &rowsB)
+      : a_(sizeA), b_(sizeB), rowsA_(rowsA), rowsB_(rowsB) {}
+
+  // The first op of `a` that differs from `b` (nullptr: none).
+  Operation *firstDifference(func::FuncOp a, func::FuncOp b) {
+    if (a.getNumArguments() != b.getNumArguments())
+      return a;
+    for (auto [x, y] : llvm::zip(a.getArguments(), b.getArguments()))
+      values_[x] = y;
+    return blocks(a.getBody().front(), b.getBody().front());
+  }
+
+private:
+  int64_t a_, b_;
+  const RowFlow &rowsA_, &rowsB_;
+  llvm::DenseMap<Value, Value> values_;
+
+  bool extent(int64_t x, int64_t y) const {
+    return x == y || (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x * b_ == y * a_);
+  }
+  bool type(Type x, Type y) const {
+    auto tx = dyn_cast<RankedTensorType>(x), ty = dyn_cast<RankedTensorType>(y);
+    if (!tx || !ty)
+      return x == y;
+    if (tx.getRank() != ty.getRank() || tx.getElementType() != ty.getElementType() ||
+        tx.getEncoding() != ty.getEncoding())
+      return false;
+    return llvm::all_of(llvm::seq<int64_t>(0, tx.getRank()),
+                        [&](int64_t d) { return extent(tx.getDimSize(d), ty.getDimSize(d)); });
+  }
+  bool attribute(Attribute x, Attribute y) const {
+    if (x == y)
+      return true;
+    if (auto ix = dyn_cast<DenseI64ArrayAttr>(x))
+      if (auto iy = dyn_cast<DenseI64ArrayAttr>(y))
+        return ix.size() == iy.size() &&
+               llvm::all_of(llvm::zip(ix.asArrayRef(), iy.asArrayRef()),
+                            [&](auto p) { return extent(std::get<0>(p), std::get<1>(p)); });
+    if (auto tx = dyn_cast<TypeAttr>(x))
+      if (auto ty = dyn_cast<TypeAttr>(y))
+        return type(tx.getValue(), ty.getValue());
+    // A splat of one value in both shapes (zeros to fill, a broadcast scalar).
+    if (auto dx = dyn_cast<DenseElementsAttr>(x))
+      if (auto dy = dyn_cast<DenseElementsAttr>(y))
+        return dx.isSplat() && dy.isSplat() && type(dx.getType(), dy.getType()) &&
+               dx.getSplatValue<Attribute>() == dy.getSplatValue<Attribute>();
+    return false;
+  }
+  bool sameRows(Value x, Value y) const {
+    std::optional<Rows> rx = rowsA_.rowsOf(x), ry = rowsB_.rowsOf(y);
+    if (!rx || !ry)
+      return !rx && !ry;
+    return rx->axis == ry->axis && rx->block == ry->block && rx->span * b_ == ry->span * a_;
+  }
+  bool operation(Operation *x, Operation *y) {
+    if (x->getName() != y->getName() || x->getNumOperands() != y->getNumOperands() ||
+        x->getNumResults() != y->getNumResults() || x->getNumRegions() != y->getNumRegions())
+      return false;
+    for (auto [u, v] : llvm::zip(x->getOperands(), y->getOperands())) {
+      auto it = values_.find(u);
+      if (it == values_.end() || it->second != v)
+        return false;
+    }
+    DictionaryAttr ax = x->getAttrDictionary(), ay = y->getAttrDictionary();
+    if (ax.size() != ay.size())
+      return false;
+    for (NamedAttribute attr : ax) {
+      Attribute other = ay.get(attr.getName());
+      if (!other || !attribute(attr.getValue(), other))
+        return false;
+    }
+    for (auto [u, v] : llvm::zip(x->getResults(), y->getResults())) {
+      if (!type(u.getType(), v.getType()) || !sameRows(u, v))
+        return false;
+      values_[u] = v;
+    }
+    for (auto [rx, ry] : llvm::zip(x->getRegions(), y->getRegions())) {
+      if (rx.getBlocks().size() != ry.getBlocks().size())
+        return false;
+      for (auto [bx, by] : llvm::zip(rx, ry))
+        if (blocks(bx, by))
+          return false;
+    }
+    return true;
+  }
+  Operation *blocks(Block &x, Block &y) {
+    if (x.getNumArguments() != y.getNumArguments())
+      return x.getParentOp();
+    for (auto [u, v] : llvm::zip(x.getArguments(), y.getArguments())) {
+      if (!type(u.getType(), v.getType()))
+        return x.getParentOp();
+      values_[u] = v;
+    }
+    auto ix = x.begin(), iy = y.begin();
+    for (; ix != x.end() && iy != y.end(); ++ix, ++iy)
+      if (!operation(&*ix, &*iy))
+        return &*ix;
+    if (ix != x.end())
+      return &*ix;
+    return iy != y.end() ? x.getParentOp() : nullptr;
+  }
+};
+
+// The bucket functions of one model function, as vm/buckets.h groups them, and the imports at
+// other sizes made to check them (hexir.bucket_probe, see the driver's importShapeBuckets).
 struct BucketGroup {
   SmallVector<func::FuncOp> members;
   SmallVector<std::string> dims;
   SmallVector<SmallVector<int64_t>> values;  // per member, per dimension
+  SmallVector<func::FuncOp> probes;
 };
+
+SmallVector<int64_t> valuesOf(func::FuncOp fn) {
+  return SmallVector<int64_t>(fn->getAttrOfType<DenseI64ArrayAttr>(kBucketDimValuesAttrName).asArrayRef());
+}
 
 // Per tensor of the signature (arguments, then results), per axis: the dimension whose value
 // is its size in every member, and which varies among them (-1: none). vm/buckets.cc reads the
 // same off the file; the two must agree.
-SmallVector<SmallVector<int>> carriedDims(BucketGroup &group) {
-  FunctionType first = group.members.front().getFunctionType();
+SmallVector<SmallVector<int>> carriedDims(ArrayRef<func::FuncOp> members) {
+  FunctionType first = func::FuncOp(members.front()).getFunctionType();
+  size_t numDims = valuesOf(members.front()).size();
   SmallVector<Type> tensors(first.getInputs());
   llvm::append_range(tensors, first.getResults());
   SmallVector<SmallVector<int>> carried;
@@ -464,14 +631,16 @@ SmallVector<SmallVector<int>> carriedDims(BucketGroup &group) {
     auto type = dyn_cast<RankedTensorType>(tensors[t]);
     carried.emplace_back(type ? type.getRank() : 0, -1);
     for (int64_t a = 0; type && a < type.getRank(); ++a)
-      for (size_t d = 0; d < group.dims.size() && carried[t][a] < 0; ++d) {
+      for (size_t d = 0; d < numDims && carried[t][a] < 0; ++d) {
         bool follows = true, varies = false;
-        for (auto [m, member] : llvm::enumerate(group.members)) {
-          FunctionType ft = func::FuncOp(member).getFunctionType();
+        int64_t firstValue = valuesOf(members.front())[d];
+        for (func::FuncOp member : members) {
+          FunctionType ft = member.getFunctionType();
+          int64_t value = valuesOf(member)[d];
           Type mt = t < ft.getNumInputs() ? ft.getInput(t) : ft.getResult(t - ft.getNumInputs());
           auto shaped = dyn_cast<RankedTensorType>(mt);
-          follows &= shaped && shaped.getRank() == type.getRank() && shaped.getDimSize(a) == group.values[m][d];
-          varies |= group.values[m][d] != group.values[0][d];
+          follows &= shaped && shaped.getRank() == type.getRank() && shaped.getDimSize(a) == value;
+          varies |= value != firstValue;
         }
         if (follows && varies)
           carried[t][a] = static_cast<int>(d);
@@ -480,50 +649,109 @@ SmallVector<SmallVector<int>> carriedDims(BucketGroup &group) {
   return carried;
 }
 
+// Per dimension, per tensor of the signature: whether its leading axis carries the dimension,
+// for the dimensions that are padded (the leading axis of every tensor that carries them).
+SmallVector<std::pair<size_t, SmallVector<bool>>> paddedDims(ArrayRef<func::FuncOp> members) {
+  SmallVector<SmallVector<int>> carried = carriedDims(members);
+  SmallVector<std::pair<size_t, SmallVector<bool>>> padded;
+  for (size_t d = 0; d < valuesOf(members.front()).size(); ++d) {
+    SmallVector<bool> leading;
+    bool anywhere = false, paddable = true;
+    for (const SmallVector<int> &axes : carried) {
+      leading.push_back(!axes.empty() && axes[0] == static_cast<int>(d));
+      for (size_t a = 0; a < axes.size(); ++a)
+        if (axes[a] == static_cast<int>(d)) {
+          anywhere = true;
+          paddable &= a == 0;
+        }
+    }
+    if (anywhere && paddable)
+      padded.push_back({d, std::move(leading)});
+  }
+  return padded;
+}
+
 struct CheckBucketRowsPass : public mlir::hexir::impl::CheckBucketRowsBase<CheckBucketRowsPass> {
   void runOnOperation() override {
+    ModuleOp module = getOperation();
     llvm::MapVector<StringRef, BucketGroup> groups;
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+    llvm::StringMap<func::FuncOp> byName;
+    for (auto fn : module.getOps<func::FuncOp>())
+      byName[fn.getSymName()] = fn;
+    for (auto fn : module.getOps<func::FuncOp>()) {
       auto of = fn->getAttrOfType<StringAttr>(kBucketOfAttrName);
-      if (!of)
+      if (!of || isBody(fn))
         continue;
       BucketGroup &group = groups[of.getValue()];
+      if (fn->hasAttr(kBucketProbeAttrName)) {
+        group.probes.push_back(fn);
+        continue;
+      }
       if (group.members.empty())
         for (StringRef name : fn->getAttrOfType<ArrayAttr>(kBucketDimNamesAttrName).getAsValueRange<StringAttr>())
           group.dims.push_back(name.str());
       group.members.push_back(fn);
-      group.values.emplace_back(fn->getAttrOfType<DenseI64ArrayAttr>(kBucketDimValuesAttrName).asArrayRef());
+      group.values.push_back(valuesOf(fn));
     }
     for (auto &[name, group] : groups) {
-      SmallVector<SmallVector<int>> carried = carriedDims(group);
+      if (group.members.empty())
+        continue;
       unsigned numArgs = group.members.front().getNumArguments();
-      for (size_t d = 0; d < group.dims.size(); ++d) {
-        // Padded only where it is the leading axis of every tensor that carries it.
-        SmallVector<bool> leading;
-        bool anywhere = false, paddable = true;
-        for (const SmallVector<int> &axes : carried) {
-          leading.push_back(!axes.empty() && axes[0] == static_cast<int>(d));
-          for (size_t a = 0; a < axes.size(); ++a)
-            if (axes[a] == static_cast<int>(d)) {
-              anywhere = true;
-              paddable &= a == 0;
-            }
-        }
-        if (!anywhere || !paddable)
-          continue;
+      for (auto &[d, leading] : paddedDims(group.members)) {
         ArrayRef<bool> rowArgs = ArrayRef<bool>(leading).take_front(numArgs);
         ArrayRef<bool> rowResults = ArrayRef<bool>(leading).drop_front(numArgs);
+        StringRef dim = group.dims[d];
+        std::string reason;
         for (auto [m, fn] : llvm::enumerate(group.members)) {
+          int64_t size = group.values[m][d];
           // One row cannot interact with another.
-          if (group.values[m][d] <= 1 || fn->hasAttr(kRowsMixedByAttrName))
+          if (size <= 1)
             continue;
-          std::string reason = RowFlow(group.dims[d]).check(fn, rowArgs, rowResults, group.values[m][d]);
+          RowFlow rows(dim);
+          reason = rows.check(fn, rowArgs, rowResults, size);
           if (!reason.empty())
-            fn->setAttr(kRowsMixedByAttrName, StringAttr::get(fn.getContext(), reason));
+            break;
+          // The same model at the smallest size padded into this bucket (the driver's probe).
+          for (func::FuncOp probe : group.probes) {
+            if (probe->getAttrOfType<StringAttr>(kBucketProbeAttrName).getValue() != fn.getSymName())
+              continue;
+            int64_t probeSize = valuesOf(probe)[d];
+            RowFlow probeRows(dim);
+            reason = probeRows.check(probe, rowArgs, rowResults, probeSize);
+            if (!reason.empty())
+              break;
+            SameModel same(size, probeSize, rows, probeRows);
+            if (Operation *op = same.firstDifference(fn, probe)) {
+              reason = "dimension '" + dim.str() + "': " + describeNear(op) + " depends on the size of '" + dim.str() +
+                       "' (the model differs between " + std::to_string(size) + " and " +
+                       std::to_string(probeSize) + " rows)";
+              break;
+            }
+          }
+          if (!reason.empty())
+            break;
         }
+        if (reason.empty())
+          continue;
+        // Every bucket a request may be padded into: the model is one, and padding into any
+        // bucket stands for running it at the caller's size.
+        for (auto [m, fn] : llvm::enumerate(group.members))
+          if (group.values[m][d] > 1 && !fn->hasAttr(kRowsMixedByAttrName))
+            fn->setAttr(kRowsMixedByAttrName, StringAttr::get(fn.getContext(), reason));
       }
     }
+    // The probes (and their loop and branch bodies) only served the check.
+    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (fn->hasAttr(kBucketProbeAttrName))
+        fn.erase();
   }
 };
 
 } // namespace
+
+SmallVector<size_t> mlir::hexir::paddedBucketDims(ArrayRef<func::FuncOp> buckets) {
+  SmallVector<size_t> dims;
+  for (auto &[d, leading] : paddedDims(buckets))
+    dims.push_back(d);
+  return dims;
+}

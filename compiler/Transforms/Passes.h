@@ -63,6 +63,9 @@ std::unique_ptr<Pass> createOutlineDispatches(const OutlineDispatchesOptions &op
 // Kernel functions on tensors -> on buffers, for every target: one-shot bufferization with
 // read-only arguments and identity layouts, results as trailing out-parameters.
 void buildBufferizeKernelsPipeline(OpPassManager &pm);
+// The dimensions of shape buckets (functions of one model, hexir.bucket_of) that a session
+// pads: the leading axis of every input and output that carries them (vm/buckets.h's rule).
+SmallVector<size_t> paddedBucketDims(ArrayRef<func::FuncOp> buckets);
 // Registers the named graph pipeline `hexir-lower-tosa` for hexir-opt.
 void registerHexirPipelines();
 

@@ -4,7 +4,8 @@ hexir-serve --max-batch, are exact only where each output row depends on its own
 the compiler proves it per bucket (hexir-check-bucket-rows). Models whose rows are independent
 (attention within a row, PyTorch's sequence-first head reshape, a grouped convolution, an
 embedding, TopK) run padded and equal NumPy; models whose rows interact (a Softmax or a mean
-over the batch, CumSum along it, a gather of rows, a row's position, rows reversed) run at
+over the batch, CumSum along it, a gather of rows, a row's position, rows reversed) or that
+depend on the batch's size (x / Shape(x)[0], a Reshape to [4, -1]) run at
 their buckets' exact sizes only: a padded run is refused naming the ONNX node, the exact run
 equals NumPy, hexir-dump shows why, and hexir-serve --max-batch refuses the model at start.
 Usage: bucket_rows.py --bin BUILD/tools
@@ -155,6 +156,24 @@ def reverse(path):
           ("axes", np.array([0], np.int64)), ("steps", np.array([-1], np.int64))])
 
 
+def per_size(path):
+    """x / (its number of rows), the number from Shape: folded to 4 in the 4-row bucket, where
+    3 padded rows would be divided by 4 instead of 3."""
+    save(path, [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["n"]),
+                helper.make_node("Cast", ["n"], ["nf"], to=F32),
+                helper.make_node("Div", ["x", "nf"], ["y"], name="per_row_count")],
+         [vi("x", ["batch", 8])], [vi("y", ["batch", 8])], [("zero", np.array(0, np.int64))])
+
+
+def regroup(path):
+    """A Softmax over groups of a Reshape to [4, -1]: rows of 8 in the 4-row bucket, of 6 at 3."""
+    save(path, [helper.make_node("Reshape", ["x", "four"], ["r"]),
+                helper.make_node("Softmax", ["r"], ["p"], axis=-1, name="group_softmax"),
+                helper.make_node("Reshape", ["p", "back"], ["y"])],
+         [vi("x", ["batch", 8])], [vi("y", ["batch", 8])],
+         [("four", np.array([4, -1], np.int64)), ("back", np.array([-1, 8], np.int64))])
+
+
 def run_tool(args):
     return subprocess.run(args, capture_output=True, text=True)
 
@@ -210,6 +229,8 @@ def main():
             ("position", "add_position", position, lambda x: x + np.arange(x.shape[0], dtype=np.float32)[:, None]),
             ("reverse", "flip", reverse, lambda x: x[::-1]),
             ("gather_rows", "pick", gather_rows, None),
+            ("per_size", "per_row_count", per_size, lambda x: x / np.float32(x.shape[0])),
+            ("regroup", "group_softmax", regroup, lambda x: softmax(x.reshape(4, -1), -1).reshape(-1, 8)),
         ]
         for name, node, build, ref in interacting:
             build(f"{name}.onnx")

@@ -103,3 +103,89 @@ func.func @flat_batch4(%x: tensor<4x2xf32>) -> (tensor<8xf32> {hexir.name = "y"}
   %y = tensor.collapse_shape %x [[0, 1]] : tensor<4x2xf32> into tensor<8xf32>
   return %y : tensor<8xf32>
 }
+
+// -----
+
+// The model at the smallest size padded into a bucket (a probe the driver imports) must be the
+// bucket's graph scaled: a constant derived from the batch size (x / Shape(x)[0]: 4 in the
+// bucket, 2 in the probe) differs, so the bucket is marked; the probe is erased either way.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @main_batch4
+// CHECK-SAME: hexir.rows_mixed_by = "dimension 'batch': node 'div' depends on the size of 'batch' (the model differs between 4 and 2 rows)"
+// CHECK-NOT: probe
+func.func @main_batch1(%x: tensor<1x2xf32>) -> tensor<1x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 1>, hexir.bucket_of = "main"} {
+  return %x : tensor<1x2xf32>
+}
+func.func @main_batch4(%x: tensor<4x2xf32>) -> tensor<4x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 4>, hexir.bucket_of = "main"} {
+  %n = arith.constant dense<4.0> : tensor<4x2xf32>
+  %e = tensor.empty() : tensor<4x2xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %n : tensor<4x2xf32>, tensor<4x2xf32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x2xf32> loc("div")
+  return %y : tensor<4x2xf32>
+}
+func.func @main_batch4_probe_batch2(%x: tensor<2x2xf32>) -> tensor<2x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 2>, hexir.bucket_of = "main", hexir.bucket_probe = "main_batch4"} {
+  %n = arith.constant dense<2.0> : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %n : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<2x2xf32> loc("div")
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// The same graph scaled (a splat of one value in both) passes, and the probe is erased. A row
+// loop that also indexes another axis of the rows (a diagonal) is marked.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#diag = affine_map<(d0, d1) -> (d0, d1, d0)>
+// CHECK-LABEL: func.func @scaled_batch4
+// CHECK-NOT: hexir.rows_mixed_by
+// CHECK: return
+// CHECK-NOT: probe
+// CHECK-LABEL: func.func @diag_batch4
+// CHECK-SAME: hexir.rows_mixed_by = "dimension 'batch': node 'diagonal' moves data between rows"
+func.func @scaled_batch1(%x: tensor<1x2xf32>) -> tensor<1x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 1>, hexir.bucket_of = "scaled"} {
+  return %x : tensor<1x2xf32>
+}
+func.func @scaled_batch4(%x: tensor<4x2xf32>) -> tensor<4x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 4>, hexir.bucket_of = "scaled"} {
+  %n = arith.constant dense<3.0> : tensor<4x2xf32>
+  %e = tensor.empty() : tensor<4x2xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %n : tensor<4x2xf32>, tensor<4x2xf32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+func.func @scaled_batch4_probe_batch2(%x: tensor<2x2xf32>) -> tensor<2x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 2>, hexir.bucket_of = "scaled", hexir.bucket_probe = "scaled_batch4"} {
+  %n = arith.constant dense<3.0> : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %n : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+func.func @diag_batch1(%x: tensor<1x2x4xf32>) -> tensor<1x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 1>, hexir.bucket_of = "diag"} {
+  %y = tensor.extract_slice %x[0, 0, 0] [1, 2, 1] [1, 1, 1] : tensor<1x2x4xf32> to tensor<1x2xf32>
+  return %y : tensor<1x2xf32>
+}
+func.func @diag_batch4(%x: tensor<4x2x4xf32>) -> tensor<4x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 4>, hexir.bucket_of = "diag"} {
+  %e = tensor.empty() : tensor<4x2xf32>
+  %y = linalg.generic {indexing_maps = [#diag, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x2x4xf32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x2xf32> loc("diagonal")
+  return %y : tensor<4x2xf32>
+}
