@@ -10,7 +10,11 @@
 #include <thread>
 #include <cstring>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 
 #include "grpc_service.grpc.pb.h"
 #include "serve/protocol.h"
@@ -96,14 +100,15 @@ bool FromContents(const pb::InferTensorContents& c, const TensorInfo& t, uint64_
 // A gRPC request as the REST server's InferRequest: every input once, of its model's type and
 // shape (with batching: 1 to max_batch rows, the same for all), its bytes from raw_input_contents
 // (one entry per input, in the request's order) or from its contents.
-grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature& model, InferRequest* out) {
+grpc::Status ParseRequest(const pb::ModelInferRequest& req, std::vector<std::vector<unsigned char>>& raws,
+                          const ModelSignature& model, InferRequest* out) {
   const std::vector<TensorInfo>& declared = model.inputs();
   out->inputs.assign(declared.size(), {});
   out->id = req.id();
-  bool raw = req.raw_input_contents_size() > 0;
-  if (raw && req.raw_input_contents_size() != req.inputs_size())
+  bool raw = !raws.empty();
+  if (raw && raws.size() != static_cast<size_t>(req.inputs_size()))
     return Refuse(grpc::StatusCode::INVALID_ARGUMENT,
-                  "the request has " + std::to_string(req.raw_input_contents_size()) + " raw_input_contents for " +
+                  "the request has " + std::to_string(raws.size()) + " raw_input_contents for " +
                       std::to_string(req.inputs_size()) + " inputs; give one per input, or none");
   std::vector<bool> seen(declared.size(), false);
   for (int i = 0; i < req.inputs_size(); ++i) {
@@ -123,13 +128,13 @@ grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature
     if (!sent.ok()) return Refuse(grpc::StatusCode::INVALID_ARGUMENT, sent.status().message());
     t = *sent;
     if (raw) {
-      const std::string& bytes = req.raw_input_contents(i);
+      std::vector<unsigned char>& bytes = raws[static_cast<size_t>(i)];
       if (bytes.size() != t.byte_size)
         return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "input '" + in.name() + "' has " +
                                                               std::to_string(bytes.size()) +
                                                               " bytes of raw_input_contents; its tensor takes " +
                                                               std::to_string(t.byte_size));
-      out->inputs[k].assign(bytes.begin(), bytes.end());
+      out->inputs[k] = std::move(bytes);
       continue;
     }
     if (!in.has_contents())
@@ -156,6 +161,63 @@ grpc::Status ParseRequest(const pb::ModelInferRequest& req, const ModelSignature
   return grpc::Status::OK;
 }
 
+using Wire = google::protobuf::internal::WireFormatLite;
+
+// A serialized ModelInferRequest read without copying its tensors twice: every field but
+// raw_input_contents parsed into `message`, each raw_input_contents copied once, from gRPC's
+// slices straight into the buffer the run reads. False when the bytes are no such message.
+bool ReadInferRequest(grpc::ByteBuffer* bytes, pb::ModelInferRequest* message,
+                      std::vector<std::vector<unsigned char>>* raws) {
+  const uint32_t raw_tag = Wire::MakeTag(pb::ModelInferRequest::kRawInputContentsFieldNumber,
+                                         Wire::WIRETYPE_LENGTH_DELIMITED);
+  const size_t total = bytes->Length();
+  std::string rest;
+  {
+    grpc::ProtoBufferReader reader(bytes);
+    google::protobuf::io::CodedInputStream in(&reader);
+    google::protobuf::io::StringOutputStream rest_stream(&rest);
+    google::protobuf::io::CodedOutputStream out(&rest_stream);
+    while (uint32_t tag = in.ReadTag()) {
+      if (tag != raw_tag) {
+        if (!Wire::SkipField(&in, tag, &out)) return false;
+        continue;
+      }
+      uint32_t length = 0;
+      // A length beyond the message's end must not allocate before the read fails.
+      if (!in.ReadVarint32(&length) || length > total - static_cast<size_t>(in.CurrentPosition())) return false;
+      raws->emplace_back(length);
+      if (length > 0 && !in.ReadRaw(raws->back().data(), static_cast<int>(length))) return false;
+    }
+    if (!in.ConsumedEntireMessage()) return false;
+  }
+  return message->ParseFromString(rest);
+}
+
+// The answer as gRPC bytes without copying the outputs: `head` (every field but the outputs'
+// bytes) serialized, then each output as a raw_output_contents field whose slice owns its
+// buffer until gRPC has sent it.
+grpc::ByteBuffer AnswerBytes(const pb::ModelInferResponse& head, std::vector<std::vector<unsigned char>> outputs) {
+  std::vector<grpc::Slice> slices;
+  std::string serialized = head.SerializeAsString();
+  slices.emplace_back(serialized.data(), serialized.size());
+  for (std::vector<unsigned char>& bytes : outputs) {
+    std::string prefix;
+    {
+      google::protobuf::io::StringOutputStream stream(&prefix);
+      google::protobuf::io::CodedOutputStream out(&stream);
+      out.WriteTag(Wire::MakeTag(pb::ModelInferResponse::kRawOutputContentsFieldNumber,
+                                 Wire::WIRETYPE_LENGTH_DELIMITED));
+      out.WriteVarint32(static_cast<uint32_t>(bytes.size()));
+    }
+    slices.emplace_back(prefix.data(), prefix.size());
+    if (bytes.empty()) continue;
+    auto* owned = new std::vector<unsigned char>(std::move(bytes));
+    slices.emplace_back(owned->data(), owned->size(),
+                        [](void* p) { delete static_cast<std::vector<unsigned char>*>(p); }, owned);
+  }
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
 void Describe(const TensorInfo& t, bool batched, pb::ModelMetadataResponse::TensorMetadata* m) {
   m->set_name(t.name);
   m->set_datatype(DatatypeName(t.element_type));
@@ -164,54 +226,26 @@ void Describe(const TensorInfo& t, bool batched, pb::ModelMetadataResponse::Tens
 
 }  // namespace
 
-struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
+// ModelInfer is a raw callback method: gRPC hands over the message's bytes, unparsed. The
+// model and the admission are decided on its model_name, read off the bytes, so a call that is
+// refused (no such model, every session busy and the queue full) never has its message parsed:
+// its memory is only the transport's, which --grpc-max-inflight bounds for all calls together.
+// An admitted call runs on a thread of its own (admission bounds them: sessions + queue per
+// model); the bytes are released once parsed, the parsed message once its tensors are taken.
+using ServiceBase = pb::GRPCInferenceService::WithRawCallbackMethod_ModelInfer<pb::GRPCInferenceService::Service>;
+
+struct GrpcServer::Impl final : public ServiceBase {
   ModelRegistry* registry;
   Metrics* metrics;
   GrpcOptions options;
   std::unique_ptr<grpc::Server> server;
 
-  // Calls running a model, each with the flag its run stops on. A watcher thread polls their
-  // contexts (the synchronous API notifies no one): a client that cancels or disconnects, or a
-  // shutdown whose deadline passed, cancels the call's context, and the watcher then sets the
-  // flag, so the handler returns within one command and Shutdown's Wait ends.
-  std::mutex calls_mu;
-  std::map<grpc::ServerContext*, std::atomic<bool>*> calls;
-  std::condition_variable watcher_wake;
-  bool watcher_stop = false;
-  std::thread watcher;
+  // Admitted calls still on their threads: Stop waits for them after gRPC's own Wait.
+  std::mutex workers_mu;
+  std::condition_variable workers_done;
+  int workers = 0;
 
-  void Watch() {
-    std::unique_lock<std::mutex> lock(calls_mu);
-    while (!watcher_stop) {
-      for (auto& [context, flag] : calls)
-        if (context->IsCancelled()) flag->store(true);
-      // Every 20 ms while calls run; asleep while none does (a new call wakes it).
-      if (calls.empty())
-        watcher_wake.wait(lock, [&] { return watcher_stop || !calls.empty(); });
-      else
-        watcher_wake.wait_for(lock, std::chrono::milliseconds(20));
-    }
-  }
-
-  // Registers a call's flag for the watcher while it lives.
-  class Watched {
-   public:
-    Watched(Impl& impl, grpc::ServerContext* context, std::atomic<bool>* flag) : impl_(impl), context_(context) {
-      {
-        std::lock_guard<std::mutex> lock(impl_.calls_mu);
-        impl_.calls[context_] = flag;
-      }
-      impl_.watcher_wake.notify_one();
-    }
-    ~Watched() {
-      std::lock_guard<std::mutex> lock(impl_.calls_mu);
-      impl_.calls.erase(context_);
-    }
-
-   private:
-    Impl& impl_;
-    grpc::ServerContext* context_;
-  };
+  class InferCall;
 
   grpc::Status ServerLive(grpc::ServerContext*, const pb::ServerLiveRequest*, pb::ServerLiveResponse* r) override {
     r->set_live(true);
@@ -244,50 +278,35 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
     for (const TensorInfo& t : model->outputs()) Describe(t, batched, r->add_outputs());
     return grpc::Status::OK;
   }
-  grpc::Status ModelInfer(grpc::ServerContext* context, const pb::ModelInferRequest* q,
-                          pb::ModelInferResponse* r) override {
-    // Out of memory on a call's path (its tensors, its answer): that call fails.
-    try {
-      return Infer(context, q, r);
-    } catch (const std::bad_alloc&) {
-      r->Clear();
-      return Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, "out of memory answering the call");
-    }
-  }
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
 
-  grpc::Status Infer(grpc::ServerContext* context, const pb::ModelInferRequest* q, pb::ModelInferResponse* r) {
-    // Held to the end of the call: a new version loaded meanwhile serves the next ones.
-    std::shared_ptr<ModelPool> model = registry->Find(q->model_name());
-    if (!model) return Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + Excerpt(q->model_name()) + "'");
-    Clock::time_point start = Clock::now();
-    auto finish = [&](grpc::Status s) {
-      metrics->Observe(model->name(), std::chrono::duration<double>(Clock::now() - start).count(), s.ok());
-      return s;
-    };
-    // (gRPC has parsed the message already: admission here bounds the runs, not the parsing;
-    // the message size is bounded by --grpc-max-message.)
-    ModelPool::Ticket ticket = model->Admit();
-    if (!ticket) {
-      metrics->For(model->name()).rejected.fetch_add(1);
-      return finish(Refuse(grpc::StatusCode::UNAVAILABLE, "model '" + model->name() +
-                                                              "' is busy: every session is working and the queue is full"));
-    }
+  // The worker of an admitted call: parses, runs and answers it into `answer`.
+  grpc::Status Infer(grpc::CallbackServerContext* context, const std::shared_ptr<ModelPool>& model,
+                     const ModelPool::Ticket& ticket, const std::string& name, grpc::ByteBuffer* bytes,
+                     const std::atomic<bool>& cancelled, Clock::time_point start, grpc::ByteBuffer* answer) {
+    pb::ModelInferRequest q;
+    std::vector<std::vector<unsigned char>> raws;
+    if (!ReadInferRequest(bytes, &q, &raws))
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "the message is not an inference.ModelInferRequest");
+    bytes->Clear();
+    // Admitted under the first model_name the bytes carry; protobuf keeps the last.
+    if (q.model_name() != name)
+      return Refuse(grpc::StatusCode::INVALID_ARGUMENT, "model_name is given more than once, with different values");
     InferRequest request;
-    grpc::Status parsed = ParseRequest(*q, model->signature(), &request);
-    if (!parsed.ok()) return finish(parsed);
+    grpc::Status parsed = ParseRequest(q, raws, model->signature(), &request);
+    if (!parsed.ok()) return parsed;
+    raws.clear();
     // The answer's size is known before the run: one over the message limit is refused now,
     // not after it was built.
-    uint64_t answer = 0;
-    for (size_t k : request.outputs) answer += WithRows(model->outputs()[k], request.rows).byte_size;
-    if (answer > static_cast<uint64_t>(options.max_message_bytes))
-      return finish(Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                           "the answer would take " + std::to_string(answer) + " bytes of outputs, over the " +
-                               std::to_string(options.max_message_bytes) + "-byte message limit (--grpc-max-message)"));
-    std::vector<std::vector<unsigned char>> outputs;
+    uint64_t size = 0;
+    for (size_t k : request.outputs) size += WithRows(model->outputs()[k], request.rows).byte_size;
+    if (size > static_cast<uint64_t>(options.max_message_bytes))
+      return Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                    "the answer would take " + std::to_string(size) + " bytes of outputs, over the " +
+                        std::to_string(options.max_message_bytes) + "-byte message limit (--grpc-max-message)");
     // The run stops at the client's deadline or --request-timeout, whichever comes first, and
-    // when the call is cancelled.
-    std::atomic<bool> cancelled{false};
-    Watched watched(*this, context, &cancelled);
+    // when the call is cancelled (by the client, or by a shutdown whose grace ended).
     RunOptions control;
     control.cancel = &cancelled;
     if (options.request_timeout_s > 0)
@@ -299,22 +318,112 @@ struct GrpcServer::Impl final : public pb::GRPCInferenceService::Service {
                                                     client - std::chrono::system_clock::now());
       if (!control.deadline || theirs < *control.deadline) control.deadline = theirs;
     }
+    std::vector<std::vector<unsigned char>> outputs;
     Status ran = model->Infer(ticket, request.rows, request.inputs, &outputs, control);
-    if (!ran.ok()) return finish(Refuse(CodeOf(ran), ran.message()));
-    r->set_model_name(q->model_name());
-    r->set_model_version("1");
-    r->set_id(q->id());
+    if (!ran.ok()) return Refuse(CodeOf(ran), ran.message());
+    request.inputs.clear();
+    pb::ModelInferResponse r;
+    r.set_model_name(q.model_name());
+    r.set_model_version("1");
+    r.set_id(q.id());
+    std::vector<std::vector<unsigned char>> answered;
     for (size_t k : request.outputs) {
       TensorInfo t = WithRows(model->outputs()[k], request.rows);
-      pb::ModelInferResponse::InferOutputTensor* o = r->add_outputs();
+      pb::ModelInferResponse::InferOutputTensor* o = r.add_outputs();
       o->set_name(t.name);
       o->set_datatype(DatatypeName(t.element_type));
       for (int64_t d : t.shape) o->add_shape(d);
-      r->add_raw_output_contents(reinterpret_cast<const char*>(outputs[k].data()), outputs[k].size());
+      answered.push_back(std::move(outputs[k]));
     }
-    return finish(grpc::Status::OK);
+    *answer = AnswerBytes(r, std::move(answered));
+    return grpc::Status::OK;
   }
 };
+
+// One ModelInfer call: refused at once, or run on its own thread; gRPC deletes nothing, the
+// reactor deletes itself when gRPC is done with it.
+class GrpcServer::Impl::InferCall final : public grpc::ServerUnaryReactor {
+ public:
+  InferCall(Impl* impl, grpc::CallbackServerContext* context) : impl_(impl), context_(context) {}
+
+  void Start(const grpc::ByteBuffer* request, grpc::ByteBuffer* response) {
+    start_ = Clock::now();
+    // gRPC owns the request for the call's life; it is ours to read and release.
+    auto* bytes = const_cast<grpc::ByteBuffer*>(request);
+    std::string name;
+    if (!ModelNameOf(bytes, &name)) return Finish(Refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                                                          "the message is not an inference.ModelInferRequest"));
+    std::shared_ptr<ModelPool> model = impl_->registry->Find(name);
+    if (!model) return Finish(Refuse(grpc::StatusCode::NOT_FOUND, "no model '" + Excerpt(name) + "'"));
+    ModelPool::Ticket ticket = model->Admit();
+    if (!ticket) {
+      impl_->metrics->For(model->name()).rejected.fetch_add(1);
+      return Done(*model, Refuse(grpc::StatusCode::UNAVAILABLE,
+                                 "model '" + model->name() + "' is busy: every session is working and the queue is full"));
+    }
+    {
+      std::lock_guard<std::mutex> lock(impl_->workers_mu);
+      ++impl_->workers;
+    }
+    try {
+      std::thread([this, model, ticket = std::move(ticket), name, bytes, response]() mutable {
+        Impl* impl = impl_;
+        grpc::Status status;
+        // Out of memory on a call's path (its tensors, its answer): that call fails.
+        try {
+          status = impl->Infer(context_, model, ticket, name, bytes, cancelled_, start_, response);
+        } catch (const std::bad_alloc&) {
+          status = Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, "out of memory answering the call");
+        }
+        { ModelPool::Ticket done = std::move(ticket); }
+        Done(*model, status);  // `this` may be gone from here on
+        model.reset();
+        std::lock_guard<std::mutex> lock(impl->workers_mu);
+        if (--impl->workers == 0) impl->workers_done.notify_all();
+      }).detach();
+    } catch (const std::system_error&) {
+      {
+        std::lock_guard<std::mutex> lock(impl_->workers_mu);
+        --impl_->workers;
+      }
+      Done(*model, Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, "no thread to run the call"));
+    }
+  }
+
+ private:
+  void Done(const ModelPool& model, const grpc::Status& status) {
+    impl_->metrics->Observe(model.name(), std::chrono::duration<double>(Clock::now() - start_).count(), status.ok());
+    Finish(status);
+  }
+  void OnCancel() override { cancelled_.store(true); }
+  void OnDone() override { delete this; }
+
+  // The first model_name field of a serialized ModelInferRequest, read without parsing the rest
+  // (an absent one is empty); false when the bytes are no protobuf message.
+  static bool ModelNameOf(grpc::ByteBuffer* bytes, std::string* name) {
+    grpc::ProtoBufferReader reader(bytes);
+    google::protobuf::io::CodedInputStream in(&reader);
+    while (uint32_t tag = in.ReadTag()) {
+      if (tag == Wire::MakeTag(pb::ModelInferRequest::kModelNameFieldNumber, Wire::WIRETYPE_LENGTH_DELIMITED))
+        return Wire::ReadString(&in, name);
+      if (!Wire::SkipField(&in, tag)) return false;
+    }
+    name->clear();
+    return in.ConsumedEntireMessage();
+  }
+
+  Impl* impl_;
+  grpc::CallbackServerContext* context_;
+  Clock::time_point start_;
+  std::atomic<bool> cancelled_{false};
+};
+
+grpc::ServerUnaryReactor* GrpcServer::Impl::ModelInfer(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* request, grpc::ByteBuffer* response) {
+  auto* call = new InferCall(this, context);
+  call->Start(request, response);
+  return call;
+}
 
 GrpcServer::GrpcServer(ModelRegistry* registry, Metrics* metrics, GrpcOptions options)
     : impl_(std::make_unique<Impl>()) {
@@ -337,10 +446,13 @@ bool GrpcServer::Start() {
   builder.SetMaxSendMessageSize(impl_->options.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
                              static_cast<int>(std::min(impl_->options.idle_timeout_s * 1000, 2e9)));
+  // Every call's transport buffers together (requests read, answers written) stay within this:
+  // past it gRPC stops reading from its sockets until memory is released.
+  grpc::ResourceQuota quota("hexir-serve-grpc");
+  quota.Resize(static_cast<size_t>(impl_->options.max_inflight_bytes));
+  builder.SetResourceQuota(quota);
   impl_->server = builder.BuildAndStart();
-  if (impl_->server == nullptr || port_ == 0) return false;
-  impl_->watcher = std::thread([impl = impl_.get()] { impl->Watch(); });
-  return true;
+  return impl_->server != nullptr && port_ != 0;
 }
 
 void GrpcServer::Stop(double grace_s) {
@@ -348,13 +460,11 @@ void GrpcServer::Stop(double grace_s) {
   impl_->server->Shutdown(std::chrono::system_clock::now() +
                           std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000)));
   impl_->server->Wait();
+  // A worker answers before it lets go of its model: wait until the last one has.
+  std::unique_lock<std::mutex> lock(impl_->workers_mu);
+  impl_->workers_done.wait(lock, [&] { return impl_->workers == 0; });
+  lock.unlock();
   impl_->server.reset();
-  {
-    std::lock_guard<std::mutex> lock(impl_->calls_mu);
-    impl_->watcher_stop = true;
-  }
-  impl_->watcher_wake.notify_all();
-  if (impl_->watcher.joinable()) impl_->watcher.join();
 }
 
 }  // namespace hexir::serve

@@ -4,7 +4,9 @@
 // and answers with raw bytes (raw_output_contents), as Triton does. Errors carry the status a
 // client checks: NOT_FOUND (no such model), INVALID_ARGUMENT (a tensor that does not fit the
 // model, with REST's message), UNAVAILABLE (every session busy and the queue full: REST's 503),
-// RESOURCE_EXHAUSTED (a message over --grpc-max-message), INTERNAL (a failed run).
+// RESOURCE_EXHAUSTED (a message over --grpc-max-message), INTERNAL (a failed run). A call is
+// admitted on its model name before its message is parsed, and the transport's memory for all
+// calls is bounded (--grpc-max-inflight), as REST admits before reading a body.
 //
 // Thread safety: Start and Stop from one thread; gRPC runs the calls on its own threads.
 #pragma once
@@ -21,6 +23,9 @@ struct GrpcOptions {
   std::string host = "127.0.0.1";
   int port = 0;                              // 0: a free one (port() says which)
   int max_message_bytes = 64 * 1024 * 1024;  // requests and responses
+  // The memory gRPC's transport may hold for every call together (messages being read and
+  // written); at least max_message_bytes.
+  uint64_t max_inflight_bytes = 256ull * 1024 * 1024;
   // A call's run stops after this (DEADLINE_EXCEEDED), or at the client's own deadline if
   // sooner; 0: only the client's. A call the client cancels, or that the shutdown grace ends,
   // stops too (CANCELLED).

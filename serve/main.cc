@@ -4,7 +4,7 @@
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
 //               [--shutdown-grace S] [--request-timeout S] [--max-batch [NAME=]N] [--batch-delay-us U]
 //               [--model-repository DIR] [--repository-poll-s S] [--memory-budget [NAME=]BYTES]
-//               [--grpc-port N] [--grpc-max-message BYTES]
+//               [--grpc-port N] [--grpc-max-message BYTES] [--grpc-max-inflight BYTES]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
 // or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
 #include <cctype>
@@ -60,7 +60,9 @@ constexpr const char* kUsage =
     "--memory-budget [NAME=]BYTES (512M, 2G; repeatable): the most a model's constants and its\n"
     "sessions' arenas may take; a model over it is refused at load, saying why.\n"
     "--grpc-port N: the protocol's gRPC form (inference.GRPCInferenceService) on N too (0: a free\n"
-    "port, printed); --grpc-max-message (default 64M): the largest request or response.\n";
+    "port, printed); --grpc-max-message (default 64M): the largest request or response;\n"
+    "--grpc-max-inflight (default 256M, at least --grpc-max-message): the memory gRPC may hold for\n"
+    "messages of every call together (past it, it stops reading until some is released).\n";
 
 int g_stop_pipe[2] = {-1, -1};
 
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
   std::map<std::string, int> max_batches;
   int grpc_port = -1;  // off
   int grpc_max_message = 64 * 1024 * 1024;
+  uint64_t grpc_max_inflight = 256ull * 1024 * 1024;
   std::map<std::string, uint64_t> budgets;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -147,6 +150,9 @@ int main(int argc, char** argv) {
       if (!ParseBytes(argv[++i], &bytes) || bytes > (1ull << 31) - 1)
         return Fail(std::string("--grpc-max-message takes bytes up to 2G - 1 (512K, 64M), got '") + argv[i] + "'");
       grpc_max_message = static_cast<int>(bytes);
+    } else if (arg == "--grpc-max-inflight" && value) {
+      if (!ParseBytes(argv[++i], &grpc_max_inflight) || grpc_max_inflight > (1ull << 40))
+        return Fail(std::string("--grpc-max-inflight takes bytes up to 1T (256M, 1G), got '") + argv[i] + "'");
     } else if (arg == "--model-repository" && value) {
       repository_dir = argv[++i];
     } else if (arg == "--repository-poll-s" && value) {
@@ -237,6 +243,10 @@ int main(int argc, char** argv) {
   pool_options.max_batches = max_batches;
   pool_options.memory_budget = budget_all;
   pool_options.memory_budgets = budgets;
+  // A message the transport could never hold whole would stall its call.
+  if (grpc_max_inflight < static_cast<uint64_t>(grpc_max_message))
+    return Fail("--grpc-max-inflight " + std::to_string(grpc_max_inflight) + " is below --grpc-max-message " +
+                std::to_string(grpc_max_message) + ": one message must fit");
   hexir::serve::ModelRegistry registry(**runtime, pool_options, &metrics);
   for (const auto& [name, path] : models) {
     hexir::Status loaded = registry.Load(name, path);
@@ -253,6 +263,7 @@ int main(int argc, char** argv) {
     grpc_options.host = options.host;
     grpc_options.port = grpc_port;
     grpc_options.max_message_bytes = grpc_max_message;
+    grpc_options.max_inflight_bytes = grpc_max_inflight;
     grpc_options.request_timeout_s = options.request_timeout_s;
     grpc_options.idle_timeout_s = options.idle_timeout_s;
     grpc = std::make_unique<hexir::serve::GrpcServer>(&registry, &metrics, grpc_options);
