@@ -309,6 +309,7 @@ struct GrpcServer::Impl final : public ServiceBase {
     // when the call is cancelled (by the client, or by a shutdown whose grace ended).
     RunOptions control;
     control.cancel = &cancelled;
+    control.max_loop_trips = options.max_loop_trips;
     if (options.request_timeout_s > 0)
       control.deadline = start + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(options.request_timeout_s));

@@ -30,6 +30,8 @@ struct GrpcOptions {
   // sooner; 0: only the client's. A call the client cancels, or that the shutdown grace ends,
   // stops too (CANCELLED).
   double request_timeout_s = 60;
+  // The most trips one Loop of a request may run (RunOptions::max_loop_trips; 0: no cap).
+  uint64_t max_loop_trips = 0;
   // A connection without calls closes after this (as REST's --idle-timeout): gRPC 1.51 has no
   // cap on connections, so idle ones must not pile up.
   double idle_timeout_s = 30;

@@ -2,7 +2,8 @@
 //   hexir-serve --model NAME=model.hxb [--model ...] [--port 8000] [--host 127.0.0.1]
 //               [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
-//               [--shutdown-grace S] [--request-timeout S] [--max-batch [NAME=]N] [--batch-delay-us U]
+//               [--shutdown-grace S] [--request-timeout S] [--max-trips N] [--max-batch [NAME=]N]
+//               [--batch-delay-us U]
 //               [--model-repository DIR] [--repository-poll-s S] [--memory-budget [NAME=]BYTES]
 //               [--grpc-port N] [--grpc-max-message BYTES] [--grpc-max-inflight BYTES]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
@@ -36,7 +37,7 @@ constexpr const char* kUsage =
     "                   [--host 127.0.0.1] [--repository-poll-s 2]\n"
     "                   [--threads N] [--sessions N] [--max-queue N] [--device host|cuda]\n"
     "                   [--max-connections N] [--header-timeout S] [--body-timeout S]\n"
-    "                   [--idle-timeout S] [--shutdown-grace S] [--request-timeout S]\n"
+    "                   [--idle-timeout S] [--shutdown-grace S] [--request-timeout S] [--max-trips N]\n"
     "                   [--max-batch [NAME=]N] [--batch-delay-us U]\n"
     "Serves the models over the Open Inference Protocol (KServe v2 REST) and /metrics.\n"
     "--port 0 picks a free port (printed). --threads: workers answering complete requests\n"
@@ -48,6 +49,8 @@ constexpr const char* kUsage =
     "--idle-timeout (30 s). SIGTERM: requests begun may finish within --shutdown-grace (10 s),\n"
     "then their runs stop. A run stops after --request-timeout (60 s; 0: none; a gRPC client's\n"
     "own deadline if sooner): 504 / DEADLINE_EXCEEDED; and when its client goes away.\n"
+    "--max-trips N: a request whose Loop asks for more than N trips (or a while-loop still\n"
+    "running after N) is refused: 400 / INVALID_ARGUMENT (default: no cap).\n"
     "--max-batch N (every model) or NAME=N (one model; repeatable): dynamic batching: concurrent\n"
     "requests (each 1 or more rows along the leading axis) run together, up to N rows, once N rows\n"
     "wait or the oldest has waited\n"
@@ -182,6 +185,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--max-connections" && hexir::cli::ParseInteger(value, 1, 1000000, &n)) {
       options.max_connections = static_cast<int>(n);
       ++i;
+    } else if (arg == "--max-trips" && hexir::cli::ParseInteger(value, 1, INT64_MAX, &n)) {
+      options.max_loop_trips = static_cast<uint64_t>(n);
+      ++i;
     } else if (arg == "--request-timeout" && value) {
       double seconds = 0;
       if (!hexir::cli::ParseSeconds(value, 86400, &seconds))
@@ -265,6 +271,7 @@ int main(int argc, char** argv) {
     grpc_options.max_message_bytes = grpc_max_message;
     grpc_options.max_inflight_bytes = grpc_max_inflight;
     grpc_options.request_timeout_s = options.request_timeout_s;
+    grpc_options.max_loop_trips = options.max_loop_trips;
     grpc_options.idle_timeout_s = options.idle_timeout_s;
     grpc = std::make_unique<hexir::serve::GrpcServer>(&registry, &metrics, grpc_options);
     if (!grpc->Start()) return Fail("cannot listen for gRPC on " + options.host + ":" + std::to_string(grpc_port));

@@ -179,6 +179,7 @@ HttpResponse Server::Impl::Infer(ModelPool& model, const HttpRequest& req) {
   std::vector<std::vector<unsigned char>> outputs;
   RunOptions control;
   control.cancel = req.abandoned.get();
+  control.max_loop_trips = options.max_loop_trips;
   if (options.request_timeout_s > 0)
     control.deadline = start + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(options.request_timeout_s));

@@ -34,6 +34,8 @@ struct ServerOptions {
   // A request's run stops after this (504); 0: never. Runs also stop when their client hangs
   // up or the shutdown grace ends (RunOptions).
   double request_timeout_s = 60;
+  // The most trips one Loop of a request may run (RunOptions::max_loop_trips; 0: no cap).
+  uint64_t max_loop_trips = 0;
 };
 
 // What the server serves; owned by the caller, outliving the server.

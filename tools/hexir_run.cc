@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "                 [--output NAME=FILE.npy]... [--verify-weights] [--copy-model] [--threads N]\n"
     "                 [--benchmark RUNS] [--in-place OUTPUT]... [--device NAME]\n"
     "                 [--memory-limit BYTES] [--profile] [--poison] [--graphs auto|on|off]\n"
-    "                 [--resident | --no-resident] [--timeout SECONDS]\n"
+    "                 [--resident | --no-resident] [--timeout SECONDS] [--max-trips N]\n"
     "Runs the function (default 'main') on --device (default 'host'; 'cuda' or 'cuda:N' for a\n"
     "GPU, with a model compiled for it). Without --output, prints each output's\n"
     "name, shape, dtype and first values. --benchmark times RUNS runs after a warm-up (inputs\n"
@@ -43,7 +43,9 @@ constexpr const char* kUsage =
     "--poison fills every arena with signalling NaNs at its ALLOC (each run): a kernel reading\n"
     "a buffer before anything wrote it then computes NaNs (a debugging aid).\n"
     "--timeout stops the run (with --benchmark, all of its runs) after SECONDS (a loop whose trip\n"
-    "count comes from an input can run for ever): exit status 3, and no output is written.\n";
+    "count comes from an input can run for ever): exit status 3, and no output is written.\n"
+    "--max-trips N: a Loop asking for more than N trips (its count read from the inputs), or a\n"
+    "while-loop still running after N, stops the run with an error (exit status 1).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "hexir-run: error: %s\n", message.c_str());
@@ -96,6 +98,7 @@ static int RunMain(int argc, char** argv) {
   hexir::SessionOptions session_options;
   int64_t benchmark_runs = 0;
   double timeout_s = 0;  // --timeout; 0: none
+  uint64_t max_trips = 0;  // --max-trips; 0: none
   std::optional<bool> resident;
   std::vector<std::string> in_place;
   for (int i = 1; i < argc; ++i) {
@@ -153,6 +156,12 @@ static int RunMain(int argc, char** argv) {
         return Fail("--timeout needs a number of seconds above 0 (up to 1e9)");
       timeout_s = seconds;
       ++i;
+    } else if (arg == "--max-trips") {
+      int64_t n;
+      if (!hexir::cli::ParseInteger(value, 1, INT64_MAX, &n))
+        return Fail("--max-trips needs a number of trips from 1 to 2^63 - 1");
+      max_trips = static_cast<uint64_t>(n);
+      ++i;
     } else if (arg == "--benchmark") {
       if (!hexir::cli::ParseInteger(value, 1, 1000000, &benchmark_runs))
         return Fail("--benchmark needs a number of runs from 1 to 1000000");
@@ -169,6 +178,7 @@ static int RunMain(int argc, char** argv) {
 
   // The deadline counts from here: loading is part of what --timeout bounds.
   hexir::RunOptions control;
+  control.max_loop_trips = max_trips;
   if (timeout_s > 0)
     control.deadline = std::chrono::steady_clock::now() +
                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));

@@ -84,12 +84,20 @@ class Replay {
       // A negative count runs no trip, as ONNX's Loop.
       trips = std::min<uint64_t>(trips, static_cast<int64_t>(count) < 0 ? 0 : count);
     }
+    // A cap on trips (RunOptions::max_loop_trips): a count over it is refused before any work.
+    uint64_t cap = control_ != nullptr ? control_->max_loop_trips : 0;
+    if (cap != 0 && l.trip_count() != nullptr && trips > cap)
+      return InvalidArgumentError("a Loop asks for ", trips, " trips, over the cap of ", cap, " (max_loop_trips)");
     // The reader bounds the nesting, so a loop always has its entry.
     if (depth_ == trips_.size()) return InternalError("loops nest deeper than the reader allows");
     size_t level = depth_++;
     Status status = Status::Ok();
     for (uint64_t trip = 0; trip < trips && status.ok(); ++trip) {
       trips_[level] = trip;
+      if (cap != 0 && trip == cap) {
+        status = InvalidArgumentError("a Loop was still running after ", cap, " trips, the cap (max_loop_trips)");
+        break;
+      }
       // An empty body still checks once per trip: a 2^62-trip loop must stop too.
       if (control_) {
         status = CheckRunControl(control_, issued_);

@@ -73,6 +73,10 @@ struct RunOptions {
   const std::atomic<bool>* cancel = nullptr;
   // The run stops once std::chrono::steady_clock passes it.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // The most trips one Loop may run (0: no cap): a Loop whose trip count, read at run time
+  // (from a request), asks for more stops the run before its first trip, and a while-loop
+  // still running after that many stops then; INVALID_ARGUMENT saying so.
+  uint64_t max_loop_trips = 0;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
   bool expired() const { return deadline && std::chrono::steady_clock::now() >= *deadline; }

@@ -3,7 +3,9 @@
 (2^31, 2^62 and INT64_MAX trips, a while-loop whose condition stays true, 2^40 outer trips of an
 empty inner loop). `hexir-run --timeout` must stop each within its limit plus a margin, exit 3
 with a message naming the deadline, and write no output file; a model that finishes within its
-timeout runs as usual and matches NumPy.
+timeout runs as usual and matches NumPy. `hexir-run --max-trips 1000` refuses the counted ones
+before their first trip and stops the while-loop at 1000 trips (exit 1, the count and the cap
+said); the cap is per Loop.
 
 Usage: runaway_runs.py --bin BUILD/tools
 """
@@ -123,6 +125,41 @@ def main():
             print(f"{'ok  ' if ok else 'FAIL'} {what} within --timeout 60: exit {r.returncode} {r.stderr.strip()}")
             if not ok:
                 failures.append(what)
+        # --max-trips: a count over the cap is refused before its first trip, a while-loop stops
+        # at the cap, a run under it is as without one.
+        for what, exe, values, message in [
+                ("2^62 trips", counted, {"x": x, "m": np.array(2**62), "c": true},
+                 f"a Loop asks for {2**62} trips, over the cap of 1000"),
+                ("a condition that stays true", whiled, {"x": x, "c": true},
+                 "a Loop was still running after 1000 trips"),
+                ("2^40 outer trips", nested, {"x": x, "m": np.array(2**40), "k": np.array(0), "t": true},
+                 f"a Loop asks for {2**40} trips, over the cap of 1000")]:
+            out = os.path.join(tmp, "y.npy")
+            if os.path.exists(out):
+                os.remove(out)
+            start = time.monotonic()
+            r = subprocess.run([run_, exe, "--max-trips", "1000", "--output", f"y={out}"] + inputs(values),
+                               capture_output=True, text=True, timeout=120)
+            seconds = time.monotonic() - start
+            ok = r.returncode == 1 and message in r.stderr and seconds < 10 and not os.path.exists(out)
+            print(f"{'ok  ' if ok else 'FAIL'} {what} with --max-trips 1000: exit {r.returncode} after {seconds:.2f} s: "
+                  f"{r.stderr.strip()}")
+            if not ok:
+                failures.append(f"{what} with --max-trips")
+        r = subprocess.run([run_, nested, "--max-trips", "3", "--output", f"y={tmp}/y.npy"] +
+                           inputs({"x": x, "m": np.array(3), "k": np.array(3), "t": true}),
+                           capture_output=True, text=True, timeout=120)
+        ok = r.returncode == 0 and np.array_equal(np.load(f"{tmp}/y.npy"), x + 9)
+        print(f"{'ok  ' if ok else 'FAIL'} 3 x 3 nested trips with --max-trips 3 (the cap is per Loop): "
+              f"exit {r.returncode} {r.stderr.strip()}")
+        if not ok:
+            failures.append("--max-trips per loop")
+        for bad in ("0", "-1", "abc"):
+            r = subprocess.run([run_, counted, "--max-trips", bad], capture_output=True, text=True)
+            ok = r.returncode == 1 and "--max-trips needs a number of trips" in r.stderr
+            print(f"{'ok  ' if ok else 'FAIL'} --max-trips {bad} refused")
+            if not ok:
+                failures.append(f"--max-trips {bad}")
         for bad in ("0", "-1", "abc", "nan"):
             r = subprocess.run([run_, counted, "--timeout", bad], capture_output=True, text=True)
             ok = r.returncode == 1 and "--timeout needs a number of seconds" in r.stderr

@@ -200,6 +200,26 @@ def grpc_checks(tools, exe, tmp):
             server.wait()
 
 
+def max_trips_checks(tools, exe):
+    """--max-trips: a request asking for more trips is a 400 at once; one under the cap runs."""
+    server, port, line = start(tools, "--model", f"loop={exe}", "--sessions", "1", "--max-trips", "1000")
+    check("hexir-serve starts with --max-trips 1000", port is not None, line)
+    if port is None:
+        return
+    try:
+        t0 = time.monotonic()
+        status, text = request(port, "POST", "/v2/models/loop/infer", body(2 ** 62), timeout=30)
+        seconds = time.monotonic() - t0
+        check(f"a 2^62-trip request with --max-trips 1000: 400 after {seconds:.2f} s, naming the cap",
+              status == 400 and "over the cap of 1000" in text and seconds < 5, f"{status} {text}")
+        status, text = request(port, "POST", "/v2/models/loop/infer", body(5), timeout=30)
+        check("a 5-trip request: answered, 0..3 + 5", status == 200 and answer_of(text) == [5, 6, 7, 8],
+              f"{status} {text}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", required=True)
@@ -209,6 +229,7 @@ def main():
         exe = os.path.join(tmp, "loop.hxb")
         subprocess.run([os.path.join(tools, "hexir-compile"), os.path.join(tmp, "loop.onnx"), "-o", exe], check=True)
         http_checks(tools, exe)
+        max_trips_checks(tools, exe)
         grpc_checks(tools, exe, tmp)
     return summary()
 
