@@ -90,6 +90,8 @@ struct Function {
   std::vector<std::pair<std::string, int64_t>> bucket_dims;
   // Why its rows interact (empty: proved independent, or not a bucket that may be padded).
   std::string rows_mixed_by;
+  // Per bucket dimension: the smallest size padded to it (empty: no padding).
+  std::vector<int64_t> bucket_pads_from;
 };
 
 struct KernelEntry {

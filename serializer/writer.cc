@@ -113,8 +113,10 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
     }
     flatbuffers::Offset<flatbuffers::String> rows_mixed_by = 0;
     if (!f.rows_mixed_by.empty()) rows_mixed_by = b.CreateString(f.rows_mixed_by);
-    funcs.push_back(
-        fb::CreateFunction(b, name, ins, outs, arenas_vec, commands, plan, bucket_of, bucket_dims, rows_mixed_by));
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> pads_from = 0;
+    if (!f.bucket_pads_from.empty()) pads_from = b.CreateVector(f.bucket_pads_from);
+    funcs.push_back(fb::CreateFunction(b, name, ins, outs, arenas_vec, commands, plan, bucket_of, bucket_dims,
+                                       rows_mixed_by, pads_from));
   }
   std::vector<fb::ConstantFill> fills;
   for (const ConstantFillSpec& f : spec.constant_fills)

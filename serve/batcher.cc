@@ -30,16 +30,33 @@ int Batcher::waiting() const {
 }
 
 Status Batcher::Run(int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
-                    std::vector<std::vector<unsigned char>>* outputs) {
+                    std::vector<std::vector<unsigned char>>* outputs, const RunOptions& control) {
   if (rows < 1 || rows > options_.max_batch)
     return InvalidArgumentError("a request of ", rows, " rows; this model takes 1 to ", options_.max_batch);
-  Item item{rows, &inputs, outputs, Clock::now(), Status::Ok()};
+  Item item{rows, &inputs, outputs, Clock::now(), &control, Status::Ok()};
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) return FailedPreconditionError("the server is stopping");
   queue_.push_back(&item);
   queued_rows_ += rows;
   queued_.notify_all();  // a thread waiting for more rows, or an idle one
-  done_.wait(lock, [&] { return item.done; });
+  // Waiting, the request gives up when its control says so (polled: a cancel flag notifies no
+  // one); once taken into a batch, it waits for the batch.
+  while (!item.done) {
+    Clock::time_point wake = Clock::now() + std::chrono::milliseconds(20);
+    if (control.deadline && *control.deadline < wake) wake = *control.deadline;
+    done_.wait_until(lock, wake, [&] { return item.done; });
+    if (item.done) break;
+    auto waiting = std::find(queue_.begin(), queue_.end(), &item);
+    if (waiting == queue_.end()) continue;  // in a batch now
+    Status stop = control.cancelled() ? CancelledError("the request was cancelled while it waited for a batch")
+                  : control.expired() ? DeadlineExceededError("the request passed its deadline while it waited for a batch")
+                                      : Status::Ok();
+    if (!stop.ok()) {
+      queue_.erase(waiting);
+      queued_rows_ -= rows;
+      return stop;
+    }
+  }
   return item.status;
 }
 
@@ -92,6 +109,17 @@ void Batcher::RunBatch(const RunFn& run, std::vector<Item*>& batch) {
     in_shapes[k][0] = rows;
     ins.push_back({stacked[k].data(), inputs_[k].element_type, Span<const int64_t>(in_shapes[k])});
   }
+  // The batch runs until its last request's deadline (none if any has none), with the cap on
+  // loop trips every request of a server shares.
+  RunOptions control;
+  control.max_loop_trips = batch.front()->control->max_loop_trips;
+  bool bounded = true;
+  for (Item* item : batch) {
+    bounded &= item->control->deadline.has_value();
+    if (item->control->deadline && (!control.deadline || *item->control->deadline > *control.deadline))
+      control.deadline = item->control->deadline;
+  }
+  if (!bounded) control.deadline.reset();
   std::vector<std::vector<unsigned char>> results(outputs_.size());
   std::vector<MutableTensorView> outs;
   for (size_t k = 0; k < outputs_.size(); ++k) {
@@ -101,7 +129,7 @@ void Batcher::RunBatch(const RunFn& run, std::vector<Item*>& batch) {
     outs.push_back({results[k].data(), outputs_[k].element_type, Span<const int64_t>(out_shapes[k])});
   }
   Status ran = run(Span<const TensorView>(ins.data(), ins.size()),
-                   Span<const MutableTensorView>(outs.data(), outs.size()));
+                   Span<const MutableTensorView>(outs.data(), outs.size()), control);
   double compute_s = std::chrono::duration<double>(Clock::now() - start).count();
   // Each request's rows of every output, in the order the inputs were stacked.
   std::vector<size_t> at(outputs_.size(), 0);

@@ -33,7 +33,7 @@ struct BatchOptions {
 class Batcher {
  public:
   // What runs a batch: a session's Run (ModelPool), or a test's.
-  using RunFn = std::function<Status(Span<const TensorView>, Span<const MutableTensorView>)>;
+  using RunFn = std::function<Status(Span<const TensorView>, Span<const MutableTensorView>, const RunOptions&)>;
 
   // One thread per runner (each a session, owned by the caller, outliving this) of a model
   // whose every input and output has the batch as its leading dimension; `inputs` and
@@ -47,9 +47,11 @@ class Batcher {
 
   // Runs `rows` rows (`inputs`: one buffer per model input, rows x its row bytes) with whatever
   // other requests are waiting; `outputs` receives one buffer per model output, rows x its row
-  // bytes. Blocks until done.
+  // bytes. Blocks until done. A request still waiting when `control` stops it (its deadline, its
+  // client gone) leaves the queue with DEADLINE_EXCEEDED or CANCELLED; a batch runs until the
+  // latest deadline of its requests (others' rows are in it: one client going away stops none).
   Status Run(int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
-             std::vector<std::vector<unsigned char>>* outputs);
+             std::vector<std::vector<unsigned char>>* outputs, const RunOptions& control = {});
 
   int waiting() const;
 
@@ -60,6 +62,7 @@ class Batcher {
     const std::vector<std::vector<unsigned char>>* inputs;
     std::vector<std::vector<unsigned char>>* outputs;
     Clock::time_point queued;
+    const RunOptions* control;
     Status status;
     bool done = false;
   };

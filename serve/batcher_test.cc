@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -54,7 +55,9 @@ TEST_CASE("concurrent requests are batched and each gets its own rows", "[batche
   BatchOptions options;
   options.max_batch = 8;
   options.delay_us = 2000;
-  auto run = [&model](Span<const TensorView> in, Span<const MutableTensorView> out) { return model.Run(in, out); };
+  auto run = [&model](Span<const TensorView> in, Span<const MutableTensorView> out, const RunOptions&) {
+    return model.Run(in, out);
+  };
   std::atomic<int> wrong{0}, failed{0}, requests{0}, rows_sent{0};
   {
     Batcher batcher({run, run}, Inputs(), Outputs(), options, &stats);
@@ -99,7 +102,9 @@ TEST_CASE("a lone request waits at most the delay, and a full batch does not wai
   BatchOptions options;
   options.max_batch = 4;
   options.delay_us = 50000;
-  auto run = [&model](Span<const TensorView> in, Span<const MutableTensorView> out) { return model.Run(in, out); };
+  auto run = [&model](Span<const TensorView> in, Span<const MutableTensorView> out, const RunOptions&) {
+    return model.Run(in, out);
+  };
   Batcher batcher({run}, Inputs(), Outputs(), options, nullptr);
   std::vector<std::vector<unsigned char>> outputs;
   auto t0 = std::chrono::steady_clock::now();
@@ -119,7 +124,9 @@ TEST_CASE("a request of no rows or too many is refused, and a failed run fails i
   BatchOptions options;
   options.max_batch = 4;
   options.delay_us = 0;
-  auto failing = [](Span<const TensorView>, Span<const MutableTensorView>) { return InternalError("kernel fault"); };
+  auto failing = [](Span<const TensorView>, Span<const MutableTensorView>, const RunOptions&) {
+    return InternalError("kernel fault");
+  };
   Batcher batcher({failing}, Inputs(), Outputs(), options, nullptr);
   std::vector<std::vector<unsigned char>> outputs;
   CHECK(batcher.Run(0, {Rows({})}, &outputs).code() == StatusCode::kInvalidArgument);
@@ -127,6 +134,52 @@ TEST_CASE("a request of no rows or too many is refused, and a failed run fails i
   Status s = batcher.Run(2, {Rows({1, 2, 3, 4, 5, 6})}, &outputs);
   CHECK(s.code() == StatusCode::kInternal);
   CHECK(s.message() == "kernel fault");
+}
+
+TEST_CASE("a waiting request leaves at its deadline or when cancelled; a batch runs to its last deadline",
+          "[batcher]") {
+  using Clock = std::chrono::steady_clock;
+  BatchOptions options;
+  options.max_batch = 1;  // one request per batch: the second waits for the first
+  options.delay_us = 0;
+  std::atomic<bool> release{false}, started{false};
+  std::optional<Clock::time_point> seen_deadline;  // written before `started`, read after it
+  uint64_t seen_cap = 0;
+  auto slow = [&](Span<const TensorView>, Span<const MutableTensorView>, const RunOptions& control) {
+    seen_deadline = control.deadline;
+    seen_cap = control.max_loop_trips;
+    started.store(true);
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return Status::Ok();
+  };
+  Batcher batcher({slow}, Inputs(), Outputs(), options, nullptr);
+  RunOptions first;
+  first.deadline = Clock::now() + std::chrono::seconds(30);
+  first.max_loop_trips = 7;
+  std::thread holder([&] {
+    std::vector<std::vector<unsigned char>> outputs;
+    CHECK(batcher.Run(1, {Rows({1, 2, 3})}, &outputs, first).ok());
+  });
+  while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(seen_deadline.has_value());
+  CHECK(*seen_deadline == *first.deadline);
+  CHECK(seen_cap == 7);
+
+  RunOptions soon;
+  soon.deadline = Clock::now() + std::chrono::milliseconds(50);
+  std::vector<std::vector<unsigned char>> outputs;
+  Clock::time_point start = Clock::now();
+  Status late = batcher.Run(1, {Rows({1, 2, 3})}, &outputs, soon);
+  CHECK(late.code() == StatusCode::kDeadlineExceeded);
+  CHECK(Clock::now() - start < std::chrono::seconds(5));
+
+  std::atomic<bool> gone{true};
+  RunOptions cancelled;
+  cancelled.cancel = &gone;
+  CHECK(batcher.Run(1, {Rows({1, 2, 3})}, &outputs, cancelled).code() == StatusCode::kCancelled);
+  CHECK(batcher.waiting() == 0);
+  release = true;
+  holder.join();
 }
 
 }  // namespace hexir::serve

@@ -118,9 +118,8 @@ void ModelPool::StartBatching(Metrics::Model* stats) {
   stats->batching = true;
   std::vector<Batcher::RunFn> runners;
   for (const auto& session : sessions_)
-    runners.push_back([s = session.get()](Span<const TensorView> in, Span<const MutableTensorView> out) {
-      return s->Run(in, out);
-    });
+    runners.push_back([s = session.get()](Span<const TensorView> in, Span<const MutableTensorView> out,
+                                          const RunOptions& control) { return s->Run(in, out, control); });
   batcher_ = std::make_unique<Batcher>(std::move(runners), signature_.input_info, signature_.output_info, batch_, stats);
 }
 
@@ -167,7 +166,7 @@ ModelPool::Lease ModelPool::Acquire(const Ticket& ticket, const RunOptions& cont
 
 Status ModelPool::Infer(const Ticket& ticket, int64_t rows, const std::vector<std::vector<unsigned char>>& inputs,
                         std::vector<std::vector<unsigned char>>* outputs, const RunOptions& control) {
-  if (batcher_) return batcher_->Run(rows, inputs, outputs);
+  if (batcher_) return batcher_->Run(rows, inputs, outputs, control);
   Status why = FailedPreconditionError("the request was not admitted");
   Lease session = Acquire(ticket, control, &why);
   if (!session) return why;

@@ -55,9 +55,20 @@ std::string Signature(const BucketGroup& group) {
 std::string Sizes(const BucketGroup& group) {
   bool pads = RowsMixedBy(group).empty();
   std::string sizes;
-  for (size_t d = 0; d < group.dims.size(); ++d)
+  for (size_t d = 0; d < group.dims.size(); ++d) {
+    // The smallest size taken, padded (the compiler checked down to it) or exactly.
+    int64_t from = INT64_MAX, smallest = INT64_MAX;
+    for (const BucketGroup::Member& m : group.members) {
+      if (m.pads_from[d] < m.values[d]) from = std::min(from, m.pads_from[d]);
+      smallest = std::min(smallest, m.values[d]);
+    }
+    std::string padded = from == INT64_MAX ? ", exactly"
+                         : std::min(from, smallest) <= 1
+                             ? ", smaller sizes padded"
+                             : ", smaller sizes from " + std::to_string(std::min(from, smallest)) + " padded";
     sizes += (d ? "; " : "") + group.dims[d] + " in (" + Values(group, d) + ")" +
-             (group.paddable[d] && pads ? ", smaller sizes padded" : ", exactly");
+             (group.paddable[d] && pads ? padded : ", exactly");
+  }
   return sizes;
 }
 
@@ -82,6 +93,9 @@ std::optional<BucketGroup> FindBucketGroup(const Module& module, const std::stri
       member.values.push_back(d->value());
     }
     if (fn.rows_mixed_by() != nullptr) member.rows_mixed_by = fn.rows_mixed_by()->str();
+    member.pads_from = member.values;
+    if (fn.bucket_pads_from() != nullptr && fn.bucket_pads_from()->size() == member.values.size())
+      member.pads_from.assign(fn.bucket_pads_from()->begin(), fn.bucket_pads_from()->end());
     group.members.push_back(std::move(member));
   }
   if (group.members.empty()) return std::nullopt;
@@ -133,7 +147,8 @@ StatusOr<BucketChoice> ChooseBucket(const BucketGroup& group, Span<const TensorV
         int64_t want = member.info->inputs[i].shape[a], got = inputs[i].shape[a];
         int d = group.input_axes[i][a];
         exact &= want == got;
-        holds &= want == got || (d >= 0 && group.paddable[static_cast<size_t>(d)] && got >= 1 && got < want);
+        holds &= want == got || (d >= 0 && group.paddable[static_cast<size_t>(d)] &&
+                                 got >= member.pads_from[static_cast<size_t>(d)] && got < want);
       }
     if (exact) return BucketChoice{m, true};
     if (holds && !holding) holding = m;

@@ -31,6 +31,9 @@ struct BucketGroup {
     // Why its rows interact (empty: they do not): it is then never padded to (the compiler's
     // hexir-check-bucket-rows), and requests are not batched into it.
     std::string rows_mixed_by;
+    // Per dimension: the smallest size padded to it (the compiler checked down to it); its own
+    // size where nothing is.
+    std::vector<int64_t> pads_from;
   };
   std::vector<Member> members;  // smallest first (by input bytes)
   // Per input and output, per axis: the dimension it carries, or -1.

@@ -35,6 +35,11 @@ inline constexpr llvm::StringLiteral kRowsMixedByAttrName = "hexir.rows_mixed_by
 // (the smallest size padded into it; its loop and branch bodies carry it too): erased by
 // hexir-check-bucket-rows, never compiled.
 inline constexpr llvm::StringLiteral kBucketProbeAttrName = "hexir.bucket_probe";
+// On a probe: the index of the dimension (in --dim order) whose size it changes.
+inline constexpr llvm::StringLiteral kBucketProbeDimAttrName = "hexir.bucket_probe_dim";
+// On a bucket (dense i64 array, per dimension): the smallest size a request may have along it to
+// be padded to this bucket, the smallest size the driver probed (its own size: none padded).
+inline constexpr llvm::StringLiteral kBucketPadsFromAttrName = "hexir.bucket_pads_from";
 // Unit attribute on a graph function that is the body of a hexir.loop or a branch of a
 // hexir.if: compiled with the graph that runs it, never a function of the executable.
 inline constexpr llvm::StringLiteral kBodyAttrName = "hexir.body";

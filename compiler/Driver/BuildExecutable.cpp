@@ -84,6 +84,8 @@ FailureOr<BuiltFunction> mlir::hexir::buildFunction(func::FuncOp graph, const Ta
       fn.bucket_dims.push_back({name.str(), value});
     if (auto mixed = graph->getAttrOfType<StringAttr>(kRowsMixedByAttrName))
       fn.rows_mixed_by = mixed.str();
+    if (auto padsFrom = graph->getAttrOfType<DenseI64ArrayAttr>(kBucketPadsFromAttrName))
+      fn.bucket_pads_from.assign(padsFrom.asArrayRef().begin(), padsFrom.asArrayRef().end());
   }
   report.function = fn.name;
   FunctionType type = graph.getFunctionType();

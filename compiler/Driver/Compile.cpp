@@ -298,25 +298,45 @@ OwningOpRef<ModuleOp> importShapeBuckets(MLIRContext &context, onnx_import::Onnx
     if (d == pick.size())
       break;
   }
+  // Per bucket, per dimension: the smallest size padded into it (its own size: none).
+  for (func::FuncOp bucket : buckets)
+    bucket->setAttr(mlir::hexir::kBucketPadsFromAttrName,
+                    bucket->getAttrOfType<DenseI64ArrayAttr>(mlir::hexir::kBucketDimValuesAttrName));
   for (size_t d : mlir::hexir::paddedBucketDims(buckets)) {
     std::vector<int64_t> sizes = dims[d].second;
     llvm::sort(sizes);
     for (func::FuncOp bucket : SmallVector<func::FuncOp>(buckets)) {
       SmallVector<int64_t> values(bucket->getAttrOfType<DenseI64ArrayAttr>(mlir::hexir::kBucketDimValuesAttrName)
                                       .asArrayRef());
-      auto at = llvm::find(sizes, values[d]);
+      int64_t size = values[d];
+      auto at = llvm::find(sizes, size);
       int64_t below = at == sizes.begin() ? 0 : *std::prev(at);
-      int64_t probe = std::max<int64_t>(below + 1, 2);
-      if (probe >= values[d])
+      // The ends of the range padded into it: a threshold inside the range, a parity, shows as
+      // a difference from the bucket at one of them. One row is not probed (a unit dimension
+      // changes how broadcasts lower): without a bucket of 1, one row is not padded.
+      int64_t lowest = std::max<int64_t>(below + 1, 2);
+      if (lowest >= size)
         continue;  // nothing is padded into it
-      values[d] = probe;
-      std::string name = bucket.getSymName().str() + "_probe_" + dims[d].first + std::to_string(probe);
-      OwningOpRef<ModuleOp> imported = importBucket(context, importOptions, dims, values, name);
-      if (!imported)
-        return nullptr;
-      for (auto fn : imported->getOps<func::FuncOp>())
-        fn->setAttr(mlir::hexir::kBucketProbeAttrName, bucket.getSymNameAttr());
-      moveFunctions(*imported, *module);
+      SmallVector<int64_t> padsFrom(bucket->getAttrOfType<DenseI64ArrayAttr>(mlir::hexir::kBucketPadsFromAttrName)
+                                        .asArrayRef());
+      padsFrom[d] = lowest;
+      bucket->setAttr(mlir::hexir::kBucketPadsFromAttrName, DenseI64ArrayAttr::get(&context, padsFrom));
+      SmallVector<int64_t> probes{lowest};
+      if (size - 1 > lowest)
+        probes.push_back(size - 1);
+      for (int64_t probe : probes) {
+        values[d] = probe;
+        std::string name = bucket.getSymName().str() + "_probe_" + dims[d].first + std::to_string(probe);
+        OwningOpRef<ModuleOp> imported = importBucket(context, importOptions, dims, values, name);
+        if (!imported)
+          return nullptr;
+        for (auto fn : imported->getOps<func::FuncOp>()) {
+          fn->setAttr(mlir::hexir::kBucketProbeAttrName, bucket.getSymNameAttr());
+          fn->setAttr(mlir::hexir::kBucketProbeDimAttrName,
+                      IntegerAttr::get(IntegerType::get(&context, 64), static_cast<int64_t>(d)));
+        }
+        moveFunctions(*imported, *module);
+      }
     }
   }
   return module;

@@ -560,6 +560,18 @@ private:
     if (x->getName() != y->getName() || x->getNumOperands() != y->getNumOperands() ||
         x->getNumResults() != y->getNumResults() || x->getNumRegions() != y->getNumRegions())
       return false;
+    // A reduction over an extent that follows the size (a sum of ConstantOfShape(Shape(x)[0])
+    // ones is the batch size) computes something else at each size, even on splats.
+    if (auto lx = dyn_cast<linalg::LinalgOp>(x)) {
+      auto ly = cast<linalg::LinalgOp>(y);
+      SmallVector<int64_t> rx = lx.getStaticLoopRanges(), ry = ly.getStaticLoopRanges();
+      SmallVector<utils::IteratorType> kinds = lx.getIteratorTypesArray();
+      if (rx.size() != ry.size())
+        return false;
+      for (size_t l = 0; l < rx.size(); ++l)
+        if (kinds[l] != utils::IteratorType::parallel && rx[l] != ry[l])
+          return false;
+    }
     for (auto [u, v] : llvm::zip(x->getOperands(), y->getOperands())) {
       auto it = values_.find(u);
       if (it == values_.end() || it->second != v)
@@ -713,7 +725,9 @@ struct CheckBucketRowsPass : public mlir::hexir::impl::CheckBucketRowsBase<Check
             break;
           // The same model at the smallest size padded into this bucket (the driver's probe).
           for (func::FuncOp probe : group.probes) {
-            if (probe->getAttrOfType<StringAttr>(kBucketProbeAttrName).getValue() != fn.getSymName())
+            auto probeDim = probe->getAttrOfType<IntegerAttr>(kBucketProbeDimAttrName);
+            if (probe->getAttrOfType<StringAttr>(kBucketProbeAttrName).getValue() != fn.getSymName() ||
+                !probeDim || probeDim.getInt() != static_cast<int64_t>(d))
               continue;
             int64_t probeSize = valuesOf(probe)[d];
             RowFlow probeRows(dim);

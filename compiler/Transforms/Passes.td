@@ -204,9 +204,10 @@ def CheckBucketRows : Pass<"hexir-check-bucket-rows", "mlir::ModuleOp"> {
     a reshape merges the row axis with the axes after it) through linalg ops (the row loop must
     be parallel, index one axis of each operand and result, and never be read as a position),
     reshapes, slices, pads and concatenations. Anything else that reads rows is assumed to mix
-    them. Each bucket is also compared with its probe (`hexir.bucket_probe`: the model imported
-    at the smallest size padded into it): the bucket must be the probe's graph scaled, or it
-    depends on its size (x / Shape(x)[0] folds to 4 in one and 2 in the other). A group where
+    them. Each bucket is also compared with its probes (`hexir.bucket_probe`: the model imported
+    at the ends of the range padded into it, `hexir.bucket_probe_dim` naming the dimension): the
+    bucket must be each probe's graph scaled, or it depends on its size (x / Shape(x)[0] folds
+    to 4 in one and 2 in the other). A group where
     rows are not proved independent gets `hexir.rows_mixed_by` on every bucket of more than one
     row, naming the ONNX node and what it does; the probes are erased.
 

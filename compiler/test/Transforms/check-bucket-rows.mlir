@@ -127,7 +127,7 @@ func.func @main_batch4(%x: tensor<4x2xf32>) -> tensor<4x2xf32> attributes {hexir
   } -> tensor<4x2xf32> loc("div")
   return %y : tensor<4x2xf32>
 }
-func.func @main_batch4_probe_batch2(%x: tensor<2x2xf32>) -> tensor<2x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 2>, hexir.bucket_of = "main", hexir.bucket_probe = "main_batch4"} {
+func.func @main_batch4_probe_batch2(%x: tensor<2x2xf32>) -> tensor<2x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 2>, hexir.bucket_of = "main", hexir.bucket_probe = "main_batch4", hexir.bucket_probe_dim = 0 : i64} {
   %n = arith.constant dense<2.0> : tensor<2x2xf32>
   %e = tensor.empty() : tensor<2x2xf32>
   %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
@@ -165,7 +165,7 @@ func.func @scaled_batch4(%x: tensor<4x2xf32>) -> tensor<4x2xf32> attributes {hex
   } -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
-func.func @scaled_batch4_probe_batch2(%x: tensor<2x2xf32>) -> tensor<2x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 2>, hexir.bucket_of = "scaled", hexir.bucket_probe = "scaled_batch4"} {
+func.func @scaled_batch4_probe_batch2(%x: tensor<2x2xf32>) -> tensor<2x2xf32> attributes {hexir.bucket_dim_names = ["batch"], hexir.bucket_dim_values = array<i64: 2>, hexir.bucket_of = "scaled", hexir.bucket_probe = "scaled_batch4", hexir.bucket_probe_dim = 0 : i64} {
   %n = arith.constant dense<3.0> : tensor<2x2xf32>
   %e = tensor.empty() : tensor<2x2xf32>
   %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
