@@ -5,9 +5,10 @@ the compiler proves it per bucket (hexir-check-bucket-rows). Models whose rows a
 (attention within a row, PyTorch's sequence-first head reshape, a grouped convolution, an
 embedding, TopK) run padded and equal NumPy; models whose rows interact (a Softmax or a mean
 over the batch, CumSum along it, a gather of rows, a row's position, rows reversed) or that
-depend on the batch's size (x / Shape(x)[0], a Reshape to [4, -1]) run at
+depend on the batch's size (x / Shape(x)[0], a Reshape to [4, -1], its parity) run at
 their buckets' exact sizes only: a padded run is refused naming the ONNX node, the exact run
-equals NumPy, hexir-dump shows why, and hexir-serve --max-batch refuses the model at start.
+equals NumPy, hexir-dump shows why, and hexir-serve --max-batch refuses the model at start. Without a bucket
+of 1, one row is refused (never probed), three are padded.
 Usage: bucket_rows.py --bin BUILD/tools
 """
 import argparse
@@ -174,6 +175,15 @@ def regroup(path):
          [("four", np.array([4, -1], np.int64)), ("back", np.array([-1, 8], np.int64))])
 
 
+def parity(path):
+    """x + (the number of rows mod 2): equal at 2 and 4 rows, wrong for 3 padded to 4."""
+    save(path, [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Gather", ["shape", "zero"], ["n"]),
+                helper.make_node("Mod", ["n", "two"], ["odd"]), helper.make_node("Cast", ["odd"], ["oddf"], to=F32),
+                helper.make_node("Add", ["x", "oddf"], ["y"], name="add_parity")],
+         [vi("x", ["batch", 8])], [vi("y", ["batch", 8])],
+         [("zero", np.array(0, np.int64)), ("two", np.array(2, np.int64))])
+
+
 def run_tool(args):
     return subprocess.run(args, capture_output=True, text=True)
 
@@ -231,6 +241,7 @@ def main():
             ("gather_rows", "pick", gather_rows, None),
             ("per_size", "per_row_count", per_size, lambda x: x / np.float32(x.shape[0])),
             ("regroup", "group_softmax", regroup, lambda x: softmax(x.reshape(4, -1), -1).reshape(-1, 8)),
+            ("parity", "add_parity", parity, lambda x: x + np.float32(x.shape[0] % 2)),
         ]
         for name, node, build, ref in interacting:
             build(f"{name}.onnx")
@@ -258,6 +269,18 @@ def main():
             check(f"{name}: hexir-serve --max-batch 4 refuses it at start, naming node '{node}'",
                   port is None and server.returncode != 0 and "rows of this model interact" in line
                   and f"node '{node}'" in line, line)
+        # Without a bucket of 1, one row is not padded (one row is never probed); 3 rows are.
+        heads(f"{tmp}/two.onnx")
+        r = run_tool([compile_, f"{tmp}/two.onnx", "-o", "two.hxb", "--dim", "batch=2,8"])
+        if check("heads: compiles with --dim batch=2,8", r.returncode == 0, r.stderr):
+            x = f32(1, 8)
+            r, _ = run(tools, "two.hxb", {"x": x}, ["y"])
+            check("without a bucket of 1, one row is refused: 'smaller sizes from 2 padded'",
+                  r.returncode == 1 and "smaller sizes from 2 padded" in r.stderr, r.stderr)
+            x = f32(3, 8)
+            r, got = run(tools, "two.hxb", {"x": x}, ["y"])
+            check("3 rows padded to the 8-row bucket equal NumPy", r.returncode == 0 and close(got[0], heads_ref(x)),
+                  r.stderr)
     return summary()
 
 
