@@ -136,7 +136,7 @@ TEST_CASE("a request of no rows or too many is refused, and a failed run fails i
   CHECK(s.message() == "kernel fault");
 }
 
-TEST_CASE("a waiting request leaves at its deadline or when cancelled; a batch runs to its last deadline",
+TEST_CASE("a waiting request leaves at its deadline or when cancelled, and a batch runs to its last deadline",
           "[batcher]") {
   using Clock = std::chrono::steady_clock;
   BatchOptions options;

@@ -439,41 +439,42 @@ private:
     return true;
   }
 
-  bool visitConcat(tensor::ConcatOp op) {
+  // Tensors read at the same indices as the result (a concatenation's off its axis, an
+  // elementwise op's): those with rows must lay them out alike, the others be the same in
+  // every row. The result's rows, or nullopt (none has rows, or `op` mixes them: see reason_).
+  std::optional<Rows> alignedRows(Operation *op, ValueRange values) {
     std::optional<Rows> rows;
-    for (Value v : op.getInputs())
+    for (Value v : values)
       if (std::optional<Rows> r = rowsOf(v)) {
-        if (rows && !rows->sameLayout(*r))
-          return mixed(op, "moves data between rows");
+        if (rows && !rows->sameLayout(*r)) {
+          mixed(op, "moves data between rows");
+          return std::nullopt;
+        }
         rows = r;
       }
-    if (!rows)
-      return true;
-    if (static_cast<int64_t>(op.getDim()) == rows->axis)
+    for (Value v : values)
+      if (rows && !rows_.count(v) && isa<RankedTensorType>(v.getType()) && !uniform(v, *rows)) {
+        mixed(op, "depends on a row's position in the batch");
+        return std::nullopt;
+      }
+    return rows;
+  }
+
+  bool visitConcat(tensor::ConcatOp op) {
+    std::optional<Rows> rows = alignedRows(op, op.getInputs());
+    if (rows && static_cast<int64_t>(op.getDim()) == rows->axis)
       return mixed(op, "joins tensors along the rows");
-    for (Value v : op.getInputs())
-      if (!rows_.count(v) && !uniform(v, *rows))
-        return mixed(op, "depends on a row's position in the batch");
-    rows_[op.getResult()] = *rows;
-    return true;
+    if (rows)
+      rows_[op.getResult()] = *rows;
+    return reason_.empty();
   }
 
   // Ops whose result has its operands' shape, element by element (tensor.cast, arith on tensors).
   bool visitSameShape(Operation *op) {
-    std::optional<Rows> rows;
-    for (Value v : op->getOperands())
-      if (std::optional<Rows> r = rowsOf(v)) {
-        if (rows && !rows->sameLayout(*r))
-          return mixed(op, "moves data between rows");
-        rows = r;
-      }
-    if (!rows)
-      return true;
-    for (Value v : op->getOperands())
-      if (!rows_.count(v) && isa<RankedTensorType>(v.getType()) && !uniform(v, *rows))
-        return mixed(op, "depends on a row's position in the batch");
-    rows_[op->getResult(0)] = *rows;
-    return true;
+    std::optional<Rows> rows = alignedRows(op, op->getOperands());
+    if (rows)
+      rows_[op->getResult(0)] = *rows;
+    return reason_.empty();
   }
 
   void checkResults(func::FuncOp fn, func::ReturnOp ret, ArrayRef<bool> rowResults) {

@@ -199,6 +199,15 @@ def run(tools, hxb, inputs, outputs):
     return r, [np.load(f"out_{name}.npy") for name in outputs] if r.returncode == 0 else None
 
 
+def compile_buckets(tools, name, build):
+    """Builds `name`.onnx, compiles it with --dim batch=1,4,16: hexir-dump's text, or None."""
+    build(f"{name}.onnx")
+    r = run_tool([os.path.join(tools, "hexir-compile"), f"{name}.onnx", "-o", f"{name}.hxb", "--dim", "batch=1,4,16"])
+    if not check(f"{name}: compiles with --dim batch=1,4,16", r.returncode == 0, r.stderr):
+        return None
+    return run_tool([os.path.join(tools, "hexir-dump"), f"{name}.hxb"]).stdout
+
+
 def close(got, want):
     return got is not None and got.shape == want.shape and np.allclose(got, want, rtol=1e-4, atol=1e-4)
 
@@ -219,11 +228,9 @@ def main():
              lambda i: [embedding_ref(i["ids"])], ["y"]),
         ]
         for name, build, make, ref, outs in independent:
-            build(f"{name}.onnx")
-            r = run_tool([compile_, f"{name}.onnx", "-o", f"{name}.hxb", "--dim", "batch=1,4,16"])
-            if not check(f"{name}: compiles with --dim batch=1,4,16", r.returncode == 0, r.stderr):
+            dump = compile_buckets(tools, name, build)
+            if dump is None:
                 continue
-            dump = run_tool([os.path.join(tools, "hexir-dump"), f"{name}.hxb"]).stdout
             check(f"{name}: rows proved independent (hexir-dump shows no 'rows interact')",
                   "main_batch16" in dump and "rows interact" not in dump, dump[-400:])
             for rows in (3, 7):
@@ -244,11 +251,9 @@ def main():
             ("parity", "add_parity", parity, lambda x: x + np.float32(x.shape[0] % 2)),
         ]
         for name, node, build, ref in interacting:
-            build(f"{name}.onnx")
-            r = run_tool([compile_, f"{name}.onnx", "-o", f"{name}.hxb", "--dim", "batch=1,4,16"])
-            if not check(f"{name}: compiles with --dim batch=1,4,16", r.returncode == 0, r.stderr):
+            dump = compile_buckets(tools, name, build)
+            if dump is None:
                 continue
-            dump = run_tool([os.path.join(tools, "hexir-dump"), f"{name}.hxb"]).stdout
             check(f"{name}: hexir-dump says the rows interact, naming node '{node}'",
                   f"rows interact: dimension 'batch': node '{node}'" in dump, dump[-600:])
             x = f32(3, 8)

@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from checks import check, summary  # noqa: E402
+from serving import grpc_messages  # noqa: E402
 
 SERVICE = "/inference.GRPCInferenceService/"
 N = 12 * 1024 * 1024  # 48 MiB of f32 per message
@@ -44,10 +45,7 @@ def main():
     tools = p.parse_args().bin
     import grpc
     with tempfile.TemporaryDirectory(prefix="hexir-grpc-admission-") as tmp:
-        subprocess.run(["protoc", f"--proto_path={os.path.join(ROOT, 'serve')}", f"--python_out={tmp}",
-                        os.path.join(ROOT, "serve", "grpc_service.proto")], check=True)
-        sys.path.insert(0, tmp)
-        import grpc_service_pb2 as pb
+        pb = grpc_messages(ROOT, tmp)
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [N])
         y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [N])
         graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y])

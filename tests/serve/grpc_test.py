@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from buckets import dense_model  # noqa: E402
 from checks import check, summary  # noqa: E402
-from serving import request  # noqa: E402
+from serving import grpc_messages, request  # noqa: E402
 
 SERVICE = "/inference.GRPCInferenceService/"
 
@@ -33,10 +33,7 @@ def main():
     tools = p.parse_args().bin
     import grpc
     with tempfile.TemporaryDirectory(prefix="hexir-grpc-") as tmp:
-        subprocess.run(["protoc", f"--proto_path={os.path.join(ROOT, 'serve')}", f"--python_out={tmp}",
-                        os.path.join(ROOT, "serve", "grpc_service.proto")], check=True)
-        sys.path.insert(0, tmp)
-        import grpc_service_pb2 as pb
+        pb = grpc_messages(ROOT, tmp)
         rng = np.random.default_rng(7)
         w, b = rng.standard_normal((16, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32)
         dense_model(os.path.join(tmp, "dense.onnx"), ["batch"], w, b)

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 sys.path.insert(0, HERE)
 from checks import check, summary  # noqa: E402
 from runaway_runs import loop_model  # noqa: E402
-from serving import request, start  # noqa: E402
+from serving import grpc_messages, request, start  # noqa: E402
 
 MARGIN = 4.0  # seconds a stop may take past its limit on a loaded CI machine
 
@@ -135,10 +135,7 @@ def grpc_checks(tools, exe, tmp):
     if "--grpc-port" not in r.stdout + r.stderr:
         print("skip gRPC: this hexir-serve was built without it")
         return
-    subprocess.run(["protoc", f"--proto_path={os.path.join(ROOT, 'serve')}", f"--python_out={tmp}",
-                    os.path.join(ROOT, "serve", "grpc_service.proto")], check=True)
-    sys.path.insert(0, tmp)
-    import grpc_service_pb2 as pb
+    pb = grpc_messages(ROOT, tmp)
     import numpy as np
 
     server = subprocess.Popen([os.path.join(tools, "hexir-serve"), "--port", "0", "--grpc-port", "0", "--model",
