@@ -22,11 +22,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 command -v buildah >/dev/null || { echo "build-image.sh: needs buildah (apt-get install buildah)" >&2; exit 1; }
+step() { echo "build-image.sh: $*" >&2; }
 # The device check's portable runtime-only build, with the server.
 build="${HEXIR_BUILD_DIR:-$root/build}-device"
+step "[1/4] configuring the portable runtime-only build in $build"
 cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEXIR_RUNTIME_ONLY=ON \
   -DHEXIR_PORTABLE_BINARIES=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
-cmake --build "$build" -j 2 --target hexir-serve >/dev/null
+step "[2/4] building hexir-serve (ninja's progress below)"
+cmake --build "$build" -j 2 --target hexir-serve >&2
+step "[3/4] collecting the server, its runtime and the shared objects they load"
 rootfs="$(mktemp -d)"
 trap 'rm -rf "$rootfs"' EXIT
 mkdir -p "$rootfs/usr/bin" "$rootfs/usr/lib/hexir" "$rootfs/mnt/models" "$rootfs/tmp"
@@ -49,9 +53,11 @@ if ldd "$build/tools/hexir-serve" | grep -q libgrpc; then
   cmd='["--host", "0.0.0.0", "--port", "8080", "--grpc-port", "8081", "--model-repository", "/mnt/models"]'
   ports="--port 8080 --port 8081"
 fi
+step "[4/4] making the image $tag with buildah"
 ctr="$(buildah from scratch)"
 buildah copy --quiet "$ctr" "$rootfs" / >/dev/null
-buildah config --env LD_LIBRARY_PATH=/usr/lib/hexir --entrypoint '["/usr/bin/hexir-serve"]' \
+# An unprivileged user (nobody: a scratch image has no /etc/passwd, so by number).
+buildah config --user 65534:65534 --env LD_LIBRARY_PATH=/usr/lib/hexir --entrypoint '["/usr/bin/hexir-serve"]' \
   --cmd "$cmd" $ports --stop-signal SIGTERM --workingdir / \
   --label org.opencontainers.image.title=hexir-serve \
   --label org.opencontainers.image.description="Hexir executables over the Open Inference Protocol" "$ctr"

@@ -252,7 +252,7 @@ struct GrpcServer::Impl final : public ServiceBase {
     return grpc::Status::OK;
   }
   grpc::Status ServerReady(grpc::ServerContext*, const pb::ServerReadyRequest*, pb::ServerReadyResponse* r) override {
-    r->set_ready(true);
+    r->set_ready(!options.unready || options.unready().empty());
     return grpc::Status::OK;
   }
   grpc::Status ModelReady(grpc::ServerContext*, const pb::ModelReadyRequest* q, pb::ModelReadyResponse* r) override {

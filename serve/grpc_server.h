@@ -11,6 +11,7 @@
 // Thread safety: Start and Stop from one thread; gRPC runs the calls on its own threads.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,8 @@ struct GrpcOptions {
   double request_timeout_s = 60;
   // The most trips one Loop of a request may run (RunOptions::max_loop_trips; 0: no cap).
   uint64_t max_loop_trips = 0;
+  // Why the server is not ready ("" when it is): ServerReady answers false while it says so.
+  std::function<std::string()> unready;
   // A connection without calls closes after this (as REST's --idle-timeout): gRPC 1.51 has no
   // cap on connections, so idle ones must not pile up.
   double idle_timeout_s = 30;

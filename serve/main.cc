@@ -4,20 +4,24 @@
 //               [--max-connections N] [--header-timeout S] [--body-timeout S] [--idle-timeout S]
 //               [--shutdown-grace S] [--request-timeout S] [--max-trips N] [--max-batch [NAME=]N]
 //               [--batch-delay-us U]
-//               [--model-repository DIR] [--repository-poll-s S] [--memory-budget [NAME=]BYTES]
+//               [--model-repository DIR] [--repository-poll-s S] [--strict-readiness true|false]
+//               [--memory-budget [NAME=]BYTES]
 //               [--grpc-port N] [--grpc-max-message BYTES] [--grpc-max-inflight BYTES]
 // A thin main over serve/: options, the runtime, one model pool per model, the server; SIGTERM
 // or SIGINT stop accepting, answer what was received, and exit 0 (after at most the grace).
 #include <cctype>
+#include <cerrno>
 #include <csignal>
 #include <sys/resource.h>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "serve/batcher.h"
@@ -60,6 +64,9 @@ constexpr const char* kUsage =
     "start; DIR is polled every --repository-poll-s (default 2; 0: never): new files load, files\n"
     "replaced (a rename) reload without dropping a request, removed ones unload; a file that does\n"
     "not load is reported and skipped. POST /v2/repository/index, .../models/NAME/load, /unload.\n"
+    "A DIR that is missing or unreadable is refused at start. --strict-readiness true|false\n"
+    "(default true): /v2/health/ready (and gRPC ServerReady) say not ready while a model of DIR\n"
+    "failed to load and serves no version.\n"
     "--memory-budget [NAME=]BYTES (512M, 2G; repeatable): the most a model's constants and its\n"
     "sessions' arenas may take; a model over it is refused at load, saying why.\n"
     "--grpc-port N: the protocol's gRPC form (inference.GRPCInferenceService) on N too (0: a free\n"
@@ -109,6 +116,7 @@ int main(int argc, char** argv) {
   int grpc_port = -1;  // off
   int grpc_max_message = 64 * 1024 * 1024;
   uint64_t grpc_max_inflight = 256ull * 1024 * 1024;
+  bool strict_readiness = true;
   std::map<std::string, uint64_t> budgets;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -116,6 +124,9 @@ int main(int argc, char** argv) {
     int64_t n = 0;
     if (arg == "--help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--version") {
+      std::printf("hexir-serve %s\n", HEXIR_VERSION);
       return 0;
     } else if (arg == "--model" && value) {
       std::string text = argv[++i];
@@ -156,6 +167,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--grpc-max-inflight" && value) {
       if (!ParseBytes(argv[++i], &grpc_max_inflight) || grpc_max_inflight > (1ull << 40))
         return Fail(std::string("--grpc-max-inflight takes bytes up to 1T (256M, 1G), got '") + argv[i] + "'");
+    } else if (arg == "--strict-readiness" && value) {
+      std::string v = argv[++i];
+      if (v != "true" && v != "false") return Fail("--strict-readiness takes true or false, got '" + v + "'");
+      strict_readiness = v == "true";
     } else if (arg == "--model-repository" && value) {
       repository_dir = argv[++i];
     } else if (arg == "--repository-poll-s" && value) {
@@ -258,10 +273,18 @@ int main(int argc, char** argv) {
     hexir::Status loaded = registry.Load(name, path);
     if (!loaded.ok()) return Fail("model '" + name + "': " + loaded.message());
   }
-  // A bad file in the repository is reported and skipped, not a reason to stop.
+  // A bad file in the repository is reported and skipped, not a reason to stop; a repository
+  // that is not there (a typo, a volume not mounted) is (Triton refuses it too).
   std::unique_ptr<hexir::serve::ModelRepository> repository;
-  if (!repository_dir.empty())
+  if (!repository_dir.empty()) {
+    struct stat st {};
+    if (::stat(repository_dir.c_str(), &st) != 0)
+      return Fail("--model-repository " + repository_dir + ": " + std::strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return Fail("--model-repository " + repository_dir + ": not a directory");
+    if (::access(repository_dir.c_str(), R_OK | X_OK) != 0)
+      return Fail("--model-repository " + repository_dir + ": cannot read it: " + std::strerror(errno));
     repository = std::make_unique<hexir::serve::ModelRepository>(repository_dir, &registry, repository_poll_s);
+  }
 #ifdef HEXIR_SERVE_GRPC
   std::unique_ptr<hexir::serve::GrpcServer> grpc;
   if (grpc_port >= 0) {
@@ -273,6 +296,8 @@ int main(int argc, char** argv) {
     grpc_options.request_timeout_s = options.request_timeout_s;
     grpc_options.max_loop_trips = options.max_loop_trips;
     grpc_options.idle_timeout_s = options.idle_timeout_s;
+    if (repository && strict_readiness)
+      grpc_options.unready = [r = repository.get()] { return r->Unready(); };
     grpc = std::make_unique<hexir::serve::GrpcServer>(&registry, &metrics, grpc_options);
     if (!grpc->Start()) return Fail("cannot listen for gRPC on " + options.host + ":" + std::to_string(grpc_port));
     std::printf("hexir-serve: gRPC listening on %s:%d\n", options.host.c_str(), grpc->port());
@@ -281,7 +306,8 @@ int main(int argc, char** argv) {
   if (grpc_port >= 0) return Fail("--grpc-port: this hexir-serve was built without gRPC (libgrpc++-dev)");
 #endif
   {
-    hexir::serve::Server server(hexir::serve::ServedModels{&metrics, &registry, repository.get()}, options);
+    hexir::serve::Server server(
+        hexir::serve::ServedModels{&metrics, &registry, repository.get(), strict_readiness}, options);
     // Signals reach a thread that stops the server (Stop is not async-signal-safe).
     if (::pipe(g_stop_pipe) != 0) return Fail("cannot make the signal pipe");
     std::signal(SIGTERM, OnSignal);

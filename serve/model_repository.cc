@@ -218,6 +218,14 @@ nlohmann::json ModelRepository::Index() const {
   return index;
 }
 
+std::string ModelRepository::Unready() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, entry] : entries_)
+    if (!entry.reason.empty() && registry_->Find(name) == nullptr)
+      return "model '" + name + "' is not loaded: " + entry.reason;
+  return "";
+}
+
 Status ModelRepository::Load(const std::string& name) {
   Listing listing = List();
   if (!listing.ok) return FailedPreconditionError(listing.error);

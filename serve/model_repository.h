@@ -41,6 +41,10 @@ class ModelRepository {
   Status Load(const std::string& name);
   // POST /v2/repository/models/NAME/unload: NOT_FOUND when NAME is not loaded.
   Status Unload(const std::string& name);
+  // Why the server is not ready (strict readiness, as Triton's): the first model of the folder
+  // that failed to load and serves no version; "" when every one serves (a model unloaded on
+  // request does not count).
+  std::string Unready() const;
 
   // One poll: what the folder holds now against what was loaded.
   void Scan();

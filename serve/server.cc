@@ -78,7 +78,15 @@ HttpResponse Server::Impl::Handle(const HttpRequest& req) {
   std::string path = req.target.substr(0, req.target.find('?'));
   bool get = req.method == "GET", post = req.method == "POST";
   if (get && path == "/v2/health/live") return JsonReply(json{{"live", true}});
-  if (get && path == "/v2/health/ready") return JsonReply(json{{"ready", true}});
+  if (get && path == "/v2/health/ready") {
+    std::string why = served.repository && served.strict_readiness ? served.repository->Unready() : "";
+    if (!why.empty()) {
+      HttpResponse res = JsonReply(json{{"ready", false}, {"error", why}});
+      res.status = 503;
+      return res;
+    }
+    return JsonReply(json{{"ready", true}});
+  }
   if (get && path == "/v2")
     return JsonReply(json{{"name", "hexir-serve"}, {"version", "0.1.0"}, {"extensions", json::array({"binary_tensor_data", "model_repository"})}});
   if (get && path == "/metrics") {

@@ -43,6 +43,8 @@ struct ServedModels {
   Metrics* metrics = nullptr;
   ModelRegistry* registry = nullptr;
   ModelRepository* repository = nullptr;  // null without --model-repository
+  // /v2/health/ready is 503 while a repository model failed to load (--strict-readiness).
+  bool strict_readiness = true;
 };
 
 class Server {

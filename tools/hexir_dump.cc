@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
     argv[1] = argv[2];
     argc = 2;
   }
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("hexir-dump %s\n", HEXIR_VERSION);
+    return 0;
+  }
   if (argc != 2 || std::string(argv[1]) == "--help") {
     std::fprintf(argc == 2 ? stdout : stderr, "usage: hexir-dump [--ptx] MODEL.hxb\n");
     return argc == 2 ? 0 : 1;

@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (arg == "--version") {
+      std::printf("hexir-plan %s\n", HEXIR_VERSION);
+      return 0;
     } else if (arg == "--input" && has_value) {
       input = argv[++i];
     } else if (arg == "--output" && has_value) {

@@ -108,6 +108,9 @@ static int RunMain(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (arg == "--version") {
+      std::printf("hexir-run %s\n", HEXIR_VERSION);
+      return 0;
     } else if (arg == "--function") {
       if (!value) return Fail("--function needs a name");
       function = argv[++i];

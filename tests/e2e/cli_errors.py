@@ -129,6 +129,16 @@ def main():
         print(("ok  " if ok else "FAIL") + " hexir-compile: unknown option")
         if not ok:
             FAILURES.append("hexir-compile unknown option")
+        # --version: every tool names itself and the project's version.
+        for tool in ("hexir-compile", "hexir-run", "hexir-dump", "hexir-plan", "hexir-serve"):
+            path = os.path.join(args.bin, tool)
+            if not os.path.exists(path):
+                continue
+            r = run([path, "--version"])
+            ok = r.returncode == 0 and re.match(rf"{tool} \d+\.\d+\.\d+", r.stdout) is not None
+            print(("ok  " if ok else "FAIL") + f" {tool} --version: {r.stdout.strip()}")
+            if not ok:
+                FAILURES.append(f"{tool} --version")
         expect_failure("hexir-dump: no model", [dump], "usage: hexir-dump [--ptx] MODEL.hxb")
         expect_failure("hexir-dump: missing file", [dump, "nope.hxb"], "cannot open 'nope.hxb'")
         expect_failure("hexir-plan: no input", [os.path.join(args.bin, "hexir-plan")], "no --input given")

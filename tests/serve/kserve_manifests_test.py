@@ -100,6 +100,8 @@ def main():
           container["livenessProbe"]["httpGet"]["port"] == port and
           container["readinessProbe"]["httpGet"]["port"] == port and
           int(spec["annotations"]["prometheus.kserve.io/port"]) == port)
+    check("one container port (Knative rejects more), REST's, named http1",
+          len(container["ports"]) == 1 and container["ports"][0]["name"] == "http1", container["ports"])
     check("the model folder is where KServe mounts models",
           args[args.index("--model-repository") + 1] == "/mnt/models")
     # The args start the server (a free port, a folder of our own); the probe and metrics paths answer.

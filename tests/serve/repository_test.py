@@ -93,6 +93,9 @@ def main():
             check("beta (beta/model.hxb) answers with its weights",
                   status == 200 and np.allclose(got, expected(*weights[1]), atol=1e-4), f"{status} {got}")
             check("broken is not served", infer(port, "broken")[0] == 404)
+            status, body = request(port, "GET", "/v2/health/ready")
+            check("strict readiness: /v2/health/ready is 503 naming broken while it serves no version",
+                  status == 503 and "broken" in body, f"{status} {body}")
 
             # Replace alpha by rename while a client sends requests without pause.
             seen, statuses, stop = [], {}, threading.Event()
@@ -237,6 +240,26 @@ def main():
         check("SIGTERM: exit 0", rc == 0, log[-500:])
         check("the log reports the corrupt file and the swap",
               "model 'broken' not loaded" in log and "model 'alpha' loaded" in log, log[-800:])
+        # Relaxed readiness, as Triton's --strict-readiness=false; a repository that is not there.
+        with open(os.path.join(repo, "omega.hxb"), "wb") as f:
+            f.write(b"not an executable")
+        server, port, _ = start(tools, "--model-repository", repo, "--repository-poll-s", "0",
+                                "--strict-readiness", "false", stderr=subprocess.PIPE)
+        try:
+            status, body = request(port, "GET", "/v2/health/ready")
+            index = {i["name"]: i for i in json.loads(request(port, "POST", "/v2/repository/index", "")[1])}
+            check("--strict-readiness false: ready (200) with omega failed to load",
+                  status == 200 and index.get("omega", {}).get("state") == "UNAVAILABLE", f"{status} {body} {index}")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            os.remove(os.path.join(repo, "omega.hxb"))
+        for bad, why in [(os.path.join(tmp, "nonexistent"), "No such file or directory"),
+                         ("v0.hxb", "not a directory")]:
+            r = subprocess.run([os.path.join(tools, "hexir-serve"), "--port", "0", "--model-repository", bad],
+                               capture_output=True, text=True, timeout=30)
+            check(f"--model-repository {os.path.basename(bad)}: refused at start ({why})",
+                  r.returncode != 0 and why in r.stderr, r.stderr)
         # Memory budgets: a model over its budget is refused at load, saying what it needs.
         r = subprocess.run([os.path.join(tools, "hexir-serve"), "--port", "0", "--model", "m=v0.hxb",
                             "--memory-budget", "m=100"], capture_output=True, text=True, timeout=30)
