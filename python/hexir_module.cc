@@ -277,7 +277,8 @@ PYBIND11_MODULE(_hexir, m) {
              return *plan;
            })
       .def_property_readonly("device", [](const PyModule& mod) { return mod.runtime->device_name(); })
-      .def_property_readonly("constant_bytes", [](const PyModule& mod) { return mod.module->constant_bytes(); });
+      .def_property_readonly("constant_bytes", [](const PyModule& mod) { return mod.module->constant_bytes(); })
+      .def_property_readonly("metadata", [](const PyModule& mod) { return mod.module->metadata(); });
   py::class_<PySession>(m, "Session")
       .def("run", &Run)
       .def_property_readonly("arena_bytes", [](const PySession& s) { return s.session->arena_bytes(); })

@@ -144,6 +144,8 @@ struct ExecutableSpec {
   std::vector<uint8_t> narrow_constants;  // 16-bit constants, widened at load into FilledConstant
   std::vector<ConstantWideningSpec> constant_widenings;
   std::vector<Function> functions;
+  // What the model says of itself (key, value), in key order.
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 // Bytes per element; 0 for an unknown type.

@@ -135,10 +135,17 @@ flatbuffers::DetachedBuffer BuildMetadata(const ExecutableSpec& spec,
   auto refs_vec = b.CreateVectorOfStructs(refs);
   auto libs_vec = b.CreateVector(libs);
   auto funcs_vec = b.CreateVector(funcs);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::KeyValue>>> metadata_vec = 0;
+  if (!spec.metadata.empty()) {
+    std::vector<flatbuffers::Offset<fb::KeyValue>> entries;
+    for (const auto& [key, value] : spec.metadata)
+      entries.push_back(fb::CreateKeyValue(b, b.CreateString(key), b.CreateString(value)));
+    metadata_vec = b.CreateVector(entries);
+  }
   auto root = fb::CreateExecutable(b, kFormatVersion, producer, target, spaces_vec, spec.constants_memory_space,
                                    refs_vec, constants_section,
                                    spec.filled_constants_bytes, fills_vec, libs_vec, funcs_vec,
-                                   narrow_section, widenings_vec);
+                                   narrow_section, widenings_vec, metadata_vec);
   fb::FinishExecutableBuffer(b, root);
   return b.Release();
 }

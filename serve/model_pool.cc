@@ -77,6 +77,7 @@ StatusOr<std::unique_ptr<ModelPool>> ModelPool::Create(const Runtime& runtime, c
   HEXIR_ASSIGN_OR_RETURN(pool->module_, Module::Load(runtime, path, module_options));
   HEXIR_ASSIGN_OR_RETURN(pool->signature_.input_info, pool->module_->inputs("main"));
   HEXIR_ASSIGN_OR_RETURN(pool->signature_.output_info, pool->module_->outputs("main"));
+  pool->signature_.metadata = pool->module_->metadata();
   for (int i = 0; i < sessions; ++i) {
     HEXIR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(pool->module_));
     if (i == 0 && memory_budget != 0)

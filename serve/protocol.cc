@@ -189,8 +189,15 @@ json ModelMetadata(const ModelSignature& model) {
   json inputs = json::array(), outputs = json::array();
   for (const TensorInfo& t : model.inputs()) inputs.push_back(Describe(t, model.max_batch > 0));
   for (const TensorInfo& t : model.outputs()) outputs.push_back(Describe(t, model.max_batch > 0));
-  return json{{"name", model.name()}, {"versions", json::array({"1"})}, {"platform", "hexir"},
-              {"inputs", inputs}, {"outputs", outputs}};
+  json reply{{"name", model.name()}, {"versions", json::array({"1"})}, {"platform", "hexir"},
+             {"inputs", inputs}, {"outputs", outputs}};
+  // The protocol's optional "parameters": what the model says of itself (its ONNX metadata).
+  if (!model.metadata.empty()) {
+    json parameters = json::object();
+    for (const auto& [key, value] : model.metadata) parameters[key] = value;
+    reply["parameters"] = parameters;
+  }
+  return reply;
 }
 
 Status ParseInferRequest(const std::string& header, const std::string& binary, const ModelSignature& model,

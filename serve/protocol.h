@@ -22,6 +22,8 @@ struct ModelSignature {
   // of every input (the same number for all), and gets as many rows of every output; the
   // metadata shows that axis as -1. 0: every shape is exactly the signature's.
   int64_t max_batch = 0;
+  // What the model says of itself (Module::metadata: ONNX metadata_props, "onnx:..." fields).
+  std::vector<std::pair<std::string, std::string>> metadata;
   const std::string& name() const { return model_name; }
   const std::vector<TensorInfo>& inputs() const { return input_info; }
   const std::vector<TensorInfo>& outputs() const { return output_info; }

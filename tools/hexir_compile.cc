@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include <unistd.h>
+
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -172,6 +174,10 @@ int main(int argc, char **argv) {
                               cl::init(1000000), cl::cat(category));
   cl::opt<bool> noSchedule("no-schedule", cl::desc("Keep the program order of dispatches"), cl::cat(category));
   cl::opt<bool> noInPlace("no-in-place", cl::desc("Never write results over dying inputs"), cl::cat(category));
+  cl::opt<bool> progress("progress",
+                         cl::desc("Say each phase as it begins, with the time so far (on a terminal: once the "
+                                  "compile has taken 2 s)"),
+                         cl::cat(category));
   cl::opt<bool> noFusion("no-fusion", cl::desc("One kernel per elementwise op (no elementwise fusion)"),
                          cl::cat(category));
   cl::HideUnrelatedOptions(category);
@@ -237,6 +243,10 @@ int main(int argc, char **argv) {
   }
   options.inputPath = input;
   options.outputPath = output;
+  // Phases on stderr: always with --progress; on a terminal, once a compile takes 2 s.
+  options.progress = progress                ? hexir::compiler::CompileOptions::ProgressReport::kAlways
+                     : ::isatty(STDERR_FILENO) ? hexir::compiler::CompileOptions::ProgressReport::kAfterDelay
+                                               : hexir::compiler::CompileOptions::ProgressReport::kNever;
   options.entries.assign(entry.begin(), entry.end());
   options.donated.assign(donate.begin(), donate.end());
   options.target = target;

@@ -55,6 +55,18 @@ int main(int argc, char** argv) {
   const fb::Executable& exe = view->executable();
   std::printf("executable: %s (format %u, %zu bytes, producer '%s')\n", argv[1], exe.format_version(),
               (*mapping)->bytes().size(), exe.producer() ? exe.producer()->c_str() : "");
+  // What the model says of itself (ONNX metadata_props and the model's own fields), each value
+  // on one line, cut at 200 characters.
+  if (exe.metadata() != nullptr && exe.metadata()->size() > 0) {
+    std::printf("metadata:\n");
+    for (const auto* entry : *exe.metadata()) {
+      std::string value = entry->value() ? entry->value()->str() : "";
+      for (char& c : value)
+        if (c == '\n' || c == '\r') c = ' ';
+      if (value.size() > 200) value = value.substr(0, 200) + "...";
+      std::printf("  %s: %s\n", entry->key()->c_str(), value.c_str());
+    }
+  }
   std::printf("sections:\n");
   for (uint32_t i = 0; i < exe.sections()->size(); ++i) {
     const fb::SectionRef* s = exe.sections()->Get(i);

@@ -77,6 +77,14 @@ uint64_t Module::constant_bytes() const {
   return impl_->view().constants().size() + impl_->view().executable().filled_constants_bytes();
 }
 
+std::vector<std::pair<std::string, std::string>> Module::metadata() const {
+  std::vector<std::pair<std::string, std::string>> entries;
+  if (const auto* metadata = impl_->view().executable().metadata())
+    for (const auto* entry : *metadata)
+      entries.push_back({entry->key()->str(), entry->value() ? entry->value()->str() : std::string()});
+  return entries;
+}
+
 std::string Module::rows_mixed_by(const std::string& function) const {
   std::optional<vm::BucketGroup> group = vm::FindBucketGroup(*impl_, function);
   return group ? vm::RowsMixedBy(*group) : std::string();

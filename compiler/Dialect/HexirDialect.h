@@ -35,6 +35,9 @@ inline constexpr llvm::StringLiteral kRowsMixedByAttrName = "hexir.rows_mixed_by
 // (the smallest size padded into it; its loop and branch bodies carry it too): erased by
 // hexir-check-bucket-rows, never compiled.
 inline constexpr llvm::StringLiteral kBucketProbeAttrName = "hexir.bucket_probe";
+// Dictionary attribute (string -> string) on the module: what an ONNX model says of itself
+// (metadata_props, and "onnx:producer_name" etc.), carried into the executable's metadata.
+inline constexpr llvm::StringLiteral kModelMetadataAttrName = "hexir.model_metadata";
 // On a probe: the index of the dimension (in --dim order) whose size it changes.
 inline constexpr llvm::StringLiteral kBucketProbeDimAttrName = "hexir.bucket_probe_dim";
 // On a bucket (dense i64 array, per dimension): the smallest size a request may have along it to

@@ -3,6 +3,7 @@
 
 #include "Driver/BuildExecutable.h"
 #include "Driver/DispatchReport.h"
+#include "Driver/Progress.h"
 #include "Driver/Registration.h"
 #include "Dialect/Functions.h"
 #include "Import/Onnx/OnnxImporter.h"
@@ -76,7 +77,7 @@ bool hasInt8DotProducts(const CompileOptions &options) {
 }
 
 bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions &options,
-                    std::vector<uint8_t> &bytes, llvm::raw_ostream *planOutput) {
+                    std::vector<uint8_t> &bytes, llvm::raw_ostream *planOutput, Progress &progress) {
   if (options.emitMlir) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -132,6 +133,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   const mlir::hexir::TargetBackend *backend = target->get();
   rules.fusesIntoKernel = [backend](mlir::linalg::LinalgOp op) { return backend->fusesIntoKernel(op); };
   mlir::hexir::buildGraphPipeline(pm, options.entries, options.fuseElementwise, rules);
+  progress.phase("graph passes: lowering, fusion, dispatch formation");
   if (failed(pm.run(module)))
     return false;
   // The executable's functions, in the input's order.
@@ -151,6 +153,8 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   }
 
   // Kernels: one library in the target's format.
+  progress.phase("compiling " + std::to_string(mlir::hexir::kernelFunctions(module).size()) + " kernels for " +
+                 (*target)->description().name);
   auto library = (*target)->compileKernels(module);
   if (failed(library))
     return false;
@@ -158,6 +162,10 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   // Memory plan, commands and the file.
   serializer::ExecutableSpec spec;
   spec.producer = "hexir-compile 0.1.0";
+  if (auto metadata = module->getAttrOfType<DictionaryAttr>(mlir::hexir::kModelMetadataAttrName))
+    for (NamedAttribute entry : metadata)
+      if (auto value = dyn_cast<StringAttr>(entry.getValue()))
+        spec.metadata.push_back({entry.getName().str(), value.str()});
   mlir::hexir::TargetDescription description = (*target)->description();
   if (machine) {
     std::string error;
@@ -204,6 +212,7 @@ bool runCompilation(MLIRContext &context, ModuleOp module, const CompileOptions 
   // bucket) is stored and made resident once.
   mlir::hexir::ConstantPool pool(spec);
   std::vector<planner::PlanReport> reports;
+  progress.phase("planning memory and writing the executable");
   for (func::FuncOp graph : graphs) {
     // Loop and branch bodies are planned and emitted inside the function that runs them.
     if (mlir::hexir::isBody(graph))
@@ -348,6 +357,10 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
                                llvm::raw_ostream &diagnostics, llvm::raw_ostream *planOutput) {
   // The input is read once, checked to be a regular file first (a FIFO would block the open,
   // /dev/zero would be read until memory runs out) and to the size it had when opened.
+  Progress progress(diagnostics, options.progress == CompileOptions::ProgressReport::kAlways ? Progress::Mode::kAlways
+                                 : options.progress == CompileOptions::ProgressReport::kAfterDelay
+                                     ? Progress::Mode::kAfterDelay
+                                     : Progress::Mode::kNever);
   StatusOr<std::string> source = ReadFileToString(options.inputPath);
   if (!source.ok()) {
     diagnostics << "error: " << source.status().message() << "\n";
@@ -405,10 +418,11 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     importOptions.donated = options.donated;
     importOptions.int8Kernels = options.int8Kernels == CompileOptions::Int8Kernels::kOn ||
                                 (options.int8Kernels == CompileOptions::Int8Kernels::kAuto && hasInt8DotProducts(options));
+    progress.phase("importing " + options.inputPath);
     OwningOpRef<ModuleOp> module = importShapeBuckets(context, importOptions, options.dims);
     if (!module)
       return false;
-    return runCompilation(context, *module, options, bytes, planOutput);
+    return runCompilation(context, *module, options, bytes, planOutput, progress);
   }
   if (!options.donated.empty()) {
     diagnostics << "error: --donate marks an ONNX model's inputs; '" << options.inputPath
@@ -431,10 +445,11 @@ static bool compileToBytesImpl(const CompileOptions &options, std::vector<uint8_
     return false;
   }
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(*source, options.inputPath), llvm::SMLoc());
+  progress.phase("parsing " + options.inputPath);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return false;
-  return runCompilation(context, *module, options, bytes, planOutput);
+  return runCompilation(context, *module, options, bytes, planOutput, progress);
 }
 
 bool compileToBytes(const CompileOptions &options, std::vector<uint8_t> &bytes,

@@ -77,6 +77,10 @@ struct CompileOptions {
   bool schedule = true;       // memory-aware dispatch order
   bool inPlace = true;        // elementwise results overwrite dying inputs
   bool fuseElementwise = true;  // chains of elementwise ops as one kernel
+  // The phases said on the diagnostics stream as the compile goes (Driver/Progress.h): never,
+  // always (--progress), or once it has taken 2 s (hexir-compile on a terminal).
+  enum class ProgressReport { kNever, kAlways, kAfterDelay };
+  ProgressReport progress = ProgressReport::kNever;
 };
 
 // Compiles a graph into executable bytes; false after printing diagnostics.

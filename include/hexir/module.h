@@ -11,6 +11,7 @@
 #include "hexir/export.h"
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hexir/runtime.h"
@@ -62,6 +63,10 @@ class HEXIR_API Module {
   // its buckets' exact sizes, never padded, and must not be batched across requests. Empty
   // when rows are independent, or for a function that is not shape buckets.
   std::string rows_mixed_by(const std::string& function = "main") const;
+  // What the model says of itself, as compiled from it: an ONNX model's metadata_props, and
+  // "onnx:producer_name", "onnx:producer_version", "onnx:domain", "onnx:graph_name",
+  // "onnx:description", "onnx:version" where set; in key order.
+  std::vector<std::pair<std::string, std::string>> metadata() const;
 
   const vm::Module& impl() const { return *impl_; }
 

@@ -21,7 +21,8 @@ from . import _hexir
 
 __all__ = ["compile", "load", "Module", "Session", "SessionPool", "TensorSpec", "Error", "CompileError", "InvalidArgumentError",
            "NotFoundError", "DataLossError", "FailedPreconditionError", "ResourceExhaustedError",
-           "UnimplementedError", "InternalError"]
+           "UnimplementedError", "InternalError", "InferenceSession", "SessionOptions", "RunOptions", "NodeArg",
+           "get_available_providers", "__version__"]
 
 
 class Error(Exception):
@@ -189,6 +190,12 @@ class Module:
     def device(self):
         return self._impl.device
 
+    @property
+    def metadata(self):
+        """What the model says of itself: {key: value} from an ONNX model's metadata_props, and
+        "onnx:producer_name", "onnx:graph_name", "onnx:description", "onnx:version", ..."""
+        return dict(self._impl.metadata)
+
     def plan(self, function="main"):
         """The memory plan the compiler made, as data: arena_bytes, lower_bound_bytes, buffers
         (name, size, offset, first, last, alias_of), constants, solver and quality."""
@@ -292,3 +299,9 @@ class SessionPool:
             return session.run(inputs, outputs)
         finally:
             self._free.put(session)
+
+
+# ONNX Runtime's session shape (inference_session.py), last: it uses what is defined above.
+from ._version import __version__  # noqa: E402
+from .inference_session import (InferenceSession, NodeArg, RunOptions, SessionOptions,  # noqa: E402
+                                get_available_providers)

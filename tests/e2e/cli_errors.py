@@ -228,6 +228,19 @@ def main():
         exe = os.path.join(tmp, "softmax.hxb")
         expect_success("hexir-compile softmax", [compile_, "softmax.mlir", "-o", exe])
         np.save("x.npy", g.inputs["x"])
+        # --progress says each phase with the time so far; without it (not a terminal) nothing.
+        r = run([compile_, "softmax.mlir", "-o", os.path.join(tmp, "progress.hxb"), "--progress"])
+        phases = re.findall(r"^hexir-compile: \d+\.\d s: (\w+)", r.stderr, re.M)
+        ok = r.returncode == 0 and phases == ["parsing", "graph", "compiling", "planning"]
+        print(("ok  " if ok else "FAIL") + f" hexir-compile --progress: {phases}")
+        if not ok:
+            FAILURES.append("--progress")
+            print("     " + r.stderr)
+        r = run([compile_, "softmax.mlir", "-o", os.path.join(tmp, "quiet.hxb")])
+        ok = r.returncode == 0 and "hexir-compile: " not in r.stderr
+        print(("ok  " if ok else "FAIL") + " hexir-compile without --progress, not on a terminal: no phases")
+        if not ok:
+            FAILURES.append("quiet compile")
         # Compiling twice gives the same bytes.
         again = os.path.join(tmp, "again.hxb")
         expect_success("hexir-compile softmax again", [compile_, "softmax.mlir", "-o", again])

@@ -67,6 +67,7 @@ public:
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc_);
     if (failed(buildFunction(*module)))
       return nullptr;
+    (*module)->setAttr(mlir::hexir::kModelMetadataAttrName, modelMetadata());
     // Only now: ONNX 1.12's shape inference dereferences null on some malformed graphs (a Conv
     // whose weight is undefined), which the importer has refused by this point.
     inferShapes();
@@ -77,6 +78,26 @@ public:
 
 private:
   InFlightDiagnostic error() { return emitError(fileLoc_); }
+
+  // What the model says of itself, carried into the executable: its metadata_props as they
+  // are, and ONNX Runtime's ModelMetadata fields under "onnx:" names.
+  DictionaryAttr modelMetadata() {
+    NamedAttrList entries;
+    auto add = [&](const std::string &key, const std::string &value) {
+      if (!value.empty())
+        entries.set(StringAttr::get(&context_, key), StringAttr::get(&context_, value));
+    };
+    add("onnx:producer_name", model_.producer_name());
+    add("onnx:producer_version", model_.producer_version());
+    add("onnx:domain", model_.domain());
+    add("onnx:graph_name", model_.graph().name());
+    add("onnx:description", model_.doc_string());
+    if (model_.model_version() != 0)
+      add("onnx:version", std::to_string(model_.model_version()));
+    for (const auto &prop : model_.metadata_props())
+      add(prop.key(), prop.value());
+    return entries.getDictionary(&context_);
+  }
 
   LogicalResult load() {
     std::string bytes;
