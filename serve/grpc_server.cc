@@ -5,6 +5,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <vector>
+#include <functional>
+#include <deque>
 #include <new>
 #include <mutex>
 #include <thread>
@@ -230,9 +233,66 @@ void Describe(const TensorInfo& t, bool batched, pb::ModelMetadataResponse::Tens
 // model and the admission are decided on its model_name, read off the bytes, so a call that is
 // refused (no such model, every session busy and the queue full) never has its message parsed:
 // its memory is only the transport's, which --grpc-max-inflight bounds for all calls together.
-// An admitted call runs on a thread of its own (admission bounds them: sessions + queue per
-// model); the bytes are released once parsed, the parsed message once its tensors are taken.
+// An admitted call runs on one of the threads kept for them (CallThreads); the bytes are
+// released once parsed, the parsed message once its tensors are taken.
 using ServiceBase = pb::GRPCInferenceService::WithRawCallbackMethod_ModelInfer<pb::GRPCInferenceService::Service>;
+
+// The threads admitted calls run on, kept and reused: a thread made per call cost 90 us a call
+// (190 -> 280 us for a small model). A job waits for no other: one more thread starts when the
+// jobs queued outnumber the idle threads, so there are as many as calls ever ran at once
+// (admission bounds them).
+class CallThreads {
+ public:
+  ~CallThreads() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  // False when no thread could be started for `job` (it is then not run).
+  bool Run(std::function<void()> job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(job));
+    if (jobs_.size() <= idle_) {
+      wake_.notify_one();
+      return true;
+    }
+    try {
+      threads_.emplace_back([this] { Loop(); });
+    } catch (const std::system_error&) {
+      jobs_.pop_back();
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      while (jobs_.empty() && !stopping_) {
+        ++idle_;
+        wake_.wait(lock);
+        --idle_;
+      }
+      if (jobs_.empty()) return;  // stopping
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  size_t idle_ = 0;
+  bool stopping_ = false;
+};
 
 struct GrpcServer::Impl final : public ServiceBase {
   ModelRegistry* registry;
@@ -244,6 +304,7 @@ struct GrpcServer::Impl final : public ServiceBase {
   std::mutex workers_mu;
   std::condition_variable workers_done;
   int workers = 0;
+  CallThreads threads;
 
   class InferCall;
 
@@ -366,27 +427,29 @@ class GrpcServer::Impl::InferCall final : public grpc::ServerUnaryReactor {
       std::lock_guard<std::mutex> lock(impl_->workers_mu);
       ++impl_->workers;
     }
-    try {
-      std::thread([this, model, ticket = std::move(ticket), name, bytes, response]() mutable {
-        Impl* impl = impl_;
-        grpc::Status status;
-        // Out of memory on a call's path (its tensors, its answer): that call fails.
-        try {
-          status = impl->Infer(context_, model, ticket, name, bytes, cancelled_, start_, response);
-        } catch (const std::bad_alloc&) {
-          status = Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, "out of memory answering the call");
-        }
-        { ModelPool::Ticket done = std::move(ticket); }
-        Done(*model, status);  // `this` may be gone from here on
-        model.reset();
-        std::lock_guard<std::mutex> lock(impl->workers_mu);
-        if (--impl->workers == 0) impl->workers_done.notify_all();
-      }).detach();
-    } catch (const std::system_error&) {
+    // (A job is copyable: the ticket travels in a shared_ptr.)
+    auto admitted = std::make_shared<ModelPool::Ticket>(std::move(ticket));
+    bool started = impl_->threads.Run([this, model, admitted, name, bytes, response]() mutable {
+      Impl* impl = impl_;
+      grpc::Status status;
+      // Out of memory on a call's path (its tensors, its answer): that call fails.
+      try {
+        status = impl->Infer(context_, model, *admitted, name, bytes, cancelled_, start_, response);
+      } catch (const std::bad_alloc&) {
+        status = Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, "out of memory answering the call");
+      }
+      admitted.reset();  // the session's place, before the answer: the next call may take it
+      Done(*model, status);  // `this` may be gone from here on
+      model.reset();
+      std::lock_guard<std::mutex> lock(impl->workers_mu);
+      if (--impl->workers == 0) impl->workers_done.notify_all();
+    });
+    if (!started) {
       {
         std::lock_guard<std::mutex> lock(impl_->workers_mu);
         --impl_->workers;
       }
+      admitted.reset();
       Done(*model, Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, "no thread to run the call"));
     }
   }
