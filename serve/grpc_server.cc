@@ -402,7 +402,7 @@ struct GrpcServer::Impl final : public ServiceBase {
   }
 };
 
-// One ModelInfer call: refused at once, or run on its own thread; gRPC deletes nothing, the
+// One ModelInfer call: refused at once, or run on one of the CallThreads; gRPC deletes nothing, the
 // reactor deletes itself when gRPC is done with it.
 class GrpcServer::Impl::InferCall final : public grpc::ServerUnaryReactor {
  public:
