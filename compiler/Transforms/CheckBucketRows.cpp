@@ -36,9 +36,9 @@ struct Rows {
   bool sameLayout(const Rows &o) const { return axis == o.axis && block == o.block && span == o.span; }
 };
 
-// "node 'sm'" from the ONNX importer's location, else the op's name and location.
-std::string describe(Operation *op) {
-  std::string name;
+// The ONNX node `op` came from (the importer's NameLoc), if any.
+std::optional<std::string> nodeName(Operation *op) {
+  std::optional<std::string> name;
   op->getLoc()->walk([&](Location loc) {
     if (auto named = dyn_cast<NameLoc>(loc)) {
       name = named.getName().str();
@@ -46,8 +46,13 @@ std::string describe(Operation *op) {
     }
     return WalkResult::advance();
   });
-  if (!name.empty())
-    return "node '" + name + "'";
+  return name;
+}
+
+// "node 'sm'" from the ONNX importer's location, else the op's name and location.
+std::string describe(Operation *op) {
+  if (std::optional<std::string> name = nodeName(op))
+    return "node '" + *name + "'";
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "'" << op->getName() << "' at " << op->getLoc();
@@ -58,14 +63,6 @@ std::string describe(Operation *op) {
 // folded constant has no node; the node computing with it, or the output it is, is what the
 // user wrote).
 std::string describeNear(Operation *op) {
-  auto named = [](Operation *o) {
-    bool found = false;
-    o->getLoc()->walk([&](Location loc) {
-      found |= isa<NameLoc>(loc);
-      return WalkResult::advance();
-    });
-    return found;
-  };
   SmallVector<std::pair<Operation *, Value>> queue{{op, Value()}};
   llvm::SmallPtrSet<Operation *, 16> seen{op};
   for (size_t i = 0; i < queue.size() && i < 1000; ++i) {
@@ -78,7 +75,7 @@ std::string describeNear(Operation *op) {
             return "output '" + name.str() + "'";
       continue;
     }
-    if (named(at))
+    if (nodeName(at))
       return describe(at);
     for (Value result : at->getResults())
       for (Operation *user : result.getUsers())
