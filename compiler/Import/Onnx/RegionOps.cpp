@@ -71,8 +71,10 @@ LogicalResult convertRoiAlign(NodeContext &ctx) {
       if (!(needH <= kMaxAdaptiveSamples) || !(needW <= kMaxAdaptiveSamples))
         return ctx.error() << "roi " << r << " needs " << needH << "x" << needW << " samples per bin, more than "
                            << kMaxAdaptiveSamples << "x" << kMaxAdaptiveSamples << "; give sampling_ratio";
-      gridH = std::max<int64_t>(gridH, static_cast<int64_t>(needH));
-      gridW = std::max<int64_t>(gridW, static_cast<int64_t>(needW));
+      // A box of negative size (its end before its start) needs no more than one sample, as in
+      // ONNX Runtime; converting its negative count would be undefined.
+      gridH = std::max<int64_t>(gridH, static_cast<int64_t>(std::max(needH, 1.0)));
+      gridW = std::max<int64_t>(gridW, static_cast<int64_t>(std::max(needW, 1.0)));
     }
   }
   OpBuilder &b = ctx.b;
